@@ -1,0 +1,45 @@
+import { controlplaneCommand } from "./controlplane-cmd.js";
+import { envCommand, kubectlCommand, shellCommand } from "./kubectl-cmd.js";
+import { upstreamCommand } from "./upstream-cmd.js";
+import { UsageError } from "./usage.js";
+
+const usage = `switchyard-lab: Switchyard's lab
+
+Usage:
+  switchyard-lab controlplane up|down|status [flags]   a local control plane from upstream binaries
+  switchyard-lab upstream build|where|versions [flags]  the upstream binaries, built from source
+  switchyard-lab kubectl <args>                         kubectl against the lab (KUBECONFIG set for you)
+  switchyard-lab env                                    shell exports: kubectl on PATH, KUBECONFIG
+  switchyard-lab shell                                  a shell with those exports
+
+Run a command with --help for its flags.`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "controlplane":
+        return await controlplaneCommand(rest);
+      case "upstream":
+        return await upstreamCommand(rest);
+      case "kubectl":
+        return await kubectlCommand(rest);
+      case "env":
+        return await envCommand(rest);
+      case "shell":
+        return await shellCommand(rest);
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        console.log(usage);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"; run switchyard-lab --help`);
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`switchyard-lab: ${message}`);
+    return err instanceof UsageError ? 2 : 1;
+  }
+}

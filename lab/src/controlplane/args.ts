@@ -1,0 +1,123 @@
+import { join } from "node:path";
+import type { ControlPlaneOptions } from "./options.js";
+import type { Pki } from "./pki.js";
+
+/** The files of a control plane's state folder. */
+export interface StatePaths {
+  dir: string;
+  pki: string;
+  etcdData: string;
+  logs: string;
+  stateFile: string;
+  adminKubeconfig: string;
+  controllerManagerKubeconfig: string;
+  schedulerKubeconfig: string;
+}
+
+export function statePaths(dir: string): StatePaths {
+  return {
+    dir,
+    pki: join(dir, "pki"),
+    etcdData: join(dir, "etcd"),
+    logs: join(dir, "logs"),
+    stateFile: join(dir, "controlplane.json"),
+    adminKubeconfig: join(dir, "admin.kubeconfig"),
+    controllerManagerKubeconfig: join(dir, "controller-manager.kubeconfig"),
+    schedulerKubeconfig: join(dir, "scheduler.kubeconfig"),
+  };
+}
+
+const url = (host: string, port: number, scheme = "http") =>
+  `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+export function etcdArgs(o: ControlPlaneOptions, paths: StatePaths): string[] {
+  const client = url(o.bindAddress, o.ports.etcdClient);
+  const peer = url(o.bindAddress, o.ports.etcdPeer);
+  return [
+    "--name=switchyard-lab",
+    `--data-dir=${paths.etcdData}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=switchyard-lab=${peer}`,
+    // A lab loses nothing that matters on a crash; fsync would dominate write latency on a small VM.
+    "--unsafe-no-fsync=true",
+    "--auto-compaction-mode=periodic",
+    "--auto-compaction-retention=5m",
+    "--quota-backend-bytes=8589934592",
+    "--log-level=warn",
+  ];
+}
+
+export function apiserverArgs(o: ControlPlaneOptions, _paths: StatePaths, pki: Pki): string[] {
+  const args = [
+    `--etcd-servers=${url(o.bindAddress, o.ports.etcdClient)}`,
+    `--bind-address=${o.bindAddress}`,
+    `--secure-port=${o.ports.apiserver}`,
+    `--advertise-address=${o.advertiseAddress}`,
+    `--tls-cert-file=${pki.servingCert}`,
+    `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
+    `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`,
+    `--service-cluster-ip-range=${o.serviceCidr}`,
+    "--authorization-mode=Node,RBAC",
+    "--allow-privileged=true",
+    "--anonymous-auth=false",
+    "--enable-priority-and-fairness=false",
+    "--max-requests-inflight=0",
+    "--max-mutating-requests-inflight=0",
+    "--profiling=false",
+  ];
+  // The endpoint reconciler refuses a loopback advertise address; a loopback-only control plane has no address
+  // that pods could reach anyway, so it runs without the `kubernetes` Service's endpoints.
+  if (isLoopback(o.advertiseAddress)) args.push("--endpoint-reconciler-type=none");
+  // Without the controller-manager nothing creates ServiceAccounts, and the admission plugin would refuse every pod.
+  if (!o.controllerManager) args.push("--disable-admission-plugins=ServiceAccount");
+  return args;
+}
+
+export function controllerManagerArgs(o: ControlPlaneOptions, paths: StatePaths, pki: Pki): string[] {
+  return [
+    `--kubeconfig=${paths.controllerManagerKubeconfig}`,
+    `--authentication-kubeconfig=${paths.controllerManagerKubeconfig}`,
+    `--authorization-kubeconfig=${paths.controllerManagerKubeconfig}`,
+    `--bind-address=${o.bindAddress}`,
+    `--secure-port=${o.ports.controllerManager}`,
+    // Switchyard's slice controller replaces these two.
+    "--controllers=*,-endpointslice-controller,-endpointslice-mirroring-controller",
+    `--root-ca-file=${pki.caCert}`,
+    `--service-account-private-key-file=${pki.saKey}`,
+    "--use-service-account-credentials=true",
+    `--cluster-signing-cert-file=${pki.caCert}`,
+    `--cluster-signing-key-file=${pki.caKey}`,
+    `--service-cluster-ip-range=${o.serviceCidr}`,
+    `--cluster-cidr=${o.clusterCidr}`,
+    "--allocate-node-cidrs=true",
+    // One controller-manager per lab: no lease to wait for after a restart.
+    "--leader-elect=false",
+    "--profiling=false",
+  ];
+}
+
+export function schedulerArgs(o: ControlPlaneOptions, paths: StatePaths): string[] {
+  return [
+    `--kubeconfig=${paths.schedulerKubeconfig}`,
+    `--authentication-kubeconfig=${paths.schedulerKubeconfig}`,
+    `--authorization-kubeconfig=${paths.schedulerKubeconfig}`,
+    `--bind-address=${o.bindAddress}`,
+    `--secure-port=${o.ports.scheduler}`,
+    "--leader-elect=false",
+    "--profiling=false",
+  ];
+}
+
+export function apiserverUrl(o: ControlPlaneOptions): string {
+  return url(o.bindAddress, o.ports.apiserver, "https");
+}
+
+function isLoopback(ip: string): boolean {
+  return ip.startsWith("127.") || ip === "::1";
+}

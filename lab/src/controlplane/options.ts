@@ -1,0 +1,73 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export interface ControlPlanePorts {
+  apiserver: number;
+  etcdClient: number;
+  etcdPeer: number;
+  controllerManager: number;
+  scheduler: number;
+}
+
+export interface ControlPlaneOptions {
+  /** Everything the control plane writes: pki, kubeconfigs, etcd data, logs, the state file. */
+  stateDir: string;
+  /** Where every component listens. Loopback by default, like a single-node lab. */
+  bindAddress: string;
+  /** The address the apiserver announces in the `kubernetes` Service; also put in the serving cert. */
+  advertiseAddress: string;
+  extraSans: string[];
+  ports: ControlPlanePorts;
+  serviceCidr: string;
+  clusterCidr: string;
+  controllerManager: boolean;
+  scheduler: boolean;
+  readyTimeoutMs: number;
+  /** Detached processes outlive the CLI (`up`); test suites keep them attached so they die with the runner. */
+  detached: boolean;
+}
+
+export const defaultPorts: ControlPlanePorts = {
+  apiserver: 6443,
+  etcdClient: 2379,
+  etcdPeer: 2380,
+  controllerManager: 10257,
+  scheduler: 10259,
+};
+
+export function defaultStateDir(env: Record<string, string | undefined> = process.env): string {
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(base, "switchyard", "controlplane");
+}
+
+/** What callers pass: every field optional, ports one by one. */
+export type ControlPlaneInput = Partial<Omit<ControlPlaneOptions, "ports">> & {
+  ports?: Partial<ControlPlanePorts>;
+};
+
+export function withDefaults(partial: ControlPlaneInput = {}): ControlPlaneOptions {
+  const bindAddress = partial.bindAddress ?? "127.0.0.1";
+  return {
+    stateDir: partial.stateDir ?? defaultStateDir(),
+    bindAddress,
+    advertiseAddress: partial.advertiseAddress ?? bindAddress,
+    extraSans: partial.extraSans ?? [],
+    ports: { ...defaultPorts, ...partial.ports },
+    serviceCidr: partial.serviceCidr ?? "10.96.0.0/16",
+    clusterCidr: partial.clusterCidr ?? "10.244.0.0/16",
+    controllerManager: partial.controllerManager ?? true,
+    scheduler: partial.scheduler ?? true,
+    readyTimeoutMs: partial.readyTimeoutMs ?? 120_000,
+    detached: partial.detached ?? true,
+  };
+}
+
+/** The first usable address of a CIDR: the apiserver gives it to the `kubernetes` Service. */
+export function firstServiceIp(cidr: string): string {
+  const [base] = cidr.split("/");
+  if (!base) throw new Error(`bad service CIDR: ${cidr}`);
+  if (base.includes(":")) return `${base.replace(/::$/, "::")}1`.replace(":::", "::");
+  const octets = base.split(".").map(Number);
+  octets[3] = (octets[3] ?? 0) + 1;
+  return octets.join(".");
+}

@@ -1,0 +1,118 @@
+/**
+ * A real control plane for test suites: etcd + kube-apiserver (and optionally the controller-manager and
+ * scheduler) on free loopback ports in a temporary folder. Start one per suite in `before`, stop it in `after`:
+ * a start costs seconds, so tests inside a suite share it and isolate themselves with namespaces.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ControlPlaneState, down, up } from "./controlplane/controlplane.js";
+import { probe } from "./controlplane/health.js";
+import { freePort } from "./controlplane/ports.js";
+import {
+  isOurs,
+  lastLines,
+  type ProcessRecord,
+  startDetached,
+  stopProcess,
+} from "./controlplane/processes.js";
+import { resolveBinary, type UpstreamBinary } from "./upstream/binaries.js";
+
+export interface TestControlPlane {
+  /** Path of an admin kubeconfig (system:masters, client certificate). */
+  kubeconfigPath: string;
+  server: string;
+  stateDir: string;
+  etcdUrl: string;
+  state: ControlPlaneState;
+  /** SIGKILL kube-apiserver (etcd keeps the data), as a crash would. */
+  killApiserver(): Promise<void>;
+  /** Starts kube-apiserver again with the same flags and waits for /readyz. */
+  startApiserver(): Promise<void>;
+  /** Compacts etcd up to its current revision, so older resourceVersions answer 410 Gone. Returns it. */
+  compactEtcd(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface TestControlPlaneOptions {
+  controllerManager?: boolean;
+  scheduler?: boolean;
+}
+
+const required: UpstreamBinary[] = ["etcd", "kube-apiserver"];
+
+/** Why control-plane tests cannot run here, or undefined when they can. Use as `{ skip: missingControlPlane() }`. */
+export function missingControlPlane(extra: UpstreamBinary[] = []): string | undefined {
+  const missing = [...required, ...extra].filter((name) => !resolveBinary(name).path);
+  return missing.length === 0
+    ? undefined
+    : `upstream binaries missing (${missing.join(", ")}): run npx switchyard-lab upstream build`;
+}
+
+export async function startControlPlane(options: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
+  const stateDir = mkdtempSync(join(tmpdir(), "switchyard-cp-"));
+  const state = await up({
+    stateDir,
+    detached: false,
+    controllerManager: options.controllerManager ?? false,
+    scheduler: options.scheduler ?? false,
+    ports: {
+      apiserver: await freePort(),
+      etcdClient: await freePort(),
+      etcdPeer: await freePort(),
+      controllerManager: await freePort(),
+      scheduler: await freePort(),
+    },
+    out: { write: () => {} },
+  });
+  const tls = {
+    ca: join(stateDir, "pki", "ca.crt"),
+    cert: join(stateDir, "pki", "admin.crt"),
+    key: join(stateDir, "pki", "admin.key"),
+  };
+  const apiserverIndex = state.processes.findIndex((p) => p.name === "kube-apiserver");
+  const apiserver = (): ProcessRecord => {
+    const record = state.processes[apiserverIndex];
+    if (!record) throw new Error("no kube-apiserver in this control plane");
+    return record;
+  };
+  const etcdUrl = `http://127.0.0.1:${state.options.ports.etcdClient}`;
+  const etcdPost = async (path: string, body: unknown) => {
+    const res = await fetch(`${etcdUrl}${path}`, { method: "POST", body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { header?: { revision?: string } };
+  };
+  return {
+    kubeconfigPath: state.kubeconfig,
+    server: state.server,
+    stateDir,
+    etcdUrl,
+    state,
+    async killApiserver() {
+      await stopProcess(apiserver(), 0);
+    },
+    async startApiserver() {
+      const old = apiserver();
+      if (isOurs(old)) return;
+      const record = startDetached(old.name, old.bin, old.args, old.log, false);
+      state.processes[apiserverIndex] = record;
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline) {
+        if ((await probe(`${state.server}/readyz`, tls)).status === 200) return;
+        if (!isOurs(record)) throw new Error(`kube-apiserver exited on restart:\n${lastLines(record.log)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`kube-apiserver not ready after restart:\n${lastLines(record.log)}`);
+    },
+    async compactEtcd() {
+      // Any range request returns the store's current revision in its header.
+      const status = await etcdPost("/v3/kv/range", { key: Buffer.from("/").toString("base64"), limit: 1 });
+      const revision = Number(status.header?.revision ?? 0);
+      await etcdPost("/v3/kv/compaction", { revision: String(revision), physical: true });
+      return revision;
+    },
+    async stop() {
+      await down(stateDir);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { accessSync, constants, existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
+import { readVersions, type UpstreamVersions } from "./versions.js";
+
+/** Which Go module under lab/upstream builds each binary, and from which package. */
+export interface BinarySpec {
+  name: UpstreamBinary;
+  module: "kubernetes" | "etcd" | "coredns";
+  goPackage: string;
+}
+
+export type UpstreamBinary =
+  | "kube-apiserver"
+  | "kube-controller-manager"
+  | "kube-scheduler"
+  | "kube-proxy"
+  | "kubectl"
+  | "etcd"
+  | "coredns";
+
+export const binarySpecs: readonly BinarySpec[] = [
+  { name: "kube-apiserver", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-apiserver" },
+  {
+    name: "kube-controller-manager",
+    module: "kubernetes",
+    goPackage: "k8s.io/kubernetes/cmd/kube-controller-manager",
+  },
+  { name: "kube-scheduler", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-scheduler" },
+  { name: "kube-proxy", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-proxy" },
+  { name: "kubectl", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kubectl" },
+  { name: "etcd", module: "etcd", goPackage: "go.etcd.io/etcd/server/v3" },
+  { name: "coredns", module: "coredns", goPackage: "github.com/coredns/coredns" },
+];
+
+/** SWITCHYARD_KUBE_APISERVER and friends: one variable per binary. */
+export function envVarFor(name: UpstreamBinary): string {
+  return `SWITCHYARD_${name.toUpperCase().replaceAll("-", "_")}`;
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** Where built binaries are cached: outside git, one folder per Kubernetes version. */
+export function cacheBinDir(env: Env = process.env, versions: UpstreamVersions = readVersions()): string {
+  if (env.SWITCHYARD_CACHE_DIR) return join(env.SWITCHYARD_CACHE_DIR, versions.kubernetes, "bin");
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
+  return join(base, "switchyard", versions.kubernetes, "bin");
+}
+
+export interface ResolvedBinary {
+  name: UpstreamBinary;
+  path: string | undefined;
+  /** How it was found, for `switchyard-lab upstream where` and error messages. */
+  source: "env" | "bin-dir" | "cache" | "path" | "missing";
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds a binary the way a user expects: an explicit per-binary variable wins, then SWITCHYARD_UPSTREAM_BIN (a
+ * folder holding official release downloads), then our build cache, then PATH.
+ */
+export function resolveBinary(
+  name: UpstreamBinary,
+  env: Env = process.env,
+  cacheDir = cacheBinDir(env),
+): ResolvedBinary {
+  const explicit = env[envVarFor(name)];
+  if (explicit)
+    return {
+      name,
+      path: isExecutable(explicit) ? explicit : undefined,
+      source: isExecutable(explicit) ? "env" : "missing",
+    };
+  if (env.SWITCHYARD_UPSTREAM_BIN) {
+    const candidate = join(env.SWITCHYARD_UPSTREAM_BIN, name);
+    if (isExecutable(candidate)) return { name, path: candidate, source: "bin-dir" };
+  }
+  const cached = join(cacheDir, name);
+  if (isExecutable(cached)) return { name, path: cached, source: "cache" };
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    if (existsSync(candidate) && isExecutable(candidate)) return { name, path: candidate, source: "path" };
+  }
+  return { name, path: undefined, source: "missing" };
+}
+
+export function resolveAll(env: Env = process.env, cacheDir = cacheBinDir(env)): ResolvedBinary[] {
+  return binarySpecs.map((spec) => resolveBinary(spec.name, env, cacheDir));
+}
+
+/** The one-paragraph answer to "a binary is missing": which ones, and the three ways to get them. */
+export function missingBinariesMessage(
+  missing: readonly UpstreamBinary[],
+  cacheDir: string,
+  reason?: string,
+): string {
+  const versions = readVersions();
+  return [
+    `missing upstream binaries: ${missing.join(", ")}${reason ? ` (${reason})` : ""}.`,
+    "Get them in one of three ways:",
+    `  1. build them from source with Go >= 1.26: npx switchyard-lab upstream build   (into ${cacheDir})`,
+    `  2. download the official releases (Kubernetes ${versions.kubernetes}, etcd ${versions.etcd}, CoreDNS ${versions.coredns};`,
+    "     see lab/README.md) into one folder and set SWITCHYARD_UPSTREAM_BIN=<folder>",
+    `  3. point at each one: ${missing.map((name) => `${envVarFor(name)}=<path>`).join(" ")} (or put them on PATH)`,
+  ].join("\n");
+}

@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { describe, test } from "node:test";
+import { apiserverArgs, controllerManagerArgs, etcdArgs, statePaths } from "../src/controlplane/args.js";
+import { firstServiceIp, withDefaults } from "../src/controlplane/options.js";
+import { assertPortsFree } from "../src/controlplane/ports.js";
+import { Progress } from "../src/progress.js";
+
+const paths = statePaths("/state");
+const pki = {
+  dir: "/state/pki",
+  caCert: "/state/pki/ca.crt",
+  caKey: "/state/pki/ca.key",
+  servingCert: "/state/pki/apiserver.crt",
+  servingKey: "/state/pki/apiserver.key",
+  saKey: "/state/pki/sa.key",
+  saPub: "/state/pki/sa.pub",
+  clients: {
+    admin: { cert: "a.crt", key: "a.key" },
+    "controller-manager": { cert: "c.crt", key: "c.key" },
+    scheduler: { cert: "s.crt", key: "s.key" },
+  },
+};
+
+describe("control-plane flags", () => {
+  test("controller-manager runs without the two controllers Switchyard replaces", () => {
+    const args = controllerManagerArgs(withDefaults({ stateDir: "/state" }), paths, pki);
+    assert.ok(args.includes("--controllers=*,-endpointslice-controller,-endpointslice-mirroring-controller"));
+    assert.ok(args.includes("--cluster-cidr=10.244.0.0/16"));
+    assert.ok(args.includes("--bind-address=127.0.0.1"));
+  });
+
+  test("apiserver: loopback, RBAC, service CIDR, SA keys; ServiceAccount admission off only without a controller-manager", () => {
+    const o = withDefaults({ stateDir: "/state", ports: { apiserver: 7443 } });
+    const args = apiserverArgs(o, paths, pki);
+    for (const flag of [
+      "--bind-address=127.0.0.1",
+      "--secure-port=7443",
+      "--service-cluster-ip-range=10.96.0.0/16",
+      "--client-ca-file=/state/pki/ca.crt",
+    ]) {
+      assert.ok(args.includes(flag), flag);
+    }
+    assert.ok(args.some((a) => a.startsWith("--authorization-mode=") && a.includes("RBAC")));
+    assert.ok(!args.some((a) => a.startsWith("--disable-admission-plugins")));
+    const bare = apiserverArgs(withDefaults({ stateDir: "/state", controllerManager: false }), paths, pki);
+    assert.ok(bare.includes("--disable-admission-plugins=ServiceAccount"));
+  });
+
+  test("etcd keeps its data in the state folder and listens where asked", () => {
+    const args = etcdArgs(
+      withDefaults({ stateDir: "/state", ports: { etcdClient: 3000, etcdPeer: 3001 } }),
+      paths,
+    );
+    assert.ok(args.includes("--data-dir=/state/etcd"));
+    assert.ok(args.includes("--listen-client-urls=http://127.0.0.1:3000"));
+    assert.ok(args.includes("--initial-cluster=switchyard-lab=http://127.0.0.1:3001"));
+  });
+
+  test("first service IP", () => {
+    assert.equal(firstServiceIp("10.96.0.0/16"), "10.96.0.1");
+    assert.equal(firstServiceIp("fd00:10:96::/112"), "fd00:10:96::1");
+  });
+
+  test("a taken port is one line naming the port, the component and the flag", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen({ host: "127.0.0.1", port: 0 }, r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      await assert.rejects(
+        assertPortsFree("127.0.0.1", [{ port, what: "kube-apiserver", flag: "--apiserver-port" }]),
+        new RegExp(
+          `^Error: port ${port} on 127.0.0.1 \\(kube-apiserver\\) is in use by another process; pick another with --apiserver-port$`,
+        ),
+      );
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe("progress", () => {
+  test("in a log, prints on change at most once per interval, and always when forced", () => {
+    let t = 0;
+    const lines: string[] = [];
+    const p = new Progress("build", { write: (s) => lines.push(s) }, () => t, 10_000);
+    p.update("a", true);
+    t = 1000;
+    p.update("b");
+    t = 11_000;
+    p.update("c");
+    p.update("c");
+    p.done("finished");
+    assert.deepEqual(lines, ["[build] a (0s)\n", "[build] c (11s)\n", "[build] finished in 11s\n"]);
+  });
+});

@@ -1,0 +1,246 @@
+// The control plane as a workshop attendee drives it: the switchyard-lab CLI and kubectl, real processes.
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { readState } from "../src/controlplane/controlplane.js";
+import { freePort } from "../src/controlplane/ports.js";
+import { isOurs } from "../src/controlplane/processes.js";
+import { missingControlPlane } from "../src/testing.js";
+import { resolveBinary } from "../src/upstream/binaries.js";
+
+const run = promisify(execFile);
+const cli = join(import.meta.dirname, "..", "bin", "switchyard-lab.js");
+const skip = missingControlPlane(["kube-controller-manager", "kube-scheduler", "kubectl"]);
+
+async function lab(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env, timeout: 180_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+async function portFlags(): Promise<string[]> {
+  return [
+    "--apiserver-port",
+    String(await freePort()),
+    "--etcd-port",
+    String(await freePort()),
+    "--etcd-peer-port",
+    String(await freePort()),
+    "--controller-manager-port",
+    String(await freePort()),
+    "--scheduler-port",
+    String(await freePort()),
+  ];
+}
+
+describe("switchyard-lab controlplane", { skip }, () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "sy-cp-e2e-"));
+  let kubeconfig = "";
+  const kubectl = (...args: string[]) =>
+    run(resolveBinary("kubectl").path ?? "kubectl", ["--kubeconfig", kubeconfig, ...args], {
+      timeout: 60_000,
+    });
+
+  before(async () => {
+    const r = await lab(["controlplane", "up", "--state-dir", stateDir, ...(await portFlags())]);
+    assert.equal(r.code, 0, r.stderr);
+    const match = /^kubeconfig: (.+)$/m.exec(r.stdout);
+    assert.ok(match?.[1], `no kubeconfig path printed:\n${r.stdout}`);
+    kubeconfig = match[1];
+  });
+
+  after(async () => {
+    await lab(["controlplane", "down", "--state-dir", stateDir]);
+  });
+
+  test("/readyz answers ok through kubectl with the printed kubeconfig", async () => {
+    const { stdout } = await kubectl("get", "--raw", "/readyz");
+    assert.equal(stdout.trim(), "ok");
+  });
+
+  test("the apiserver reports the pinned Kubernetes version", async () => {
+    const { stdout } = await kubectl("version", "-o", "json");
+    const version = JSON.parse(stdout) as { serverVersion: { gitVersion: string } };
+    const { readVersions } = await import("../src/upstream/versions.js");
+    assert.equal(version.serverVersion.gitVersion, readVersions().kubernetes);
+  });
+
+  test("kubectl get ns lists default and kube-system", async () => {
+    const { stdout } = await kubectl("get", "ns", "-o", "name");
+    assert.match(stdout, /^namespace\/default$/m);
+    assert.match(stdout, /^namespace\/kube-system$/m);
+  });
+
+  test("a Deployment gets a ReplicaSet: the controller-manager works", async () => {
+    await kubectl("create", "deployment", "hello", "--image=registry.k8s.io/pause:3.10", "--replicas=2");
+    const deadline = Date.now() + 60_000;
+    let names = "";
+    while (Date.now() < deadline) {
+      names = (await kubectl("get", "replicasets", "-l", "app=hello", "-o", "name")).stdout.trim();
+      if (names) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.match(names, /^replicaset\.apps\/hello-/);
+  });
+
+  test("the endpointslice controllers are off: a Service with a selector gets no slice from upstream", async () => {
+    await kubectl("create", "service", "clusterip", "hello", "--tcp=80:8080");
+    await new Promise((r) => setTimeout(r, 3000));
+    const { stdout } = await kubectl(
+      "get",
+      "endpointslices",
+      "-l",
+      "kubernetes.io/service-name=hello",
+      "-o",
+      "name",
+    );
+    assert.equal(stdout.trim(), "");
+  });
+
+  test("status shows every component running and healthy", async () => {
+    const r = await lab(["controlplane", "status", "--state-dir", stateDir]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    for (const name of ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
+      assert.match(r.stdout, new RegExp(`^${name}\\s+pid \\d+\\s+running\\s+200`, "m"));
+    }
+  });
+
+  test("a second up on the same state folder is refused in one line", async () => {
+    const r = await lab(["controlplane", "up", "--state-dir", stateDir, ...(await portFlags())]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^switchyard-lab: a control plane is already running from .* \(etcd pid \d+\)/);
+  });
+
+  test("down stops every process (checked by pid) and removes the state", async () => {
+    const state = readState(stateDir);
+    assert.ok(state);
+    const r = await lab(["controlplane", "down", "--state-dir", stateDir]);
+    assert.equal(r.code, 0, r.stderr);
+    for (const p of state.processes) assert.equal(isOurs(p), false, `${p.name} pid ${p.pid} still running`);
+    assert.equal(existsSync(stateDir), false);
+  });
+});
+
+describe("switchyard-lab controlplane: bad cases, one line each", { skip: missingControlPlane() }, () => {
+  test("a taken port names the port and the flag, and starts nothing", async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen({ host: "127.0.0.1", port: 0 }, r));
+    const taken = (server.address() as { port: number }).port;
+    const stateDir = mkdtempSync(join(tmpdir(), "sy-cp-bad-"));
+    try {
+      const flags = await portFlags();
+      flags[1] = String(taken);
+      const r = await lab(["controlplane", "up", "--state-dir", stateDir, ...flags]);
+      assert.equal(r.code, 1);
+      assert.equal(
+        r.stderr.trim(),
+        `switchyard-lab: port ${taken} on 127.0.0.1 (kube-apiserver) is in use by another process; pick another with --apiserver-port`,
+      );
+      assert.equal(readState(stateDir), undefined);
+    } finally {
+      server.close();
+    }
+  });
+
+  test("a missing binary is named, with the ways to get it", async () => {
+    const env = { ...process.env, SWITCHYARD_KUBE_APISERVER: "/nonexistent/kube-apiserver" };
+    const r = await lab(
+      [
+        "controlplane",
+        "up",
+        "--state-dir",
+        mkdtempSync(join(tmpdir(), "sy-cp-bad-")),
+        "--no-controller-manager",
+        "--no-scheduler",
+      ],
+      env,
+    );
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^switchyard-lab: missing upstream binaries: kube-apiserver\./);
+    assert.match(r.stderr, /SWITCHYARD_KUBE_APISERVER=<path>/);
+  });
+
+  test("an etcd data folder locked by another process is refused", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "sy-cp-bad-"));
+    const db = join(stateDir, "etcd", "member", "snap");
+    mkdirSync(db, { recursive: true });
+    writeFileSync(join(db, "db"), "");
+    // Another process holds the lock etcd would take, as a stray etcd on the same folder would.
+    const holder = spawn("flock", ["--exclusive", join(db, "db"), "sleep", "60"], { stdio: "ignore" });
+    await new Promise((r) => setTimeout(r, 300));
+    try {
+      const r = await lab([
+        "controlplane",
+        "up",
+        "--state-dir",
+        stateDir,
+        "--no-controller-manager",
+        "--no-scheduler",
+        ...(await portFlags()),
+      ]);
+      assert.equal(r.code, 1);
+      assert.match(
+        r.stderr.trim(),
+        /^switchyard-lab: etcd data folder .*\/etcd is locked by another etcd process; stop it or use another --state-dir$/,
+      );
+    } finally {
+      holder.kill();
+    }
+  });
+
+  test("an apiserver that is not ready in time: the error shows the last lines of its log, nothing is left running", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "sy-cp-bad-"));
+    const r = await lab([
+      "controlplane",
+      "up",
+      "--state-dir",
+      stateDir,
+      "--no-controller-manager",
+      "--no-scheduler",
+      "--timeout",
+      "0.3",
+      ...(await portFlags()),
+    ]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^switchyard-lab: (etcd|kube-apiserver \/readyz) not ready within 0.3s; last lines of .*\.log:/m,
+    );
+    const state = readState(stateDir);
+    for (const p of state?.processes ?? []) assert.equal(isOurs(p), false, `${p.name} left running`);
+  });
+
+  test("a component that dies at start-up is named with its own error line", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "sy-cp-bad-"));
+    const flags = ["--no-controller-manager", "--no-scheduler", "--service-cidr", "10.96.0.0/33"];
+    const r = await lab(["controlplane", "up", "--state-dir", stateDir, ...flags, ...(await portFlags())]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^switchyard-lab: kube-apiserver exited during start-up: .*service-cluster-ip-range.*not a valid cidr.*; last lines of/m,
+    );
+    for (const p of readState(stateDir)?.processes ?? [])
+      assert.equal(isOurs(p), false, `${p.name} left running`);
+  });
+
+  test("unknown flags and bad values are usage errors naming the flag", async () => {
+    let r = await lab(["controlplane", "up", "--nope"]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /^switchyard-lab: controlplane up: Unknown option '--nope'/);
+    r = await lab(["controlplane", "up", "--apiserver-port", "99999"]);
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.stderr.trim(),
+      'switchyard-lab: controlplane up: --apiserver-port must be a port number 1-65535, got "99999"',
+    );
+  });
+});

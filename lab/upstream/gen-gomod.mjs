@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// Rewrites the three wrapper modules (kubernetes/, etcd/, coredns/) from versions.json, then `go mod tidy`s
+// them. Run it after changing versions.json: node lab/upstream/gen-gomod.mjs
+//
+// Why a generator: k8s.io/kubernetes requires its staging modules at v0.0.0 and points them at local folders
+// with replace lines, which Go ignores in a dependency. Our main module has to replace each staging module with
+// its published v0.X.Y tag; the list of staging modules changes between releases, so it is read from that
+// release's own go.mod.
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const here = import.meta.dirname;
+const versions = JSON.parse(readFileSync(join(here, "versions.json"), "utf8"));
+const env = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" };
+const header =
+  "// Generated from ../versions.json by lab/upstream/gen-gomod.mjs; edit versions.json, not this file.";
+
+function go(args, cwd) {
+  return execFileSync("go", args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+}
+
+function stagingModules(k8sVersion) {
+  const info = JSON.parse(go(["mod", "download", "-json", `k8s.io/kubernetes@${k8sVersion}`], here));
+  const gomod = readFileSync(info.GoMod, "utf8");
+  return [...gomod.matchAll(/^\s*(k8s\.io\/[\w.-]+) => \.\/staging\//gm)].map((m) => m[1]).sort();
+}
+
+function write(dir, body) {
+  writeFileSync(join(here, dir, "go.mod"), `${header}\n${body}`);
+  console.error(`[gen-gomod] ${dir}: go mod tidy`);
+  go(["mod", "tidy"], join(here, dir));
+}
+
+const k8s = versions.kubernetes;
+const staging = k8s.replace(/^v1\./, "v0.");
+const commands = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl"];
+write(
+  "kubernetes",
+  [
+    "module switchyard.dev/lab/upstream/kubernetes",
+    "",
+    "go 1.26.0",
+    "",
+    `require k8s.io/kubernetes ${k8s}`,
+    "",
+    "tool (",
+    ...commands.map((c) => `\tk8s.io/kubernetes/cmd/${c}`),
+    ")",
+    "",
+    "replace (",
+    ...stagingModules(k8s).map((m) => `\t${m} => ${m} ${staging}`),
+    ")",
+    "",
+  ].join("\n"),
+);
+write(
+  "etcd",
+  [
+    "module switchyard.dev/lab/upstream/etcd",
+    "",
+    "go 1.26.0",
+    "",
+    `require go.etcd.io/etcd/server/v3 ${versions.etcd}`,
+    "",
+    "tool go.etcd.io/etcd/server/v3",
+    "",
+  ].join("\n"),
+);
+write(
+  "coredns",
+  [
+    "module switchyard.dev/lab/upstream/coredns",
+    "",
+    "go 1.26.0",
+    "",
+    `require github.com/coredns/coredns ${versions.coredns}`,
+    "",
+    "tool github.com/coredns/coredns",
+    "",
+  ].join("\n"),
+);

@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// The README's commands: `npm test`, `npm run lab`, `npm run bench`. Each first installs what is missing, with
+// progress, then runs its job; a second run finds everything in place and goes straight to the job.
+//   1. system tools (Debian packages; installed with apt-get when root, else the exact command is printed)
+//   2. npm dependencies (npm ci when node_modules is missing or older than package-lock.json)
+//   3. the TypeScript build (turbo, cached)
+//   4. the upstream binaries (built from lab/upstream into ~/.cache/switchyard, reused when present)
+// Plain Node with no dependencies: it must run before `npm ci` has.
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+const job = process.argv[2];
+const jobArgs = process.argv.slice(3);
+
+// command -> Debian package that provides it. Everything the tests and the lab call.
+const systemTools = {
+  nft: "nftables",
+  iptables: "iptables",
+  "iptables-legacy": "iptables",
+  ipset: "ipset",
+  ip: "iproute2",
+  ss: "iproute2",
+  conntrack: "conntrack",
+  dig: "dnsutils",
+  openssl: "openssl",
+  flock: "util-linux",
+  curl: "curl",
+};
+const benchTools = { dnsperf: "dnsperf", hyperfine: "hyperfine" };
+
+function step(name, fn) {
+  const started = Date.now();
+  const result = fn();
+  if (result !== "skip")
+    console.error(`[setup] ${name}: done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  return result;
+}
+
+function has(cmd) {
+  return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...opts });
+  if (r.status !== 0) {
+    console.error(`[setup] failed: ${cmd} ${args.join(" ")} (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+function ensureSystemTools(tools) {
+  const missing = [
+    ...new Set(
+      Object.entries(tools)
+        .filter(([cmd]) => !has(cmd))
+        .map(([, pkg]) => pkg),
+    ),
+  ];
+  if (missing.length === 0) return "skip";
+  const install = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(" ")}`;
+  if (process.getuid?.() !== 0 || !has("apt-get")) {
+    console.error(
+      `[setup] missing system packages: ${missing.join(", ")}. Install them, then run this again:\n  sudo sh -c '${install}'`,
+    );
+    process.exit(1);
+  }
+  console.error(`[setup] installing system packages: ${missing.join(", ")}`);
+  run("sh", [
+    "-c",
+    `DEBIAN_FRONTEND=noninteractive ${install} >/tmp/switchyard-apt.log 2>&1 || { tail -20 /tmp/switchyard-apt.log; exit 1; }`,
+  ]);
+}
+
+function ensureNpm() {
+  const marker = join(root, "node_modules", ".package-lock.json");
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(root, "package-lock.json")).mtimeMs)
+    return "skip";
+  console.error("[setup] installing npm dependencies (npm ci)");
+  run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
+}
+
+function build() {
+  run("npx", ["turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
+}
+
+function upstream() {
+  run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), "upstream", "build"]);
+}
+
+const jobs = {
+  test: () => run(process.execPath, [join(root, "scripts", "test-all.mjs"), ...jobArgs]),
+  // The whole lab arrives with the lab issue; until then `npm run lab` brings up the control plane.
+  lab: () =>
+    run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), "controlplane", "up", ...jobArgs]),
+  bench: () => run(process.execPath, [join(root, "bench", "run.mjs"), ...jobArgs]),
+  upstream: () => {},
+};
+
+if (!jobs[job]) {
+  console.error(`usage: node scripts/run.mjs ${Object.keys(jobs).join("|")} [args]`);
+  process.exit(2);
+}
+step("system packages", () =>
+  ensureSystemTools(job === "bench" ? { ...systemTools, ...benchTools } : systemTools),
+);
+step("npm dependencies", ensureNpm);
+step("build", build);
+step("upstream binaries", upstream);
+jobs[job]();
