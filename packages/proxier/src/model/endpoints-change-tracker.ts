@@ -1,0 +1,127 @@
+// Accumulates EndpointSlice changes between syncs, per Service, and the trigger times that
+// feed the network-programming latency metric.
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { deepEqual } from "../util/deep-equal.js";
+import type { IPFamily } from "../util/ip.js";
+import { type EndpointInfo, type EndpointsByPort, endpointsFromSlices } from "./endpoint.js";
+import { namespacedName, serviceOfPortKey } from "./service-port-name.js";
+
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+export const LAST_CHANGE_TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time";
+
+/** Endpoints by servicePortKey. */
+export type EndpointsMap = ReadonlyMap<string, readonly EndpointInfo[]>;
+
+export interface EndpointsUpdateResult {
+  readonly endpoints: EndpointsMap;
+  /** "ns/name" of every Service whose endpoints changed since the previous apply(). */
+  readonly updatedServices: ReadonlySet<string>;
+  /** Trigger times of the applied changes, by "ns/name", for network_programming_duration_seconds. */
+  readonly lastChangeTriggerTimes: ReadonlyMap<string, readonly Date[]>;
+}
+
+export interface EndpointsChangeTrackerOptions {
+  readonly family: IPFamily;
+  readonly nodeName: string;
+  /** Injected clock; trigger times from before the tracker started are not reported. */
+  readonly now?: () => Date;
+}
+
+type SlicesByName = Map<string, EndpointSlice>;
+
+export class EndpointsChangeTracker {
+  readonly #family: IPFamily;
+  readonly #nodeName: string;
+  readonly #startTime: Date;
+  /** Slices already applied, by Service. */
+  readonly #applied = new Map<string, SlicesByName>();
+  /** Slices as they will be after the next apply(), for Services with pending changes. */
+  readonly #pending = new Map<string, SlicesByName>();
+  readonly #triggerTimes = new Map<string, Date[]>();
+  #endpoints = new Map<string, readonly EndpointInfo[]>();
+
+  constructor(options: EndpointsChangeTrackerOptions) {
+    this.#family = options.family;
+    this.#nodeName = options.nodeName;
+    this.#startTime = (options.now ?? (() => new Date()))();
+  }
+
+  #compute(ns: string, name: string, slices: SlicesByName | undefined): EndpointsByPort {
+    return endpointsFromSlices(ns, name, [...(slices?.values() ?? [])], this.#family, this.#nodeName);
+  }
+
+  /**
+   * Records a slice add/update (removed false) or delete. Slices of another address type and
+   * slices without a service-name label are ignored. Returns true when this Service now has
+   * a pending change, i.e. a sync is needed.
+   */
+  endpointSliceUpdate(slice: EndpointSlice, removed: boolean): boolean {
+    const ns = slice.metadata?.namespace ?? "";
+    const svc = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+    const sliceName = slice.metadata?.name ?? "";
+    if (!svc || slice.addressType !== this.#family) return false;
+    const key = namespacedName(ns, svc);
+    const next = new Map(this.#pending.get(key) ?? this.#applied.get(key));
+    if (removed) next.delete(sliceName);
+    else next.set(sliceName, slice);
+
+    const before = this.#compute(ns, svc, this.#applied.get(key));
+    const after = this.#compute(ns, svc, next);
+    if (deepEqual(before, after)) {
+      // Nothing visible changed (or an earlier change was undone); still remember the
+      // slice so a later apply() stores the newest object.
+      this.#pending.delete(key);
+      this.#applied.set(key, next);
+      this.#triggerTimes.delete(key);
+      return false;
+    }
+    this.#pending.set(key, next);
+    const trigger = removed ? undefined : parseTriggerTime(slice);
+    if (trigger && trigger >= this.#startTime) {
+      this.#triggerTimes.set(key, [...(this.#triggerTimes.get(key) ?? []), trigger]);
+    }
+    return true;
+  }
+
+  pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  apply(): EndpointsUpdateResult {
+    const next = new Map(this.#endpoints);
+    const updatedServices = new Set<string>();
+    for (const [key, slices] of this.#pending) {
+      const [ns = "", svc = ""] = key.split("/");
+      for (const portKey of [...next.keys()]) {
+        if (serviceOfPortKey(portKey) === key) next.delete(portKey);
+      }
+      for (const [portKey, eps] of this.#compute(ns, svc, slices)) next.set(portKey, eps);
+      if (slices.size === 0) this.#applied.delete(key);
+      else this.#applied.set(key, slices);
+      updatedServices.add(key);
+    }
+    const lastChangeTriggerTimes = new Map(this.#triggerTimes);
+    this.#pending.clear();
+    this.#triggerTimes.clear();
+    this.#endpoints = next;
+    return { endpoints: next, updatedServices, lastChangeTriggerTimes };
+  }
+}
+
+function parseTriggerTime(slice: EndpointSlice): Date | undefined {
+  const text = slice.metadata?.annotations?.[LAST_CHANGE_TRIGGER_TIME_ANNOTATION];
+  if (!text) return undefined;
+  const t = new Date(text);
+  return Number.isNaN(t.getTime()) ? undefined : t;
+}
+
+/** Number of ready local endpoints per "ns/name", for the health-check server. */
+export function localReadyEndpoints(endpoints: EndpointsMap): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [portKey, eps] of endpoints) {
+    const svc = serviceOfPortKey(portKey);
+    const n = eps.filter((ep) => ep.isLocal && ep.ready).length;
+    if (n > 0) out.set(svc, Math.max(out.get(svc) ?? 0, n));
+  }
+  return out;
+}

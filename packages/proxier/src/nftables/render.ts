@@ -1,0 +1,132 @@
+// One nftables sync as a pure function: (cluster state, previous rendered state) in,
+// transactions and the next state out. Running the transactions is the caller's job.
+
+import { compareStrings } from "../model/endpoint.js";
+import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
+import type { ServicePortMap } from "../model/service-change-tracker.js";
+import { namespacedName } from "../model/service-port-name.js";
+import { type ElementContents, ElementStore } from "./element-store.js";
+import { isAffinitySetName, isServiceChainName, KUBE_PROXY_TABLE } from "./names.js";
+import { ipX, type NFTablesOptions } from "./options.js";
+import { writeServicePort } from "./service-rules.js";
+import { CONTAINERS, writeSkeleton } from "./skeleton.js";
+import { Transaction } from "./transaction.js";
+
+/** How long a flushed per-service chain waits before it is deleted (see renderNFTables). */
+export const STALE_CHAIN_DELETE_DELAY_MS = 1000;
+
+/** What the table holds after a successful sync; the input of the next one. */
+export interface NFTablesState {
+  readonly elements: ReadonlyMap<string, ElementContents>;
+  /** Per-service chains present in the table (active and stale). */
+  readonly serviceChains: ReadonlySet<string>;
+  readonly affinitySets: ReadonlySet<string>;
+  /** Stale chain → ms timestamp when it was last flushed. */
+  readonly staleChains: ReadonlyMap<string, number>;
+}
+
+export interface NFTablesSyncInput {
+  readonly services: ServicePortMap;
+  readonly endpoints: EndpointsMap;
+  /**
+   * "ns/name" of Services whose Service or endpoints changed since the previous successful
+   * sync. Undefined forces a full sync (start-up, after a failure, node label change).
+   */
+  readonly changedServices?: ReadonlySet<string>;
+  /** Injected clock, ms. */
+  readonly now: number;
+  /**
+   * On the first sync, the per-service chains and affinity sets found in the kernel (left by an
+   * earlier run), so they are cleaned up. Ignored when a previous state is given.
+   */
+  readonly existing?: { readonly chains: readonly string[]; readonly sets: readonly string[] };
+}
+
+export interface NFTablesSyncResult {
+  /** Deletes chains stale for at least a second; run (and tolerate failure of) it first. */
+  readonly cleanup: Transaction | null;
+  readonly transaction: Transaction;
+  /** The state once both transactions succeeded. After a failure pass no previous state. */
+  readonly state: NFTablesState;
+  readonly fullSync: boolean;
+  /** Services whose Local policy found no local endpoint (sync_proxy_rules_no_local_endpoints_total). */
+  readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+}
+
+export function newTransaction(options: Pick<NFTablesOptions, "family">): Transaction {
+  return new Transaction(ipX(options), KUBE_PROXY_TABLE);
+}
+
+export function renderNFTables(
+  options: NFTablesOptions,
+  input: NFTablesSyncInput,
+  previous?: NFTablesState,
+): NFTablesSyncResult {
+  const fullSync = previous === undefined || input.changedServices === undefined;
+
+  // Kernels before 6.2 notice only a little later that a chain lost its last map-element
+  // reference, so stale chains are flushed first and deleted on a later sync.
+  let cleanup: Transaction | null = null;
+  const staleChains = new Map(previous?.staleChains);
+  const presentChains = new Set(previous?.serviceChains ?? input.existing?.chains.filter(isServiceChainName));
+  for (const [chain, since] of [...staleChains].sort(([a], [b]) => compareStrings(a, b))) {
+    if (since > input.now - STALE_CHAIN_DELETE_DELAY_MS) continue;
+    cleanup ??= newTransaction(options);
+    cleanup.delete({ kind: "chain", name: chain });
+    staleChains.delete(chain);
+    presentChains.delete(chain);
+  }
+
+  const tx = newTransaction(options);
+  if (fullSync) writeSkeleton(tx, options, previous === undefined);
+  const stores = Object.fromEntries(
+    CONTAINERS.map((c) => [
+      c.name,
+      new ElementStore(c.kind, c.name, fullSync ? new Map() : (previous?.elements.get(c.name) ?? new Map())),
+    ]),
+  ) as Record<(typeof CONTAINERS)[number]["name"], ElementStore>;
+
+  const activeChains = new Set<string>();
+  const activeAffinitySets = new Set<string>();
+  const noLocalEndpoints = { internal: 0, external: 0 };
+  for (const key of [...input.services.keys()].sort(compareStrings)) {
+    const sp = input.services.get(key);
+    if (!sp) continue;
+    const svc = namespacedName(sp.name.namespace, sp.name.name);
+    const skipChains = !fullSync && !(input.changedServices?.has(svc) ?? true);
+    const outcome = writeServicePort(
+      { tx, options, stores, activeChains, activeAffinitySets, skipChains },
+      sp,
+      input.endpoints.get(key) ?? [],
+    );
+    if (outcome.noLocalInternal) noLocalEndpoints.internal++;
+    if (outcome.noLocalExternal) noLocalEndpoints.external++;
+  }
+
+  for (const chain of [...presentChains].sort(compareStrings)) {
+    if (activeChains.has(chain)) {
+      staleChains.delete(chain);
+    } else {
+      tx.flush({ kind: "chain", name: chain });
+      staleChains.set(chain, input.now);
+    }
+  }
+  const presentSets = previous?.affinitySets ?? new Set(input.existing?.sets.filter(isAffinitySetName));
+  for (const set of [...presentSets].sort(compareStrings)) {
+    if (!activeAffinitySets.has(set)) tx.delete({ kind: "set", name: set });
+  }
+  for (const c of CONTAINERS) stores[c.name].deleteLeftovers(tx);
+
+  return {
+    cleanup,
+    transaction: tx,
+    fullSync,
+    noLocalEndpoints,
+    state: {
+      elements: new Map(CONTAINERS.map((c) => [c.name, stores[c.name].contents])),
+      serviceChains: new Set([...activeChains, ...staleChains.keys()]),
+      affinitySets: activeAffinitySets,
+      staleChains,
+    },
+  };
+}

@@ -1,0 +1,219 @@
+// The chains, rules and map elements of one Service port.
+import type { EndpointInfo } from "../model/endpoint.js";
+import { endpointString } from "../model/endpoint.js";
+import { externallyAccessible, type ServicePortInfo, sourceRangesContain } from "../model/service-port.js";
+import { servicePortNameString } from "../model/service-port-name.js";
+import { categorizeEndpoints } from "../model/topology.js";
+import type { ElementStore } from "./element-store.js";
+import * as N from "./names.js";
+import { addrType, ipX, type NFTablesOptions } from "./options.js";
+import type { Transaction } from "./transaction.js";
+
+export interface ServicePortContext {
+  readonly tx: Transaction;
+  readonly options: NFTablesOptions;
+  readonly stores: Readonly<Record<typeof import("./skeleton.js").CONTAINERS[number]["name"], ElementStore>>;
+  /** Chains written or kept this sync; everything else with a "/" is stale. */
+  readonly activeChains: Set<string>;
+  readonly activeAffinitySets: Set<string>;
+  /** Partial sync and nothing about this Service changed: keep its chains as they are. */
+  readonly skipChains: boolean;
+}
+
+export interface ServicePortOutcome {
+  readonly noLocalInternal: boolean;
+  readonly noLocalExternal: boolean;
+}
+
+function ensureChain(ctx: ServicePortContext, name: string): void {
+  if (ctx.activeChains.has(name)) return;
+  ctx.activeChains.add(name);
+  if (ctx.skipChains) return;
+  ctx.tx.add({ kind: "chain", name });
+  ctx.tx.flush({ kind: "chain", name });
+}
+
+function rule(ctx: ServicePortContext, chain: string, text: string, comment?: string): void {
+  ctx.tx.add({ kind: "rule", chain, rule: text, comment });
+}
+
+export function writeServicePort(
+  ctx: ServicePortContext,
+  sp: ServicePortInfo,
+  endpoints: readonly EndpointInfo[],
+): ServicePortOutcome {
+  const { options, stores } = ctx;
+  const ip = ipX(options);
+  const proto = sp.protocol.toLowerCase();
+  const port = String(sp.port);
+  const nameString = servicePortNameString(sp.name);
+  const chains = N.servicePortChainNames(sp.name);
+  const affinity = sp.stickyMaxAgeSeconds > 0;
+  const { clusterEndpoints, localEndpoints, allReachableEndpoints, hasAnyEndpoints } = categorizeEndpoints(
+    endpoints,
+    sp,
+    options.nodeName,
+    options.nodeLabels,
+  );
+
+  for (const ep of allReachableEndpoints) {
+    ensureChain(ctx, N.endpointChainName(sp.name, ep));
+    if (affinity) ctx.activeAffinitySets.add(N.affinitySetName(sp.name, ep));
+  }
+  const usesClusterChain = (clusterEndpoints?.length ?? 0) > 0;
+  if (usesClusterChain) ensureChain(ctx, chains.clusterPolicy);
+  const usesLocalChain = (localEndpoints?.length ?? 0) > 0;
+  if (usesLocalChain) ensureChain(ctx, chains.localPolicy);
+
+  // ClusterIP traffic goes to the policy chain directly; hasInternal is false when ITP=Local
+  // and this node has no endpoint, in which case the traffic is dropped.
+  const internalChain = sp.internalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
+  const hasInternal = hasAnyEndpoints && (!sp.internalPolicyLocal || usesLocalChain);
+  // External traffic always enters the "external-" chain, which short-circuits some sources
+  // before handing over to the policy chain; hasExternal is false for ETP=Local without a
+  // local endpoint, but the chain is still needed for the short-circuit rules.
+  const externalPolicyChain = sp.externalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
+  const hasExternal = hasAnyEndpoints && (!sp.externalPolicyLocal || usesLocalChain);
+  const usesExternalChain = hasAnyEndpoints && externallyAccessible(sp);
+  if (usesExternalChain) ensureChain(ctx, chains.external);
+
+  const reject = `goto ${N.REJECT_CHAIN}`;
+  const internalVerdict = hasAnyEndpoints ? "drop" : reject;
+  const externalVerdict = hasAnyEndpoints ? "drop" : reject;
+
+  stores["cluster-ips"].ensure(ctx.tx, [sp.clusterIP]);
+  if (hasInternal) {
+    stores["service-ips"].ensure(ctx.tx, [sp.clusterIP, proto, port], [`goto ${internalChain}`]);
+  } else {
+    stores["no-endpoint-services"].ensure(ctx.tx, [sp.clusterIP, proto, port], [internalVerdict], nameString);
+  }
+  for (const extIP of sp.externalIPs) {
+    if (hasAnyEndpoints)
+      stores["service-ips"].ensure(ctx.tx, [extIP, proto, port], [`goto ${chains.external}`]);
+    if (!hasExternal) {
+      stores["no-endpoint-services"].ensure(ctx.tx, [extIP, proto, port], [externalVerdict], nameString);
+    }
+  }
+  const usesFirewall = sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
+  if (usesFirewall) ensureChain(ctx, chains.firewall);
+  for (const lbIP of sp.loadBalancerVIPs) {
+    if (hasAnyEndpoints)
+      stores["service-ips"].ensure(ctx.tx, [lbIP, proto, port], [`goto ${chains.external}`]);
+    if (usesFirewall) stores["firewall-ips"].ensure(ctx.tx, [lbIP, proto, port], [`goto ${chains.firewall}`]);
+  }
+  if (!hasExternal) {
+    for (const lbIP of sp.loadBalancerVIPs) {
+      stores["no-endpoint-services"].ensure(ctx.tx, [lbIP, proto, port], [externalVerdict], nameString);
+    }
+  }
+  if (sp.nodePort !== 0) {
+    // NodePorts are not subject to loadBalancerSourceRanges, and never were.
+    const key = [proto, String(sp.nodePort)];
+    if (hasAnyEndpoints) stores["service-nodeports"].ensure(ctx.tx, key, [`goto ${chains.external}`]);
+    if (!hasExternal) stores["no-endpoint-nodeports"].ensure(ctx.tx, key, [externalVerdict], nameString);
+  }
+
+  const outcome = {
+    noLocalInternal: hasAnyEndpoints && !hasInternal,
+    noLocalExternal: hasAnyEndpoints && !hasExternal,
+  };
+  if (ctx.skipChains) return outcome;
+
+  if (hasInternal) {
+    if (options.masqueradeAll) {
+      rule(ctx, internalChain, `${ip} daddr ${sp.clusterIP} jump ${N.MARK_MASQ_CHAIN}`);
+    } else if (options.clusterCIDR) {
+      // Off-cluster traffic to a ClusterIP (e.g. via a static route to a node) may leave
+      // the node again towards the endpoint, so it must be masqueraded.
+      rule(
+        ctx,
+        internalChain,
+        `${ip} daddr ${sp.clusterIP} ${ip} saddr != ${options.clusterCIDR} jump ${N.MARK_MASQ_CHAIN}`,
+      );
+    }
+  }
+
+  if (usesExternalChain) {
+    if (!sp.externalPolicyLocal) {
+      // Endpoints may be on another node: masquerade so replies come back through us.
+      rule(ctx, chains.external, `jump ${N.MARK_MASQ_CHAIN}`);
+    } else {
+      // Pods reaching an external IP behave as if they went out to the LB and back in:
+      // no traffic policy applies to them.
+      if (options.clusterCIDR) {
+        rule(
+          ctx,
+          chains.external,
+          `${ip} saddr ${options.clusterCIDR} goto ${chains.clusterPolicy}`,
+          "short-circuit pod traffic",
+        );
+      }
+      // The host's own traffic has a local source address and needs SNAT to get replies.
+      rule(
+        ctx,
+        chains.external,
+        `fib saddr type local jump ${N.MARK_MASQ_CHAIN}`,
+        "masquerade local traffic",
+      );
+      rule(
+        ctx,
+        chains.external,
+        `fib saddr type local goto ${chains.clusterPolicy}`,
+        "short-circuit local traffic",
+      );
+    }
+    if (hasExternal) rule(ctx, chains.external, `goto ${externalPolicyChain}`);
+  }
+
+  if (usesFirewall) {
+    const sources = [...sp.loadBalancerSourceRanges];
+    // A VIP is often also a local address, so the node's own request to it arrives with the
+    // VIP as source; allow that when the ranges allow the node.
+    if (sourceRangesContain(sp, options.nodeIP)) sources.push(...sp.loadBalancerVIPs);
+    rule(ctx, chains.firewall, `${ip} saddr != { ${sources.join(" , ")} } drop`);
+  }
+
+  if (affinity) {
+    for (const ep of allReachableEndpoints) {
+      // Affinity is per source IP and ServicePort, whichever service IP was used.
+      ctx.tx.add({
+        kind: "set",
+        name: N.affinitySetName(sp.name, ep),
+        type: addrType(options),
+        flags: ["dynamic", "timeout"],
+        timeout: sp.stickyMaxAgeSeconds,
+      });
+    }
+  }
+  if (usesClusterChain) writeLoadBalancing(ctx, sp, chains.clusterPolicy, clusterEndpoints ?? []);
+  if (usesLocalChain) writeLoadBalancing(ctx, sp, chains.localPolicy, localEndpoints ?? []);
+
+  for (const ep of allReachableEndpoints) {
+    const chain = N.endpointChainName(sp.name, ep);
+    // Hairpin: a pod reaching itself through the service needs SNAT.
+    rule(ctx, chain, `${ip} saddr ${ep.ip} jump ${N.MARK_MASQ_CHAIN}`);
+    if (affinity) rule(ctx, chain, `update @${N.affinitySetName(sp.name, ep)} { ${ip} saddr }`);
+    rule(ctx, chain, `meta l4proto ${proto} dnat to ${endpointString(ep)}`);
+  }
+  return outcome;
+}
+
+function writeLoadBalancing(
+  ctx: ServicePortContext,
+  sp: ServicePortInfo,
+  chain: string,
+  endpoints: readonly EndpointInfo[],
+): void {
+  const ip = ipX(ctx.options);
+  if (sp.stickyMaxAgeSeconds > 0) {
+    for (const ep of endpoints) {
+      rule(
+        ctx,
+        chain,
+        `${ip} saddr @${N.affinitySetName(sp.name, ep)} goto ${N.endpointChainName(sp.name, ep)}`,
+      );
+    }
+  }
+  const branches = endpoints.map((ep, i) => `${i} : goto ${N.endpointChainName(sp.name, ep)}`);
+  rule(ctx, chain, `numgen random mod ${endpoints.length} vmap { ${branches.join(" , ")} }`);
+}

@@ -1,0 +1,253 @@
+// Walks one packet through a FakeNFTables table, reporting where it ends up. It understands
+// only the rule fragments our renderer writes; anything else is reported as an error rather
+// than guessed at, so a renderer change that the tracer cannot follow fails loudly.
+import { cidrContainsText, parseIP } from "../util/ip.js";
+import type { FakeNFTables, FakeTable } from "./fake.js";
+
+export interface TracePacket {
+  readonly sourceIP: string;
+  readonly protocol?: "tcp" | "udp" | "sctp";
+  readonly destIP: string;
+  readonly destPort: number;
+}
+
+export interface TraceResult {
+  /** "ip:port, ip:port" of DNAT destinations, or "DROP", "REJECT", or "ACCEPT" (not DNATed). */
+  readonly output: string;
+  /** Whether any path through the rules masqueraded the packet. */
+  readonly masq: boolean;
+  /** Rule fragments the tracer did not understand; must be empty for a trustworthy result. */
+  readonly errors: readonly string[];
+}
+
+interface Pkt {
+  src: string;
+  proto: string;
+  dst: string;
+  dport: number;
+  mark: number;
+  dnat?: string;
+  masq: boolean;
+}
+
+type Verdict = "accept" | "drop" | "reject";
+/** A chain's result for one branch of the packet: a verdict or falling off the end (undefined). */
+interface Outcome {
+  pkt: Pkt;
+  verdict?: Verdict;
+}
+
+const MAX_DEPTH = 32;
+
+class Tracer {
+  readonly errors: string[] = [];
+  constructor(
+    private readonly table: FakeTable,
+    private readonly nodeIPs: readonly string[],
+  ) {}
+
+  #addrMatches(spec: string, ip: string): boolean {
+    const list = spec.startsWith("{") ? spec.slice(1, -1).split(",") : [spec];
+    return list.some((raw) => {
+      const item = raw.trim();
+      if (item.includes("/")) return cidrContainsText(item, ip);
+      return parseIP(item) !== null && item === ip;
+    });
+  }
+
+  #inSet(name: string, value: string): boolean {
+    const set = this.table.sets.get(name);
+    if (!set) {
+      this.errors.push(`no set ${name}`);
+      return false;
+    }
+    return [...set.elements.values()].some((e) =>
+      (e.key[0] ?? "").includes("/") ? cidrContainsText(e.key[0] ?? "", value) : e.key[0] === value,
+    );
+  }
+
+  #lookup(map: string, key: string[]): string | undefined {
+    const m = this.table.maps.get(map);
+    if (!m) {
+      this.errors.push(`no map ${map}`);
+      return undefined;
+    }
+    return m.elements.get(key.join(" . "))?.value?.join(" ");
+  }
+
+  /** Consumes the match fragments at the start of `rest`; returns the statement left, or null if a match failed. */
+  #matches(rule: string, pkt: Pkt): string | null {
+    let rest = rule;
+    for (;;) {
+      const next = this.#matchOne(rest, pkt);
+      if (next === null) return null;
+      if (next === rest) return rest;
+      rest = next;
+    }
+  }
+
+  /** Evaluates the first match fragment of `rest`: the remainder, null on mismatch, `rest` if none. */
+  #matchOne(rest: string, pkt: Pkt): string | null {
+    const ct = /^ct state new /.exec(rest);
+    if (ct) return rest.slice(ct[0].length);
+    const set = /^ip6? (saddr|daddr) (!= )?@(\S+) /.exec(rest);
+    if (set) {
+      const hit = this.#inSet(set[3] ?? "", set[1] === "saddr" ? pkt.src : pkt.dst);
+      return hit === (set[2] !== undefined) ? null : rest.slice(set[0].length);
+    }
+    const addr = /^ip6? (saddr|daddr) (!= )?(\{ [^}]* \}|[0-9a-fA-F][0-9a-fA-F.:/]*) /.exec(rest);
+    if (addr) {
+      const hit = this.#addrMatches(addr[3] ?? "", addr[1] === "saddr" ? pkt.src : pkt.dst);
+      return hit === (addr[2] !== undefined) ? null : rest.slice(addr[0].length);
+    }
+    const fib = /^fib (saddr|daddr) type local /.exec(rest);
+    if (fib)
+      return this.nodeIPs.includes(fib[1] === "saddr" ? pkt.src : pkt.dst) ? rest.slice(fib[0].length) : null;
+    const mark = /^mark and (0x[0-9a-f]+) == 0 /.exec(rest);
+    if (mark)
+      return (pkt.mark & Number.parseInt(mark[1] ?? "0", 16)) !== 0 ? null : rest.slice(mark[0].length);
+    return rest;
+  }
+
+  /** Applies a verdict-map value or a statement's verdict ("goto X", "drop", ...). */
+  #verdict(text: string, pkt: Pkt, depth: number): Outcome[] | "continue" {
+    let m: RegExpExecArray | null = null;
+    m = /^(jump|goto) (\S+)$/.exec(text);
+    if (m) {
+      const results = this.runChain(m[2] ?? "", pkt, depth + 1);
+      // A jump that falls off the callee continues here; a goto ends this chain too.
+      if (m[1] === "jump")
+        return results.every((r) => r.verdict === undefined) && results.length === 1 ? "continue" : results;
+      return results;
+    }
+    if (text === "drop" || text === "reject" || text === "accept") return [{ pkt, verdict: text }];
+    if (text === "return") return [{ pkt }];
+    this.errors.push(`unknown verdict: ${text}`);
+    return [{ pkt, verdict: "drop" }];
+  }
+
+  #statement(stmt: string, pkt: Pkt, depth: number): Outcome[] | "continue" {
+    let m: RegExpExecArray | null = null;
+    m = /^ip6? daddr \. meta l4proto \. th dport vmap @(\S+)$/.exec(stmt);
+    if (m) {
+      const v = this.#lookup(m[1] ?? "", [pkt.dst, pkt.proto, String(pkt.dport)]);
+      return v === undefined ? "continue" : this.#verdict(v, pkt, depth);
+    }
+    m = /^meta l4proto \. th dport vmap @(\S+)$/.exec(stmt);
+    if (m) {
+      const v = this.#lookup(m[1] ?? "", [pkt.proto, String(pkt.dport)]);
+      return v === undefined ? "continue" : this.#verdict(v, pkt, depth);
+    }
+    m = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(stmt);
+    if (m) {
+      const branches = (m[2] ?? "").split(" , ").map((b) => /^\d+ : (.*)$/.exec(b)?.[1] ?? "");
+      if (branches.length !== Number(m[1]))
+        this.errors.push(`numgen modulus does not match its map: ${stmt}`);
+      return branches.flatMap((b) => {
+        const r = this.#verdict(b, { ...pkt }, depth);
+        return r === "continue" ? [{ pkt }] : r;
+      });
+    }
+    m = /^mark set mark (or|xor) (0x[0-9a-f]+)$/.exec(stmt);
+    if (m) {
+      const bits = Number.parseInt(m[2] ?? "0", 16);
+      pkt.mark = m[1] === "or" ? pkt.mark | bits : pkt.mark ^ bits;
+      return "continue";
+    }
+    if (/^masquerade( fully-random)?$/.test(stmt)) {
+      pkt.masq = true;
+      return [{ pkt, verdict: "accept" }];
+    }
+    m = /^meta l4proto (\w+) dnat to (\S+)$/.exec(stmt);
+    if (m) {
+      if (m[1] !== pkt.proto) return "continue";
+      pkt.dnat = m[2];
+      const target = /^\[?([^\]]*?)\]?:(\d+)$/.exec(m[2] ?? "");
+      pkt.dst = target?.[1] ?? pkt.dst;
+      pkt.dport = Number(target?.[2] ?? pkt.dport);
+      return [{ pkt, verdict: "accept" }];
+    }
+    if (/^update @\S+ \{ ip6? saddr \}$/.test(stmt)) return "continue";
+    return this.#verdict(stmt, pkt, depth);
+  }
+
+  runChain(name: string, pkt: Pkt, depth = 0): Outcome[] {
+    const chain = this.table.chains.get(name);
+    if (!chain || depth > MAX_DEPTH) {
+      this.errors.push(chain ? `rule loop through ${name}` : `no chain ${name}`);
+      return [{ pkt, verdict: "drop" }];
+    }
+    for (let i = 0; i < chain.rules.length; i++) {
+      const rule = chain.rules[i]?.rule ?? "";
+      const stmt = this.#matches(rule, pkt);
+      if (stmt === null) continue;
+      const result = this.#statement(stmt, pkt, depth);
+      if (result === "continue") continue;
+      // Branches that fall off a jumped-to chain continue with this chain's next rules.
+      return result.flatMap((r) =>
+        r.verdict === undefined && /^jump /.test(stmt) ? this.#rest(name, i + 1, r.pkt, depth) : [r],
+      );
+    }
+    return [{ pkt }];
+  }
+
+  #rest(name: string, from: number, pkt: Pkt, depth: number): Outcome[] {
+    const chain = this.table.chains.get(name);
+    const copy = { def: chain?.def, rules: chain?.rules.slice(from) ?? [] };
+    const tmp = `${name}#${from}`;
+    this.table.chains.set(tmp, copy as never);
+    try {
+      return this.runChain(tmp, pkt, depth);
+    } finally {
+      this.table.chains.delete(tmp);
+    }
+  }
+
+  /** Runs the base chains of `hook` in priority order; the policy of every base chain is accept. */
+  runHook(hook: string, pkts: Outcome[]): Outcome[] {
+    const bases = [...this.table.chains.values()]
+      .filter((c) => c.def.hook === hook)
+      .sort((a, b) => (a.def.priority ?? 0) - (b.def.priority ?? 0));
+    let current = pkts;
+    for (const base of bases) {
+      current = current.flatMap((o) =>
+        o.verdict === "drop" || o.verdict === "reject"
+          ? [o]
+          : this.runChain(base.def.name, o.pkt).map((r) => (r.verdict === "accept" ? { pkt: r.pkt } : r)),
+      );
+    }
+    return current;
+  }
+}
+
+export function tracePacket(nft: FakeNFTables, nodeIPs: readonly string[], packet: TracePacket): TraceResult {
+  const table = nft.state;
+  if (!table) return { output: "ACCEPT", masq: false, errors: ["no table"] };
+  const tracer = new Tracer(table, nodeIPs);
+  const pkt: Pkt = {
+    src: packet.sourceIP,
+    proto: packet.protocol ?? "tcp",
+    dst: packet.destIP,
+    dport: packet.destPort,
+    mark: 0,
+    masq: false,
+  };
+  let outcomes: Outcome[];
+  if (nodeIPs.includes(packet.sourceIP)) {
+    outcomes = tracer.runHook("postrouting", tracer.runHook("output", [{ pkt }]));
+  } else {
+    const routed = tracer.runHook("prerouting", [{ pkt }]);
+    const input = routed.filter((o) => nodeIPs.includes(o.pkt.dst));
+    const forward = routed.filter((o) => !nodeIPs.includes(o.pkt.dst));
+    outcomes = [
+      ...tracer.runHook("input", input),
+      ...tracer.runHook("postrouting", tracer.runHook("forward", forward)),
+    ];
+  }
+  const outputs: string[] = [];
+  for (const o of outcomes) {
+    const text = o.verdict === "drop" ? "DROP" : o.verdict === "reject" ? "REJECT" : (o.pkt.dnat ?? "ACCEPT");
+    if (!outputs.includes(text)) outputs.push(text);
+  }
+  return { output: outputs.join(", "), masq: outcomes.some((o) => o.pkt.masq), errors: tracer.errors };
+}

@@ -1,0 +1,111 @@
+// A batch of nftables operations for one table, applied atomically. Builder calls never
+// throw or return errors: the first invalid call is remembered, later calls are ignored,
+// and whoever runs the transaction gets that error. Call sites stay free of checks.
+
+import { NAME_LENGTH_MAX } from "./names.js";
+import { type NFTFamily, type NFTObject, type Operation, renderOperation, type Verb } from "./objects.js";
+
+const NAME_PATTERN = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
+
+function validate(verb: Verb, o: NFTObject): string | null {
+  const nameOf =
+    o.kind === "rule" ? o.chain : o.kind === "element" ? (o.set ?? o.map) : "name" in o ? o.name : "";
+  if (o.kind !== "table") {
+    if (!nameOf) return `${o.kind} has no ${o.kind === "rule" ? "chain" : "name"}`;
+    if (nameOf.length > NAME_LENGTH_MAX) return `name ${nameOf} is longer than ${NAME_LENGTH_MAX}`;
+    if (!NAME_PATTERN.test(nameOf)) return `name ${JSON.stringify(nameOf)} has characters nft does not allow`;
+  }
+  if (verb === "insert" && o.kind !== "rule") return "only rules can be inserted";
+  switch (o.kind) {
+    case "chain": {
+      const set = [o.type, o.hook, o.priority].filter((x) => x !== undefined).length;
+      if (set !== 0 && set !== 3) return `chain ${o.name}: type, hook and priority go together`;
+      return null;
+    }
+    case "rule":
+      if (verb === "delete" || verb === "destroy")
+        return "rules can only be deleted by handle, which we never use";
+      if (verb === "flush" || verb === "create") return `cannot ${verb} a rule`;
+      return o.rule.trim() === "" ? `empty rule in ${o.chain}` : null;
+    case "set":
+    case "map":
+      if ((verb === "add" || verb === "create") && !o.type) return `${o.kind} ${o.name} needs a type`;
+      return null;
+    case "element":
+      if ((o.set === undefined) === (o.map === undefined)) return "element needs exactly one of set and map";
+      if (o.key.length === 0) return "element has no key";
+      if (verb === "flush") return "cannot flush an element";
+      if (o.map !== undefined && (verb === "add" || verb === "create") && !o.value?.length) {
+        return `map element ${o.key.join(" . ")} needs a value`;
+      }
+      return null;
+    case "table":
+      return null;
+  }
+}
+
+export class Transaction {
+  readonly family: NFTFamily;
+  readonly table: string;
+  readonly #ops: Operation[] = [];
+  #err: Error | null = null;
+
+  constructor(family: NFTFamily, table: string) {
+    this.family = family;
+    this.table = table;
+  }
+
+  #push(verb: Verb, object: NFTObject): void {
+    if (this.#err) return;
+    const problem = validate(verb, object);
+    if (problem) {
+      this.#err = new Error(`nftables: ${verb} ${object.kind}: ${problem}`);
+      return;
+    }
+    this.#ops.push({ verb, object });
+  }
+
+  /** Create if absent (a rule is appended). */
+  add(o: NFTObject): void {
+    this.#push("add", o);
+  }
+  /** Create; fails if it exists. */
+  create(o: NFTObject): void {
+    this.#push("create", o);
+  }
+  /** Prepend a rule. */
+  insert(o: NFTObject): void {
+    this.#push("insert", o);
+  }
+  /** Remove a chain's rules or a set's/map's elements. */
+  flush(o: NFTObject): void {
+    this.#push("flush", o);
+  }
+  /** Delete; fails if absent. */
+  delete(o: NFTObject): void {
+    this.#push("delete", o);
+  }
+  /** Delete if present. */
+  destroy(o: NFTObject): void {
+    this.#push("destroy", o);
+  }
+
+  get operations(): readonly Operation[] {
+    return this.#ops;
+  }
+
+  get error(): Error | null {
+    return this.#err;
+  }
+
+  get size(): number {
+    return this.#ops.length;
+  }
+
+  /** The `nft -f` script; a stored error is appended as a trailing comment. */
+  toString(): string {
+    const lines = this.#ops.map((op) => renderOperation(op, this.family, this.table));
+    if (this.#err) lines.push(`# ERROR: ${this.#err.message}`);
+    return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
+  }
+}

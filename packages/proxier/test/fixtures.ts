@@ -1,0 +1,74 @@
+// Shared fixtures. Address plan (every test uses it):
+//   pods            10.180.0.0/16   (detect-local cluster CIDR 10.0.0.0/8)   fd00:10:180::/64
+//   ClusterIPs      172.30.0.0/16                                            fd00:172:30::/108
+//   nodes           192.168.0.0/24, this node "node1" is 192.168.0.2         fd00:192:168::2
+//   external        203.0.113.0/24 (clients); LB source range 203.0.113.0/25  fd00:203:113::/64
+//   LB VIPs         1.2.3.4, 5.6.7.8                                         fd00:1:2:3::4
+import type { Service } from "kubernetes-types/core/v1.js";
+import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { EndpointsChangeTracker, type EndpointsMap } from "../src/model/endpoints-change-tracker.js";
+import { ServiceChangeTracker, type ServicePortMap } from "../src/model/service-change-tracker.js";
+import type { NFTablesOptions } from "../src/nftables/options.js";
+import type { IPFamily } from "../src/util/ip.js";
+
+export const NODE_NAME = "node1";
+export const NODE_IP = "192.168.0.2";
+export const NODE_IPV6 = "fd00:192:168::2";
+export const EXTERNAL_CLIENT = "203.0.113.2";
+export const EXTERNAL_CLIENT_BLOCKED = "203.0.113.130";
+export const POD_CLIENT = "10.180.0.99";
+
+export function nftOptions(family: IPFamily = "IPv4", extra: Partial<NFTablesOptions> = {}): NFTablesOptions {
+  const v4 = family === "IPv4";
+  return {
+    family,
+    nodeName: NODE_NAME,
+    nodeLabels: { "topology.kubernetes.io/zone": "zone-a" },
+    nodeIP: v4 ? NODE_IP : NODE_IPV6,
+    nodePortAddresses: [v4 ? NODE_IP : NODE_IPV6],
+    masqueradeBit: 14,
+    clusterCIDR: v4 ? "10.0.0.0/8" : "fd00:10::/32",
+    serviceCIDRs: [v4 ? "172.30.0.0/16" : "fd00:172:30::/108"],
+    ...extra,
+  };
+}
+
+export function makeService(
+  ns: string,
+  name: string,
+  spec: Service["spec"],
+  status?: Service["status"],
+): Service {
+  return { apiVersion: "v1", kind: "Service", metadata: { namespace: ns, name }, spec, status };
+}
+
+export function makeSlice(
+  ns: string,
+  svc: string,
+  suffix: string,
+  endpoints: Endpoint[],
+  ports: { name?: string; port: number; protocol?: "TCP" | "UDP" | "SCTP" }[],
+  addressType: "IPv4" | "IPv6" = "IPv4",
+): EndpointSlice {
+  return {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: { namespace: ns, name: `${svc}-${suffix}`, labels: { "kubernetes.io/service-name": svc } },
+    addressType,
+    endpoints,
+    ports: ports.map((p) => ({ name: p.name, port: p.port, protocol: p.protocol ?? "TCP" })),
+  };
+}
+
+/** Runs objects through the trackers, as the proxier shell would. */
+export function buildMaps(
+  family: IPFamily,
+  services: Service[],
+  slices: EndpointSlice[],
+): { services: ServicePortMap; endpoints: EndpointsMap } {
+  const sct = new ServiceChangeTracker(family);
+  for (const s of services) sct.update(undefined, s);
+  const ect = new EndpointsChangeTracker({ family, nodeName: NODE_NAME });
+  for (const s of slices) ect.endpointSliceUpdate(s, false);
+  return { services: sct.apply().services, endpoints: ect.apply().endpoints };
+}

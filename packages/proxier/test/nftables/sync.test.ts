@@ -1,0 +1,148 @@
+// Full vs partial syncs, stale chain handling, and the fake's refusals.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { FakeNFTables, isNotFound } from "../../src/nftables/fake.js";
+import { renderNFTables } from "../../src/nftables/render.js";
+import { Transaction } from "../../src/nftables/transaction.js";
+import { buildMaps, makeService, makeSlice, nftOptions } from "../fixtures.js";
+
+const p80 = [{ name: "p80", port: 80 }];
+const svc = (name: string, ip: string) =>
+  makeService("ns1", name, { clusterIP: ip, ports: [{ name: "p80", port: 80, protocol: "TCP" }] });
+
+describe("nftables sync", () => {
+  test("partial sync touches only the changed service, and ends equal to a full sync", () => {
+    const nft = new FakeNFTables("ip", "kube-proxy");
+    const opts = nftOptions();
+    const first = buildMaps(
+      "IPv4",
+      [svc("a", "172.30.0.41"), svc("b", "172.30.0.42")],
+      [
+        makeSlice("ns1", "a", "x", [{ addresses: ["10.180.0.1"] }], p80),
+        makeSlice("ns1", "b", "x", [{ addresses: ["10.180.0.2"] }], p80),
+      ],
+    );
+    const r1 = renderNFTables(opts, { ...first, now: 0 });
+    nft.run(r1.transaction);
+
+    const second = buildMaps(
+      "IPv4",
+      [svc("a", "172.30.0.41"), svc("b", "172.30.0.42")],
+      [
+        makeSlice("ns1", "a", "x", [{ addresses: ["10.180.0.1"] }], p80),
+        makeSlice("ns1", "b", "x", [{ addresses: ["10.180.0.3"] }], p80),
+      ],
+    );
+    const r2 = renderNFTables(opts, { ...second, changedServices: new Set(["ns1/b"]), now: 100 }, r1.state);
+    assert.equal(r2.fullSync, false);
+    const script = r2.transaction.toString();
+    assert.ok(!script.includes("ns1/a/"), `unchanged service was rewritten:\n${script}`);
+    assert.match(script, /flush chain ip kube-proxy endpoint-\w+-ns1\/b\/tcp\/p80__10\.180\.0\.2\/80/);
+    nft.run(r2.transaction);
+
+    const fresh = new FakeNFTables("ip", "kube-proxy");
+    fresh.run(renderNFTables(opts, { ...second, now: 0 }).transaction);
+    // The stale endpoint chain is still there, empty; everything else matches a fresh full sync.
+    const withoutStale = nft
+      .dump()
+      .split("\n")
+      .filter((l) => !l.includes("10.180.0.2/80"))
+      .join("\n");
+    assert.equal(withoutStale, fresh.dump());
+
+    // A second later the stale chain is deleted by the cleanup transaction.
+    const r3 = renderNFTables(opts, { ...second, changedServices: new Set(), now: 1200 }, r2.state);
+    assert.ok(r3.cleanup);
+    nft.run(r3.cleanup);
+    nft.run(r3.transaction);
+    assert.equal(r3.transaction.toString(), "");
+    assert.equal(nft.dump(), fresh.dump());
+  });
+
+  test("stale chains are not deleted before a second has passed", () => {
+    const opts = nftOptions();
+    const r1 = renderNFTables(opts, {
+      ...buildMaps(
+        "IPv4",
+        [svc("a", "172.30.0.41")],
+        [makeSlice("ns1", "a", "x", [{ addresses: ["10.180.0.1"] }], p80)],
+      ),
+      now: 0,
+    });
+    const empty = buildMaps("IPv4", [], []);
+    const r2 = renderNFTables(opts, { ...empty, changedServices: new Set(["ns1/a"]), now: 10 }, r1.state);
+    assert.equal(r2.state.staleChains.size, 2);
+    const r3 = renderNFTables(opts, { ...empty, changedServices: new Set(), now: 500 }, r2.state);
+    assert.equal(r3.cleanup, null);
+    // Like kube-proxy, every sync re-flushes and re-stamps chains that are still stale.
+    assert.equal(r3.state.staleChains.get([...r3.state.staleChains.keys()][0] ?? ""), 500);
+    const r4 = renderNFTables(opts, { ...empty, changedServices: new Set(), now: 1500 }, r3.state);
+    assert.equal(r4.cleanup?.size, 2);
+    assert.equal(r4.state.serviceChains.size, 0);
+  });
+
+  test("changed map element value is deleted and re-added", () => {
+    const opts = nftOptions();
+    const nft = new FakeNFTables("ip", "kube-proxy");
+    const r1 = renderNFTables(opts, { ...buildMaps("IPv4", [svc("a", "172.30.0.41")], []), now: 0 });
+    nft.run(r1.transaction);
+    const withEps = buildMaps(
+      "IPv4",
+      [svc("a", "172.30.0.41")],
+      [makeSlice("ns1", "a", "x", [{ addresses: ["10.180.0.1"] }], p80)],
+    );
+    const r2 = renderNFTables(opts, { ...withEps, changedServices: new Set(["ns1/a"]), now: 1 }, r1.state);
+    assert.match(
+      r2.transaction.toString(),
+      /delete element ip kube-proxy no-endpoint-services \{ 172\.30\.0\.41 \. tcp \. 80 \}/,
+    );
+    nft.run(r2.transaction);
+    assert.match(nft.dump(), /service-ips \{ 172\.30\.0\.41 \. tcp \. 80 : goto service-/);
+  });
+});
+
+describe("fake nft", () => {
+  test("rejects a jump to a missing chain and leaves the table unchanged", () => {
+    const nft = new FakeNFTables("ip", "kube-proxy");
+    const ok = new Transaction("ip", "kube-proxy");
+    ok.add({ kind: "table" });
+    ok.add({ kind: "chain", name: "a" });
+    nft.run(ok);
+    const before = nft.dump();
+    const bad = new Transaction("ip", "kube-proxy");
+    bad.add({ kind: "chain", name: "b" });
+    bad.add({ kind: "rule", chain: "a", rule: "jump missing" });
+    assert.throws(
+      () => nft.run(bad),
+      (e) => isNotFound(e),
+    );
+    assert.equal(nft.dump(), before);
+  });
+
+  test("rejects references to missing sets and deleting referenced chains", () => {
+    const nft = new FakeNFTables("ip", "kube-proxy");
+    const tx = new Transaction("ip", "kube-proxy");
+    tx.add({ kind: "table" });
+    tx.add({ kind: "chain", name: "a" });
+    tx.add({ kind: "rule", chain: "a", rule: "ip daddr @nope drop" });
+    assert.throws(() => nft.run(tx), /no such set or map nope/);
+    const tx2 = new Transaction("ip", "kube-proxy");
+    tx2.add({ kind: "table" });
+    tx2.add({ kind: "chain", name: "a" });
+    tx2.add({ kind: "chain", name: "b" });
+    tx2.add({ kind: "rule", chain: "a", rule: "goto b" });
+    nft.run(tx2);
+    const del = new Transaction("ip", "kube-proxy");
+    del.delete({ kind: "chain", name: "b" });
+    assert.throws(() => nft.run(del), /still referenced/);
+  });
+
+  test("the builder keeps the first error and reports it in the script", () => {
+    const tx = new Transaction("ip", "kube-proxy");
+    tx.add({ kind: "chain", name: "bad name!" });
+    tx.add({ kind: "chain", name: "fine" });
+    assert.equal(tx.size, 0);
+    assert.match(tx.toString(), /^# ERROR: .*bad name!/);
+    assert.throws(() => new FakeNFTables("ip", "kube-proxy").run(tx), /characters nft does not allow/);
+  });
+});
