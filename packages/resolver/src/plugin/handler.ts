@@ -1,0 +1,71 @@
+import type { Transport } from "../wire/edns.js";
+import type { Message } from "../wire/message.js";
+
+/** Who asked, and over what. */
+export interface Peer {
+  address: string;
+  port: number;
+  family: "IPv4" | "IPv6";
+}
+
+/** Where a plugin sends its reply. Wrapping writers (cache, loadbalance) see the reply on its way out. */
+export interface ResponseWriter {
+  readonly transport: Transport;
+  readonly remote: Peer;
+  write(msg: Message): void;
+}
+
+/** Per-query context passed down the chain. */
+export interface QueryContext {
+  /** The server block zone that matched the query name, in its configured spelling. */
+  readonly zone: string;
+  /** The server's address as CoreDNS labels it in metrics, e.g. `dns://:53`. */
+  readonly server: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * What a handler returns. The contract is CoreDNS's: SERVFAIL, REFUSED, FORMERR and NOTIMP mean the
+ * handler wrote nothing and the server must answer with that rcode; any other rcode means a reply was
+ * written. `error` is reported (by the `errors` plugin) whether or not a reply was written.
+ */
+export interface Result {
+  rcode: number;
+  error?: Error;
+}
+
+export interface Handler {
+  readonly name: string;
+  serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result>;
+}
+
+const NOTHING_WRITTEN = new Set([1, 2, 4, 5]);
+
+/** Whether a handler that returned `rcode` already wrote its reply. */
+export function clientWrote(rcode: number): boolean {
+  return !NOTHING_WRITTEN.has(rcode);
+}
+
+/** Prefixes an error with the plugin that raised it: `plugin/<name>: ...`. */
+export class PluginError extends Error {
+  override name = "PluginError";
+  constructor(
+    readonly plugin: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`plugin/${plugin}: ${message}`, options);
+  }
+}
+
+/** Calls `next`, or fails with SERVFAIL when there is none (the end of the chain was reached). */
+export async function nextOrFailure(
+  name: string,
+  next: Handler | undefined,
+  ctx: QueryContext,
+  w: ResponseWriter,
+  r: Message,
+): Promise<Result> {
+  if (!next) return { rcode: 2, error: new PluginError(name, "no next plugin found") };
+  return next.serveDNS(ctx, w, r);
+}

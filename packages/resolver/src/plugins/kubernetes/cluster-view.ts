@@ -1,0 +1,96 @@
+import type { Namespace, Pod, Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+
+/**
+ * The read-only slice of cluster state the kubernetes plugin answers from. An informer-backed
+ * implementation lives with @switchyard/kube; tests use FixtureCluster. Implementations must not hand
+ * out objects they will later mutate: the plugin treats everything it gets as frozen.
+ */
+export interface ClusterView {
+  /** The Service `namespace/name`, if it exists. */
+  service(namespace: string, name: string): Service | undefined;
+  /** Services whose ClusterIP (any family) is `ip`. */
+  servicesByClusterIP(ip: string): Service[];
+  /** EndpointSlices labelled `kubernetes.io/service-name: name` in `namespace`. */
+  endpointSlices(namespace: string, name: string): EndpointSlice[];
+  /** EndpointSlices with an endpoint address equal to `ip`. */
+  endpointSlicesByIP(ip: string): EndpointSlice[];
+  namespace(name: string): Namespace | undefined;
+  /** Pods whose status.podIPs include `ip`; only needed for `pods verified`. */
+  podsByIP(ip: string): Pod[];
+  /** Whether the initial list of every watched kind has been seen. */
+  hasSynced(): boolean;
+  /** Unix seconds of the last change; the SOA serial. */
+  modified(): number;
+}
+
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** An in-memory ClusterView over plain objects, for tests and examples. */
+export class FixtureCluster implements ClusterView {
+  synced = true;
+  lastModified = 1700000000;
+
+  constructor(
+    readonly objects: {
+      services?: Service[];
+      endpointSlices?: EndpointSlice[];
+      namespaces?: string[];
+      pods?: Pod[];
+    },
+  ) {}
+
+  service(namespace: string, name: string): Service | undefined {
+    return this.objects.services?.find(
+      (s) => s.metadata?.namespace === namespace && s.metadata?.name === name,
+    );
+  }
+
+  servicesByClusterIP(ip: string): Service[] {
+    return (this.objects.services ?? []).filter((s) => clusterIPs(s).includes(ip));
+  }
+
+  endpointSlices(namespace: string, name: string): EndpointSlice[] {
+    return (this.objects.endpointSlices ?? []).filter(
+      (e) => e.metadata?.namespace === namespace && e.metadata?.labels?.[SERVICE_NAME_LABEL] === name,
+    );
+  }
+
+  endpointSlicesByIP(ip: string): EndpointSlice[] {
+    return (this.objects.endpointSlices ?? []).filter((e) =>
+      e.endpoints.some((ep) => ep.addresses.includes(ip)),
+    );
+  }
+
+  namespace(name: string): Namespace | undefined {
+    return this.objects.namespaces?.includes(name) ? { metadata: { name } } : undefined;
+  }
+
+  podsByIP(ip: string): Pod[] {
+    return (this.objects.pods ?? []).filter(
+      (p) => p.status?.podIP === ip || (p.status?.podIPs ?? []).some((a) => a.ip === ip),
+    );
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  modified(): number {
+    return this.lastModified;
+  }
+}
+
+/** A Service's ClusterIPs, `None` excluded; falls back to spec.clusterIP for old objects. */
+export function clusterIPs(svc: Service): string[] {
+  const ips = svc.spec?.clusterIPs ?? (svc.spec?.clusterIP ? [svc.spec.clusterIP] : []);
+  return ips.filter((ip) => ip !== "" && ip !== "None");
+}
+
+export function isHeadless(svc: Service): boolean {
+  return svc.spec?.clusterIP === "None";
+}
+
+export function isExternalName(svc: Service): boolean {
+  return svc.spec?.type === "ExternalName";
+}

@@ -1,0 +1,126 @@
+import type { Stanza } from "../../corefile/parse.js";
+import type { Setup } from "../../plugin/setup.js";
+import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
+import { normalizeZone } from "../../plugin/zones.js";
+import type { Upstream } from "./answer.js";
+import type { ClusterView } from "./cluster-view.js";
+import { KubernetesHandler } from "./handler.js";
+import type { KubernetesOptions } from "./options.js";
+import { defaultOptions } from "./options.js";
+
+/** What the kubernetes plugin needs from outside: the cluster, and optionally a way to resolve upstream. */
+export interface KubernetesDeps {
+  cluster?: ClusterView;
+  upstream?: Upstream;
+}
+
+const PLUGIN = "kubernetes";
+
+/** Options CoreDNS accepts that only matter for talking to a real API server; parsed, checked, kept aside. */
+const API_OPTIONS = new Set([
+  "endpoint",
+  "tls",
+  "kubeconfig",
+  "apiserver_qps",
+  "apiserver_burst",
+  "apiserver_max_inflight",
+]);
+
+/** Parses a `kubernetes [ZONES...] { ... }` stanza (CoreDNS's ParseStanza). */
+export function parseKubernetes(stanza: Stanza, blockZones: readonly string[]): KubernetesOptions {
+  const zones = (stanza.args.length > 0 ? stanza.args : blockZones).map(normalizeZone);
+  const opts = defaultOptions(zones);
+  if (opts.primaryZone === "") throw stanzaError(stanza, PLUGIN, "non-reverse zone name must be used");
+  let namespaces: string[] = [];
+  for (const line of stanza.block) {
+    const args = line.args;
+    switch (line.name) {
+      case "endpoint_pod_names":
+        if (args.length > 0) throw argError(line, PLUGIN);
+        opts.endpointPodNames = true;
+        break;
+      case "pods": {
+        const mode = args[0];
+        if (args.length !== 1) throw argError(line, PLUGIN);
+        if (mode !== "disabled" && mode !== "insecure" && mode !== "verified") {
+          throw stanzaError(
+            line,
+            PLUGIN,
+            `wrong value for pods: ${mode}, must be one of: disabled, verified, insecure`,
+          );
+        }
+        opts.podMode = mode;
+        break;
+      }
+      case "namespaces":
+        if (args.length === 0) throw argError(line, PLUGIN);
+        namespaces = [...namespaces, ...args];
+        break;
+      case "namespace_labels":
+      case "labels":
+      case "multicluster":
+      case "zonal":
+        throw stanzaError(line, PLUGIN, `option '${line.name}' is not supported yet`);
+      case "fallthrough":
+        opts.fallthrough = args.map(normalizeZone);
+        break;
+      case "ttl": {
+        const text = args[0];
+        if (args.length === 0 || text === undefined) throw argError(line, PLUGIN);
+        if (!/^-?\d+$/.test(text)) throw stanzaError(line, PLUGIN, `ttl must be a number: ${text}`);
+        const ttl = Number(text);
+        if (ttl < 0 || ttl > 3600) throw stanzaError(line, PLUGIN, `ttl must be in range [0, 3600]: ${ttl}`);
+        opts.ttl = ttl;
+        break;
+      }
+      case "noendpoints":
+        if (args.length > 0) throw argError(line, PLUGIN);
+        opts.endpoints = false;
+        break;
+      case "ignore":
+        if (args[0] !== "empty_service")
+          throw stanzaError(line, PLUGIN, `unable to parse ignore value: '${args[0] ?? ""}'`);
+        opts.ignoreEmptyService = true;
+        break;
+      case "startup_timeout": {
+        const ms = parseDuration(args[0] ?? "");
+        if (args.length !== 1 || ms === undefined)
+          throw stanzaError(line, PLUGIN, `invalid startup_timeout '${args[0] ?? ""}'`);
+        opts.startupTimeoutMs = ms;
+        break;
+      }
+      default:
+        if (API_OPTIONS.has(line.name)) {
+          if (args.length === 0) throw argError(line, PLUGIN);
+          break;
+        }
+        throw stanzaError(line, PLUGIN, `unknown property '${line.name}'`);
+    }
+    if (line.block.length > 0) throw stanzaError(line, PLUGIN, `'${line.name}' does not take a block`);
+  }
+  opts.namespaces = new Set(namespaces);
+  return opts;
+}
+
+/** Go-style durations as CoreDNS writes them: `5s`, `1m30s`, `250ms`. Milliseconds, or undefined. */
+export function parseDuration(text: string): number | undefined {
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
+  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 };
+  let total = 0;
+  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
+    total += Number(m[1]) * (unit[m[2] ?? "s"] ?? 0);
+  return total;
+}
+
+export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
+  const opts = parseKubernetes(onlyOnce(ctx, PLUGIN), ctx.blockZones);
+  const cluster = ctx.deps.cluster;
+  if (!cluster) throw stanzaError(ctx.stanzas[0] as Stanza, PLUGIN, "no cluster connection was provided");
+  return {
+    plugin: (next) => {
+      const handler = new KubernetesHandler(cluster, opts, next, ctx.deps.upstream);
+      ctx.reportReadiness(handler);
+      return handler;
+    },
+  };
+};

@@ -1,0 +1,55 @@
+import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
+import { nextOrFailure } from "../../plugin/handler.js";
+import type { Setup } from "../../plugin/setup.js";
+import { onlyOnce, stanzaError } from "../../plugin/setup.js";
+import type { Message } from "../../wire/message.js";
+import type { RandomIndex } from "./shuffle.js";
+import { mathRandomIndex, roundRobin } from "./shuffle.js";
+
+/**
+ * `loadbalance`: shuffles the address records of every NOERROR reply on its way out. It sits before
+ * `cache` in plugin.cfg, so cached answers are shuffled too.
+ */
+export class LoadBalanceHandler implements Handler {
+  readonly name = "loadbalance";
+
+  constructor(
+    private readonly next: Handler | undefined,
+    private readonly random: RandomIndex,
+  ) {}
+
+  serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
+    const qtype = r.question[0]?.type;
+    if (qtype === 252 || qtype === 251) return nextOrFailure(this.name, this.next, ctx, w, r);
+    const random = this.random;
+    const shuffling: ResponseWriter = {
+      transport: w.transport,
+      remote: w.remote,
+      write(msg) {
+        if (msg.rcode !== 0) return w.write(msg);
+        w.write({
+          ...msg,
+          answer: roundRobin(msg.answer, random),
+          authority: roundRobin(msg.authority, random),
+          additional: roundRobin(msg.additional, random),
+        });
+      },
+    };
+    return nextOrFailure(this.name, this.next, ctx, shuffling, r);
+  }
+}
+
+export interface LoadBalanceDeps {
+  random?: RandomIndex;
+}
+
+/** `loadbalance [round_robin]`; `weighted` and `prefer` are not supported yet. */
+export const setupLoadBalance: Setup<LoadBalanceDeps> = (ctx) => {
+  const stanza = onlyOnce(ctx, "loadbalance");
+  const policy = stanza.args[0] ?? "round_robin";
+  if (policy !== "round_robin" || stanza.args.length > 1) {
+    throw stanzaError(stanza, "loadbalance", `unsupported policy '${stanza.args.join(" ")}'`);
+  }
+  const random = ctx.deps.random ?? mathRandomIndex;
+  return { plugin: (next) => new LoadBalanceHandler(next, random) };
+};

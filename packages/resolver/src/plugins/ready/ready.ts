@@ -1,0 +1,43 @@
+import type * as http from "node:http";
+import type { Readiness, Setup } from "../../plugin/setup.js";
+import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
+import type { HealthDeps } from "../health/health.js";
+import { closeHttp, listenHttp, parseListenAddress } from "../http-endpoint.js";
+
+/**
+ * Whether every reporter is ready: 200 `OK`, or 503 with the names of those that are not. Once all have
+ * been ready it stays OK (CoreDNS's default `monitor until-ready`).
+ */
+export function readiness(
+  reporters: readonly Readiness[],
+  state: { everReady: boolean },
+): { status: number; body: string } {
+  if (state.everReady) return { status: 200, body: "OK" };
+  const waiting = reporters.filter((r) => !r.ready()).map((r) => r.name);
+  if (waiting.length > 0) return { status: 503, body: [...new Set(waiting)].sort().join(",") };
+  state.everReady = true;
+  return { status: 200, body: "OK" };
+}
+
+/** `ready [ADDRESS]`: `/ready` on :8181. It closes first on shutdown, before health's lameduck wait. */
+export const setupReady: Setup<HealthDeps> = (ctx) => {
+  const stanza = onlyOnce(ctx, "ready");
+  if (stanza.args.length > 1) throw argError(stanza, "ready");
+  const listen = parseListenAddress(stanza.args[0] ?? ":8181");
+  if (!listen) throw stanzaError(stanza, "ready", `invalid address '${stanza.args[0]}'`);
+  const first = stanza.block[0];
+  if (first) throw stanzaError(first, "ready", `option '${first.name}' is not supported yet`);
+  const state = { everReady: false };
+  let server: http.Server | undefined;
+  ctx.lifecycle.onStartup(async () => {
+    const started = await listenHttp(listen.host, listen.port, "/ready", () =>
+      readiness(ctx.allReadiness(), state),
+    );
+    server = started.server;
+    ctx.deps.onHttpListen?.("ready", started.port);
+  });
+  ctx.lifecycle.onShutdown(async () => {
+    if (server) await closeHttp(server);
+  });
+  return {};
+};

@@ -1,0 +1,91 @@
+import type { ParseOptions } from "./corefile/parse.js";
+import { parseCorefile } from "./corefile/parse.js";
+import type { BuiltConfig } from "./plugin/build.js";
+import { buildConfig } from "./plugin/build.js";
+import type { Setup } from "./plugin/setup.js";
+import { matchZone } from "./plugin/zones.js";
+import type { ResolverDeps } from "./registry.js";
+import { defaultRegistry } from "./registry.js";
+import { dispatch } from "./server/dispatch.js";
+import type { DnsServerOptions } from "./server/dns-server.js";
+import { DnsServer } from "./server/dns-server.js";
+import { decodeMessage } from "./wire/decode.js";
+import { encodeMessage } from "./wire/encode.js";
+import type { Message } from "./wire/message.js";
+import { newQuery } from "./wire/message.js";
+
+export interface ResolverOptions extends Pick<ParseOptions, "env" | "readFile" | "file"> {
+  deps?: ResolverDeps;
+  registry?: ReadonlyMap<string, Setup<ResolverDeps>>;
+  /** Bind address for every server; default all IPv4 addresses. */
+  address?: string;
+  /** Overrides every block's port (tests use 0). */
+  portOverride?: number;
+  server?: Omit<DnsServerOptions, "sites" | "address" | "port">;
+}
+
+/** A Corefile turned into running DNS servers: parse, set up plugins, listen, and stop again. */
+export class Resolver {
+  readonly servers: DnsServer[];
+
+  private constructor(
+    readonly config: BuiltConfig<ResolverDeps>,
+    options: ResolverOptions,
+  ) {
+    this.servers = config.servers.map(
+      (plan) =>
+        new DnsServer({
+          ...options.server,
+          sites: plan.sites,
+          ...(options.address === undefined ? {} : { address: options.address }),
+          port: options.portOverride ?? plan.port,
+        }),
+    );
+  }
+
+  /** Parses and sets up; throws a CorefileError naming file and line on any problem. Nothing listens yet. */
+  static fromCorefile(text: string, options: ResolverOptions = {}): Resolver {
+    const blocks = parseCorefile(text, options);
+    const deps: ResolverDeps = { ...options.deps };
+    let resolver: Resolver | undefined;
+    // ExternalName targets outside the cluster re-enter the server, as CoreDNS's upstream does.
+    deps.upstream ??= (name, qtype) =>
+      resolver ? resolver.query(newQuery(name, qtype, 0)) : Promise.resolve(undefined);
+    const config = buildConfig(blocks, { registry: options.registry ?? defaultRegistry(), deps });
+    resolver = new Resolver(config, options);
+    return resolver;
+  }
+
+  async start(): Promise<void> {
+    for (const hook of this.config.startup) await hook();
+    for (const server of this.servers) await server.start();
+  }
+
+  async stop(graceMs?: number): Promise<void> {
+    for (const hook of this.config.shutdown) await hook();
+    await Promise.all(this.servers.map((s) => s.stop(graceMs)));
+  }
+
+  /** Answers a query in-process through the chain that owns its name (no sockets). */
+  async query(request: Message): Promise<Message | undefined> {
+    const name = request.question[0]?.name ?? ".";
+    const plan =
+      this.config.servers.find(
+        (p) =>
+          matchZone(
+            name,
+            p.sites.map((s) => s.zone),
+          ) !== undefined,
+      ) ?? this.config.servers[0];
+    if (!plan) return undefined;
+    const out = await dispatch(encodeMessage(request), {
+      sites: plan.sites,
+      server: "internal",
+      transport: "tcp",
+      remote: { address: "127.0.0.1", port: 0, family: "IPv4" },
+    });
+    if (!out.reply) return undefined;
+    const d = decodeMessage(out.reply);
+    return d.kind === "message" ? d.message : undefined;
+  }
+}

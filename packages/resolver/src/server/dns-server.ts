@@ -1,0 +1,218 @@
+import * as dgram from "node:dgram";
+import * as net from "node:net";
+import type { Peer } from "../plugin/handler.js";
+import type { Transport } from "../wire/edns.js";
+import type { Outcome, Site } from "./dispatch.js";
+import { dispatch } from "./dispatch.js";
+import { FrameSplitter, frame } from "./frames.js";
+import type { Timers } from "./timers.js";
+import { systemTimers } from "./timers.js";
+
+/** How the server reaches the network; tests may hand in their own sockets. */
+export interface Network {
+  createUdpSocket(family: "udp4" | "udp6"): dgram.Socket;
+  createTcpServer(): net.Server;
+}
+
+const nodeNetwork: Network = {
+  createUdpSocket: (family) => dgram.createSocket({ type: family, reuseAddr: false }),
+  createTcpServer: () => net.createServer({ pauseOnConnect: false }),
+};
+
+export interface DnsServerOptions {
+  sites: readonly Site[];
+  /** Address to bind; default all IPv4 addresses. */
+  address?: string;
+  /** Port for both UDP and TCP; 0 picks a free one (the same for both). Default 53. */
+  port?: number;
+  /** CoreDNS waits 3 s for the first query on a new TCP connection. */
+  tcpFirstReadTimeoutMs?: number;
+  /** ... and closes it after 10 s without one. */
+  tcpIdleTimeoutMs?: number;
+  /** Connections beyond this are closed at once. */
+  maxTcpConnections?: number;
+  timers?: Timers;
+  network?: Network;
+  /** Called once per packet after its reply (if any) was sent. */
+  onOutcome?: (outcome: Outcome, transport: Transport, remote: Peer) => void;
+}
+
+interface Connection {
+  socket: net.Socket;
+  /** Replies still being worked on; the connection is closed gracefully only when it reaches 0. */
+  pending: number;
+  timer: unknown;
+}
+
+/**
+ * A DNS server on UDP and TCP. TCP queries on one connection are answered one at a time in arrival order
+ * (as miekg/dns does), so pipelined clients get their replies in the order they asked.
+ */
+export class DnsServer {
+  private udp: dgram.Socket | undefined;
+  private tcp: net.Server | undefined;
+  private readonly connections = new Set<Connection>();
+  private readonly inflight = new Set<Promise<void>>();
+  private stopping = false;
+  private boundPort = 0;
+  private readonly timers: Timers;
+  private readonly network: Network;
+
+  constructor(private readonly options: DnsServerOptions) {
+    this.timers = options.timers ?? systemTimers;
+    this.network = options.network ?? nodeNetwork;
+  }
+
+  get address(): { address: string; port: number } {
+    return { address: this.options.address ?? "0.0.0.0", port: this.boundPort };
+  }
+
+  /** The label CoreDNS gives this server in metrics: `dns://:53`, or with the bind address. */
+  get label(): string {
+    return `dns://${this.options.address ?? ""}:${this.boundPort}`;
+  }
+
+  async start(): Promise<void> {
+    const address = this.options.address ?? "0.0.0.0";
+    const family = net.isIPv6(address) ? "udp6" : "udp4";
+    const wanted = this.options.port ?? 53;
+    // With port 0 the kernel picks the UDP port; TCP then asks for the same one, which can be taken.
+    for (let attempt = 0; ; attempt++) {
+      const udp = this.network.createUdpSocket(family);
+      const port = await bindUdp(udp, address, wanted);
+      try {
+        this.tcp = await listenTcp(this.network.createTcpServer(), address, port);
+        this.udp = udp;
+        this.boundPort = port;
+        break;
+      } catch (err) {
+        udp.close();
+        if (wanted !== 0 || attempt >= 5) throw err;
+      }
+    }
+    // Send failures (an ICMP unreachable, a client gone) concern one packet and must not end the server.
+    this.udp.on("error", () => undefined);
+    this.udp.on("message", (packet, rinfo) => this.onUdp(packet, rinfo));
+    this.tcp.on("connection", (socket) => this.onTcp(socket));
+  }
+
+  /**
+   * Stops taking new queries, lets the ones in flight finish (at most `graceMs`), then closes every
+   * socket. TCP connections without pending queries close at once.
+   */
+  async stop(graceMs = 5000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const tcpClosed = this.tcp ? new Promise<void>((resolve) => this.tcp?.close(() => resolve())) : undefined;
+    for (const conn of this.connections) if (conn.pending === 0) conn.socket.end();
+    let handle: unknown;
+    const grace = new Promise<void>((resolve) => {
+      handle = this.timers.setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.allSettled([...this.inflight]), grace]);
+    this.timers.clearTimeout(handle);
+    for (const conn of this.connections) {
+      this.timers.clearTimeout(conn.timer);
+      conn.socket.destroy();
+    }
+    this.udp?.close();
+    await tcpClosed;
+  }
+
+  private onUdp(packet: Buffer, rinfo: dgram.RemoteInfo): void {
+    if (this.stopping) return;
+    const remote: Peer = {
+      address: rinfo.address,
+      port: rinfo.port,
+      family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
+    };
+    this.track(
+      dispatch(packet, { sites: this.options.sites, server: this.label, transport: "udp", remote }).then(
+        async (out) => {
+          const { reply } = out;
+          const udp = this.udp;
+          // Wait for the send so that stop() does not close the socket under a reply still queued.
+          if (reply && udp)
+            await new Promise<void>((done) => udp.send(reply, rinfo.port, rinfo.address, () => done()));
+          this.options.onOutcome?.(out, "udp", remote);
+        },
+      ),
+    );
+  }
+
+  private onTcp(socket: net.Socket): void {
+    if (this.stopping || this.connections.size >= (this.options.maxTcpConnections ?? 1000)) {
+      socket.destroy();
+      return;
+    }
+    const remote: Peer = {
+      address: socket.remoteAddress ?? "",
+      port: socket.remotePort ?? 0,
+      family: socket.remoteFamily === "IPv6" ? "IPv6" : "IPv4",
+    };
+    const conn: Connection = { socket, pending: 0, timer: undefined };
+    this.connections.add(conn);
+    const splitter = new FrameSplitter();
+    let queue: Promise<void> = Promise.resolve();
+    const arm = (ms: number) => {
+      this.timers.clearTimeout(conn.timer);
+      conn.timer = this.timers.setTimeout(() => {
+        if (conn.pending === 0) socket.end();
+      }, ms);
+    };
+    arm(this.options.tcpFirstReadTimeoutMs ?? 3000);
+
+    socket.on("data", (chunk: Buffer) => {
+      arm(this.options.tcpIdleTimeoutMs ?? 10000);
+      for (const packet of splitter.push(chunk)) {
+        if (this.stopping) break;
+        conn.pending++;
+        queue = queue.then(async () => {
+          const out = await dispatch(packet, {
+            sites: this.options.sites,
+            server: this.label,
+            transport: "tcp",
+            remote,
+          });
+          if (out.reply && !socket.destroyed) socket.write(frame(out.reply));
+          this.options.onOutcome?.(out, "tcp", remote);
+          conn.pending--;
+          if (this.stopping && conn.pending === 0) socket.end();
+          else arm(this.options.tcpIdleTimeoutMs ?? 10000);
+        });
+        this.track(queue);
+      }
+    });
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => {
+      this.timers.clearTimeout(conn.timer);
+      this.connections.delete(conn);
+    });
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.catch(() => undefined);
+    this.inflight.add(tracked);
+    void tracked.finally(() => this.inflight.delete(tracked));
+  }
+}
+
+function bindUdp(socket: dgram.Socket, address: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    socket.once("error", reject);
+    socket.bind(port, address, () => {
+      socket.off("error", reject);
+      resolve(socket.address().port);
+    });
+  });
+}
+
+function listenTcp(server: net.Server, address: string, port: number): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, address, () => {
+      server.off("error", reject);
+      resolve(server);
+    });
+  });
+}

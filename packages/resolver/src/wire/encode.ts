@@ -1,0 +1,238 @@
+import { typeNumber } from "./constants.js";
+import type { Message, ResourceRecord } from "./message.js";
+import { nameToLabels } from "./name.js";
+
+/** The largest DNS message: the TCP length prefix is 16 bits. */
+export const MAX_MESSAGE_SIZE = 65535;
+
+export class EncodeError extends Error {
+  override name = "EncodeError";
+}
+
+/**
+ * Writes bytes into a fixed buffer and remembers where each name suffix was written, so later names can
+ * point back at it (RFC 1035 4.1.4). dns-packet never compresses, which is why this exists.
+ */
+class Writer {
+  readonly buf = Buffer.alloc(MAX_MESSAGE_SIZE);
+  offset = 0;
+  private readonly suffixes = new Map<string, number>();
+
+  constructor(private readonly compress: boolean) {}
+
+  u8(v: number): void {
+    this.ensure(1);
+    this.buf.writeUInt8(v, this.offset);
+    this.offset += 1;
+  }
+
+  u16(v: number): void {
+    this.ensure(2);
+    this.buf.writeUInt16BE(v, this.offset);
+    this.offset += 2;
+  }
+
+  u32(v: number): void {
+    this.ensure(4);
+    this.buf.writeUInt32BE(v >>> 0, this.offset);
+    this.offset += 4;
+  }
+
+  bytes(b: Buffer): void {
+    this.ensure(b.length);
+    b.copy(this.buf, this.offset);
+    this.offset += b.length;
+  }
+
+  /**
+   * Writes a name; with `compressible` it may end in a pointer. Suffix keys are case-sensitive so a
+   * pointer never changes the spelling of the name it replaces.
+   */
+  name(name: string, compressible: boolean): void {
+    const labels = nameToLabels(name);
+    for (let i = 0; i < labels.length; i++) {
+      const key = labels
+        .slice(i)
+        .map((l) => l.toString("latin1"))
+        .join("\u0000");
+      const earlier = this.suffixes.get(key);
+      if (this.compress && compressible && earlier !== undefined) {
+        this.u16(0xc000 | earlier);
+        return;
+      }
+      if (this.offset < 0x3fff && !this.suffixes.has(key)) this.suffixes.set(key, this.offset);
+      const label = labels[i] as Buffer;
+      this.u8(label.length);
+      this.bytes(label);
+    }
+    this.u8(0);
+  }
+
+  private ensure(n: number): void {
+    if (this.offset + n > this.buf.length)
+      throw new EncodeError(`message larger than ${MAX_MESSAGE_SIZE} bytes`);
+  }
+}
+
+/** Encodes a message; `compress` (default true) turns on name compression. */
+export function encodeMessage(msg: Message, options: { compress?: boolean } = {}): Buffer {
+  const w = new Writer(options.compress ?? true);
+  const extendedRcode = msg.rcode >> 4;
+  if (extendedRcode > 0 && !msg.edns) {
+    throw new EncodeError(`rcode ${msg.rcode} needs an OPT record to carry its upper bits`);
+  }
+  w.u16(msg.id);
+  w.u16(
+    (msg.qr ? 0x8000 : 0) |
+      ((msg.opcode & 0xf) << 11) |
+      (msg.aa ? 0x400 : 0) |
+      (msg.tc ? 0x200 : 0) |
+      (msg.rd ? 0x100 : 0) |
+      (msg.ra ? 0x80 : 0) |
+      (msg.z ? 0x40 : 0) |
+      (msg.ad ? 0x20 : 0) |
+      (msg.cd ? 0x10 : 0) |
+      (msg.rcode & 0xf),
+  );
+  w.u16(msg.question.length);
+  w.u16(msg.answer.length);
+  w.u16(msg.authority.length);
+  w.u16(msg.additional.length + (msg.edns ? 1 : 0));
+  for (const q of msg.question) {
+    w.name(q.name, true);
+    w.u16(q.type);
+    w.u16(q.class);
+  }
+  for (const rr of msg.answer) writeRecord(w, rr);
+  for (const rr of msg.authority) writeRecord(w, rr);
+  for (const rr of msg.additional) writeRecord(w, rr);
+  if (msg.edns) {
+    const e = msg.edns;
+    w.u8(0); // the root name
+    w.u16(41);
+    w.u16(e.udpSize);
+    w.u8(extendedRcode & 0xff);
+    w.u8(e.version);
+    w.u16(e.dnssecOk ? 0x8000 : 0);
+    const start = w.offset;
+    w.u16(0);
+    for (const opt of e.options) {
+      w.u16(opt.code);
+      w.u16(opt.data.length);
+      w.bytes(opt.data);
+    }
+    w.buf.writeUInt16BE(w.offset - start - 2, start);
+  }
+  return Buffer.from(w.buf.subarray(0, w.offset));
+}
+
+/** The encoded size of a message, compressed unless told otherwise. */
+export function encodedLength(msg: Message, options: { compress?: boolean } = {}): number {
+  return encodeMessage(msg, options).length;
+}
+
+function writeRecord(w: Writer, rr: ResourceRecord): void {
+  const type = typeNumber(rr.type);
+  if (type === undefined) throw new EncodeError(`unknown record type ${rr.type} for ${rr.name}`);
+  w.name(rr.name, true);
+  w.u16(type);
+  w.u16(rr.class);
+  if (!Number.isInteger(rr.ttl) || rr.ttl < 0 || rr.ttl > 0xffffffff) {
+    throw new EncodeError(`bad TTL ${rr.ttl} for ${rr.name} ${rr.type}`);
+  }
+  w.u32(rr.ttl);
+  const start = w.offset;
+  w.u16(0);
+  writeRdata(w, rr);
+  w.buf.writeUInt16BE(w.offset - start - 2, start);
+}
+
+// Only the RFC 1035 types may have their rdata names compressed; SRV targets must not be (RFC 2782, 3597).
+function writeRdata(w: Writer, rr: ResourceRecord): void {
+  switch (rr.type) {
+    case "A":
+      w.bytes(ipv4Bytes(rr.data, rr.name));
+      return;
+    case "AAAA":
+      w.bytes(ipv6Bytes(rr.data, rr.name));
+      return;
+    case "CNAME":
+    case "PTR":
+    case "NS":
+      w.name(rr.data, true);
+      return;
+    case "DNAME":
+      w.name(rr.data, false);
+      return;
+    case "MX":
+      w.u16(rr.data.preference);
+      w.name(rr.data.exchange, true);
+      return;
+    case "SOA":
+      w.name(rr.data.mname, true);
+      w.name(rr.data.rname, true);
+      w.u32(rr.data.serial);
+      w.u32(rr.data.refresh);
+      w.u32(rr.data.retry);
+      w.u32(rr.data.expire);
+      w.u32(rr.data.minimum);
+      return;
+    case "SRV":
+      w.u16(rr.data.priority);
+      w.u16(rr.data.weight);
+      w.u16(rr.data.port);
+      w.name(rr.data.target, false);
+      return;
+    case "TXT":
+      for (const s of rr.data) {
+        if (s.length > 255) throw new EncodeError(`TXT string longer than 255 bytes for ${rr.name}`);
+        w.u8(s.length);
+        w.bytes(s);
+      }
+      return;
+    default:
+      w.bytes(rr.data);
+  }
+}
+
+function ipv4Bytes(ip: string, owner: string): Buffer {
+  const parts = ip.split(".");
+  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) {
+    throw new EncodeError(`bad IPv4 address ${JSON.stringify(ip)} for ${owner}`);
+  }
+  return Buffer.from(parts.map(Number));
+}
+
+/** Expands an IPv6 address (with `::` and an optional dotted IPv4 tail) into 16 bytes. */
+export function ipv6Bytes(ip: string, owner = ""): Buffer {
+  const bad = () => new EncodeError(`bad IPv6 address ${JSON.stringify(ip)}${owner ? ` for ${owner}` : ""}`);
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
+  if (!v4?.[1]) return groupsToBytes(expandGroups(ip, bad));
+  // A dotted tail stands for the last two groups: expand with placeholders, then overwrite them.
+  const b = ipv4Bytes(v4[1], owner);
+  const groups = expandGroups(`${ip.slice(0, ip.length - v4[1].length)}0:0`, bad);
+  groups[6] = ((b[0] ?? 0) << 8) | (b[1] ?? 0);
+  groups[7] = ((b[2] ?? 0) << 8) | (b[3] ?? 0);
+  return groupsToBytes(groups);
+}
+
+function expandGroups(text: string, bad: () => Error): number[] {
+  const halves = text.split("::");
+  if (halves.length > 2) throw bad();
+  const parse = (s: string) => (s === "" ? [] : s.split(":"));
+  const head = parse(halves[0] ?? "");
+  const rest = halves.length === 2 ? parse(halves[1] ?? "") : [];
+  const missing = 8 - head.length - rest.length;
+  if ((halves.length === 2 && missing < 1) || (halves.length === 1 && missing !== 0)) throw bad();
+  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...rest];
+  return all.map((g) => {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) throw bad();
+    return Number.parseInt(g, 16);
+  });
+}
+
+function groupsToBytes(groups: number[]): Buffer {
+  const out = Buffer.alloc(16);
+  for (const [i, g] of groups.entries()) out.writeUInt16BE(g, i * 2);
+  return out;
+}

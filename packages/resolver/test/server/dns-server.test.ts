@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import * as net from "node:net";
+import { after, before, describe, test } from "node:test";
+import type { Handler, Result } from "../../src/plugin/handler.js";
+import { DnsServer } from "../../src/server/dns-server.js";
+import { frame } from "../../src/server/frames.js";
+import { encodeMessage } from "../../src/wire/encode.js";
+import { newQuery, replyTo } from "../../src/wire/message.js";
+import { formatRecord } from "../../src/wire/presentation.js";
+import { decodeOrFail, dig, tcpSession, udpExchange } from "../helpers/clients.js";
+import { staticZone } from "../helpers/static-zone.js";
+
+const zone = staticZone([
+  "www.example.org. 30 IN A 192.0.2.1",
+  "www.example.org. 30 IN AAAA 2001:db8::1",
+  ...Array.from({ length: 60 }, (_, i) => `big.example.org. 30 IN A 10.1.0.${i + 1}`),
+]);
+
+/** Answers "slow." after a delay, to show TCP replies keep their order. */
+const slow: Handler = {
+  name: "slow",
+  async serveDNS(_ctx, w, r): Promise<Result> {
+    await new Promise((res) => setTimeout(res, 50));
+    const reply = replyTo(r);
+    reply.answer = [{ name: r.question[0]?.name ?? ".", type: "A", class: 1, ttl: 1, data: "192.0.2.99" }];
+    w.write(reply);
+    return { rcode: 0 };
+  },
+};
+
+describe("DnsServer on loopback", () => {
+  const server = new DnsServer({
+    sites: [
+      { zone: "example.org.", handler: zone },
+      { zone: "slow.", handler: slow },
+    ],
+    address: "127.0.0.1",
+    port: 0,
+    tcpFirstReadTimeoutMs: 300,
+    tcpIdleTimeoutMs: 300,
+    maxTcpConnections: 4,
+  });
+  let port = 0;
+  before(async () => {
+    await server.start();
+    port = server.address.port;
+  });
+  after(() => server.stop(100));
+
+  test("dig gets an answer over UDP", async () => {
+    const out = await dig(port, "www.example.org", "A", "+short");
+    assert.equal(out.trim(), "192.0.2.1");
+  });
+
+  test("dig gets an answer over TCP", async () => {
+    const out = await dig(port, "www.example.org", "AAAA", "+tcp", "+short");
+    assert.equal(out.trim(), "2001:db8::1");
+  });
+
+  test("dig sees TC over UDP without EDNS and retries over TCP for the full answer", async () => {
+    const truncated = await dig(port, "big.example.org", "A", "+noedns", "+ignore");
+    assert.match(truncated, /flags: qr aa tc rd;/);
+    const full = await dig(port, "big.example.org", "A", "+noedns", "+short");
+    assert.equal(full.trim().split("\n").length, 60);
+  });
+
+  test("dig: 0x20 spelling comes back, NXDOMAIN for a missing name, REFUSED outside the zones", async () => {
+    const mixed = await dig(port, "wWw.ExAmPlE.oRg", "A");
+    assert.match(mixed, /;wWw\.ExAmPlE\.oRg\.\s+IN\s+A/);
+    assert.match(await dig(port, "nope.example.org", "A"), /status: NXDOMAIN/);
+    assert.match(await dig(port, "www.example.com", "A"), /status: REFUSED/);
+  });
+
+  test("garbage over UDP is dropped", async () => {
+    assert.equal(await udpExchange(port, Buffer.from("hello"), 200), undefined);
+  });
+
+  test("a raw UDP client gets a decodable reply with its id", async () => {
+    const reply = await udpExchange(port, encodeMessage(newQuery("www.example.org.", 1, 777)));
+    assert.ok(reply);
+    const msg = decodeOrFail(reply);
+    assert.equal(msg.id, 777);
+    assert.deepEqual(msg.answer.map(formatRecord), ["www.example.org. 30 IN A 192.0.2.1"]);
+  });
+
+  test("pipelined TCP queries are answered in arrival order", async () => {
+    const s = await tcpSession(port);
+    const first = encodeMessage(newQuery("a.slow.", 1, 1));
+    const second = encodeMessage(newQuery("www.example.org.", 1, 2));
+    const third = encodeMessage(newQuery("b.slow.", 1, 3));
+    // One write, three frames, the middle one split across two writes to test reassembly.
+    const all = Buffer.concat([frame(first), frame(second), frame(third)]);
+    s.socket.write(all.subarray(0, frame(first).length + 5));
+    s.socket.write(all.subarray(frame(first).length + 5));
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(decodeOrFail(await s.next()).id);
+    assert.deepEqual(ids, [1, 2, 3]);
+    s.socket.destroy();
+  });
+
+  test("an idle TCP connection is closed after the first-read timeout", async () => {
+    const s = await tcpSession(port);
+    const started = Date.now();
+    await s.closed;
+    assert.ok(Date.now() - started >= 250);
+  });
+
+  test("connections beyond the cap are closed at once", async () => {
+    const open = await Promise.all([1, 2, 3, 4].map(() => tcpSession(port)));
+    await new Promise((r) => setTimeout(r, 30));
+    const extra = await tcpSession(port);
+    const started = Date.now();
+    await extra.closed;
+    assert.ok(Date.now() - started < 200);
+    for (const s of open) s.socket.destroy();
+  });
+});
+
+describe("DnsServer stop", () => {
+  test("a query in flight is still answered, then the port is closed", async () => {
+    const server = new DnsServer({
+      sites: [{ zone: "slow.", handler: slow }],
+      address: "127.0.0.1",
+      port: 0,
+    });
+    await server.start();
+    const { port } = server.address;
+    const pending = udpExchange(port, encodeMessage(newQuery("x.slow.", 1, 5)), 1000);
+    await new Promise((r) => setTimeout(r, 10));
+    await server.stop(1000);
+    const reply = await pending;
+    assert.ok(reply, "in-flight query answered");
+    assert.equal(decodeOrFail(reply).id, 5);
+    await assert.rejects(
+      new Promise((resolve, reject) => {
+        const c = net.connect(port, "127.0.0.1");
+        c.on("connect", () => resolve(c));
+        c.on("error", reject);
+      }),
+    );
+  });
+});
