@@ -1,24 +1,47 @@
 import type { Setup } from "./plugin/setup.js";
+import type { CacheDeps } from "./plugins/cache/setup.js";
+import { setupCache } from "./plugins/cache/setup.js";
 import type { ErrorsDeps } from "./plugins/errors/errors.js";
 import { setupErrors } from "./plugins/errors/errors.js";
+import type { ForwardDeps } from "./plugins/forward/setup.js";
+import { setupForward } from "./plugins/forward/setup.js";
 import type { HealthDeps } from "./plugins/health/health.js";
 import { setupHealth } from "./plugins/health/health.js";
 import type { KubernetesDeps } from "./plugins/kubernetes/setup.js";
 import { setupKubernetes } from "./plugins/kubernetes/setup.js";
 import type { LoadBalanceDeps } from "./plugins/loadbalance/loadbalance.js";
 import { setupLoadBalance } from "./plugins/loadbalance/loadbalance.js";
+import type { LoopDeps } from "./plugins/loop/loop.js";
+import { setupLoop } from "./plugins/loop/loop.js";
+import type { PrometheusDeps } from "./plugins/prometheus/prometheus.js";
+import { setupPrometheus } from "./plugins/prometheus/prometheus.js";
 import { setupReady } from "./plugins/ready/ready.js";
+import type { ReloadDeps } from "./plugins/reload/reload.js";
+import { setupReload } from "./plugins/reload/reload.js";
 
 /** Everything any built-in plugin may take from the embedding program. */
-export type ResolverDeps = KubernetesDeps & ErrorsDeps & LoadBalanceDeps & HealthDeps;
+export type ResolverDeps = KubernetesDeps &
+  ErrorsDeps &
+  LoadBalanceDeps &
+  HealthDeps &
+  CacheDeps &
+  ForwardDeps &
+  PrometheusDeps &
+  LoopDeps &
+  ReloadDeps;
 
 /** The plugins this build has. Directives CoreDNS knows but this map lacks fail with a clear error. */
 export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
   return new Map<string, Setup<ResolverDeps>>([
+    ["reload", setupReload],
     ["ready", setupReady],
     ["health", setupHealth],
+    ["prometheus", setupPrometheus],
     ["errors", setupErrors],
     ["loadbalance", setupLoadBalance],
+    ["cache", setupCache],
     ["kubernetes", setupKubernetes],
+    ["loop", setupLoop],
+    ["forward", setupForward],
   ]);
 }

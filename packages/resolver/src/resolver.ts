@@ -1,5 +1,6 @@
 import type { ParseOptions } from "./corefile/parse.js";
 import { parseCorefile } from "./corefile/parse.js";
+import { Metrics } from "./metrics/metrics.js";
 import type { BuiltConfig } from "./plugin/build.js";
 import { buildConfig } from "./plugin/build.js";
 import type { Setup } from "./plugin/setup.js";
@@ -29,7 +30,7 @@ export class Resolver {
   readonly servers: DnsServer[];
 
   private constructor(
-    readonly config: BuiltConfig<ResolverDeps>,
+    public config: BuiltConfig<ResolverDeps>,
     options: ResolverOptions,
   ) {
     this.servers = config.servers.map(
@@ -47,13 +48,41 @@ export class Resolver {
   static fromCorefile(text: string, options: ResolverOptions = {}): Resolver {
     const blocks = parseCorefile(text, options);
     const deps: ResolverDeps = { ...options.deps };
+    deps.metrics ??= new Metrics();
     let resolver: Resolver | undefined;
     // ExternalName targets outside the cluster re-enter the server, as CoreDNS's upstream does.
     deps.upstream ??= (name, qtype) =>
       resolver ? resolver.query(newQuery(name, qtype, 0)) : Promise.resolve(undefined);
+    const { file, readFile } = options;
+    if (file && readFile) {
+      deps.corefileText ??= () => readFile(file);
+      deps.applyCorefile ??= (next) => (resolver ? resolver.reload(next) : Promise.resolve());
+    }
     const config = buildConfig(blocks, { registry: options.registry ?? defaultRegistry(), deps });
     resolver = new Resolver(config, options);
+    resolver.options = options;
     return resolver;
+  }
+
+  private options: ResolverOptions = {};
+
+  /**
+   * Applies a new Corefile without closing the DNS sockets: builds it completely first (a bad one throws
+   * and changes nothing), stops the old plugins' hooks, starts the new ones, then swaps the chains.
+   * The new Corefile must keep the same set of ports.
+   */
+  async reload(text: string): Promise<void> {
+    const blocks = parseCorefile(text, this.options);
+    const next = buildConfig(blocks, {
+      registry: this.options.registry ?? defaultRegistry(),
+      deps: this.config.deps,
+    });
+    const ports = (c: BuiltConfig<ResolverDeps>) => c.servers.map((s) => s.port).join(",");
+    if (ports(next) !== ports(this.config)) throw new Error("reload cannot change the listening ports");
+    for (const hook of this.config.shutdown) await hook();
+    for (const hook of next.startup) await hook();
+    for (const [i, plan] of next.servers.entries()) this.servers[i]?.replaceSites(plan.sites);
+    this.config = next;
   }
 
   async start(): Promise<void> {

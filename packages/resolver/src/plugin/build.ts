@@ -1,8 +1,8 @@
 import { parseZoneAddress } from "../corefile/address.js";
 import { CorefileError } from "../corefile/errors.js";
 import type { ServerBlock, Stanza } from "../corefile/parse.js";
-import type { Site } from "../server/dispatch.js";
-import type { Handler } from "./handler.js";
+import type { OutcomeObserver, Site } from "../server/dispatch.js";
+import type { Handler, ResponseWriter } from "./handler.js";
 import { pluginRank } from "./order.js";
 import type { Lifecycle, Plugin, Readiness, Setup } from "./setup.js";
 
@@ -62,14 +62,14 @@ export function buildConfig<Deps>(
     const byPort = new Map<number, string[]>();
     for (const a of addresses) byPort.set(a.port, [...(byPort.get(a.port) ?? []), a.zone]);
     for (const [port, zones] of byPort) {
-      const { handler, names } = buildChain(block, zones, port, options, built);
+      const { handler, names, observers } = buildChain(block, zones, port, options, built);
       let plan = built.servers.find((s) => s.port === port);
       if (!plan) {
         plan = { port, sites: [] };
         built.servers.push(plan);
       }
       for (const zone of zones) {
-        plan.sites.push({ zone, handler });
+        plan.sites.push({ zone, handler, observers });
         built.enabled.push({ zone, port, plugins: names });
       }
     }
@@ -83,7 +83,7 @@ function buildChain<Deps>(
   port: number,
   options: BuildOptions<Deps>,
   built: BuiltConfig<Deps>,
-): { handler: Handler; names: string[] } {
+): { handler: Handler; names: string[]; observers: OutcomeObserver[] } {
   const grouped = new Map<string, Stanza[]>();
   for (const stanza of block.stanzas) {
     if (pluginRank(stanza.name) < 0 || !options.registry.has(stanza.name)) {
@@ -96,6 +96,7 @@ function buildChain<Deps>(
     onStartup: (fn) => built.startup.push(fn),
     onShutdown: (fn) => built.shutdown.push(fn),
   };
+  const observers: OutcomeObserver[] = [];
   const ordered = [...grouped.keys()].sort((a, b) => pluginRank(a) - pluginRank(b));
   const plugins: { name: string; plugin: Plugin }[] = [];
   for (const name of ordered) {
@@ -104,18 +105,43 @@ function buildChain<Deps>(
       stanzas: grouped.get(name) ?? [],
       blockZones: zones,
       port,
+      plugins: ordered,
       deps: options.deps,
       lifecycle,
       reportReadiness: (r) => built.readiness.push(r),
+      observe: (fn) => observers.push(fn),
       allReadiness: () => built.readiness,
     });
     if (result.plugin) plugins.push({ name, plugin: result.plugin });
   }
   let next: Handler | undefined;
-  for (const { plugin } of [...plugins].reverse()) next = plugin(next);
+  for (const { name, plugin } of [...plugins].reverse()) next = traced(name, plugin(next));
   const handler: Handler = next ?? {
     name: "empty",
     serveDNS: async () => ({ rcode: 2, error: new Error("no plugins in this server block") }),
   };
-  return { handler, names: ordered };
+  return { handler, names: ordered, observers };
+}
+
+/**
+ * Records which plugin wrote the reply. The innermost writer runs first, so the plugin that produced the
+ * reply claims it before the wrapping writers (cache, loadbalance) pass it on.
+ */
+function traced(name: string, handler: Handler): Handler {
+  return {
+    name: handler.name,
+    serveDNS(ctx, w, r) {
+      const trace = ctx.trace;
+      if (!trace) return handler.serveDNS(ctx, w, r);
+      const claiming: ResponseWriter = {
+        transport: w.transport,
+        remote: w.remote,
+        write(msg, wire) {
+          trace.plugin ??= name;
+          w.write(msg, wire);
+        },
+      };
+      return handler.serveDNS(ctx, claiming, r);
+    },
+  };
 }

@@ -12,7 +12,11 @@ export interface Peer {
 export interface ResponseWriter {
   readonly transport: Transport;
   readonly remote: Peer;
-  write(msg: Message): void;
+  /**
+   * Sends the reply. `wire`, when given, is `msg` already encoded (without OPT); the server then sends
+   * those bytes instead of encoding again. A writer that changes `msg` must not pass `wire` on.
+   */
+  write(msg: Message, wire?: Buffer): void;
 }
 
 /** Per-query context passed down the chain. */
@@ -22,6 +26,10 @@ export interface QueryContext {
   /** The server's address as CoreDNS labels it in metrics, e.g. `dns://:53`. */
   readonly server: string;
   readonly signal?: AbortSignal;
+  /** The size of the query as it came off the wire, for metrics (0 for in-process queries). */
+  readonly requestSize?: number;
+  /** Filled in while serving: the plugin that wrote the reply (CoreDNS's `plugin` metric label). */
+  readonly trace?: { plugin?: string };
 }
 
 /**

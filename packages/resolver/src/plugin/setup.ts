@@ -1,5 +1,6 @@
 import { CorefileError } from "../corefile/errors.js";
 import type { Stanza } from "../corefile/parse.js";
+import type { OutcomeObserver } from "../server/dispatch.js";
 import type { Handler } from "./handler.js";
 
 /** Turns the next handler into this plugin's handler (CoreDNS's plugin.Plugin). */
@@ -23,12 +24,16 @@ export interface SetupContext<Deps = unknown> {
   /** The server block's zones, normalised (`cluster.local.`). */
   readonly blockZones: readonly string[];
   readonly port: number;
+  /** Every plugin of this server block, in chain order (for `coredns_plugin_enabled`). */
+  readonly plugins: readonly string[];
   readonly deps: Deps;
   readonly lifecycle: Lifecycle;
   /** Registers a readiness reporter for the `ready` plugin. */
   reportReadiness(r: Readiness): void;
   /** Every reporter registered so far, in all server blocks (read at query time, after setup). */
   allReadiness(): readonly Readiness[];
+  /** Watches every reply this server block sends (and queries no block took), after it was sent. */
+  observe(fn: OutcomeObserver): void;
 }
 
 /**

@@ -34,3 +34,37 @@ export function closeHttp(server: http.Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
 }
+
+/** Like listenHttp, for answers computed asynchronously (the metrics text). */
+export function listenHttpAsync(
+  host: string,
+  port: number,
+  route: string,
+  respond: () => Promise<{ status: number; body: string; contentType: string }>,
+): Promise<{ server: http.Server; port: number }> {
+  const server = http.createServer((req, res) => {
+    if (req.url !== route) {
+      res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+      res.end("404 page not found\n");
+      return;
+    }
+    respond().then(
+      ({ status, body, contentType }) => {
+        res.writeHead(status, { "content-type": contentType });
+        res.end(body);
+      },
+      (err: unknown) => {
+        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+        res.end(String(err));
+      },
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host === "" ? undefined : host, () => {
+      server.off("error", reject);
+      const addr = server.address();
+      resolve({ server, port: typeof addr === "object" && addr ? addr.port : port });
+    });
+  });
+}

@@ -4,15 +4,23 @@ import { matchZone } from "../plugin/zones.js";
 import { Rcode } from "../wire/constants.js";
 import type { Transport } from "../wire/edns.js";
 import { replyEdns, replySizeLimit } from "../wire/edns.js";
-import { encodeMessage } from "../wire/encode.js";
-import type { Message, Question } from "../wire/message.js";
+import { encodeMessage, encodeOpt } from "../wire/encode.js";
+import type { Edns, Message, Question } from "../wire/message.js";
 import { fitToSize } from "../wire/truncate.js";
 import { classify, errorReply } from "./accept.js";
+
+/** Told about every packet a site answered (and every dropped one), after the reply was sent. */
+export type OutcomeObserver = (
+  outcome: Outcome,
+  info: { server: string; transport: Transport; remote: Peer },
+) => void;
 
 /** One zone of a server block and the plugin chain that serves it. */
 export interface Site {
   zone: string;
   handler: Handler;
+  /** Plugins that watch replies, e.g. prometheus; shared by every zone of a server block. */
+  observers?: readonly OutcomeObserver[];
 }
 
 /** What happened to one packet, for logs and metrics. */
@@ -25,6 +33,13 @@ export interface Outcome {
   zone: string;
   rcode?: number;
   error?: Error;
+  /** The site whose chain answered; undefined for packets no zone took. */
+  site?: Site;
+  /** The plugin that wrote the reply, when one did (CoreDNS's `plugin` metric label). */
+  plugin?: string;
+  requestSize: number;
+  /** Time spent in dispatch, in seconds. */
+  duration: number;
 }
 
 export interface DispatchContext {
@@ -34,18 +49,32 @@ export interface DispatchContext {
   transport: Transport;
   remote: Peer;
   signal?: AbortSignal;
+  /** Monotonic milliseconds; injectable for tests. */
+  now?: () => number;
 }
 
 /** Takes one packet from the wire to the bytes of its reply, the way CoreDNS's dnsserver does. */
 export async function dispatch(packet: Buffer, ctx: DispatchContext): Promise<Outcome> {
+  const now = ctx.now ?? performance.now.bind(performance);
+  const started = now();
+  const out = await serve(packet, ctx);
+  out.duration = (now() - started) / 1000;
+  return out;
+}
+
+async function serve(packet: Buffer, ctx: DispatchContext): Promise<Outcome> {
+  const requestSize = packet.length;
   const verdict = classify(packet);
-  if (verdict.action === "drop") return { zone: "dropped", error: new Error(verdict.reason) };
+  if (verdict.action === "drop")
+    return { zone: "dropped", error: new Error(verdict.reason), requestSize, duration: 0 };
   if (verdict.action === "reply") {
     return {
       zone: "dropped",
       reply: encodeMessage(verdict.reply),
       response: verdict.reply,
       rcode: verdict.reply.rcode,
+      requestSize,
+      duration: 0,
     };
   }
   const request = verdict.request;
@@ -53,33 +82,49 @@ export async function dispatch(packet: Buffer, ctx: DispatchContext): Promise<Ou
   const zones = ctx.sites.map((s) => s.zone);
   const zone = matchZone(q.name, zones);
   const site = ctx.sites.find((s) => s.zone === zone);
-  if (!site || zone === undefined) return finish(request, errorReply(request, Rcode.REFUSED), ctx, "dropped");
+  if (!site || zone === undefined)
+    return { ...finish(request, errorReply(request, Rcode.REFUSED), ctx, "dropped"), requestSize };
 
   let written: Message | undefined;
+  let wire: Buffer | undefined;
   const writer: ResponseWriter = {
     transport: ctx.transport,
     remote: ctx.remote,
-    write(msg) {
-      written ??= msg;
+    write(msg, encoded) {
+      if (written) return;
+      written = msg;
+      wire = encoded;
     },
   };
+  const trace: { plugin?: string } = {};
   const qctx: QueryContext = ctx.signal
-    ? { zone, server: ctx.server, signal: ctx.signal }
-    : { zone, server: ctx.server };
+    ? { zone, server: ctx.server, signal: ctx.signal, requestSize, trace }
+    : { zone, server: ctx.server, requestSize, trace };
   let result: Result;
   try {
     result = await site.handler.serveDNS(qctx, writer, request);
   } catch (err) {
     result = { rcode: Rcode.SERVFAIL, error: err instanceof Error ? err : new Error(String(err)) };
   }
-  if (written) return finish(request, written, ctx, zone, result.error);
+  const base = { site, requestSize, ...(trace.plugin === undefined ? {} : { plugin: trace.plugin }) };
+  if (written) return { ...finish(request, written, ctx, zone, result.error, wire), ...base };
   if (clientWrote(result.rcode)) {
     // Breaks the contract (success claimed, nothing written); answer rather than leave the client hanging.
     const error =
       result.error ?? new Error(`chain for ${zone} returned rcode ${result.rcode} without a reply`);
-    return finish(request, errorReply(request, Rcode.SERVFAIL), ctx, zone, error);
+    return { ...finish(request, errorReply(request, Rcode.SERVFAIL), ctx, zone, error), ...base };
   }
-  return finish(request, errorReply(request, result.rcode), ctx, zone, result.error);
+  return { ...finish(request, errorReply(request, result.rcode), ctx, zone, result.error), ...base };
+}
+
+/** Calls the observers of the site that answered; a packet no zone took goes to every observer. */
+export function notifyObservers(
+  out: Outcome,
+  sites: readonly Site[],
+  info: { server: string; transport: Transport; remote: Peer },
+): void {
+  const observers = out.site ? (out.site.observers ?? []) : new Set(sites.flatMap((s) => s.observers ?? []));
+  for (const observe of observers) observe(out, info);
 }
 
 /** Adds the OPT record, fits the reply to the client's buffer and encodes it. */
@@ -89,12 +134,27 @@ function finish(
   ctx: DispatchContext,
   zone: string,
   error?: Error,
+  wire?: Buffer,
 ): Outcome {
   const shaped: Message = { ...reply };
   const edns = replyEdns(request, reply);
   if (edns) shaped.edns = edns;
   else delete shaped.edns;
   if (!edns && shaped.rcode > 0xf) shaped.rcode = Rcode.SERVFAIL;
+  const ready = wire && reply.rcode <= 0xf ? appendOpt(wire, edns) : undefined;
+  if (ready && ready.length <= replySizeLimit(request, ctx.transport)) {
+    const out: Outcome = {
+      reply: ready,
+      request,
+      response: shaped,
+      zone,
+      rcode: shaped.rcode,
+      requestSize: 0,
+      duration: 0,
+    };
+    if (error) out.error = error;
+    return out;
+  }
   try {
     const fitted = fitToSize(shaped, replySizeLimit(request, ctx.transport));
     const out: Outcome = {
@@ -103,6 +163,8 @@ function finish(
       response: fitted,
       zone,
       rcode: fitted.rcode,
+      requestSize: 0,
+      duration: 0,
     };
     if (error) out.error = error;
     return out;
@@ -117,6 +179,17 @@ function finish(
       zone,
       rcode: Rcode.SERVFAIL,
       error: err instanceof Error ? err : new Error(String(err)),
+      requestSize: 0,
+      duration: 0,
     };
   }
+}
+
+/** An encoded reply with the server's OPT record added at the end of the additional section. */
+function appendOpt(wire: Buffer, edns: Edns | undefined): Buffer {
+  if (!edns) return wire;
+  const opt = encodeOpt(edns);
+  const out = Buffer.concat([wire, opt]);
+  out.writeUInt16BE(out.readUInt16BE(10) + 1, 10);
+  return out;
 }

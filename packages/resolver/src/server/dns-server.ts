@@ -3,7 +3,7 @@ import * as net from "node:net";
 import type { Peer } from "../plugin/handler.js";
 import type { Transport } from "../wire/edns.js";
 import type { Outcome, Site } from "./dispatch.js";
-import { dispatch } from "./dispatch.js";
+import { dispatch, notifyObservers } from "./dispatch.js";
 import { FrameSplitter, frame } from "./frames.js";
 import type { Timers } from "./timers.js";
 import { systemTimers } from "./timers.js";
@@ -57,10 +57,17 @@ export class DnsServer {
   private boundPort = 0;
   private readonly timers: Timers;
   private readonly network: Network;
+  private sites: readonly Site[];
 
   constructor(private readonly options: DnsServerOptions) {
     this.timers = options.timers ?? systemTimers;
     this.network = options.network ?? nodeNetwork;
+    this.sites = options.sites;
+  }
+
+  /** Swaps the chains in place: queries already running finish on the old ones, new ones use these. */
+  replaceSites(sites: readonly Site[]): void {
+    this.sites = sites;
   }
 
   get address(): { address: string; port: number } {
@@ -127,7 +134,7 @@ export class DnsServer {
       family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
     };
     this.track(
-      dispatch(packet, { sites: this.options.sites, server: this.label, transport: "udp", remote }).then(
+      dispatch(packet, { sites: this.sites, server: this.label, transport: "udp", remote }).then(
         async (out) => {
           const { reply } = out;
           const udp = this.udp;
@@ -135,6 +142,7 @@ export class DnsServer {
           if (reply && udp)
             await new Promise<void>((done) => udp.send(reply, rinfo.port, rinfo.address, () => done()));
           this.options.onOutcome?.(out, "udp", remote);
+          notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
         },
       ),
     );
@@ -169,13 +177,14 @@ export class DnsServer {
         conn.pending++;
         queue = queue.then(async () => {
           const out = await dispatch(packet, {
-            sites: this.options.sites,
+            sites: this.sites,
             server: this.label,
             transport: "tcp",
             remote,
           });
           if (out.reply && !socket.destroyed) socket.write(frame(out.reply));
           this.options.onOutcome?.(out, "tcp", remote);
+          notifyObservers(out, this.sites, { server: this.label, transport: "tcp", remote });
           conn.pending--;
           if (this.stopping && conn.pending === 0) socket.end();
           else arm(this.options.tcpIdleTimeoutMs ?? 10000);

@@ -1,5 +1,5 @@
 import { typeNumber } from "./constants.js";
-import type { Message, ResourceRecord } from "./message.js";
+import type { Edns, Message, ResourceRecord } from "./message.js";
 import { nameToLabels } from "./name.js";
 
 /** The largest DNS message: the TCP length prefix is 16 bits. */
@@ -48,7 +48,7 @@ class Writer {
    * Writes a name; with `compressible` it may end in a pointer. Suffix keys are case-sensitive so a
    * pointer never changes the spelling of the name it replaces.
    */
-  name(name: string, compressible: boolean): void {
+  name(name: string, compressible: boolean, target = true): void {
     const labels = nameToLabels(name);
     for (let i = 0; i < labels.length; i++) {
       const key = labels
@@ -60,7 +60,7 @@ class Writer {
         this.u16(0xc000 | earlier);
         return;
       }
-      if (this.offset < 0x3fff && !this.suffixes.has(key)) this.suffixes.set(key, this.offset);
+      if (target && this.offset < 0x3fff && !this.suffixes.has(key)) this.suffixes.set(key, this.offset);
       const label = labels[i] as Buffer;
       this.u8(label.length);
       this.bytes(label);
@@ -74,8 +74,18 @@ class Writer {
   }
 }
 
-/** Encodes a message; `compress` (default true) turns on name compression. */
-export function encodeMessage(msg: Message, options: { compress?: boolean } = {}): Buffer {
+export interface EncodeOptions {
+  /** Name compression (RFC 1035 4.1.4); default true. */
+  compress?: boolean;
+  /**
+   * Whether records may point into the question name; default true. The cache turns it off so that it
+   * can rewrite the question's case in stored bytes without changing any record's owner name.
+   */
+  pointIntoQuestion?: boolean;
+}
+
+/** Encodes a message. */
+export function encodeMessage(msg: Message, options: EncodeOptions = {}): Buffer {
   const w = new Writer(options.compress ?? true);
   const extendedRcode = msg.rcode >> 4;
   if (extendedRcode > 0 && !msg.edns) {
@@ -99,7 +109,7 @@ export function encodeMessage(msg: Message, options: { compress?: boolean } = {}
   w.u16(msg.authority.length);
   w.u16(msg.additional.length + (msg.edns ? 1 : 0));
   for (const q of msg.question) {
-    w.name(q.name, true);
+    w.name(q.name, true, options.pointIntoQuestion ?? true);
     w.u16(q.type);
     w.u16(q.class);
   }
@@ -124,6 +134,25 @@ export function encodeMessage(msg: Message, options: { compress?: boolean } = {}
     w.buf.writeUInt16BE(w.offset - start - 2, start);
   }
   return Buffer.from(w.buf.subarray(0, w.offset));
+}
+
+/** The OPT pseudo-record on its own (rcode upper bits 0), to append to an already encoded reply. */
+export function encodeOpt(edns: Edns): Buffer {
+  const size = edns.options.reduce((n, o) => n + 4 + o.data.length, 0);
+  const b = Buffer.alloc(11 + size);
+  b.writeUInt16BE(41, 1);
+  b.writeUInt16BE(edns.udpSize, 3);
+  b.writeUInt8(edns.version, 6);
+  b.writeUInt16BE(edns.dnssecOk ? 0x8000 : 0, 7);
+  b.writeUInt16BE(size, 9);
+  let at = 11;
+  for (const o of edns.options) {
+    b.writeUInt16BE(o.code, at);
+    b.writeUInt16BE(o.data.length, at + 2);
+    o.data.copy(b, at + 4);
+    at += 4 + o.data.length;
+  }
+  return b;
 }
 
 /** The encoded size of a message, compressed unless told otherwise. */

@@ -78,21 +78,29 @@ describe("buildConfig", () => {
     assert.throws(() => build(".:53 {\n  log\n}\n.:53 {\n  log\n}\n"), /Corefile:4 - .*zone defined twice/);
   });
 
-  test("the stock Corefile: kubernetes sets up; directives this build lacks are named", () => {
+  test("the stock Corefile builds, in plugin.cfg order; unknown directives are named", () => {
     const blocks = parseCorefile(STOCK_COREFILE, { env: {} });
-    assert.throws(
-      () => buildConfig(blocks, { registry: defaultRegistry(), deps: { cluster: fixtureCluster() } }),
-      /Corefile:12 - Error during parsing: Unknown directive 'prometheus' \(not available in this build\)/,
-    );
-    const implemented = new Set(defaultRegistry().keys());
-    const [block] = blocks;
-    assert.ok(block);
-    const trimmed = { ...block, stanzas: block.stanzas.filter((s) => implemented.has(s.name)) };
-    const built = buildConfig([trimmed], {
+    const built = buildConfig(blocks, {
       registry: defaultRegistry(),
-      deps: { cluster: fixtureCluster() },
+      deps: { cluster: fixtureCluster(), readResolvConf: () => "nameserver 127.0.0.1\n" },
     });
-    assert.deepEqual(built.enabled[0]?.plugins, ["ready", "health", "errors", "loadbalance", "kubernetes"]);
+    assert.deepEqual(built.enabled[0]?.plugins, [
+      "reload",
+      "ready",
+      "health",
+      "prometheus",
+      "errors",
+      "loadbalance",
+      "cache",
+      "kubernetes",
+      "loop",
+      "forward",
+    ]);
+    const withLog = parseCorefile(".:53 {\n  dnstap\n}\n", { env: {} });
+    assert.throws(
+      () => buildConfig(withLog, { registry: defaultRegistry(), deps: {} }),
+      /Corefile:2 - Error during parsing: Unknown directive 'dnstap' \(not available in this build\)/,
+    );
     assert.equal(built.readiness.length, 1);
   });
 });

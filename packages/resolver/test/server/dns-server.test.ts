@@ -17,9 +17,14 @@ const zone = staticZone([
 ]);
 
 /** Answers "slow." after a delay, to show TCP replies keep their order. */
+/** Resolves the next time `slow` receives a query, so a test can act while a query is in flight. */
+let queryReceived: () => void = () => {};
+const nextQuery = () => new Promise<void>((r) => (queryReceived = r));
+
 const slow: Handler = {
   name: "slow",
   async serveDNS(_ctx, w, r): Promise<Result> {
+    queryReceived();
     await new Promise((res) => setTimeout(res, 50));
     const reply = replyTo(r);
     reply.answer = [{ name: r.question[0]?.name ?? ".", type: "A", class: 1, ttl: 1, data: "192.0.2.99" }];
@@ -125,8 +130,9 @@ describe("DnsServer stop", () => {
     });
     await server.start();
     const { port } = server.address;
+    const received = nextQuery();
     const pending = udpExchange(port, encodeMessage(newQuery("x.slow.", 1, 5)), 1000);
-    await new Promise((r) => setTimeout(r, 10));
+    await received;
     await server.stop(1000);
     const reply = await pending;
     assert.ok(reply, "in-flight query answered");

@@ -25,18 +25,26 @@ export class LoadBalanceHandler implements Handler {
     const shuffling: ResponseWriter = {
       transport: w.transport,
       remote: w.remote,
-      write(msg) {
-        if (msg.rcode !== 0) return w.write(msg);
-        w.write({
+      write(msg, wire) {
+        if (msg.rcode !== 0) return w.write(msg, wire);
+        const shuffled: Message = {
           ...msg,
           answer: roundRobin(msg.answer, random),
           authority: roundRobin(msg.authority, random),
           additional: roundRobin(msg.additional, random),
-        });
+        };
+        // Most answers hold one address; their encoded form (a cache hit) is still good then.
+        if (wire && sameOrder(msg, shuffled)) return w.write(msg, wire);
+        w.write(shuffled);
       },
     };
     return nextOrFailure(this.name, this.next, ctx, shuffling, r);
   }
+}
+
+function sameOrder(a: Message, b: Message): boolean {
+  const same = (x: readonly unknown[], y: readonly unknown[]) => x.every((rr, i) => rr === y[i]);
+  return same(a.answer, b.answer) && same(a.authority, b.authority) && same(a.additional, b.additional);
 }
 
 export interface LoadBalanceDeps {

@@ -1,0 +1,81 @@
+import { createHash } from "node:crypto";
+import type { Setup } from "../../plugin/setup.js";
+import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
+import type { Timers } from "../../server/timers.js";
+import { systemTimers } from "../../server/timers.js";
+import { parseDuration } from "../kubernetes/setup.js";
+
+export interface ReloadDeps {
+  timers?: Timers;
+  /** Reads the Corefile as it is now; without it `reload` has nothing to watch. */
+  corefileText?: () => string;
+  /** Builds and swaps in a new Corefile; rejects (and keeps the old one) when it is bad. */
+  applyCorefile?: (text: string) => Promise<void>;
+  /** Where reload failures are logged. */
+  errorLog?: (line: string) => void;
+  /** A number in [0, 1) for the jitter. */
+  random?: (n: number) => number;
+}
+
+/** SHA-512 of the Corefile text, as CoreDNS compares it. */
+export function corefileHash(text: string): string {
+  return createHash("sha512").update(text).digest("hex");
+}
+
+/**
+ * `reload [INTERVAL] [JITTER]` (default 30s and 15s): rereads the Corefile every INTERVAL ± JITTER and
+ * applies it when its hash changed. A bad new Corefile is logged and the running one kept.
+ */
+export const setupReload: Setup<ReloadDeps> = (ctx) => {
+  const stanza = onlyOnce(ctx, "reload");
+  if (stanza.args.length > 2 || stanza.block.length > 0) throw argError(stanza, "reload");
+  const interval = parseDuration(stanza.args[0] ?? "30s");
+  if (interval === undefined || interval < 2000)
+    throw stanzaError(stanza, "reload", `interval value must be greater or equal to 2s: '${stanza.args[0]}'`);
+  const jitter = parseDuration(stanza.args[1] ?? `${interval / 2000}s`);
+  if (jitter === undefined || jitter < 1000 || jitter > interval / 2)
+    throw stanzaError(
+      stanza,
+      "reload",
+      `jitter value must be between 1s and half the interval: '${stanza.args[1]}'`,
+    );
+  const { corefileText, applyCorefile } = ctx.deps;
+  if (!corefileText || !applyCorefile) return {};
+  const timers = ctx.deps.timers ?? systemTimers;
+  const random = ctx.deps.random ?? ((n: number) => Math.floor(Math.random() * n));
+  const log = ctx.deps.errorLog ?? ((line: string) => console.error(line));
+  let timer: unknown;
+  let current = "";
+  let stopped = false;
+  const schedule = () => {
+    if (stopped) return;
+    const spread = Math.floor(jitter);
+    timer = timers.setTimeout(() => void check(), interval - spread + random(2 * spread + 1));
+  };
+  const check = async () => {
+    try {
+      const text = corefileText();
+      const hash = corefileHash(text);
+      if (hash !== current) {
+        current = hash;
+        await applyCorefile(text);
+      }
+    } catch (err) {
+      log(`[ERROR] plugin/reload: ${(err as Error).message}`);
+    }
+    schedule();
+  };
+  ctx.lifecycle.onStartup(() => {
+    try {
+      current = corefileHash(corefileText());
+    } catch {
+      current = "";
+    }
+    schedule();
+  });
+  ctx.lifecycle.onShutdown(() => {
+    stopped = true;
+    timers.clearTimeout(timer);
+  });
+  return {};
+};
