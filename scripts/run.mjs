@@ -27,6 +27,7 @@ const systemTools = {
   openssl: "openssl",
   flock: "util-linux",
   curl: "curl",
+  nfacct: "nfacct",
 };
 const benchTools = { dnsperf: "dnsperf", hyperfine: "hyperfine" };
 

@@ -1,5 +1,46 @@
 // @switchyard/proxier: the pure core of a kube-proxy-compatible service proxy.
 
+export * from "./apply/cleanup.js";
+export * from "./apply/exec.js";
+export * from "./apply/iptables-restore.js";
+export * from "./apply/nft-applier.js";
+export * from "./conntrack/conntrack.js";
+export * from "./conntrack/stale.js";
+export * from "./healthcheck/http.js";
+export * from "./healthcheck/proxy-health.js";
+export * from "./healthcheck/response.js";
+export * from "./healthcheck/service-health.js";
+export {
+  BUILTIN_TARGETS,
+  type FakeChain as FakeIPTablesChain,
+  FakeIPTables,
+  type FakeTable as FakeIPTablesTable,
+  IPTablesError,
+} from "./iptables/fake.js";
+export {
+  endpointChain,
+  type IPTablesTable,
+  isServiceChainName as isIPTablesServiceChainName,
+  portProtoHash,
+  type ServicePortChains,
+  servicePortChains,
+} from "./iptables/names.js";
+export {
+  DEFAULT_SYNC_PERIOD_MS,
+  type IPTablesOptions,
+  type LocalDetector,
+  masqueradeMark as iptablesMasqueradeMark,
+} from "./iptables/options.js";
+export * from "./iptables/render.js";
+export { LOCALHOST_NODEPORTS_NFACCT } from "./iptables/service-rules.js";
+export * from "./iptables/skeleton.js";
+export {
+  type TracePacket as IPTablesTracePacket,
+  type TraceResult as IPTablesTraceResult,
+  tracePacket as traceIPTablesPacket,
+} from "./iptables/tracer.js";
+export * from "./metrics/metrics.js";
+export * from "./metrics/record.js";
 export * from "./model/endpoint.js";
 export * from "./model/endpoints-change-tracker.js";
 export * from "./model/service-change-tracker.js";
@@ -14,4 +55,13 @@ export * from "./nftables/render.js";
 export { BASE_CHAINS, JUMP_CHAINS } from "./nftables/skeleton.js";
 export * from "./nftables/tracer.js";
 export { Transaction } from "./nftables/transaction.js";
+export {
+  BoundedFrequencyRunner,
+  type BoundedFrequencyRunnerOptions,
+  DEFAULT_MIN_SYNC_PERIOD_MS,
+  FULL_SYNC_PERIOD_MS,
+  kubeProxyRunnerIntervals,
+} from "./sync/bounded-frequency-runner.js";
+export * from "./sync/full-sync-policy.js";
+export * from "./sync/timers.js";
 export type { IPFamily } from "./util/ip.js";

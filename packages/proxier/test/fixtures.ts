@@ -6,6 +6,7 @@
 //   LB VIPs         1.2.3.4, 5.6.7.8                                         fd00:1:2:3::4
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { IPTablesOptions } from "../src/iptables/options.js";
 import { EndpointsChangeTracker, type EndpointsMap } from "../src/model/endpoints-change-tracker.js";
 import { ServiceChangeTracker, type ServicePortMap } from "../src/model/service-change-tracker.js";
 import type { NFTablesOptions } from "../src/nftables/options.js";
@@ -71,4 +72,20 @@ export function buildMaps(
   const ect = new EndpointsChangeTracker({ family, nodeName: NODE_NAME });
   for (const s of slices) ect.endpointSliceUpdate(s, false);
   return { services: sct.apply().services, endpoints: ect.apply().endpoints };
+}
+
+export function iptOptions(family: IPFamily = "IPv4", extra: Partial<IPTablesOptions> = {}): IPTablesOptions {
+  const v4 = family === "IPv4";
+  return {
+    family,
+    nodeName: NODE_NAME,
+    nodeLabels: { "topology.kubernetes.io/zone": "zone-a" },
+    nodeIP: v4 ? NODE_IP : NODE_IPV6,
+    nodePortAddresses: "all",
+    masqueradeBit: 14,
+    localDetector: { mode: "ClusterCIDR", cidr: v4 ? "10.0.0.0/8" : "fd00:10::/32" },
+    localhostNodePorts: true,
+    randomFully: true,
+    ...extra,
+  };
 }

@@ -1,0 +1,194 @@
+// kube-proxy's metrics, with upstream's names, help texts, labels and buckets (subsystem
+// "kubeproxy"; the ip_family labels arrived in 1.34). Like upstream, the mode decides which
+// backend-specific metrics exist at all. Each call builds a fresh set on its own registry,
+// so tests and several proxiers in one process do not collide.
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ProxyMode } from "../apply/cleanup.js";
+
+/** prometheus.ExponentialBuckets(start, factor, count). */
+export function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => start * factor ** i);
+}
+
+/** prometheus.LinearBuckets(start, width, count). */
+export function linearBuckets(start: number, width: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => start + width * i);
+}
+
+/** component-base's MergeBuckets, which starts the result with a 0 bound. */
+export function mergeBuckets(...parts: number[][]): number[] {
+  return [0, ...parts.flat()];
+}
+
+const SYNC_BUCKETS = exponentialBuckets(0.001, 2, 15);
+// 0.25 s and 0.5 s, every second to 59 s, every 5 s to 115 s, every 30 s to 5 min.
+const NETWORK_PROGRAMMING_BUCKETS = mergeBuckets(
+  linearBuckets(0.25, 0.25, 2),
+  linearBuckets(1, 1, 59),
+  linearBuckets(60, 5, 12),
+  linearBuckets(120, 30, 7),
+);
+
+type FamilyLabel = "ip_family";
+
+export interface ProxyMetrics {
+  readonly registry: Registry;
+  /** One sync of the proxy rules (full and partial). */
+  readonly syncProxyRulesLatency: Histogram<FamilyLabel>;
+  readonly syncProxyRulesLastQueuedTimestamp: Gauge<FamilyLabel>;
+  /** When proxy rules were last synced successfully. */
+  readonly syncProxyRulesLastTimestamp: Gauge<FamilyLabel>;
+  readonly endpointChangesPending: Gauge;
+  readonly endpointChangesTotal: Counter;
+  readonly serviceChangesPending: Gauge;
+  readonly serviceChangesTotal: Counter;
+  readonly proxyHealthzTotal: Counter<"code">;
+  readonly proxyLivezTotal: Counter<"code">;
+  /**
+   * From an EndpointSlice's last-change-trigger-time to the rules being written (the network
+   * programming latency SLI). The trigger time comes from the control plane's clock, so skew
+   * between it and this node shows up here.
+   */
+  readonly networkProgrammingLatency: Histogram<FamilyLabel>;
+  readonly noLocalEndpointsTotal: Gauge<FamilyLabel | "traffic_policy">;
+  // iptables mode only:
+  readonly syncFullProxyRulesLatency?: Histogram<FamilyLabel>;
+  readonly syncPartialProxyRulesLatency?: Histogram<FamilyLabel>;
+  readonly iptablesRestoreFailuresTotal?: Counter<FamilyLabel>;
+  readonly iptablesPartialRestoreFailuresTotal?: Counter<FamilyLabel>;
+  readonly iptablesRulesTotal?: Gauge<FamilyLabel | "table">;
+  readonly iptablesRulesLastSync?: Gauge<FamilyLabel | "table">;
+  // nftables mode only:
+  readonly nftablesSyncFailuresTotal?: Counter<FamilyLabel>;
+  readonly nftablesCleanupFailuresTotal?: Counter<FamilyLabel>;
+}
+
+const fam = ["ip_family"] as const;
+
+export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): ProxyMetrics {
+  const r = [registry];
+  const histogram = <L extends string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[],
+  ) => new Histogram<L>({ name: `kubeproxy_${name}`, help, buckets, labelNames, registers: r });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Gauge<L>({ name: `kubeproxy_${name}`, help, labelNames, registers: r });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name: `kubeproxy_${name}`, help, labelNames, registers: r });
+
+  const core = {
+    registry,
+    syncProxyRulesLatency: histogram(
+      "sync_proxy_rules_duration_seconds",
+      "SyncProxyRules latency in seconds",
+      SYNC_BUCKETS,
+      fam,
+    ),
+    syncProxyRulesLastQueuedTimestamp: gauge(
+      "sync_proxy_rules_last_queued_timestamp_seconds",
+      "The last time a sync of proxy rules was queued",
+      fam,
+    ),
+    syncProxyRulesLastTimestamp: gauge(
+      "sync_proxy_rules_last_timestamp_seconds",
+      "The last time proxy rules were successfully synced",
+      fam,
+    ),
+    endpointChangesPending: gauge(
+      "sync_proxy_rules_endpoint_changes_pending",
+      "Pending proxy rules Endpoint changes",
+      [],
+    ),
+    endpointChangesTotal: counter(
+      "sync_proxy_rules_endpoint_changes_total",
+      "Cumulative proxy rules Endpoint changes",
+      [],
+    ),
+    serviceChangesPending: gauge(
+      "sync_proxy_rules_service_changes_pending",
+      "Pending proxy rules Service changes",
+      [],
+    ),
+    serviceChangesTotal: counter(
+      "sync_proxy_rules_service_changes_total",
+      "Cumulative proxy rules Service changes",
+      [],
+    ),
+    proxyHealthzTotal: counter("proxy_healthz_total", "Cumulative proxy healthz HTTP status", ["code"]),
+    proxyLivezTotal: counter("proxy_livez_total", "Cumulative proxy livez HTTP status", ["code"]),
+    networkProgrammingLatency: histogram(
+      "network_programming_duration_seconds",
+      "In Cluster Network Programming Latency in seconds",
+      NETWORK_PROGRAMMING_BUCKETS,
+      fam,
+    ),
+    noLocalEndpointsTotal: gauge(
+      "sync_proxy_rules_no_local_endpoints_total",
+      "Number of services with a Local traffic policy and no endpoints",
+      ["ip_family", "traffic_policy"],
+    ),
+  };
+  switch (mode) {
+    case "iptables":
+      return {
+        ...core,
+        syncFullProxyRulesLatency: histogram(
+          "sync_full_proxy_rules_duration_seconds",
+          "SyncProxyRules latency in seconds for full resyncs",
+          SYNC_BUCKETS,
+          fam,
+        ),
+        syncPartialProxyRulesLatency: histogram(
+          "sync_partial_proxy_rules_duration_seconds",
+          "SyncProxyRules latency in seconds for partial resyncs",
+          SYNC_BUCKETS,
+          fam,
+        ),
+        iptablesRestoreFailuresTotal: counter(
+          "sync_proxy_rules_iptables_restore_failures_total",
+          "Cumulative proxy iptables restore failures",
+          fam,
+        ),
+        iptablesPartialRestoreFailuresTotal: counter(
+          "sync_proxy_rules_iptables_partial_restore_failures_total",
+          "Cumulative proxy iptables partial restore failures",
+          fam,
+        ),
+        iptablesRulesTotal: gauge(
+          "sync_proxy_rules_iptables_total",
+          "Total number of iptables rules owned by kube-proxy",
+          ["ip_family", "table"],
+        ),
+        iptablesRulesLastSync: gauge(
+          "sync_proxy_rules_iptables_last",
+          "Number of iptables rules written by kube-proxy in last sync",
+          ["ip_family", "table"],
+        ),
+      };
+    case "ipvs":
+      return {
+        ...core,
+        iptablesRestoreFailuresTotal: counter(
+          "sync_proxy_rules_iptables_restore_failures_total",
+          "Cumulative proxy iptables restore failures",
+          fam,
+        ),
+      };
+    case "nftables":
+      return {
+        ...core,
+        nftablesSyncFailuresTotal: counter(
+          "sync_proxy_rules_nftables_sync_failures_total",
+          "Cumulative proxy nftables sync failures",
+          fam,
+        ),
+        nftablesCleanupFailuresTotal: counter(
+          "sync_proxy_rules_nftables_cleanup_failures_total",
+          "Cumulative proxy nftables cleanup failures",
+          fam,
+        ),
+      };
+  }
+}

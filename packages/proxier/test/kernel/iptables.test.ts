@@ -1,0 +1,110 @@
+// The iptables renderer's output, applied by the real iptables-restore in a network
+// namespace, once per backend (legacy x_tables and nf_tables): both endpoints answer, a
+// partial sync takes one away, no endpoints means REJECT, NodePorts work, and the cleanup
+// used for mode migration leaves no kube-proxy chain behind.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Endpoint } from "kubernetes-types/discovery/v1.js";
+import { cleanupIPTablesLeftovers } from "../../src/apply/cleanup.js";
+import { type IPTablesBackend, IptablesRestoreApplier } from "../../src/apply/iptables-restore.js";
+import { type IPTablesState, renderIPTables } from "../../src/iptables/render.js";
+import { ensureCanaryChains, ensureJumpChains } from "../../src/iptables/skeleton.js";
+import { buildMaps, iptOptions, makeService, makeSlice } from "../fixtures.js";
+import { kernelTestsUnavailable, Topology } from "./topology.js";
+
+const CLUSTER_IP = "172.30.0.41";
+const NODE_PORT = 30080;
+const POD_IPS = ["10.180.0.1", "10.180.0.2"];
+
+function maps(podIPs: readonly string[]) {
+  const svc = makeService("ns1", "svc1", {
+    type: "NodePort",
+    clusterIP: CLUSTER_IP,
+    ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: NODE_PORT }],
+  });
+  const eps: Endpoint[] = podIPs.map((ip) => ({ addresses: [ip], nodeName: "node1" }));
+  return buildMaps("IPv4", [svc], [makeSlice("ns1", "svc1", "a", eps, [{ name: "p80", port: 80 }])]);
+}
+
+/** Runs the renderer's synchronous jump/canary writers against the async applier, in order. */
+async function ensureSkeleton(ipt: IptablesRestoreApplier): Promise<void> {
+  const steps: (() => Promise<void>)[] = [];
+  const writer = {
+    ensureChain: (table: "filter" | "nat" | "mangle", chain: string) =>
+      steps.push(() => ipt.ensureChain(table, chain)),
+    ensureRule: (
+      position: "prepend" | "append",
+      table: "filter" | "nat" | "mangle",
+      chain: string,
+      args: readonly string[],
+    ) => steps.push(() => ipt.ensureRule(position, table, chain, args)),
+  };
+  ensureJumpChains(writer);
+  ensureCanaryChains(writer);
+  for (const step of steps) await step();
+}
+
+for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBackend[]) {
+  const skip = await kernelTestsUnavailable([`iptables-${backend}-restore`, `iptables-${backend}-save`]);
+  if (skip) console.log(`# skipping iptables (${backend}) kernel tests: ${skip}`);
+
+  describe(`iptables rules in the kernel (${backend} backend)`, { skip: skip ?? false }, () => {
+    let topo: Topology;
+    let ipt: IptablesRestoreApplier;
+    let state: IPTablesState | undefined;
+    let now = 0;
+
+    async function sync(podIPs: readonly string[], changed?: ReadonlySet<string>): Promise<void> {
+      now += 2000;
+      const r = renderIPTables(iptOptions(), { ...maps(podIPs), changedServices: changed, now }, state);
+      if (r.fullSync) await ensureSkeleton(ipt);
+      await ipt.restore(r.restore, { noflush: true, counters: true });
+      state = r.state;
+    }
+
+    before(async () => {
+      topo = await Topology.create(`sy-ki${backend === "nft" ? "n" : "l"}${process.pid}`, POD_IPS);
+      ipt = new IptablesRestoreApplier({ family: "IPv4", backend, exec: topo.nodeExec });
+    });
+    after(async () => {
+      await topo?.destroy();
+    });
+
+    test("full sync: the ClusterIP and the NodePort reach both endpoints", async () => {
+      await sync(POD_IPS);
+      const viaClusterIP = await topo.probe(CLUSTER_IP, 80, 30);
+      assert.deepEqual(new Set(viaClusterIP), new Set(["pod-0", "pod-1"]), viaClusterIP.join(","));
+      const viaNodePort = await topo.probe("192.168.0.2", NODE_PORT, 30);
+      assert.deepEqual(new Set(viaNodePort), new Set(["pod-0", "pod-1"]), viaNodePort.join(","));
+      const fromNode = await topo.probe(CLUSTER_IP, 80, 20, { netns: topo.node });
+      assert.deepEqual(new Set(fromNode), new Set(["pod-0", "pod-1"]), fromNode.join(","));
+    });
+
+    test("partial sync without one endpoint: only the other answers", async () => {
+      await sync([POD_IPS[0] ?? ""], new Set(["ns1/svc1"]));
+      assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 15)), new Set(["pod-0"]));
+      assert.deepEqual(new Set(await topo.probe("192.168.0.2", NODE_PORT, 10)), new Set(["pod-0"]));
+    });
+
+    test("no endpoints: connections are refused", async () => {
+      await sync([], new Set(["ns1/svc1"]));
+      assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 3)), new Set(["ECONNREFUSED"]));
+      assert.deepEqual(new Set(await topo.probe("192.168.0.2", NODE_PORT, 3)), new Set(["ECONNREFUSED"]));
+    });
+
+    test("cleanup removes every kube-proxy chain and jump, and keeps kubelet's KUBE-FIREWALL", async () => {
+      await sync(POD_IPS, new Set(["ns1/svc1"]));
+      assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 10)), new Set(["pod-0", "pod-1"]));
+      await cleanupIPTablesLeftovers(ipt);
+      for (const table of ["nat", "filter", "mangle"] as const) {
+        const saved = await ipt.save(table);
+        const left = saved.split("\n").filter((l) => /KUBE-/.test(l) && !/KUBE-FIREWALL/.test(l));
+        assert.deepEqual(left, [], `${table} still has:\n${left.join("\n")}`);
+      }
+      const answers = await topo.probe(CLUSTER_IP, 80, 1);
+      assert.ok(!answers.includes("pod-0") && !answers.includes("pod-1"), answers.join(","));
+      // Running it again finds nothing to do.
+      await cleanupIPTablesLeftovers(ipt);
+    });
+  });
+}

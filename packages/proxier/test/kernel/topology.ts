@@ -1,0 +1,248 @@
+// A throwaway network in namespaces, for tests against the real kernel. Everything lives in
+// namespaces this process creates (links are created inside them, never in the host's
+// namespace) and is removed again by destroy(), which also runs when setup fails halfway.
+//
+//   client ns                node ns                              pod ns (one per pod)
+//   eth0 192.168.0.3/24 ---- eth0 192.168.0.2/24 (NODE_IP)
+//                            br0  10.180.0.254/24 ---- vethX ---- eth0 10.180.0.N/24
+//
+// The client routes the service CIDR (172.30.0.0/16) via the node; pods default-route via br0;
+// the node default-routes via the client.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { type Exec, inNetns, realExec } from "../../src/apply/exec.js";
+
+export const CLIENT_IP = "192.168.0.3";
+export const NODE_BRIDGE_IP = "10.180.0.254";
+
+export interface Pod {
+  readonly name: string;
+  readonly ip: string;
+  readonly netns: string;
+}
+
+export interface ProbeResult {
+  /** The pod name that answered, or the error code (ECONNREFUSED, ETIMEDOUT, ...). */
+  readonly answers: string[];
+}
+
+async function must(exec: Exec, cmd: string, args: string[]): Promise<void> {
+  const r = await exec(cmd, args);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.stderr.trim()}`);
+}
+
+/** Why real-kernel tests cannot run here, or null when they can. */
+export async function kernelTestsUnavailable(tools: readonly string[] = ["nft"]): Promise<string | null> {
+  if (process.getuid?.() !== 0) return "not running as root";
+  for (const tool of ["ip", ...tools]) {
+    const found = await realExec("sh", ["-c", `command -v ${tool}`]);
+    if (found.code !== 0) return `${tool} is not installed`;
+  }
+  const probe = `sy-kt-probe-${process.pid}`;
+  const add = await realExec("ip", ["netns", "add", probe]);
+  if (add.code !== 0) return `cannot create network namespaces: ${add.stderr.trim()}`;
+  await realExec("ip", ["netns", "del", probe]);
+  return null;
+}
+
+// Per-node script: one TCP server (and one UDP echo) that answers with the pod's name.
+const SERVER = `
+const name = process.argv[1];
+const net = require("node:net");
+const dgram = require("node:dgram");
+const tcp = net.createServer((s) => s.end(name));
+const udp = dgram.createSocket("udp4");
+udp.on("message", (m, r) => udp.send(name, r.port, r.address));
+udp.bind(80, "0.0.0.0", () => tcp.listen(80, "0.0.0.0", () => console.log("ready")));
+`;
+
+// Connects `count` times and prints a JSON list of answers (pod names or error codes).
+const PROBE = `
+const [host, port, count, proto, sport] = [process.argv[1], +process.argv[2], +process.argv[3], process.argv[4], +process.argv[5]];
+const net = require("node:net");
+const dgram = require("node:dgram");
+function tcp() {
+  return new Promise((resolve) => {
+    let data = "";
+    const s = net.connect({ host, port });
+    s.setTimeout(1500, () => { s.destroy(); resolve("ETIMEDOUT"); });
+    s.on("data", (d) => (data += d));
+    s.on("end", () => resolve(data));
+    s.on("error", (e) => resolve(e.code ?? String(e)));
+  });
+}
+function udp() {
+  return new Promise((resolve) => {
+    const s = dgram.createSocket("udp4");
+    const t = setTimeout(() => { s.close(); resolve("ETIMEDOUT"); }, 1500);
+    s.on("message", (m) => { clearTimeout(t); s.close(); resolve(String(m)); });
+    s.on("error", (e) => { clearTimeout(t); s.close(); resolve(e.code ?? String(e)); });
+    // A fixed source port keeps every datagram in one conntrack flow.
+    s.bind(sport || 0, () => s.send("hi", port, host));
+  });
+}
+(async () => {
+  const out = [];
+  for (let i = 0; i < count; i++) out.push(await (proto === "udp" ? udp() : tcp()));
+  console.log(JSON.stringify(out));
+})();
+`;
+
+export class Topology {
+  readonly prefix: string;
+  readonly node: string;
+  readonly client: string;
+  readonly pods: Pod[] = [];
+  readonly #namespaces: string[] = [];
+  readonly #servers: ChildProcess[] = [];
+
+  private constructor(prefix: string) {
+    this.prefix = prefix;
+    this.node = `${prefix}-node`;
+    this.client = `${prefix}-client`;
+  }
+
+  /** Exec inside the node namespace (where kube-proxy's rules go). */
+  get nodeExec(): Exec {
+    return inNetns(this.node, realExec);
+  }
+
+  static async create(prefix: string, podIPs: readonly string[], nodeIP = "192.168.0.2"): Promise<Topology> {
+    const t = new Topology(prefix);
+    try {
+      await t.#build(podIPs, nodeIP);
+    } catch (e) {
+      await t.destroy();
+      throw e;
+    }
+    return t;
+  }
+
+  async #addNetns(name: string): Promise<void> {
+    await must(realExec, "ip", ["netns", "add", name]);
+    this.#namespaces.push(name);
+    await must(realExec, "ip", ["-n", name, "link", "set", "lo", "up"]);
+  }
+
+  async #build(podIPs: readonly string[], nodeIP: string): Promise<void> {
+    const n = this.node;
+    await this.#addNetns(n);
+    await this.#addNetns(this.client);
+    await must(realExec, "ip", ["netns", "exec", n, "sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+    await must(realExec, "ip", ["-n", n, "link", "add", "br0", "type", "bridge"]);
+    await must(realExec, "ip", ["-n", n, "addr", "add", `${NODE_BRIDGE_IP}/24`, "dev", "br0"]);
+    await must(realExec, "ip", ["-n", n, "link", "set", "br0", "up"]);
+
+    const c = this.client;
+    await must(realExec, "ip", [
+      "-n",
+      n,
+      "link",
+      "add",
+      "eth0",
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "eth0",
+      "netns",
+      c,
+    ]);
+    await must(realExec, "ip", ["-n", n, "addr", "add", `${nodeIP}/24`, "dev", "eth0"]);
+    await must(realExec, "ip", ["-n", n, "link", "set", "eth0", "up"]);
+    await must(realExec, "ip", ["-n", c, "addr", "add", `${CLIENT_IP}/24`, "dev", "eth0"]);
+    await must(realExec, "ip", ["-n", c, "link", "set", "eth0", "up"]);
+    await must(realExec, "ip", ["-n", c, "route", "add", "172.30.0.0/16", "via", nodeIP]);
+    // Like a real node, this one has a default route (the client stands in for the upstream
+    // router), so service traffic reaches the forward and output hooks instead of failing the
+    // route lookup first. Routing back out eth0 would make the node send ICMP redirects, which
+    // use up the ICMP rate limit that REJECT's port-unreachable needs, so they are turned off.
+    await must(realExec, "ip", ["-n", n, "route", "add", "default", "via", CLIENT_IP]);
+    for (const dev of ["all", "eth0"]) {
+      await must(realExec, "ip", [
+        "netns",
+        "exec",
+        n,
+        "sysctl",
+        "-qw",
+        `net.ipv4.conf.${dev}.send_redirects=0`,
+      ]);
+    }
+
+    for (const [i, ip] of podIPs.entries()) {
+      const pod: Pod = { name: `pod-${i}`, ip, netns: `${this.prefix}-pod${i}` };
+      await this.#addNetns(pod.netns);
+      const veth = `veth${i}`;
+      await must(realExec, "ip", [
+        "-n",
+        n,
+        "link",
+        "add",
+        veth,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "eth0",
+        "netns",
+        pod.netns,
+      ]);
+      await must(realExec, "ip", ["-n", n, "link", "set", veth, "master", "br0", "up"]);
+      await must(realExec, "ip", ["-n", pod.netns, "addr", "add", `${ip}/24`, "dev", "eth0"]);
+      await must(realExec, "ip", ["-n", pod.netns, "link", "set", "eth0", "up"]);
+      await must(realExec, "ip", ["-n", pod.netns, "route", "add", "default", "via", NODE_BRIDGE_IP]);
+      await this.#startServer(pod);
+      this.pods.push(pod);
+    }
+  }
+
+  async #startServer(pod: Pod): Promise<void> {
+    const child = spawn("ip", ["netns", "exec", pod.netns, process.execPath, "-e", SERVER, pod.name], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    this.#servers.push(child);
+    const [chunk] = (await Promise.race([
+      once(child.stdout, "data"),
+      once(child, "exit").then(() => {
+        throw new Error(`server in ${pod.netns} exited before it was ready`);
+      }),
+    ])) as [Buffer];
+    if (!String(chunk).includes("ready")) throw new Error(`server in ${pod.netns}: ${String(chunk)}`);
+  }
+
+  /** Connects `count` times from `netns` (the client by default) and returns who answered. */
+  async probe(
+    host: string,
+    port: number,
+    count: number,
+    opts: { netns?: string; udp?: boolean; sourcePort?: number } = {},
+  ) {
+    const ns = opts.netns ?? this.client;
+    const r = await realExec("ip", [
+      "netns",
+      "exec",
+      ns,
+      process.execPath,
+      "-e",
+      PROBE,
+      host,
+      String(port),
+      String(count),
+      opts.udp ? "udp" : "tcp",
+      String(opts.sourcePort ?? 0),
+    ]);
+    if (r.code !== 0) throw new Error(`probe failed: ${r.stderr}`);
+    return JSON.parse(r.stdout) as string[];
+  }
+
+  async destroy(): Promise<void> {
+    for (const child of this.#servers) {
+      if (child.exitCode === null && child.pid !== undefined) {
+        child.kill("SIGKILL");
+        await once(child, "exit").catch(() => {});
+      }
+    }
+    for (const ns of this.#namespaces.reverse()) await realExec("ip", ["netns", "del", ns]);
+    this.#namespaces.length = 0;
+  }
+}

@@ -1,0 +1,233 @@
+// The proof that our rules are upstream's: the golden cluster is created in a real API
+// server, the real kube-proxy v1.37.2 programs a network namespace from it, our renderer's
+// output is loaded into a second namespace by the real iptables-restore / nft, and the two
+// dumps must match after canonical sorting. Skipped without root or the upstream binaries.
+import assert from "node:assert/strict";
+import type { Server } from "node:net";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import type { Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { CT_STATE_INVALID_NFACCT, renderIPTables } from "../src/iptables/render.js";
+import { LOCALHOST_NODEPORTS_NFACCT } from "../src/iptables/service-rules.js";
+import { ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
+import { renderNFTables } from "../src/nftables/render.js";
+import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "./fixtures.js";
+import { goldenServices, goldenSlices } from "./golden-cluster.js";
+import { sortIPTables } from "./ipt-helpers.js";
+import { lineDiff } from "./nft-helpers.js";
+import { canonicalNFTList } from "./nft-list.js";
+import * as H from "./upstream-harness.js";
+
+const SERVICE_CIDR = "10.96.0.0/16"; // the lab API server's range
+const CLUSTER_CIDR = "10.180.0.0/16";
+const clusterIP = (n: number) => `10.96.0.${n}`;
+const skip = H.missingUpstream() ?? missingControlPlane();
+const tag = `${process.pid % 100000}`;
+
+async function createCluster(api: H.ApiClient): Promise<void> {
+  await api.call("POST", "/api/v1/nodes", {
+    metadata: { name: NODE_NAME, labels: { "topology.kubernetes.io/zone": "zone-a" } },
+  });
+  const node = (await api.call("GET", `/api/v1/nodes/${NODE_NAME}`)) as { status?: object };
+  await api.call("PUT", `/api/v1/nodes/${NODE_NAME}/status`, {
+    ...node,
+    status: { ...node.status, addresses: [{ type: "InternalIP", address: NODE_IP }] },
+  });
+  const services = goldenServices(clusterIP);
+  for (const ns of new Set(services.map((s) => s.metadata?.namespace ?? ""))) {
+    await api.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
+  }
+  for (const svc of services) {
+    const ns = svc.metadata?.namespace ?? "";
+    const created = (await api.call("POST", `/api/v1/namespaces/${ns}/services`, {
+      ...svc,
+      status: undefined,
+    })) as Service;
+    if (svc.status) {
+      await api.call("PUT", `/api/v1/namespaces/${ns}/services/${svc.metadata?.name}/status`, {
+        ...created,
+        status: svc.status,
+      });
+    }
+  }
+  for (const slice of goldenSlices()) {
+    await api.call(
+      "POST",
+      `/apis/discovery.k8s.io/v1/namespaces/${slice.metadata?.namespace}/endpointslices`,
+      slice,
+    );
+  }
+}
+
+/** Everything the API server holds, as kube-proxy's informers see it. */
+async function readCluster(api: H.ApiClient): Promise<{ services: Service[]; slices: EndpointSlice[] }> {
+  const services = ((await api.call("GET", "/api/v1/services")) as { items: Service[] }).items;
+  const slices = (
+    (await api.call("GET", "/apis/discovery.k8s.io/v1/endpointslices")) as { items: EndpointSlice[] }
+  ).items;
+  return { services, slices };
+}
+
+/**
+ * kube-proxy walks its services in Go map order, so the per-service rules in the dispatch
+ * chains come in a random order on every sync. Those rules match disjoint destinations, so
+ * their order carries no meaning: sort them, keeping the NodePort tail call last (its place
+ * does matter) and the order of rules that share a destination.
+ */
+function sortDispatchChains(lines: string[]): string[] {
+  const dispatch = /^-A (KUBE-SERVICES|KUBE-NODEPORTS|KUBE-EXTERNAL-SERVICES|KUBE-PROXY-FIREWALL) /;
+  const out = [...lines];
+  let i = 0;
+  while (i < out.length) {
+    const chain = dispatch.exec(out[i] ?? "")?.[1];
+    if (!chain) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < out.length && (out[j] ?? "").startsWith(`-A ${chain} `)) j++;
+    const block = out.slice(i, j);
+    const tail = block.filter((l) => l.includes("NOTE: this must be the last rule"));
+    const rest = block.filter((l) => !tail.includes(l)).sort();
+    out.splice(i, j - i, ...rest, ...tail);
+    i = j;
+  }
+  return out;
+}
+
+function report(name: string, expected: string[], actual: string[]): void {
+  if (expected.join("\n") === actual.join("\n")) return;
+  const diff = lineDiff(expected, actual)
+    .split("\n")
+    .filter((l) => !l.startsWith("  "))
+    .join("\n");
+  assert.fail(`${name}: ours (+) differs from kube-proxy v1.37.2 (-):\n${diff}`);
+}
+
+describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
+  let cp: TestControlPlane | undefined;
+  let api: H.ApiClient;
+  const cleanups: (() => unknown)[] = [];
+
+  before(async () => {
+    cp = await startControlPlane();
+    api = H.apiClient(cp.server, join(cp.stateDir, "pki"));
+    await createCluster(api);
+  });
+
+  after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+    await cp?.stop();
+  });
+
+  async function runRealKubeProxy(mode: "iptables" | "nftables", subnet: number): Promise<string> {
+    const ns = `sy-kp-${mode.slice(0, 3)}-${tag}`;
+    H.deleteNetns(ns);
+    cleanups.push(() => H.deleteNetns(ns));
+    H.createNetns(ns);
+    const hostIP = H.linkToHost(ns, `syk${mode.slice(0, 2)}${tag}`.slice(0, 15), subnet, NODE_IP);
+    const apiURL = new URL(cp?.server ?? "");
+    const forwarder: Server = await H.startForwarder(hostIP, {
+      host: apiURL.hostname,
+      port: Number(apiURL.port),
+    });
+    cleanups.push(() => new Promise((r) => forwarder.close(r)));
+    const port = (forwarder.address() as { port: number }).port;
+    const kubeconfig = H.kubeconfigVia(cp?.kubeconfigPath ?? "", `https://${hostIP}:${port}`);
+    const kp = H.startKubeProxy(ns, [
+      `--kubeconfig=${kubeconfig}`,
+      `--proxy-mode=${mode}`,
+      `--hostname-override=${NODE_NAME}`,
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      // the namespace has its own loopback, so the default ports cannot clash (port 0 is refused)
+      "--metrics-bind-address=127.0.0.1:10249",
+      "--healthz-bind-address=127.0.0.1:10256",
+      // conntrack sysctls are global, not per namespace: leave them alone
+      "--conntrack-max-per-core=0",
+      "--v=2",
+    ]);
+    cleanups.push(() => kp.stop());
+    const dump =
+      mode === "iptables"
+        ? () => H.inNetns(ns, ["iptables-save"])
+        : () => H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
+    const marker = mode === "iptables" ? "ns9/svc9:dns cluster IP" : "ns9/svc9/udp/dns";
+    try {
+      return await H.waitForStableDump(
+        dump,
+        (t) => {
+          if (kp.process.exitCode !== null) throw new Error(`kube-proxy exited with ${kp.process.exitCode}`);
+          return t.includes(marker);
+        },
+        90_000,
+      );
+    } catch (e) {
+      const { readFileSync } = await import("node:fs");
+      throw new Error(
+        `${(e as Error).message}\nkube-proxy log:\n${readFileSync(kp.logPath, "utf8").slice(-4000)}`,
+      );
+    }
+  }
+
+  test("iptables mode", async () => {
+    const real = await runRealKubeProxy("iptables", 201);
+    const { services, slices } = await readCluster(api);
+    // nfacct counters exist only when the kernel has nfnetlink_acct; take that from the real run.
+    const nfacct = real.includes("--nfacct-name");
+    const options = iptOptions("IPv4", {
+      localDetector: { mode: "ClusterCIDR", cidr: CLUSTER_CIDR },
+      nfacctCounters: { localhostNodePortsAccepted: nfacct, ctStateInvalidDropped: nfacct },
+    });
+    const result = renderIPTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
+
+    const ns = `sy-ours-ipt-${tag}`;
+    H.deleteNetns(ns);
+    cleanups.push(() => H.deleteNetns(ns));
+    H.createNetns(ns);
+    const ipt = {
+      ensureChain: (table: string, chain: string) => {
+        try {
+          H.inNetns(ns, ["iptables", "-w", "-t", table, "-N", chain]);
+        } catch {
+          // exists
+        }
+      },
+      ensureRule: (_pos: string, table: string, chain: string, args: readonly string[]) => {
+        try {
+          H.inNetns(ns, ["iptables", "-w", "-t", table, "-C", chain, ...args]);
+        } catch {
+          H.inNetns(ns, ["iptables", "-w", "-t", table, "-I", chain, ...args]);
+        }
+      },
+    };
+    // kube-proxy creates its nfacct counters over netlink; rules naming a missing one fail
+    if (nfacct)
+      for (const name of [LOCALHOST_NODEPORTS_NFACCT, CT_STATE_INVALID_NFACCT])
+        H.inNetns(ns, ["nfacct", "add", name]);
+    ensureCanaryChains(ipt);
+    ensureJumpChains(ipt);
+    H.inNetns(ns, ["iptables-restore", "-w", "--noflush", "--counters"], result.restore);
+    const ours = H.inNetns(ns, ["iptables-save"]);
+    report("iptables-save", sortDispatchChains(sortIPTables(real)), sortDispatchChains(sortIPTables(ours)));
+  });
+
+  // v1.37's nftables proxier no longer has per-endpoint chains (DNAT maps instead), has a
+  // hairpin-connections set and inlines mark-for-masquerade; our renderer still writes the
+  // v1.33 layout. The diff is printed; the test turns strict once the renderer catches up.
+  test("nftables mode", { todo: "nftables renderer predates v1.37's layout" }, async () => {
+    const real = await runRealKubeProxy("nftables", 202);
+    const { services, slices } = await readCluster(api);
+    const options = nftOptions("IPv4", { clusterCIDR: CLUSTER_CIDR, serviceCIDRs: [SERVICE_CIDR] });
+    const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
+
+    const ns = `sy-ours-nft-${tag}`;
+    H.deleteNetns(ns);
+    cleanups.push(() => H.deleteNetns(ns));
+    H.createNetns(ns);
+    H.inNetns(ns, ["nft", "-f", "-"], result.transaction.toString());
+    const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
+    report("nft list table ip kube-proxy", canonicalNFTList(real), canonicalNFTList(ours));
+  });
+});

@@ -1,0 +1,183 @@
+// Runs the real kube-proxy in a network namespace against a real API server, and applies
+// our rendered rules to the real iptables-restore / nft in a second namespace, so both
+// can be dumped by the same tools and compared.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { connect, createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export const UPSTREAM_BIN = "/root/.cache/switchyard/v1.37.2/bin";
+export const KUBE_PROXY = join(UPSTREAM_BIN, "kube-proxy");
+
+/** Why the upstream diff cannot run here, or undefined when it can. */
+export function missingUpstream(): string | undefined {
+  if (!existsSync(KUBE_PROXY)) return `no kube-proxy at ${KUBE_PROXY}`;
+  if (process.getuid?.() !== 0) return "needs root for network namespaces";
+  for (const tool of ["ip", "iptables-save", "iptables-restore", "nft"]) {
+    try {
+      execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
+    } catch {
+      return `${tool} is not installed`;
+    }
+  }
+  return undefined;
+}
+
+export function run(args: readonly string[], input?: string): string {
+  const [cmd = "", ...rest] = args;
+  return execFileSync(cmd, rest, { input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] });
+}
+
+export function inNetns(ns: string, args: readonly string[], input?: string): string {
+  return run(["ip", "netns", "exec", ns, ...args], input);
+}
+
+/** A namespace with loopback up. */
+export function createNetns(name: string): void {
+  run(["ip", "netns", "add", name]);
+  inNetns(name, ["ip", "link", "set", "lo", "up"]);
+}
+
+export function deleteNetns(name: string): void {
+  try {
+    run(["ip", "netns", "delete", name]);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * A veth from the host into `ns`, returning the host side's address. The namespace side
+ * also carries the node IP (this kernel has no dummy interfaces).
+ */
+export function linkToHost(ns: string, hostIf: string, subnet: number, nodeIP: string): string {
+  const hostIP = `169.254.${subnet}.1`;
+  run(["ip", "link", "add", hostIf, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+  run(["ip", "addr", "add", `${hostIP}/30`, "dev", hostIf]);
+  run(["ip", "link", "set", hostIf, "up"]);
+  inNetns(ns, ["ip", "addr", "add", `169.254.${subnet}.2/30`, "dev", "eth0"]);
+  inNetns(ns, ["ip", "addr", "add", `${nodeIP}/24`, "dev", "eth0"]);
+  inNetns(ns, ["ip", "link", "set", "eth0", "up"]);
+  return hostIP;
+}
+
+/** Forwards TCP from `host`:(free port) to `target`; the namespace reaches the API server through it. */
+export async function startForwarder(host: string, target: { host: string; port: number }): Promise<Server> {
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host);
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", close);
+    upstream.on("error", close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return server;
+}
+
+export interface ApiClient {
+  call(method: string, path: string, body?: unknown): Promise<unknown>;
+}
+
+export function apiClient(server: string, pki: string): ApiClient {
+  const url = new URL(server);
+  const tls = {
+    ca: readFileSync(join(pki, "ca.crt")),
+    cert: readFileSync(join(pki, "admin.crt")),
+    key: readFileSync(join(pki, "admin.key")),
+  };
+  return {
+    call: (method, path, body) =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path,
+            method,
+            headers: { "content-type": "application/json" },
+            ...tls,
+          },
+          (res) => {
+            let text = "";
+            res.on("data", (c) => {
+              text += c;
+            });
+            res.on("end", () => {
+              if ((res.statusCode ?? 500) >= 300)
+                reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
+              else resolve(JSON.parse(text));
+            });
+          },
+        );
+        req.on("error", reject);
+        req.end(body === undefined ? undefined : JSON.stringify(body));
+      }),
+  };
+}
+
+/** The admin kubeconfig pointed at `server`, still verifying the API server's 127.0.0.1 certificate. */
+export function kubeconfigVia(kubeconfigPath: string, server: string): string {
+  const text = readFileSync(kubeconfigPath, "utf8").replace(
+    /^(\s*)server: .*$/m,
+    (_m, indent: string) => `${indent}server: ${server}\n${indent}tls-server-name: 127.0.0.1`,
+  );
+  const path = join(mkdtempSync(join(tmpdir(), "switchyard-kp-")), "kubeconfig");
+  writeFileSync(path, text);
+  return path;
+}
+
+export interface KubeProxyRun {
+  readonly process: ChildProcess;
+  readonly logPath: string;
+  stop(): Promise<void>;
+}
+
+export function startKubeProxy(ns: string, args: readonly string[]): KubeProxyRun {
+  const logPath = join(mkdtempSync(join(tmpdir(), "switchyard-kp-log-")), "kube-proxy.log");
+  const fd = openSync(logPath, "w");
+  const child = spawn("ip", ["netns", "exec", ns, KUBE_PROXY, ...args], { stdio: ["ignore", fd, fd] });
+  return {
+    process: child,
+    logPath,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await Promise.race([exited, sleep(5000)]);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** Polls `dump` until `ready` holds and two dumps in a row agree; the stable dump. */
+export async function waitForStableDump(
+  dump: () => string,
+  ready: (text: string) => boolean,
+  timeoutMs: number,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    let text = "";
+    try {
+      // iptables-save stamps each table with the time; that is not a change
+      text = dump()
+        .split("\n")
+        .filter((l) => !l.startsWith("#"))
+        .join("\n");
+    } catch {
+      // the table may not exist yet
+    }
+    // ready() may throw to give up early (say, the process died)
+    if (ready(text) && text === last) return text;
+    last = text;
+    await sleep(1000);
+  }
+  throw new Error(`rules did not settle within ${timeoutMs} ms; last dump:\n${last}`);
+}
