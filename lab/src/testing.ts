@@ -6,9 +6,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ControlPlaneState, down, up } from "./controlplane/controlplane.js";
+import { statePaths } from "./controlplane/args.js";
+import { type ControlPlaneState, down, up, writeState } from "./controlplane/controlplane.js";
 import { probe } from "./controlplane/health.js";
-import { freePort } from "./controlplane/ports.js";
+import { checkPortFree, freePort } from "./controlplane/ports.js";
 import {
   isOurs,
   lastLines,
@@ -94,8 +95,20 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     async startApiserver() {
       const old = apiserver();
       if (isOurs(old)) return;
+      // The killed apiserver's listening socket may linger for a moment; wait until its port can be bound.
+      const port = state.options.ports.apiserver;
+      for (let i = 0; i < 200; i++) {
+        try {
+          await checkPortFree(state.options.bindAddress, port);
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
       const record = startDetached(old.name, old.bin, old.args, old.log, false);
       state.processes[apiserverIndex] = record;
+      // Recorded in the state file too, so stop() (and `controlplane down`) find the new process.
+      writeState(statePaths(stateDir), state);
       const deadline = Date.now() + 120_000;
       while (Date.now() < deadline) {
         if ((await probe(`${state.server}/readyz`, tls)).status === 200) return;

@@ -57,7 +57,7 @@ export function readState(stateDir: string): ControlPlaneState | undefined {
   return JSON.parse(readFileSync(file, "utf8")) as ControlPlaneState;
 }
 
-function writeState(paths: StatePaths, state: ControlPlaneState): void {
+export function writeState(paths: StatePaths, state: ControlPlaneState): void {
   writeFileSync(paths.stateFile, `${JSON.stringify(state, null, 2)}\n`);
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
 
 export interface ProcessRecord {
   name: string;
@@ -43,9 +43,16 @@ export function isOurs(record: ProcessRecord): boolean {
   } catch {
     return false;
   }
-  const stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
-  // A zombie has exited; only its parent's wait() is missing. The state follows the last ")" of the name.
-  if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
+  } catch {
+    return false;
+  }
+  // A zombie has exited; only its parent's wait() is missing. But a multi-threaded (Go) process shows its
+  // leader as a zombie while other threads are still tearing down, and its sockets stay bound until the last
+  // one is gone: it only counts as dead once no thread but the leader is left. The state follows the last ")".
+  if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return threadCount(record.pid) > 1;
   return cmdline.length > 1 && cmdline.slice(1).join("\0") === record.args.join("\0");
 }
 
@@ -86,4 +93,12 @@ export function lastErrorLine(path: string): string | undefined {
   const lines = readFileSync(path, "utf8").trimEnd().split("\n");
   const line = lines.reverse().find((l) => /^[EF]\d{4} /.test(l) || /^\{"level":"(error|fatal)"/.test(l));
   return line?.replace(/^[EF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] /, "");
+}
+
+function threadCount(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/task`).length;
+  } catch {
+    return 0;
+  }
 }

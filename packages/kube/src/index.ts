@@ -1,1 +1,100 @@
-export {};
+// Logs
+
+// Events
+export { type Correlation, type CorrelatorOptions, EventCorrelator } from "./events/correlator.js";
+export { EventRecorder, type EventRecorderOptions, type EventType, referenceTo } from "./events/recorder.js";
+// Informers
+export { deepFreeze } from "./informer/deep-freeze.js";
+export { InformerFactory, type InformerFactoryOptions, type InformerRequest } from "./informer/factory.js";
+export {
+  byNamespace,
+  byNodeName,
+  byServiceName,
+  type Indexers,
+  type IndexFunc,
+  indexNames,
+  serviceNameLabel,
+} from "./informer/indexers.js";
+export { type EventHandler, Informer, type InformerOptions } from "./informer/informer.js";
+export {
+  Reflector,
+  type ReflectorOptions,
+  type ReflectorSink,
+  WatchStalledError,
+} from "./informer/reflector.js";
+export { type Lister, type ReplaceResult, Store } from "./informer/store.js";
+// Leader election
+export {
+  type LeaderCallbacks,
+  LeaderElector,
+  type LeaderElectorOptions,
+} from "./leaderelection/leader-elector.js";
+export { type LeaderElectionRecord, LeaseLock, type ObservedLease } from "./leaderelection/lease-lock.js";
+export { formatMicroTime, parseMicroTime } from "./leaderelection/micro-time.js";
+export {
+  discardLogger,
+  type LogFields,
+  Logger,
+  type LoggerOptions,
+  type LogLevel,
+  type LogSink,
+  levelFromVerbosity,
+} from "./log/logger.js";
+// REST
+export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound, type Status } from "./rest/api-error.js";
+export {
+  type DeleteOptions,
+  type ListOptions,
+  listAll,
+  type PatchOptions,
+  type PatchType,
+  patchContentTypes,
+  type RestClient,
+  type WatchOptions,
+  type WriteOptions,
+} from "./rest/client.js";
+export { HttpRestClient, type HttpRestClientOptions } from "./rest/http-client.js";
+export { type LoadKubeConfigOptions, loadKubeConfig } from "./rest/kubeconfig.js";
+export {
+  type KubeList,
+  type KubeObject,
+  keyOf,
+  objectKey,
+  type WatchEvent,
+  type WatchEventType,
+} from "./rest/object.js";
+export { queryString, resourcePath } from "./rest/paths.js";
+export {
+  apiVersionOf,
+  configMaps,
+  defineResource,
+  endpointSlices,
+  endpoints,
+  events,
+  leases,
+  namespaces,
+  nodes,
+  pods,
+  type ResourceDescriptor,
+  services,
+} from "./rest/resources.js";
+// Server
+export { type CheckResult, type HealthCheck, HealthChecks } from "./server/health-checks.js";
+export { ComponentServer, type ComponentServerOptions } from "./server/server.js";
+export { Backoff, type BackoffOptions } from "./util/backoff.js";
+// Time
+export { type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
+export { TokenBucket } from "./util/token-bucket.js";
+// Work queue
+export { createQueueMetrics, noopQueueMetrics, type QueueMetrics } from "./workqueue/metrics.js";
+export { type GetResult, type QueueOptions, WorkQueue } from "./workqueue/queue.js";
+export {
+  BucketRateLimiter,
+  type ControllerRateLimiterOptions,
+  defaultControllerRateLimiter,
+  ItemExponentialRateLimiter,
+  MaxOfRateLimiter,
+  type RateLimiter,
+} from "./workqueue/rate-limiters.js";
+export { RateLimitingQueue, type RateLimitingQueueOptions } from "./workqueue/rate-limiting-queue.js";
+export { type RetryOutcome, type RunWorkersOptions, retryOrForget, runWorkers } from "./workqueue/workers.js";

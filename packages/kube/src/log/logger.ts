@@ -1,0 +1,108 @@
+export type LogLevel = "error" | "warn" | "info" | "debug";
+
+const severity: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+
+export type LogFields = Record<string, unknown>;
+
+/** Anything with a `write(string)`; process.stderr by default. */
+export interface LogSink {
+  write(line: string): unknown;
+}
+
+export interface LoggerOptions {
+  /** Lowest level written; "info" unless set. */
+  level?: LogLevel;
+  /**
+   * klog-style verbosity: `logger.v(n)` writes only when n <= verbosity.
+   * A verbosity of 1 or more also enables "debug".
+   */
+  verbosity?: number;
+  out?: LogSink;
+  /** Fields written on every line. */
+  fields?: LogFields;
+  /** Time source for the `ts` field. */
+  now?: () => number;
+}
+
+/**
+ * Structured JSON logs, one object per line: {"ts","level","msg",...fields}.
+ * Quiet by default (info). Child loggers carry fixed fields.
+ */
+export class Logger {
+  readonly level: LogLevel;
+  readonly verbosity: number;
+  readonly #out: LogSink;
+  readonly #fields: LogFields;
+  readonly #now: () => number;
+  readonly #enabled: boolean;
+
+  constructor(options: LoggerOptions = {}, enabled = true) {
+    this.verbosity = options.verbosity ?? 0;
+    this.level = options.level ?? (this.verbosity > 0 ? "debug" : "info");
+    this.#out = options.out ?? process.stderr;
+    this.#fields = options.fields ?? {};
+    this.#now = options.now ?? Date.now;
+    this.#enabled = enabled;
+  }
+
+  #options(): LoggerOptions {
+    return {
+      level: this.level,
+      verbosity: this.verbosity,
+      out: this.#out,
+      fields: this.#fields,
+      now: this.#now,
+    };
+  }
+
+  /** A logger that adds `fields` to every line. */
+  child(fields: LogFields): Logger {
+    return new Logger({ ...this.#options(), fields: { ...this.#fields, ...fields } }, this.#enabled);
+  }
+
+  /** A logger that writes only when `n` is within the configured verbosity (like klog.V(n)). */
+  v(n: number): Logger {
+    return new Logger({ ...this.#options(), level: "debug" }, this.#enabled && n <= this.verbosity);
+  }
+
+  enabled(level: LogLevel): boolean {
+    return this.#enabled && severity[level] <= severity[this.level];
+  }
+
+  error(msg: string, fields?: LogFields): void {
+    this.#write("error", msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.#write("warn", msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.#write("info", msg, fields);
+  }
+  debug(msg: string, fields?: LogFields): void {
+    this.#write("debug", msg, fields);
+  }
+
+  #write(level: LogLevel, msg: string, fields?: LogFields): void {
+    if (!this.enabled(level)) return;
+    const entry: LogFields = { ts: new Date(this.#now()).toISOString(), level, msg };
+    for (const source of [this.#fields, fields ?? {}]) {
+      for (const [key, value] of Object.entries(source)) entry[key] = serialize(value);
+    }
+    this.#out.write(`${JSON.stringify(entry)}\n`);
+  }
+}
+
+// Errors have no enumerable fields, so JSON.stringify would print {}.
+function serialize(value: unknown): unknown {
+  if (value instanceof Error) return value.message;
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+/** Maps a `-v` flag to logger options: 0 is info, 1 and above add debug and V(n) lines. */
+export function levelFromVerbosity(v: number): LoggerOptions {
+  return { verbosity: v, level: v > 0 ? "debug" : "info" };
+}
+
+/** A logger that writes nothing; the default when none is injected. */
+export const discardLogger: Logger = new Logger({ out: { write: () => true } }, false);

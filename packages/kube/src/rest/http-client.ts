@@ -1,0 +1,280 @@
+import * as http from "node:http";
+import * as https from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { ApiError } from "./api-error.js";
+import {
+  type DeleteOptions,
+  type ListOptions,
+  type PatchOptions,
+  type PatchType,
+  patchContentTypes,
+  type RestClient,
+  type WatchOptions,
+  type WriteOptions,
+} from "./client.js";
+import { ndjson } from "./ndjson.js";
+import type { KubeList, KubeObject, WatchEvent } from "./object.js";
+import { queryString, resourcePath } from "./paths.js";
+import { apiVersionOf, type ResourceDescriptor } from "./resources.js";
+
+export interface HttpRestClientOptions {
+  userAgent?: string;
+  /** Per-request timeout for everything but watches; 30 s by default. */
+  requestTimeoutMs?: number;
+}
+
+interface Request {
+  method: string;
+  path: string;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Watches must not time out client-side; the informer's stall guard covers them. */
+  timeoutMs?: number;
+}
+
+/**
+ * The REST client over node:http(s). client-node is used only for its
+ * KubeConfig (files, in-cluster config, auth); requests, keep-alive and the
+ * watch stream are ours, on raw JSON.
+ */
+export class HttpRestClient implements RestClient {
+  readonly server: URL;
+  readonly #kc: KubeConfig;
+  readonly #userAgent: string;
+  readonly #timeoutMs: number;
+  #agent: http.Agent | undefined;
+  #agentKey = "";
+
+  constructor(kc: KubeConfig, options: HttpRestClientOptions = {}) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster");
+    this.server = new URL(cluster.server);
+    this.#kc = kc;
+    this.#userAgent = options.userAgent ?? "switchyard";
+    this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  async get<T extends KubeObject>(
+    res: ResourceDescriptor<T>,
+    name: string,
+    opts: { namespace?: string; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    return this.#json<T>({
+      method: "GET",
+      path: resourcePath(res, opts.namespace, name),
+      signal: opts.signal,
+    });
+  }
+
+  async list<T extends KubeObject>(res: ResourceDescriptor<T>, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const query = queryString({
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      limit: opts.limit,
+      continue: opts.continue,
+      resourceVersion: opts.resourceVersion,
+      resourceVersionMatch: opts.resourceVersionMatch,
+    });
+    return this.#json<KubeList<T>>({
+      method: "GET",
+      path: resourcePath(res, opts.namespace) + query,
+      signal: opts.signal,
+    });
+  }
+
+  async create<T extends KubeObject>(
+    res: ResourceDescriptor<T>,
+    obj: T,
+    opts: WriteOptions = {},
+  ): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata?.namespace;
+    return this.#json<T>({
+      method: "POST",
+      path: resourcePath(res, ns) + writeQuery(opts),
+      body: withTypeMeta(res, obj),
+      signal: opts.signal,
+    });
+  }
+
+  async update<T extends KubeObject>(
+    res: ResourceDescriptor<T>,
+    obj: T,
+    opts: WriteOptions = {},
+  ): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata?.namespace;
+    const name = obj.metadata?.name;
+    if (!name) throw new Error(`update ${res.resource}: object has no metadata.name`);
+    return this.#json<T>({
+      method: "PUT",
+      path: resourcePath(res, ns, name) + writeQuery(opts),
+      body: withTypeMeta(res, obj),
+      signal: opts.signal,
+    });
+  }
+
+  async patch<T extends KubeObject>(
+    res: ResourceDescriptor<T>,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    opts: PatchOptions = {},
+  ): Promise<T> {
+    if (type === "apply" && !opts.fieldManager) {
+      throw new Error(`apply ${res.resource}/${name}: server-side apply needs a fieldManager`);
+    }
+    const query = queryString({
+      fieldManager: opts.fieldManager,
+      dryRun: opts.dryRun ? "All" : undefined,
+      force: opts.force,
+    });
+    return this.#json<T>({
+      method: "PATCH",
+      path: resourcePath(res, opts.namespace, name) + query,
+      // JSON is valid YAML, so apply patches are sent as JSON too.
+      body: patch,
+      contentType: patchContentTypes[type],
+      signal: opts.signal,
+    });
+  }
+
+  async delete(res: ResourceDescriptor, name: string, opts: DeleteOptions = {}): Promise<void> {
+    const preconditions =
+      opts.resourceVersion || opts.uid ? { resourceVersion: opts.resourceVersion, uid: opts.uid } : undefined;
+    await this.#json({
+      method: "DELETE",
+      path: resourcePath(res, opts.namespace, name),
+      body: {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        gracePeriodSeconds: opts.gracePeriodSeconds,
+        propagationPolicy: opts.propagationPolicy,
+        preconditions,
+      },
+      signal: opts.signal,
+    });
+  }
+
+  async *watch<T extends KubeObject>(
+    res: ResourceDescriptor<T>,
+    opts: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>> {
+    const query = queryString({
+      watch: true,
+      allowWatchBookmarks: opts.allowWatchBookmarks ?? true,
+      resourceVersion: opts.resourceVersion,
+      timeoutSeconds: opts.timeoutSeconds,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+    });
+    const path = resourcePath(res, opts.namespace) + query;
+    const response = await this.#send({ method: "GET", path, signal: opts.signal, timeoutMs: 0 });
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      throw ApiError.fromResponse(status, await readText(response), `watch ${res.resource}`);
+    }
+    try {
+      for await (const value of ndjson(response)) yield value as WatchEvent<T>;
+    } catch (err) {
+      // Aborting destroys the socket mid-stream; that is how a caller stops a watch.
+      if (opts.signal?.aborted) return;
+      throw err;
+    } finally {
+      response.destroy();
+    }
+  }
+
+  async #json<T>(req: Request): Promise<T> {
+    const response = await this.#send(req);
+    const text = await readText(response);
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      throw ApiError.fromResponse(status, text, `${req.method} ${req.path.split("?")[0]}`);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  async #send(req: Request): Promise<http.IncomingMessage> {
+    // Auth can change between calls (exec plugins, rotated tokens), so ask the KubeConfig every time.
+    const auth: https.RequestOptions = {};
+    await this.#kc.applyToHTTPSOptions(auth);
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: http.OutgoingHttpHeaders = {
+      ...(auth.headers as http.OutgoingHttpHeaders | undefined),
+      Accept: "application/json",
+      "User-Agent": this.#userAgent,
+    };
+    if (body !== undefined) {
+      headers["Content-Type"] = req.contentType ?? "application/json";
+      headers["Content-Length"] = Buffer.byteLength(body);
+    }
+    const isHttps = this.server.protocol === "https:";
+    const options: https.RequestOptions = {
+      protocol: this.server.protocol,
+      hostname: this.server.hostname.replace(/^\[|\]$/g, ""),
+      port: this.server.port || (isHttps ? 443 : 80),
+      path: this.server.pathname.replace(/\/$/, "") + req.path,
+      method: req.method,
+      headers,
+      auth: auth.auth,
+      agent: this.#agentFor(auth, isHttps),
+      signal: req.signal,
+    };
+    const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
+    return new Promise((resolve, reject) => {
+      const request = (isHttps ? https : http).request(options, resolve);
+      request.on("error", reject);
+      if (timeoutMs > 0) {
+        request.setTimeout(timeoutMs, () => {
+          request.destroy(new Error(`${req.method} ${req.path}: no response within ${timeoutMs} ms`));
+        });
+      }
+      request.end(body);
+    });
+  }
+
+  // applyToHTTPSOptions builds a fresh agent per call, which would defeat keep-alive;
+  // keep one agent for as long as the TLS material stays the same.
+  #agentFor(auth: https.RequestOptions, isHttps: boolean): http.Agent {
+    const key = [auth.ca, auth.cert, auth.key, auth.rejectUnauthorized, auth.servername]
+      .map(String)
+      .join("|");
+    if (!this.#agent || key !== this.#agentKey) {
+      this.#agent?.destroy();
+      const common = { keepAlive: true, keepAliveMsecs: 30_000 };
+      this.#agent = isHttps
+        ? new https.Agent({
+            ...common,
+            ca: auth.ca,
+            cert: auth.cert,
+            key: auth.key,
+            servername: auth.servername,
+            rejectUnauthorized: auth.rejectUnauthorized,
+          })
+        : new http.Agent(common);
+      this.#agentKey = key;
+    }
+    return this.#agent;
+  }
+
+  /** Closes pooled connections. */
+  close(): void {
+    this.#agent?.destroy();
+    this.#agent = undefined;
+  }
+}
+
+function writeQuery(opts: WriteOptions): string {
+  return queryString({ fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined });
+}
+
+// The apiserver rejects bodies without apiVersion/kind; fill them in from the descriptor.
+function withTypeMeta<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T): T {
+  return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(res), kind: obj.kind ?? res.kind };
+}
+
+async function readText(response: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,4 @@
+// Test doubles for code built on @switchyard/kube; import from "@switchyard/kube/testing".
+export { FakeApi, type FakeApiOptions, type FakeVerb, mergePatch } from "./fake-api.js";
+export { FakeClock, flushAsync } from "./fake-clock.js";
+export { matchesFieldSelector, matchesLabelSelector } from "./selectors.js";

@@ -1,0 +1,229 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { isAlreadyExists, isConflict, isGone, isNotFound } from "../../src/rest/api-error.js";
+import { listAll } from "../../src/rest/client.js";
+import { HttpRestClient } from "../../src/rest/http-client.js";
+import { loadKubeConfig } from "../../src/rest/kubeconfig.js";
+import { endpointSlices, nodes, pods } from "../../src/rest/resources.js";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+type Route = (req: Seen, res: ServerResponse) => void;
+
+let server: Server;
+let route: Route = (_req, res) => res.writeHead(500).end();
+const seen: Seen[] = [];
+let dir: string;
+let kubeconfig: string;
+
+before(async () => {
+  server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const entry = {
+      method: req.method ?? "",
+      url: req.url ?? "",
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString(),
+    };
+    seen.push(entry);
+    route(entry, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  dir = mkdtempSync(join(tmpdir(), "kube-rest-"));
+  kubeconfig = join(dir, "config");
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        { name: "c", cluster: { server: `http://127.0.0.1:${port}`, "insecure-skip-tls-verify": true } },
+      ],
+      users: [{ name: "u", user: { token: "secret-token" } }],
+      contexts: [{ name: "ctx", context: { cluster: "c", user: "u" } }],
+      "current-context": "ctx",
+    }),
+  );
+});
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const json = (res: ServerResponse, code: number, body: unknown) =>
+  res.writeHead(code, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+
+function client() {
+  return new HttpRestClient(loadKubeConfig({ kubeconfig }));
+}
+
+describe("HttpRestClient", () => {
+  test("GETs an object with the kubeconfig's credentials", async () => {
+    route = (_req, res) => json(res, 200, { kind: "Pod", metadata: { name: "p", namespace: "ns" } });
+    const pod = await client().get(pods, "p", { namespace: "ns" });
+    assert.equal(pod.metadata?.name, "p");
+    const req = seen.at(-1);
+    assert.equal(req?.url, "/api/v1/namespaces/ns/pods/p");
+    assert.equal(req?.headers.authorization, "Bearer secret-token");
+  });
+
+  test("lists with selectors and pagination, following continue tokens in listAll", async () => {
+    route = (req, res) => {
+      const url = new URL(req.url, "http://x");
+      const cont = url.searchParams.get("continue");
+      json(res, 200, {
+        metadata: { resourceVersion: cont ? "99" : "42", continue: cont ? undefined : "page2" },
+        items: [{ metadata: { name: cont ? "b" : "a" } }],
+      });
+    };
+    const list = await listAll(client(), endpointSlices, {
+      namespace: "ns",
+      labelSelector: "kubernetes.io/service-name=web",
+      limit: 1,
+    });
+    assert.deepEqual(
+      list.items.map((i) => i.metadata?.name),
+      ["a", "b"],
+    );
+    assert.equal(list.metadata.resourceVersion, "42");
+    const first = new URL(seen.at(-2)?.url ?? "", "http://x");
+    assert.equal(first.pathname, "/apis/discovery.k8s.io/v1/namespaces/ns/endpointslices");
+    assert.equal(first.searchParams.get("labelSelector"), "kubernetes.io/service-name=web");
+    assert.equal(first.searchParams.get("limit"), "1");
+    assert.equal(new URL(seen.at(-1)?.url ?? "", "http://x").searchParams.get("continue"), "page2");
+  });
+
+  test("sends each patch type with its content type, and apply with a field manager", async () => {
+    route = (_req, res) => json(res, 200, { metadata: { name: "n1" } });
+    const c = client();
+    await c.patch(nodes, "n1", "merge", { metadata: { labels: { a: "b" } } });
+    assert.equal(seen.at(-1)?.headers["content-type"], "application/merge-patch+json");
+    assert.equal(seen.at(-1)?.url, "/api/v1/nodes/n1");
+    await c.patch(nodes, "n1", "json-patch", [{ op: "remove", path: "/metadata/labels/a" }]);
+    assert.equal(seen.at(-1)?.headers["content-type"], "application/json-patch+json");
+    await c.patch(
+      nodes,
+      "n1",
+      "apply",
+      { metadata: { name: "n1" } },
+      { fieldManager: "switchyard", force: true },
+    );
+    const url = new URL(seen.at(-1)?.url ?? "", "http://x");
+    assert.equal(seen.at(-1)?.headers["content-type"], "application/apply-patch+yaml");
+    assert.equal(url.searchParams.get("fieldManager"), "switchyard");
+    assert.equal(url.searchParams.get("force"), "true");
+  });
+
+  test("create fills in apiVersion and kind", async () => {
+    route = (req, res) => json(res, 201, JSON.parse(req.body));
+    await client().create(endpointSlices, {
+      metadata: { name: "s", namespace: "ns" },
+      addressType: "IPv4",
+      endpoints: [],
+    });
+    assert.equal(seen.at(-1)?.url, "/apis/discovery.k8s.io/v1/namespaces/ns/endpointslices");
+    const body = JSON.parse(seen.at(-1)?.body ?? "{}");
+    assert.equal(body.apiVersion, "discovery.k8s.io/v1");
+    assert.equal(body.kind, "EndpointSlice");
+  });
+
+  test("turns failures into ApiError with code and reason", async () => {
+    const statuses: [number, string, (e: unknown) => boolean][] = [
+      [404, "NotFound", isNotFound],
+      [409, "Conflict", isConflict],
+      [409, "AlreadyExists", isAlreadyExists],
+      [410, "Expired", isGone],
+    ];
+    for (const [code, reason, predicate] of statuses) {
+      route = (_req, res) => json(res, code, { kind: "Status", code, reason, message: `${reason} happened` });
+      const err = await client()
+        .get(pods, "p", { namespace: "ns" })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(predicate(err), `${code} ${reason}`);
+      assert.equal((err as { reason: string }).reason, reason);
+      assert.match((err as Error).message, new RegExp(`${reason} happened`));
+    }
+  });
+
+  test("streams watch events split across chunks, asking for bookmarks", async () => {
+    route = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      const lines = `${JSON.stringify({ type: "ADDED", object: { metadata: { name: "a", resourceVersion: "5" } } })}\n${JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "6" } } })}\n`;
+      res.write(lines.slice(0, 17));
+      setTimeout(() => res.end(lines.slice(17)), 10);
+    };
+    const events = [];
+    for await (const e of client().watch(pods, {
+      namespace: "ns",
+      resourceVersion: "4",
+      timeoutSeconds: 300,
+    })) {
+      events.push(`${e.type} ${e.object.metadata?.resourceVersion}`);
+    }
+    assert.deepEqual(events, ["ADDED 5", "BOOKMARK 6"]);
+    const url = new URL(seen.at(-1)?.url ?? "", "http://x");
+    assert.equal(url.searchParams.get("watch"), "true");
+    assert.equal(url.searchParams.get("allowWatchBookmarks"), "true");
+    assert.equal(url.searchParams.get("timeoutSeconds"), "300");
+    assert.equal(url.searchParams.get("resourceVersion"), "4");
+  });
+
+  test("aborting a watch ends the iteration quietly", async () => {
+    route = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.write(`${JSON.stringify({ type: "ADDED", object: { metadata: { name: "a" } } })}\n`);
+    };
+    const abort = new AbortController();
+    const names: (string | undefined)[] = [];
+    for await (const e of client().watch(pods, { signal: abort.signal })) {
+      names.push(e.object.metadata?.name);
+      abort.abort();
+    }
+    assert.deepEqual(names, ["a"]);
+  });
+});
+
+describe("loadKubeConfig", () => {
+  test("takes an explicit path, else the first existing $KUBECONFIG entry", () => {
+    const home = mkdtempSync(join(tmpdir(), "kube-home-"));
+    assert.equal(loadKubeConfig({ kubeconfig, env: {}, home }).getCurrentContext(), "ctx");
+    assert.equal(
+      loadKubeConfig({ env: { KUBECONFIG: `/nope:${kubeconfig}` }, home }).getCurrentContext(),
+      "ctx",
+    );
+  });
+
+  test("fails with one line naming what it tried", () => {
+    const home = mkdtempSync(join(tmpdir(), "kube-home-"));
+    assert.throws(
+      () => loadKubeConfig({ env: { KUBECONFIG: "/nope" }, home }),
+      (err: Error) => {
+        assert.equal(err.message.includes("\n"), false);
+        assert.match(
+          err.message,
+          /no Kubernetes configuration found \(tried \$KUBECONFIG \/nope, default .*\.kube\/config\)/,
+        );
+        return true;
+      },
+    );
+    assert.throws(
+      () => loadKubeConfig({ kubeconfig: "/missing/config" }),
+      /kubeconfig \/missing\/config does not exist/,
+    );
+  });
+});
