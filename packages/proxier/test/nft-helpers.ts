@@ -1,7 +1,7 @@
 // Canonical comparison of nft scripts, with a readable diff on mismatch.
 import assert from "node:assert/strict";
 
-const KIND_ORDER = ["table", "chain", "set", "map", "rule", "element"];
+const KIND_ORDER = ["table", "chain", "set", "map", "counter", "rule", "element"];
 
 function kindAndName(line: string): [number, string] {
   const m = /^(?:add|create|insert|flush|delete|destroy) (\w+) \S+ \S+ ?(\S*)/.exec(line);

@@ -97,6 +97,14 @@ function sortDispatchChains(lines: string[]): string[] {
   return out;
 }
 
+/** Replaces the endpoints of one EndpointSlice, as an EndpointSlice controller would. */
+async function setEndpoints(api: H.ApiClient, ns: string, slice: string, ips: Record<string, string>) {
+  const path = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${slice}`;
+  const current = (await api.call("GET", path)) as EndpointSlice;
+  const endpoints = Object.entries(ips).map(([ip, nodeName]) => ({ addresses: [ip], nodeName }));
+  await api.call("PUT", path, { ...current, endpoints });
+}
+
 function report(name: string, expected: string[], actual: string[]): void {
   if (expected.join("\n") === actual.join("\n")) return;
   const diff = lineDiff(expected, actual)
@@ -122,7 +130,10 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     await cp?.stop();
   });
 
-  async function runRealKubeProxy(mode: "iptables" | "nftables", subnet: number): Promise<string> {
+  async function runRealKubeProxy(
+    mode: "iptables" | "nftables",
+    subnet: number,
+  ): Promise<{ dump: string; next: (marker: string) => Promise<string> }> {
     const ns = `sy-kp-${mode.slice(0, 3)}-${tag}`;
     H.deleteNetns(ns);
     cleanups.push(() => H.deleteNetns(ns));
@@ -154,25 +165,31 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
         ? () => H.inNetns(ns, ["iptables-save"])
         : () => H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
     const marker = mode === "iptables" ? "ns9/svc9:dns cluster IP" : "ns9/svc9/udp/dns";
-    try {
-      return await H.waitForStableDump(
-        dump,
-        (t) => {
-          if (kp.process.exitCode !== null) throw new Error(`kube-proxy exited with ${kp.process.exitCode}`);
-          return t.includes(marker);
-        },
-        90_000,
-      );
-    } catch (e) {
-      const { readFileSync } = await import("node:fs");
-      throw new Error(
-        `${(e as Error).message}\nkube-proxy log:\n${readFileSync(kp.logPath, "utf8").slice(-4000)}`,
-      );
-    }
+    /** The dump once it contains `text` and has settled. */
+    const settled = async (text: string): Promise<string> => {
+      try {
+        return await H.waitForStableDump(
+          dump,
+          (t) => {
+            if (kp.process.exitCode !== null)
+              throw new Error(`kube-proxy exited with ${kp.process.exitCode}`);
+            return t.includes(text);
+          },
+          90_000,
+        );
+      } catch (e) {
+        const { readFileSync } = await import("node:fs");
+        throw new Error(
+          `${(e as Error).message}\nkube-proxy log:\n${readFileSync(kp.logPath, "utf8").slice(-4000)}`,
+        );
+      }
+    };
+    return { dump: await settled(marker), next: settled };
   }
 
   test("iptables mode", async () => {
-    const real = await runRealKubeProxy("iptables", 201);
+    const kp = await runRealKubeProxy("iptables", 201);
+    const real = kp.dump;
     const { services, slices } = await readCluster(api);
     // nfacct counters exist only when the kernel has nfnetlink_acct; take that from the real run.
     const nfacct = real.includes("--nfacct-name");
@@ -211,13 +228,30 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     H.inNetns(ns, ["iptables-restore", "-w", "--noflush", "--counters"], result.restore);
     const ours = H.inNetns(ns, ["iptables-save"]);
     report("iptables-save", sortDispatchChains(sortIPTables(real)), sortDispatchChains(sortIPTables(ours)));
+
+    // Partial-sync round: one endpoint of svc1 moves; kube-proxy resyncs only that service,
+    // and so do we, from the state of our first sync.
+    await setEndpoints(api, "ns1", "svc1-a", { "10.180.0.1": NODE_NAME, "10.180.1.31": "node2" });
+    const realAfter = await kp.next("10.180.1.31");
+    const after = await readCluster(api);
+    const partial = renderIPTables(
+      options,
+      { ...buildMaps("IPv4", after.services, after.slices), changedServices: new Set(["ns1/svc1"]), now: 1 },
+      result.state,
+    );
+    assert.equal(partial.fullSync, false);
+    H.inNetns(ns, ["iptables-restore", "-w", "--noflush", "--counters"], partial.restore);
+    const oursAfter = H.inNetns(ns, ["iptables-save"]);
+    report(
+      "iptables-save after a partial sync",
+      sortDispatchChains(sortIPTables(realAfter)),
+      sortDispatchChains(sortIPTables(oursAfter)),
+    );
   });
 
-  // v1.37's nftables proxier no longer has per-endpoint chains (DNAT maps instead), has a
-  // hairpin-connections set and inlines mark-for-masquerade; our renderer still writes the
-  // v1.33 layout. The diff is printed; the test turns strict once the renderer catches up.
-  test("nftables mode", { todo: "nftables renderer predates v1.37's layout" }, async () => {
-    const real = await runRealKubeProxy("nftables", 202);
+  test("nftables mode", async () => {
+    const kp = await runRealKubeProxy("nftables", 202);
+    const real = kp.dump;
     const { services, slices } = await readCluster(api);
     const options = nftOptions("IPv4", { clusterCIDR: CLUSTER_CIDR, serviceCIDRs: [SERVICE_CIDR] });
     const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
@@ -228,6 +262,28 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     H.createNetns(ns);
     H.inNetns(ns, ["nft", "-f", "-"], result.transaction.toString());
     const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
+    // The only normalisation is order: kube-proxy adds per-service objects in Go map order, and
+    // nft lists set elements in hash order; canonicalNFTList sorts both and keeps rule order.
     report("nft list table ip kube-proxy", canonicalNFTList(real), canonicalNFTList(ours));
+
+    // Partial-sync round: svc9 loses two endpoints and gains a local one, so its DNAT map
+    // shrinks to an inline DNAT and the hairpin set changes; only svc9 is rewritten.
+    await setEndpoints(api, "ns9", "svc9-a", { "10.180.0.39": NODE_NAME });
+    const realAfter = await kp.next("10.180.0.39");
+    const after = await readCluster(api);
+    const partial = renderNFTables(
+      options,
+      { ...buildMaps("IPv4", after.services, after.slices), changedServices: new Set(["ns9/svc9"]), now: 1 },
+      result.state,
+    );
+    assert.equal(partial.fullSync, false);
+    assert.doesNotMatch(partial.transaction.toString(), /ns1\/svc1/);
+    H.inNetns(ns, ["nft", "-f", "-"], partial.transaction.toString());
+    const oursAfter = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
+    report(
+      "nft list table ip kube-proxy after a partial sync",
+      canonicalNFTList(realAfter),
+      canonicalNFTList(oursAfter),
+    );
   });
 });

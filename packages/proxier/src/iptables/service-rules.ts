@@ -1,6 +1,5 @@
 // The filter rules, nat chains and nat rules of one Service port.
 import type { EndpointInfo } from "../model/endpoint.js";
-import { endpointString } from "../model/endpoint.js";
 import { externallyAccessible, type ServicePortInfo, sourceRangesContain } from "../model/service-port.js";
 import { servicePortNameString } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";

@@ -2,6 +2,7 @@
 // every operation succeeds, and refuses the references the kernel would refuse.
 import type {
   ChainObject,
+  CounterObject,
   ElementObject,
   MapObject,
   NFTFamily,
@@ -47,6 +48,7 @@ export interface FakeTable {
   chains: Map<string, FakeChain>;
   sets: Map<string, FakeContainer>;
   maps: Map<string, FakeContainer>;
+  counters: Map<string, CounterObject>;
 }
 
 /** Chains named by jump/goto anywhere in a rule or verdict, and @set/@map references. */
@@ -60,7 +62,13 @@ function cloneTable(t: FakeTable): FakeTable {
   const chains = new Map([...t.chains].map(([k, c]) => [k, { def: c.def, rules: [...c.rules] }]));
   const copy = (m: Map<string, FakeContainer>) =>
     new Map([...m].map(([k, c]) => [k, { def: c.def, elements: new Map(c.elements) }]));
-  return { comment: t.comment, chains, sets: copy(t.sets), maps: copy(t.maps) };
+  return {
+    comment: t.comment,
+    chains,
+    sets: copy(t.sets),
+    maps: copy(t.maps),
+    counters: new Map(t.counters),
+  };
 }
 
 export class FakeNFTables {
@@ -110,7 +118,15 @@ export class FakeNFTables {
     };
     if (o.kind === "table") {
       if (op.verb === "add")
-        return t ?? { comment: o.comment, chains: new Map(), sets: new Map(), maps: new Map() };
+        return (
+          t ?? {
+            comment: o.comment,
+            chains: new Map(),
+            sets: new Map(),
+            maps: new Map(),
+            counters: new Map(),
+          }
+        );
       if (op.verb === "create")
         return t ? fail("exists", "table exists") : this.#applyOne(null, { ...op, verb: "add" });
       if (op.verb === "flush") {
@@ -135,6 +151,9 @@ export class FakeNFTables {
         break;
       case "element":
         this.#elementOp(t, op.verb, o, fail);
+        break;
+      case "counter":
+        this.#counterOp(t, op.verb, o, fail);
         break;
     }
     return t;
@@ -178,7 +197,7 @@ export class FakeNFTables {
           if (verb === "delete") fail("not-found", "no such chain");
           return;
         }
-        if (existing.rules.length > 0) fail("busy", "chain is not empty");
+        // The kernel drops a chain's own rules with it; only references to it block a delete.
         if (this.#isReferenced(t, o.name, "chain")) fail("busy", "chain is still referenced");
         t.chains.delete(o.name);
         return;
@@ -241,6 +260,22 @@ export class FakeNFTables {
     }
   }
 
+  #counterOp(
+    t: FakeTable,
+    verb: string,
+    o: CounterObject,
+    fail: (k: NFTErrorKind, w: string) => never,
+  ): void {
+    const existing = t.counters.has(o.name);
+    if (verb === "add" || verb === "create") {
+      if (existing && verb === "create") fail("exists", "counter exists");
+      if (!existing) t.counters.set(o.name, o);
+      return;
+    }
+    if (!existing && verb === "delete") fail("not-found", "no such counter");
+    t.counters.delete(o.name);
+  }
+
   #elementOp(
     t: FakeTable,
     verb: string,
@@ -279,6 +314,7 @@ export class FakeNFTables {
     for (const [, c] of byName(t.chains)) ops.push(c.def);
     for (const [, s] of byName(t.sets)) ops.push(s.def);
     for (const [, m] of byName(t.maps)) ops.push(m.def);
+    for (const [, c] of byName(t.counters)) ops.push(c);
     for (const [name, c] of byName(t.chains))
       for (const r of c.rules) ops.push({ kind: "rule", chain: name, ...r });
     for (const [name, s] of byName(t.sets))

@@ -41,9 +41,10 @@ export const REJECT_CHAIN = "reject-chain";
 export const FIREWALL_IPS_MAP = "firewall-ips";
 export const FIREWALL_CHECK_CHAIN = "firewall-check";
 
-// masquerading
-export const MARK_MASQ_CHAIN = "mark-for-masquerade";
+// masquerading; the mark is set inline where needed, so there is no chain that sets it
 export const MASQUERADING_CHAIN = "masquerading";
+/** (endpoint IP, endpoint IP, protocol, port) of local endpoints: a pod reaching itself via a service. */
+export const HAIRPIN_CONNECTIONS_SET = "hairpin-connections";
 
 /** knftables.NameLengthMax. */
 export const NAME_LENGTH_MAX = 256;
@@ -92,6 +93,7 @@ export function servicePortChainNames(spn: ServicePortName): ServicePortChainNam
   };
 }
 
+/** Only session-affinity services have endpoint chains; the others DNAT from their policy chain. */
 export function endpointChainName(spn: ServicePortName, ep: EndpointInfo): string {
   return `endpoint-${endpointChainNameBase(spn, ep)}`;
 }

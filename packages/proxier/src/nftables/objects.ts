@@ -51,7 +51,21 @@ export interface ElementObject {
   readonly comment?: string;
 }
 
-export type NFTObject = TableObject | ChainObject | RuleObject | SetObject | MapObject | ElementObject;
+/** A named counter; we only ever remove the ones an optional kube-proxy feature leaves behind. */
+export interface CounterObject {
+  readonly kind: "counter";
+  readonly name: string;
+  readonly comment?: string;
+}
+
+export type NFTObject =
+  | TableObject
+  | ChainObject
+  | RuleObject
+  | SetObject
+  | MapObject
+  | ElementObject
+  | CounterObject;
 
 export type Verb = "add" | "create" | "insert" | "flush" | "delete" | "destroy";
 
@@ -91,6 +105,8 @@ export function renderOperation(op: Operation, family: NFTFamily, table: string)
       const comment = o.comment === undefined ? "" : ` comment ${quote(o.comment)}`;
       return `${verb} rule ${where} ${o.chain} ${o.rule}${comment}`;
     }
+    case "counter":
+      return `${verb} counter ${where} ${o.name}${full ? props([o.comment === undefined ? undefined : `comment ${quote(o.comment)}`]) : ""}`;
     case "set":
     case "map": {
       if (!full) return `${verb} ${o.kind} ${where} ${o.name}`;

@@ -37,3 +37,8 @@ export function ipX(options: Pick<NFTablesOptions, "family">): "ip" | "ip6" {
 export function addrType(options: Pick<NFTablesOptions, "family">): string {
   return options.family === "IPv6" ? "ipv6_addr" : "ipv4_addr";
 }
+
+/** The statement that requests SNAT in the masquerading chain; written inline wherever needed. */
+export function setMasqueradeMark(options: Pick<NFTablesOptions, "masqueradeBit">): string {
+  return `mark set mark or ${masqueradeMark(options)}`;
+}

@@ -9,7 +9,7 @@ import { type ElementContents, ElementStore } from "./element-store.js";
 import { isAffinitySetName, isServiceChainName, KUBE_PROXY_TABLE } from "./names.js";
 import { ipX, type NFTablesOptions } from "./options.js";
 import { writeServicePort } from "./service-rules.js";
-import { CONTAINERS, writeSkeleton } from "./skeleton.js";
+import { CONTAINERS, type ContainerName, writeSkeleton } from "./skeleton.js";
 import { Transaction } from "./transaction.js";
 
 /** How long a flushed per-service chain waits before it is deleted (see renderNFTables). */
@@ -36,10 +36,16 @@ export interface NFTablesSyncInput {
   /** Injected clock, ms. */
   readonly now: number;
   /**
-   * On the first sync, the per-service chains and affinity sets found in the kernel (left by an
-   * earlier run), so they are cleaned up. Ignored when a previous state is given.
+   * On the first sync, what the kernel's table holds (left by an earlier run): per-service
+   * chains and affinity sets are cleaned up, and the shared sets' and maps' elements are
+   * diffed rather than rewritten. Without `elements` those containers are flushed and
+   * refilled instead, which ends in the same table. Ignored when a previous state is given.
    */
-  readonly existing?: { readonly chains: readonly string[]; readonly sets: readonly string[] };
+  readonly existing?: {
+    readonly chains: readonly string[];
+    readonly sets: readonly string[];
+    readonly elements?: ReadonlyMap<string, ElementContents>;
+  };
 }
 
 export interface NFTablesSyncResult {
@@ -79,12 +85,16 @@ export function renderNFTables(
 
   const tx = newTransaction(options);
   if (fullSync) writeSkeleton(tx, options, previous === undefined);
+  // Like kube-proxy, even a full sync only touches the elements that differ from what the
+  // table holds, so unchanged services never blink out of the maps.
+  const known = previous?.elements ?? input.existing?.elements;
   const stores = Object.fromEntries(
-    CONTAINERS.map((c) => [
-      c.name,
-      new ElementStore(c.kind, c.name, fullSync ? new Map() : (previous?.elements.get(c.name) ?? new Map())),
-    ]),
-  ) as Record<(typeof CONTAINERS)[number]["name"], ElementStore>;
+    CONTAINERS.map((c) => {
+      const held = known?.get(c.name);
+      if (held === undefined && fullSync) tx.flush({ kind: c.kind, name: c.name });
+      return [c.name, new ElementStore(c.kind, c.name, held ?? new Map())];
+    }),
+  ) as Record<ContainerName, ElementStore>;
 
   const activeChains = new Set<string>();
   const activeAffinitySets = new Set<string>();

@@ -6,13 +6,14 @@ import { servicePortNameString } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";
 import type { ElementStore } from "./element-store.js";
 import * as N from "./names.js";
-import { addrType, ipX, type NFTablesOptions } from "./options.js";
+import { addrType, ipX, type NFTablesOptions, setMasqueradeMark } from "./options.js";
+import type { ContainerName } from "./skeleton.js";
 import type { Transaction } from "./transaction.js";
 
 export interface ServicePortContext {
   readonly tx: Transaction;
   readonly options: NFTablesOptions;
-  readonly stores: Readonly<Record<typeof import("./skeleton.js").CONTAINERS[number]["name"], ElementStore>>;
+  readonly stores: Readonly<Record<ContainerName, ElementStore>>;
   /** Chains written or kept this sync; everything else with a "/" is stale. */
   readonly activeChains: Set<string>;
   readonly activeAffinitySets: Set<string>;
@@ -57,8 +58,12 @@ export function writeServicePort(
   );
 
   for (const ep of allReachableEndpoints) {
+    // The hairpin set is shared, so its elements are kept even when the chains are skipped.
+    if (ep.isLocal) stores["hairpin-connections"].ensure(ctx.tx, [ep.ip, ep.ip, proto, String(ep.port)]);
+    if (!affinity) continue;
+    // Only affinity needs a chain per endpoint: it records the client before the DNAT.
     ensureChain(ctx, N.endpointChainName(sp.name, ep));
-    if (affinity) ctx.activeAffinitySets.add(N.affinitySetName(sp.name, ep));
+    ctx.activeAffinitySets.add(N.affinitySetName(sp.name, ep));
   }
   const usesClusterChain = (clusterEndpoints?.length ?? 0) > 0;
   if (usesClusterChain) ensureChain(ctx, chains.clusterPolicy);
@@ -119,24 +124,11 @@ export function writeServicePort(
   };
   if (ctx.skipChains) return outcome;
 
-  if (hasInternal) {
-    if (options.masqueradeAll) {
-      rule(ctx, internalChain, `${ip} daddr ${sp.clusterIP} jump ${N.MARK_MASQ_CHAIN}`);
-    } else if (options.clusterCIDR) {
-      // Off-cluster traffic to a ClusterIP (e.g. via a static route to a node) may leave
-      // the node again towards the endpoint, so it must be masqueraded.
-      rule(
-        ctx,
-        internalChain,
-        `${ip} daddr ${sp.clusterIP} ${ip} saddr != ${options.clusterCIDR} jump ${N.MARK_MASQ_CHAIN}`,
-      );
-    }
-  }
-
+  const setMark = setMasqueradeMark(options);
   if (usesExternalChain) {
     if (!sp.externalPolicyLocal) {
       // Endpoints may be on another node: masquerade so replies come back through us.
-      rule(ctx, chains.external, `jump ${N.MARK_MASQ_CHAIN}`);
+      rule(ctx, chains.external, setMark, "masquerade");
     } else {
       // Pods reaching an external IP behave as if they went out to the LB and back in:
       // no traffic policy applies to them.
@@ -149,12 +141,7 @@ export function writeServicePort(
         );
       }
       // The host's own traffic has a local source address and needs SNAT to get replies.
-      rule(
-        ctx,
-        chains.external,
-        `fib saddr type local jump ${N.MARK_MASQ_CHAIN}`,
-        "masquerade local traffic",
-      );
+      rule(ctx, chains.external, `fib saddr type local ${setMark}`, "masquerade local traffic");
       rule(
         ctx,
         chains.external,
@@ -188,16 +175,21 @@ export function writeServicePort(
   if (usesClusterChain) writeLoadBalancing(ctx, sp, chains.clusterPolicy, clusterEndpoints ?? []);
   if (usesLocalChain) writeLoadBalancing(ctx, sp, chains.localPolicy, localEndpoints ?? []);
 
-  for (const ep of allReachableEndpoints) {
-    const chain = N.endpointChainName(sp.name, ep);
-    // Hairpin: a pod reaching itself through the service needs SNAT.
-    rule(ctx, chain, `${ip} saddr ${ep.ip} jump ${N.MARK_MASQ_CHAIN}`);
-    if (affinity) rule(ctx, chain, `update @${N.affinitySetName(sp.name, ep)} { ${ip} saddr }`);
-    rule(ctx, chain, `meta l4proto ${proto} dnat to ${endpointString(ep)}`);
+  if (affinity) {
+    for (const ep of allReachableEndpoints) {
+      const chain = N.endpointChainName(sp.name, ep);
+      rule(ctx, chain, `update @${N.affinitySetName(sp.name, ep)} { ${ip} saddr }`);
+      rule(ctx, chain, `meta l4proto ${proto} dnat to ${endpointString(ep)}`);
+    }
   }
   return outcome;
 }
 
+/**
+ * The policy chain's choice of endpoint. Without affinity the DNAT happens right here: one
+ * endpoint needs no choice, several are picked from an anonymous map keyed by a random
+ * number. With affinity a remembered client goes back to its endpoint's chain first.
+ */
 function writeLoadBalancing(
   ctx: ServicePortContext,
   sp: ServicePortInfo,
@@ -205,6 +197,7 @@ function writeLoadBalancing(
   endpoints: readonly EndpointInfo[],
 ): void {
   const ip = ipX(ctx.options);
+  const proto = sp.protocol.toLowerCase();
   if (sp.stickyMaxAgeSeconds > 0) {
     for (const ep of endpoints) {
       rule(
@@ -213,7 +206,19 @@ function writeLoadBalancing(
         `${ip} saddr @${N.affinitySetName(sp.name, ep)} goto ${N.endpointChainName(sp.name, ep)}`,
       );
     }
+    const branches = endpoints.map((ep, i) => `${i} : goto ${N.endpointChainName(sp.name, ep)}`);
+    rule(ctx, chain, `numgen random mod ${endpoints.length} vmap { ${branches.join(" , ")} }`);
+    return;
   }
-  const branches = endpoints.map((ep, i) => `${i} : goto ${N.endpointChainName(sp.name, ep)}`);
-  rule(ctx, chain, `numgen random mod ${endpoints.length} vmap { ${branches.join(" , ")} }`);
+  const [only] = endpoints;
+  if (endpoints.length === 1 && only) {
+    rule(ctx, chain, `meta l4proto ${proto} dnat to ${endpointString(only)}`);
+    return;
+  }
+  const targets = endpoints.map((ep, i) => `${i} : ${ep.ip} . ${ep.port}`);
+  rule(
+    ctx,
+    chain,
+    `meta l4proto ${proto} dnat ${ip} addr . port to numgen random mod ${endpoints.length} map { ${targets.join(" , ")} }`,
+  );
 }

@@ -1,7 +1,7 @@
 // The fixed part of the kube-proxy table, declared as data and written on every full sync.
 import * as N from "./names.js";
 import type { ChainObject } from "./objects.js";
-import { addrType, ipX, masqueradeMark, type NFTablesOptions } from "./options.js";
+import { addrType, ipX, masqueradeMark, type NFTablesOptions, setMasqueradeMark } from "./options.js";
 import type { Transaction } from "./transaction.js";
 
 /** Chains attached to netfilter hooks; each is named "<type>-<hook>[-pre-dnat]". */
@@ -10,12 +10,12 @@ export const BASE_CHAINS: readonly Required<Pick<ChainObject, "name" | "type" | 
   { name: N.FILTER_PREROUTING_PRE_DNAT_CHAIN, type: "filter", hook: "prerouting", priority: -110 },
   { name: N.FILTER_OUTPUT_PRE_DNAT_CHAIN, type: "filter", hook: "output", priority: -110 },
   // These run after DNAT, so a packet still addressed to a ClusterIP was not load-balanced.
-  { name: N.FILTER_FORWARD_CHAIN, type: "filter", hook: "forward", priority: 0 },
   { name: N.FILTER_INPUT_CHAIN, type: "filter", hook: "input", priority: 0 },
+  { name: N.FILTER_FORWARD_CHAIN, type: "filter", hook: "forward", priority: 0 },
   { name: N.FILTER_OUTPUT_CHAIN, type: "filter", hook: "output", priority: 0 },
+  { name: N.NAT_PREROUTING_CHAIN, type: "nat", hook: "prerouting", priority: -100 },
   { name: N.NAT_OUTPUT_CHAIN, type: "nat", hook: "output", priority: -100 },
   { name: N.NAT_POSTROUTING_CHAIN, type: "nat", hook: "postrouting", priority: 100 },
-  { name: N.NAT_PREROUTING_CHAIN, type: "nat", hook: "prerouting", priority: -100 },
 ];
 
 /** Regular chains entered from a base chain: {to, from, match}. */
@@ -34,7 +34,10 @@ export const JUMP_CHAINS: readonly { to: string; from: string; match: string }[]
   { to: N.CLUSTER_IPS_CHECK_CHAIN, from: N.FILTER_OUTPUT_CHAIN, match: "ct state new" },
 ];
 
-/** The shared sets and maps, each flushed on a full sync and refilled element by element. */
+/**
+ * The shared sets and maps whose elements are kept in step with the previous sync (see
+ * ElementStore), rather than rewritten, on every sync.
+ */
 export const CONTAINERS = [
   { kind: "set", name: N.CLUSTER_IPS_SET },
   { kind: "map", name: N.SERVICE_IPS_MAP },
@@ -42,7 +45,19 @@ export const CONTAINERS = [
   { kind: "map", name: N.NO_ENDPOINT_SERVICES_MAP },
   { kind: "map", name: N.NO_ENDPOINT_NODEPORTS_MAP },
   { kind: "map", name: N.SERVICE_NODEPORTS_MAP },
+  { kind: "set", name: N.HAIRPIN_CONNECTIONS_SET },
 ] as const;
+
+export type ContainerName = (typeof CONTAINERS)[number]["name"];
+
+/**
+ * Objects of kube-proxy's optional localhost-NodePort rejection, which we never enable.
+ * kube-proxy removes them on every full sync in case an earlier run had it on; so do we.
+ */
+const LOCALHOST_NODEPORT_LEFTOVERS = {
+  map: "localhost-nodeport-reject-ports",
+  protocols: ["tcp", "udp", "sctp"],
+} as const;
 
 function ensureChain(tx: Transaction, name: string, done: Set<string>): void {
   if (done.has(name)) return;
@@ -78,14 +93,27 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
     ensureChain(tx, jc.to, created);
     tx.add({ kind: "rule", chain: jc.from, rule: [jc.match, "jump", jc.to].filter(Boolean).join(" ") });
   }
-  for (const name of [N.SERVICES_CHAIN, N.CLUSTER_IPS_CHECK_CHAIN, N.MASQUERADING_CHAIN, N.MARK_MASQ_CHAIN]) {
-    ensureChain(tx, name, created);
-  }
 
-  tx.add({ kind: "rule", chain: N.MARK_MASQ_CHAIN, rule: `mark set mark or ${mark}` });
-  tx.add({ kind: "rule", chain: N.MASQUERADING_CHAIN, rule: `mark and ${mark} == 0 return` });
-  tx.add({ kind: "rule", chain: N.MASQUERADING_CHAIN, rule: `mark set mark xor ${mark}` });
-  tx.add({ kind: "rule", chain: N.MASQUERADING_CHAIN, rule: "masquerade fully-random" });
+  tx.add({
+    kind: "set",
+    name: N.HAIRPIN_CONNECTIONS_SET,
+    type: `${addr} . ${addr} . inet_proto . inet_service`,
+    comment: "service hairpin connections",
+  });
+  // One rule clears the mark and masquerades, so a packet that re-enters the stack (say,
+  // over a tunnel) does not carry the request with it.
+  tx.add({
+    kind: "rule",
+    chain: N.MASQUERADING_CHAIN,
+    rule: `mark and ${mark} != 0 mark set mark xor ${mark} masquerade fully-random`,
+  });
+  // A pod that reached itself through a service must be SNATed, or it would answer itself
+  // directly and the client would drop the reply. Only conntrack still knows it was DNATed.
+  tx.add({
+    kind: "rule",
+    chain: N.MASQUERADING_CHAIN,
+    rule: `ct status dnat ${ip} saddr . ${ip} daddr . meta l4proto . th dport @${N.HAIRPIN_CONNECTIONS_SET} masquerade fully-random`,
+  });
 
   tx.add({ kind: "set", name: N.CLUSTER_IPS_SET, type: addr, comment: "Active ClusterIPs" });
   tx.add({
@@ -145,6 +173,7 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
       ? `${noLocalhost} meta l4proto . th dport vmap @${N.NO_ENDPOINT_NODEPORTS_MAP}`
       : `${ip} daddr @${N.NODEPORT_IPS_SET} meta l4proto . th dport vmap @${N.NO_ENDPOINT_NODEPORTS_MAP}`,
   });
+  removeLocalhostNodePortLeftovers(tx);
 
   tx.add({
     kind: "map",
@@ -152,7 +181,6 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
     type: `${addr} . inet_proto . inet_service : verdict`,
     comment: "destinations that are subject to LoadBalancerSourceRanges",
   });
-  ensureChain(tx, N.FIREWALL_CHECK_CHAIN, created);
   tx.add({
     kind: "rule",
     chain: N.FIREWALL_CHECK_CHAIN,
@@ -171,6 +199,7 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
     type: "inet_proto . inet_service : verdict",
     comment: "NodePort traffic",
   });
+  writeClusterIPMasquerade(tx, options);
   tx.add({
     kind: "rule",
     chain: N.SERVICES_CHAIN,
@@ -183,6 +212,46 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
       ? `fib daddr type local ${noLocalhost} meta l4proto . th dport vmap @${N.SERVICE_NODEPORTS_MAP}`
       : `${ip} daddr @${N.NODEPORT_IPS_SET} meta l4proto . th dport vmap @${N.SERVICE_NODEPORTS_MAP}`,
   });
+}
 
-  for (const c of CONTAINERS) tx.flush({ kind: c.kind, name: c.name });
+/**
+ * One rule for every ClusterIP at once. Traffic from outside the pod network (e.g. over a
+ * static route to a node) may leave the node again towards an endpoint elsewhere, so it is
+ * masqueraded to bring the replies back through us. Without local detection we cannot tell.
+ */
+function writeClusterIPMasquerade(tx: Transaction, options: NFTablesOptions): void {
+  const ip = ipX(options);
+  const setMark = setMasqueradeMark(options);
+  if (options.masqueradeAll) {
+    tx.add({
+      kind: "rule",
+      chain: N.SERVICES_CHAIN,
+      rule: `${ip} daddr @${N.CLUSTER_IPS_SET} ${setMark}`,
+      comment: "masquerade all clusterIP traffic",
+    });
+  } else if (options.clusterCIDR) {
+    tx.add({
+      kind: "rule",
+      chain: N.SERVICES_CHAIN,
+      rule: `${ip} daddr @${N.CLUSTER_IPS_SET} ${ip} saddr != ${options.clusterCIDR} ${setMark}`,
+      comment: "masquerade clusterIP traffic from outside cluster",
+    });
+  }
+}
+
+function removeLocalhostNodePortLeftovers(tx: Transaction): void {
+  const { map, protocols } = LOCALHOST_NODEPORT_LEFTOVERS;
+  tx.add({
+    kind: "map",
+    name: map,
+    type: "inet_proto . inet_service : verdict",
+    comment: "localhost NodePorts rejected by kube-proxy",
+  });
+  tx.delete({ kind: "map", name: map });
+  for (const proto of protocols) {
+    tx.add({ kind: "chain", name: `localhost-nodeport-reject-${proto}` });
+    tx.delete({ kind: "chain", name: `localhost-nodeport-reject-${proto}` });
+    tx.add({ kind: "counter", name: `localhost-nodeport-rejected-${proto}` });
+    tx.delete({ kind: "counter", name: `localhost-nodeport-rejected-${proto}` });
+  }
 }

@@ -66,6 +66,16 @@ class Tracer {
     );
   }
 
+  /** Membership of a concatenated key (exact match of every part) in a set. */
+  #inConcatSet(name: string, key: readonly string[]): boolean {
+    const set = this.table.sets.get(name);
+    if (!set) {
+      this.errors.push(`no set ${name}`);
+      return false;
+    }
+    return set.elements.has(key.join(" . "));
+  }
+
   #lookup(map: string, key: string[]): string | undefined {
     const m = this.table.maps.get(map);
     if (!m) {
@@ -103,9 +113,18 @@ class Tracer {
     const fib = /^fib (saddr|daddr) type local /.exec(rest);
     if (fib)
       return this.nodeIPs.includes(fib[1] === "saddr" ? pkt.src : pkt.dst) ? rest.slice(fib[0].length) : null;
-    const mark = /^mark and (0x[0-9a-f]+) == 0 /.exec(rest);
-    if (mark)
-      return (pkt.mark & Number.parseInt(mark[1] ?? "0", 16)) !== 0 ? null : rest.slice(mark[0].length);
+    const mark = /^mark and (0x[0-9a-f]+) (==|!=) 0 /.exec(rest);
+    if (mark) {
+      const set = (pkt.mark & Number.parseInt(mark[1] ?? "0", 16)) !== 0;
+      return set === (mark[2] === "!=") ? rest.slice(mark[0].length) : null;
+    }
+    const dnatted = /^ct status dnat /.exec(rest);
+    if (dnatted) return pkt.dnat === undefined ? null : rest.slice(dnatted[0].length);
+    const tuple = /^ip6? saddr \. ip6? daddr \. meta l4proto \. th dport @(\S+) /.exec(rest);
+    if (tuple) {
+      const key = [pkt.src, pkt.dst, pkt.proto, String(pkt.dport)];
+      return this.#inConcatSet(tuple[1] ?? "", key) ? rest.slice(tuple[0].length) : null;
+    }
     return rest;
   }
 
@@ -148,11 +167,12 @@ class Tracer {
         return r === "continue" ? [{ pkt }] : r;
       });
     }
-    m = /^mark set mark (or|xor) (0x[0-9a-f]+)$/.exec(stmt);
+    // Setting the mark may be followed by another statement in the same rule.
+    m = /^mark set mark (or|xor) (0x[0-9a-f]+)(?: (.*))?$/.exec(stmt);
     if (m) {
       const bits = Number.parseInt(m[2] ?? "0", 16);
       pkt.mark = m[1] === "or" ? pkt.mark | bits : pkt.mark ^ bits;
-      return "continue";
+      return m[3] === undefined ? "continue" : this.#statement(m[3], pkt, depth);
     }
     if (/^masquerade( fully-random)?$/.test(stmt)) {
       pkt.masq = true;
@@ -161,14 +181,29 @@ class Tracer {
     m = /^meta l4proto (\w+) dnat to (\S+)$/.exec(stmt);
     if (m) {
       if (m[1] !== pkt.proto) return "continue";
-      pkt.dnat = m[2];
       const target = /^\[?([^\]]*?)\]?:(\d+)$/.exec(m[2] ?? "");
-      pkt.dst = target?.[1] ?? pkt.dst;
-      pkt.dport = Number(target?.[2] ?? pkt.dport);
-      return [{ pkt, verdict: "accept" }];
+      return [this.#dnat(pkt, target?.[1] ?? pkt.dst, Number(target?.[2] ?? pkt.dport))];
+    }
+    // Every entry of the numgen map is a possible outcome of the random choice.
+    m = /^meta l4proto (\w+) dnat ip6? addr \. port to numgen random mod (\d+) map \{ (.*) \}$/.exec(stmt);
+    if (m) {
+      if (m[1] !== pkt.proto) return "continue";
+      const entries = (m[3] ?? "").split(" , ").map((e) => /^(\d+) : (\S+) \. (\d+)$/.exec(e));
+      const indexes = entries.map((e) => Number(e?.[1] ?? -1));
+      if (entries.some((e) => e === null) || indexes.some((index, i) => index !== i))
+        this.errors.push(`malformed numgen map: ${stmt}`);
+      if (entries.length !== Number(m[2])) this.errors.push(`numgen modulus does not match its map: ${stmt}`);
+      return entries.map((e) => this.#dnat({ ...pkt }, e?.[2] ?? "", Number(e?.[3] ?? 0)));
     }
     if (/^update @\S+ \{ ip6? saddr \}$/.test(stmt)) return "continue";
     return this.#verdict(stmt, pkt, depth);
+  }
+
+  #dnat(pkt: Pkt, ip: string, port: number): Outcome {
+    pkt.dnat = ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
+    pkt.dst = ip;
+    pkt.dport = port;
+    return { pkt, verdict: "accept" };
   }
 
   runChain(name: string, pkt: Pkt, depth = 0): Outcome[] {

@@ -39,6 +39,8 @@ function validate(verb: Verb, o: NFTObject): string | null {
         return `map element ${o.key.join(" . ")} needs a value`;
       }
       return null;
+    case "counter":
+      return verb === "flush" ? "cannot flush a counter" : null;
     case "table":
       return null;
   }

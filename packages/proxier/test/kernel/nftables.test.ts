@@ -1,6 +1,7 @@
 // The nftables renderer's output, applied by the real nft in a network namespace, steers
-// real connections: both endpoints answer, a partial sync takes one away, no endpoints
-// means a REJECT (connection refused, not a timeout), and NodePorts work the same way.
+// real connections: both endpoints answer (through the numgen DNAT map), a pod reaches itself
+// (the hairpin set), a partial sync takes one endpoint away, no endpoints means a REJECT
+// (connection refused, not a timeout), and NodePorts work the same way.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Endpoint } from "kubernetes-types/discovery/v1.js";
@@ -60,6 +61,14 @@ describe("nftables rules in the kernel", { skip: skip ?? false }, () => {
     assert.deepEqual(new Set(answers), new Set(["pod-0", "pod-1"]), `answers: ${answers.join(",")}`);
   });
 
+  test("a pod reaches itself through the ClusterIP: the hairpin connection is masqueraded", async () => {
+    const pod0 = topo.pods[0];
+    assert.ok(pod0);
+    // Without SNAT the pod would answer itself directly and its own connection would hang.
+    const answers = await topo.probe(CLUSTER_IP, 80, 20, { netns: pod0.netns });
+    assert.deepEqual(new Set(answers), new Set(["pod-0", "pod-1"]), `answers: ${answers.join(",")}`);
+  });
+
   test("the NodePort on the node IP reaches both endpoints", async () => {
     const answers = await topo.probe("192.168.0.2", NODE_PORT, 30);
     assert.deepEqual(new Set(answers), new Set(["pod-0", "pod-1"]), `answers: ${answers.join(",")}`);
@@ -69,16 +78,19 @@ describe("nftables rules in the kernel", { skip: skip ?? false }, () => {
     await sync([POD_IPS[0] ?? ""], new Set(["ns1/svc1"]));
     assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 15)), new Set(["pod-0"]));
     assert.deepEqual(new Set(await topo.probe("192.168.0.2", NODE_PORT, 10)), new Set(["pod-0"]));
-    // The next sync deletes the stale endpoint chain for real; the kernel must accept that.
-    await sync([POD_IPS[0] ?? ""], new Set());
+    // The single endpoint is DNATed inline; there are no per-endpoint chains to leave behind.
     const listed = await nft.listObjects("ip", "kube-proxy");
-    assert.ok(!listed.chains.some((c) => c.includes("10.180.0.2")), listed.chains.join("\n"));
+    assert.ok(!listed.chains.some((c) => c.startsWith("endpoint-")), listed.chains.join("\n"));
   });
 
   test("no endpoints: connections are refused, not left to time out", async () => {
     await sync([], new Set(["ns1/svc1"]));
     assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 3)), new Set(["ECONNREFUSED"]));
     assert.deepEqual(new Set(await topo.probe("192.168.0.2", NODE_PORT, 3)), new Set(["ECONNREFUSED"]));
+    // The next sync deletes the service's stale chains for real; the kernel must accept that.
+    await sync([], new Set());
+    const listed = await nft.listObjects("ip", "kube-proxy");
+    assert.ok(!listed.chains.some((c) => c.includes("ns1/svc1")), listed.chains.join("\n"));
   });
 
   test("endpoints come back after a full resync from scratch state", async () => {

@@ -188,6 +188,9 @@ export class Topology {
         pod.netns,
       ]);
       await must(realExec, "ip", ["-n", n, "link", "set", veth, "master", "br0", "up"]);
+      // As CNI bridge plugins do (hairpinMode): when br_netfilter is loaded, a pod's connection
+      // DNATed back to itself is bridged out of the port it came in on, which needs hairpin.
+      await must(realExec, "ip", ["-n", n, "link", "set", veth, "type", "bridge_slave", "hairpin", "on"]);
       await must(realExec, "ip", ["-n", pod.netns, "addr", "add", `${ip}/24`, "dev", "eth0"]);
       await must(realExec, "ip", ["-n", pod.netns, "link", "set", "eth0", "up"]);
       await must(realExec, "ip", ["-n", pod.netns, "route", "add", "default", "via", NODE_BRIDGE_IP]);

@@ -28,9 +28,14 @@ interface PacketFlowTest {
   masq?: boolean;
 }
 
-function runPacketFlowTests(services: Service[], slices: EndpointSlice[], cases: PacketFlowTest[]): void {
+function runPacketFlowTests(
+  services: Service[],
+  slices: EndpointSlice[],
+  cases: PacketFlowTest[],
+  options = nftOptions(),
+): void {
   const nft = new FakeNFTables("ip", "kube-proxy");
-  nft.run(renderNFTables(nftOptions(), { ...buildMaps("IPv4", services, slices), now: 0 }).transaction);
+  nft.run(renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 }).transaction);
   for (const c of cases) {
     test(c.name, () => {
       const r = tracePacket(nft, [NODE_IP], c);
@@ -422,5 +427,68 @@ describe("terminating endpoints", () => {
         output: "10.180.0.1:80",
       },
     ],
+  );
+});
+
+describe("session affinity", () => {
+  runPacketFlowTests(
+    [
+      makeService("ns1", "svc1", {
+        clusterIP: "172.30.0.41",
+        sessionAffinity: "ClientIP",
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 10800 } },
+        ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+      }),
+    ],
+    [
+      makeSlice(
+        "ns1",
+        "svc1",
+        "a",
+        [{ addresses: ["10.180.0.1"], nodeName: NODE_NAME }, { addresses: ["10.180.2.1"] }],
+        p80,
+      ),
+    ],
+    [
+      {
+        name: "a new client may get any endpoint",
+        sourceIP: "10.180.0.2",
+        destIP: "172.30.0.41",
+        destPort: 80,
+        output: "10.180.0.1:80, 10.180.2.1:80",
+        masq: false,
+      },
+      {
+        name: "hairpin through an endpoint chain is masqueraded",
+        sourceIP: "10.180.0.1",
+        destIP: "172.30.0.41",
+        destPort: 80,
+        output: "10.180.0.1:80, 10.180.2.1:80",
+        masq: true,
+      },
+    ],
+  );
+});
+
+describe("masquerade all", () => {
+  runPacketFlowTests(
+    [
+      makeService("ns1", "svc1", {
+        clusterIP: "172.30.0.41",
+        ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+      }),
+    ],
+    [makeSlice("ns1", "svc1", "a", [{ addresses: ["10.180.2.1"] }], p80)],
+    [
+      {
+        name: "pod to cluster IP is masqueraded too",
+        sourceIP: "10.180.0.2",
+        destIP: "172.30.0.41",
+        destPort: 80,
+        output: "10.180.2.1:80",
+        masq: true,
+      },
+    ],
+    nftOptions("IPv4", { masqueradeAll: true }),
   );
 });
