@@ -19,6 +19,7 @@ export {
   hasPopulatedHints,
   OVERLOAD_THRESHOLD,
   overloadedServices,
+  removeServiceHints,
   setTopologyNodes,
   type TopologyCacheState,
 } from "./hints/topology-cache.js";

@@ -1,0 +1,119 @@
+import {
+  type EventRecorder,
+  type Informer,
+  indexNames,
+  type Logger,
+  type RateLimitingQueue,
+  type RestClient,
+  runWorkers,
+} from "@switchyard/kube";
+import {
+  type EndpointSlice,
+  LABEL_MANAGED_BY,
+  MIRRORING_CONTROLLER_NAME,
+  mirrorEndpoints,
+  type SliceOperation,
+  shouldMirror,
+  staleSlices,
+  trackerDeleteService,
+} from "@switchyard/slice-controller";
+import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
+import { applyOperations, type TrackerRef } from "./apply.js";
+import type { MirroringMetrics } from "./metrics.js";
+import { sliceEventHandler } from "./slice-events.js";
+
+export interface MirroringControllerOptions {
+  client: RestClient;
+  services: Informer<Service>;
+  endpoints: Informer<Endpoints>;
+  slices: Informer<EndpointSlice>;
+  queue: RateLimitingQueue<string>;
+  recorder: EventRecorder;
+  metrics: MirroringMetrics;
+  logger: Logger;
+  maxEndpointsPerSubset: number;
+  /** --mirroring-endpointslice-updates-batch-period, in ms. */
+  batchPeriodMs: number;
+}
+
+const MAX_RETRIES = 15;
+
+/**
+ * Mirrors the Endpoints of selectorless Services into EndpointSlices, so consumers that read only
+ * slices (kube-proxy, CoreDNS) see endpoints a user or another controller manages by hand. Keys are
+ * "namespace/name", shared by the Service and its Endpoints.
+ */
+export class MirroringController {
+  readonly #o: MirroringControllerOptions;
+  readonly #log: Logger;
+  readonly #tracker: TrackerRef = { value: {} };
+
+  constructor(options: MirroringControllerOptions) {
+    this.#o = options;
+    this.#log = options.logger.child({ controller: "endpointslicemirroring" });
+    const { queue, batchPeriodMs } = options;
+    const keyOf = (o: Service | Endpoints) => `${o.metadata?.namespace}/${o.metadata?.name}`;
+    const add = (o: Service | Endpoints) => queue.addAfter(keyOf(o), batchPeriodMs);
+    const handlers = { onAdd: add, onUpdate: (_: unknown, o: Service | Endpoints) => add(o), onDelete: add };
+    options.endpoints.addEventHandler(handlers);
+    // A Service gaining or losing its selector decides whether its Endpoints are mirrored at all.
+    options.services.addEventHandler({
+      onAdd: (svc) => queue.add(keyOf(svc)),
+      onUpdate: (old, svc) => {
+        if ((old.spec?.selector == null) !== (svc.spec?.selector == null)) queue.add(keyOf(svc));
+      },
+      onDelete: (svc) => queue.add(keyOf(svc)),
+    });
+    options.slices.addEventHandler(
+      sliceEventHandler({
+        managedBy: MIRRORING_CONTROLLER_NAME,
+        tracker: this.#tracker,
+        enqueue: (key) => queue.addAfter(key, batchPeriodMs),
+      }),
+    );
+  }
+
+  run(workers: number): Promise<void> {
+    return runWorkers(this.#o.queue, workers, (key) => this.syncEndpoints(key), {
+      maxRetries: MAX_RETRIES,
+      logger: this.#log,
+    });
+  }
+
+  async syncEndpoints(key: string): Promise<void> {
+    const { services, endpoints, slices, client } = this.#o;
+    const service = services.getByKey(key);
+    const object = endpoints.getByKey(key);
+    const listed = slices
+      .byIndex(indexNames.serviceName, key)
+      .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MIRRORING_CONTROLLER_NAME);
+    if (staleSlices(this.#tracker.value, key, listed)) {
+      throw new Error(`EndpointSlice informer cache is out of date for Endpoints ${key}`);
+    }
+    const existingSlices = listed.filter((s) => s.metadata?.deletionTimestamp == null);
+
+    if (object === undefined || !shouldMirror(object, service)) {
+      const operations: SliceOperation[] = existingSlices.map((slice) => ({ verb: "delete", slice }));
+      await applyOperations(client, operations, this.#tracker, (verb) => this.#o.metrics.change(verb));
+      if (service === undefined && object === undefined) {
+        this.#tracker.value = trackerDeleteService(this.#tracker.value, key);
+      }
+      return;
+    }
+
+    const plan = mirrorEndpoints({
+      endpoints: object,
+      existingSlices,
+      maxEndpointsPerSubset: this.#o.maxEndpointsPerSubset,
+    });
+    const subject = { apiVersion: "v1", kind: "Endpoints", metadata: object.metadata };
+    for (const e of plan.events) this.#o.recorder.event(subject, e.type, e.reason, e.message);
+    const operations: SliceOperation[] = [
+      ...plan.toCreate.map((slice) => ({ verb: "create" as const, slice })),
+      ...plan.toUpdate.map((slice) => ({ verb: "update" as const, slice })),
+      ...plan.toDelete.map((slice) => ({ verb: "delete" as const, slice })),
+    ];
+    await applyOperations(client, operations, this.#tracker, (verb) => this.#o.metrics.change(verb));
+    this.#o.metrics.observeSync(plan.metrics);
+  }
+}

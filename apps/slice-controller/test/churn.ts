@@ -1,0 +1,103 @@
+// A seeded churn of Pod changes for the resilience suites, and the endpoints the final Pods call for.
+import type { EndpointSlice } from "@switchyard/slice-controller";
+import type { Pod } from "kubernetes-types/core/v1.js";
+import { type Api, createPod, deletePod, endpointLines, setPodReady } from "./helpers.js";
+
+/** mulberry32: a small seeded PRNG, so a failing churn can be replayed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Live {
+  ip: string;
+  ready: boolean;
+}
+
+/** Creates, deletes and flips the readiness of Pods labelled app=web in one namespace. */
+export class Churn {
+  readonly #live = new Map<string, Live>();
+  #next = 0;
+
+  constructor(
+    readonly api: Api,
+    readonly namespace: string,
+    readonly nodes: readonly string[],
+    readonly ipPrefix: string,
+    readonly random: () => number,
+  ) {}
+
+  /** A new ready Pod; `taken` keeps the rest of a batch off it until it exists. */
+  async create(taken?: Set<string>): Promise<void> {
+    const n = this.#next++;
+    const name = `web-${n}`;
+    taken?.add(name);
+    const ip = `${this.ipPrefix}.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+    this.#live.set(name, { ip, ready: true });
+    const node = this.nodes[n % this.nodes.length] ?? "";
+    await createPod(this.api, this.namespace, { name, node, ips: [ip] });
+  }
+
+  /** `count` changes, `parallel` at a time, each batch touching distinct Pods. */
+  async run(count: number, parallel = 10): Promise<void> {
+    for (let done = 0; done < count; done += parallel) {
+      const taken = new Set<string>();
+      const batch: Promise<void>[] = [];
+      for (let i = 0; i < Math.min(parallel, count - done); i++) batch.push(this.#one(taken));
+      await Promise.all(batch);
+    }
+  }
+
+  async #one(taken: Set<string>): Promise<void> {
+    const names = [...this.#live.keys()].filter((n) => !taken.has(n));
+    const roll = this.random();
+    const name = names[Math.floor(this.random() * names.length)];
+    if (name === undefined || roll < 0.3) return this.create(taken);
+    taken.add(name);
+    const pod = this.#live.get(name) as Live;
+    if (roll < 0.6) {
+      this.#live.delete(name);
+      return deletePod(this.api, this.namespace, name, 0);
+    }
+    pod.ready = !pod.ready;
+    await setPodReady(this.api, this.namespace, name, [pod.ip], pod.ready);
+  }
+}
+
+/** The endpoint lines (see endpointLines) the Pods in the namespace call for, read from the API. */
+export async function expectedLines(api: Api, namespace: string): Promise<string[]> {
+  const list = await api.get<{ items: Pod[] }>(
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=app%3Dweb`,
+  );
+  const lines: string[] = [];
+  for (const pod of list.items) {
+    const ip = pod.status?.podIP;
+    if (!ip || pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed") continue;
+    const serving = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+    const terminating = pod.metadata?.deletionTimestamp != null;
+    lines.push(
+      `${ip} ${serving && !terminating ? "R" : "-"}${serving ? "S" : "-"}${terminating ? "T" : "-"}`,
+    );
+  }
+  return lines.sort();
+}
+
+/** Why the slices do not yet match the Pods, or undefined when they do. */
+export function mismatch(
+  slices: readonly EndpointSlice[],
+  expected: readonly string[],
+  max: number,
+): string | undefined {
+  const lines = endpointLines(slices);
+  if (new Set(lines.map((l) => l.split(" ")[0])).size !== lines.length) return "an address is in two slices";
+  if (slices.some((s) => (s.endpoints ?? []).length > max)) return `a slice holds more than ${max}`;
+  if (JSON.stringify(lines) !== JSON.stringify(expected))
+    return `have ${lines.length} endpoints, want ${expected.length}`;
+  return undefined;
+}

@@ -1,0 +1,80 @@
+// Shared by the control-plane suites: the lab's minimal API client and object builders (from the
+// library's upstream comparison), plus polling and slice summaries for this program's tests.
+import type { EndpointSlice } from "@switchyard/slice-controller";
+import type { Pod } from "kubernetes-types/core/v1.js";
+import { Api } from "./api.js";
+import { listSlices, SLICES } from "./cluster.js";
+
+export {
+  createNamespace,
+  createNode,
+  createPod,
+  createPods,
+  createService,
+  deletePod,
+  listSlices,
+  type PodSpecOptions,
+  setPodReady,
+} from "./cluster.js";
+export { Api, SLICES };
+
+/**
+ * Polls `probe` until it returns a value other than undefined. Convergence of a controller has no
+ * promised latency, so the deadline is generous and failing it reports the last state seen.
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  describe: () => Promise<string> = async () => "",
+  timeoutMs = 90_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}\n${await describe()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** One endpoint as a test cares about it: "ip ready/serving/terminating". */
+export function endpointLines(slices: readonly EndpointSlice[]): string[] {
+  const lines: string[] = [];
+  for (const slice of slices) {
+    for (const e of slice.endpoints ?? []) {
+      const c = e.conditions ?? {};
+      lines.push(
+        `${e.addresses.join(",")} ${c.ready ? "R" : "-"}${c.serving ? "S" : "-"}${c.terminating ? "T" : "-"}`,
+      );
+    }
+  }
+  return lines.sort();
+}
+
+export function sliceSizes(slices: readonly EndpointSlice[]): number[] {
+  return slices.map((s) => (s.endpoints ?? []).length).sort((a, b) => b - a);
+}
+
+/** A Pod's IPv4 address in the test plan: 10.<ns index>.x.y from a counter. */
+export function podIP(n: number): string {
+  return `10.244.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+}
+
+export function summary(slices: readonly EndpointSlice[]): string {
+  return slices
+    .map(
+      (s) =>
+        `${s.metadata?.name} ${s.addressType} [${(s.ports ?? []).map((p) => p.port).join(",")}] n=${(s.endpoints ?? []).length}`,
+    )
+    .join("\n");
+}
+
+export async function slicesOf(api: Api, namespace: string, service: string): Promise<EndpointSlice[]> {
+  return (await listSlices(api, namespace, service)).slices;
+}
+
+export type { Pod };
