@@ -101,3 +101,21 @@ describe("upstream binaries", () => {
     assert.throws(() => majorMinor("1.37"), /not a semantic version/);
   });
 });
+
+describe("upstream build without Go", () => {
+  test("names the missing binaries and the three ways to get them, and builds nothing", async () => {
+    const { buildUpstream } = await import("../src/upstream/build.js");
+    const cache = mkdtempSync(join(tmpdir(), "sy-nogo-"));
+    const env = { HOME: cache, PATH: join(cache, "empty-path"), SWITCHYARD_CACHE_DIR: cache };
+    await assert.rejects(buildUpstream({ env, out: { write: () => {} } }), (err: Error) => {
+      assert.match(
+        err.message,
+        /^missing upstream binaries: kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubectl, etcd, coredns \(no Go toolchain on PATH to build them\)\./,
+      );
+      assert.match(err.message, /1\. build them from source with Go/);
+      assert.match(err.message, /2\. download the official releases/);
+      assert.match(err.message, /3\. point at each one/);
+      return true;
+    });
+  });
+});
