@@ -39,6 +39,22 @@ export {
   type TraceResult as IPTablesTraceResult,
   tracePacket as traceIPTablesPacket,
 } from "./iptables/tracer.js";
+export * from "./ipvs/fake.js";
+export { canonicalIPSetList, FakeIPSet, IPSetError } from "./ipvs/fake-ipset.js";
+export { type IPSetMembers, ipsetDiff, ipsetFull } from "./ipvs/ipset.js";
+export { ipvsIPTablesRestore, type NoNodeAccess } from "./ipvs/iptables-rules.js";
+export { type IPVSTable, ipvsadmDiff, ipvsadmFull, realServerName } from "./ipvs/ipvsadm.js";
+export {
+  DEFAULT_SCHEDULER as IPVS_DEFAULT_SCHEDULER,
+  DUMMY_DEVICE as IPVS_DUMMY_DEVICE,
+  IPSETS as IPVS_IPSETS,
+  ipsetName,
+} from "./ipvs/names.js";
+export type { IPVSOptions } from "./ipvs/options.js";
+export * from "./ipvs/render.js";
+export { ensureIPVSJumpChains, IPVS_JUMP_CHAINS } from "./ipvs/skeleton.js";
+export * from "./ipvs/tracer.js";
+export type { RealServer, VirtualServer, VirtualServerEntry } from "./ipvs/virtual-server.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/record.js";
 export * from "./model/endpoint.js";
