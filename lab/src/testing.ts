@@ -99,7 +99,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
       const port = state.options.ports.apiserver;
       for (let i = 0; i < 200; i++) {
         try {
-          await checkPortFree(state.options.bindAddress, port);
+          await checkPortFree(state.options.apiserverBindAddress ?? state.options.bindAddress, port);
           break;
         } catch {
           await new Promise((r) => setTimeout(r, 50));

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { describe, test } from "node:test";
-import { apiserverArgs, controllerManagerArgs, etcdArgs, statePaths } from "../src/controlplane/args.js";
+import {
+  apiserverArgs,
+  apiserverUrl,
+  controllerManagerArgs,
+  etcdArgs,
+  statePaths,
+} from "../src/controlplane/args.js";
 import { firstServiceIp, withDefaults } from "../src/controlplane/options.js";
 import { assertPortsFree } from "../src/controlplane/ports.js";
 import { Progress } from "../src/progress.js";
@@ -45,6 +51,17 @@ describe("control-plane flags", () => {
     assert.ok(!args.some((a) => a.startsWith("--disable-admission-plugins")));
     const bare = apiserverArgs(withDefaults({ stateDir: "/state", controllerManager: false }), paths, pki);
     assert.ok(bare.includes("--disable-admission-plugins=ServiceAccount"));
+  });
+
+  test("a lab bridge address moves only the apiserver, which then advertises it and gets real endpoints", () => {
+    const o = withDefaults({ stateDir: "/state", apiserverBindAddress: "198.18.0.1" });
+    const args = apiserverArgs(o, paths, pki);
+    assert.ok(args.includes("--bind-address=198.18.0.1"));
+    assert.ok(args.includes("--advertise-address=198.18.0.1"));
+    assert.ok(!args.includes("--endpoint-reconciler-type=none"));
+    assert.ok(args.includes("--etcd-servers=http://127.0.0.1:2379"));
+    assert.equal(apiserverUrl(o), "https://198.18.0.1:6443");
+    assert.ok(controllerManagerArgs(o, paths, pki).includes("--bind-address=127.0.0.1"));
   });
 
   test("etcd keeps its data in the state folder and listens where asked", () => {

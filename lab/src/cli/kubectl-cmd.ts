@@ -2,13 +2,16 @@ import { spawnSync } from "node:child_process";
 import { dirname } from "node:path";
 import { readState } from "../controlplane/controlplane.js";
 import { defaultStateDir } from "../controlplane/options.js";
+import { defaultLabDir, readLabState } from "../netns/state.js";
 import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
 
 function labEnv(): { kubectl: string; kubeconfig: string | undefined } {
   const kubectl = resolveBinary("kubectl").path;
   if (!kubectl) throw new Error(missingBinariesMessage(["kubectl"], cacheBinDir()));
+  // A lab cluster, when one is up, wins over a bare control plane.
+  const lab = readLabState(process.env.SWITCHYARD_LAB_DIR ?? defaultLabDir())?.kubeconfig;
   const dir = process.env.SWITCHYARD_STATE_DIR ?? defaultStateDir();
-  return { kubectl, kubeconfig: readState(dir)?.kubeconfig };
+  return { kubectl, kubeconfig: lab || readState(dir)?.kubeconfig };
 }
 
 /** kubectl with the lab's kubeconfig, for attendees who have no kubectl of their own. */

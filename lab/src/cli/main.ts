@@ -1,11 +1,14 @@
 import { controlplaneCommand } from "./controlplane-cmd.js";
 import { envCommand, kubectlCommand, shellCommand } from "./kubectl-cmd.js";
+import { labCommand, labHelp } from "./lab-cmd.js";
 import { upstreamCommand } from "./upstream-cmd.js";
 import { UsageError } from "./usage.js";
 
 const usage = `switchyard-lab: Switchyard's lab
 
 Usage:
+  switchyard-lab up [--runtime netns] [--nodes 3] [--zones 2]   a lab cluster: nodes and pods as network namespaces
+  switchyard-lab down|status|kubeconfig|logs <component>        (run as root; see switchyard-lab up --help)
   switchyard-lab controlplane up|down|status [flags]   a local control plane from upstream binaries
   switchyard-lab upstream build|where|versions [flags]  the upstream binaries, built from source
   switchyard-lab kubectl <args>                         kubectl against the lab (KUBECONFIG set for you)
@@ -18,6 +21,16 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case "up":
+      case "down":
+      case "status":
+      case "kubeconfig":
+      case "logs":
+        if (rest.includes("--help") || rest.includes("-h")) {
+          console.log(labHelp);
+          return 0;
+        }
+        return await labCommand(command, rest);
       case "controlplane":
         return await controlplaneCommand(rest);
       case "upstream":

@@ -53,7 +53,7 @@ export function etcdArgs(o: ControlPlaneOptions, paths: StatePaths): string[] {
 export function apiserverArgs(o: ControlPlaneOptions, _paths: StatePaths, pki: Pki): string[] {
   const args = [
     `--etcd-servers=${url(o.bindAddress, o.ports.etcdClient)}`,
-    `--bind-address=${o.bindAddress}`,
+    `--bind-address=${o.apiserverBindAddress}`,
     `--secure-port=${o.ports.apiserver}`,
     `--advertise-address=${o.advertiseAddress}`,
     `--tls-cert-file=${pki.servingCert}`,
@@ -115,7 +115,7 @@ export function schedulerArgs(o: ControlPlaneOptions, paths: StatePaths): string
 }
 
 export function apiserverUrl(o: ControlPlaneOptions): string {
-  return url(o.bindAddress, o.ports.apiserver, "https");
+  return url(o.apiserverBindAddress, o.ports.apiserver, "https");
 }
 
 function isLoopback(ip: string): boolean {

@@ -145,7 +145,15 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
       flag: "--controller-manager-port",
     });
   if (o.scheduler) ports.push({ port: o.ports.scheduler, what: "kube-scheduler", flag: "--scheduler-port" });
-  await assertPortsFree(o.bindAddress, ports);
+  // The apiserver may listen elsewhere (a lab bridge) than the rest.
+  await assertPortsFree(
+    o.bindAddress,
+    ports.filter((p) => p.what !== "kube-apiserver"),
+  );
+  await assertPortsFree(
+    o.apiserverBindAddress,
+    ports.filter((p) => p.what === "kube-apiserver"),
+  );
 
   mkdirSync(paths.logs, { recursive: true });
   assertEtcdDataUnlocked(paths);
@@ -154,6 +162,7 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
     ips: [
       "127.0.0.1",
       o.bindAddress,
+      o.apiserverBindAddress,
       o.advertiseAddress,
       firstServiceIp(o.serviceCidr),
       ...o.extraSans.filter((s) => /^[\d.:a-f]+$/i.test(s)),

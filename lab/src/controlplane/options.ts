@@ -14,6 +14,11 @@ export interface ControlPlaneOptions {
   stateDir: string;
   /** Where every component listens. Loopback by default, like a single-node lab. */
   bindAddress: string;
+  /**
+   * Where kube-apiserver alone listens. A lab cluster puts it on its bridge so node and pod namespaces reach it,
+   * while etcd and the other components stay on the bind address.
+   */
+  apiserverBindAddress: string;
   /** The address the apiserver announces in the `kubernetes` Service; also put in the serving cert. */
   advertiseAddress: string;
   extraSans: string[];
@@ -50,7 +55,8 @@ export function withDefaults(partial: ControlPlaneInput = {}): ControlPlaneOptio
   return {
     stateDir: partial.stateDir ?? defaultStateDir(),
     bindAddress,
-    advertiseAddress: partial.advertiseAddress ?? bindAddress,
+    apiserverBindAddress: partial.apiserverBindAddress ?? bindAddress,
+    advertiseAddress: partial.advertiseAddress ?? partial.apiserverBindAddress ?? bindAddress,
     extraSans: partial.extraSans ?? [],
     ports: { ...defaultPorts, ...partial.ports },
     serviceCidr: partial.serviceCidr ?? "10.96.0.0/16",

@@ -1,0 +1,128 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { constants } from "node:os";
+import type { ContainerState } from "kubernetes-types/core/v1.js";
+
+export type RestartPolicy = "Always" | "OnFailure" | "Never";
+
+export interface ContainerOptions {
+  name: string;
+  /** The full command (sandboxArgv); undefined for the pause image, whose container is the sandbox itself. */
+  argv: string[] | undefined;
+  env: Record<string, string>;
+  logFile: string;
+  restartPolicy: RestartPolicy;
+  /** Called whenever state, lastState or restartCount changes. */
+  onChange: () => void;
+  now?: () => Date;
+}
+
+const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
+
+/** Backoff before the n-th restart: 1 s doubling to 30 s (the kubelet's 10 s → 5 min, shortened for a lab). */
+export function restartDelayMs(restarts: number): number {
+  return Math.min(1000 * 2 ** restarts, 30_000);
+}
+
+/** A container's process: started, restarted after a crash with backoff, stopped with a grace period. */
+export class Container {
+  state: ContainerState = { waiting: { reason: "ContainerCreating" } };
+  lastState: ContainerState = {};
+  restartCount = 0;
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private backoff: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private startedAt = 0;
+  private crashes = 0;
+  private readonly now: () => Date;
+
+  constructor(private readonly o: ContainerOptions) {
+    this.now = o.now ?? (() => new Date());
+  }
+
+  get running(): boolean {
+    return this.state.running !== undefined;
+  }
+
+  start(): void {
+    if (this.stopping) return;
+    this.startedAt = this.now().getTime();
+    if (!this.o.argv) {
+      this.state = { running: { startedAt: stamp(this.now()) } };
+      this.o.onChange();
+      return;
+    }
+    const [bin, ...args] = this.o.argv;
+    const fd = openSync(this.o.logFile, "a");
+    try {
+      const child = spawn(bin ?? "false", args, {
+        env: this.o.env,
+        stdio: ["ignore", fd, fd],
+        detached: true,
+      });
+      this.child = child;
+      this.exited = new Promise((resolve) => {
+        child.on("error", () => {});
+        child.on("exit", (code, signal) => {
+          this.onExit(code ?? 128 + (signal ? constants.signals[signal] : 0), signal);
+          resolve();
+        });
+      });
+    } finally {
+      closeSync(fd);
+    }
+    this.state = { running: { startedAt: stamp(this.now()) } };
+    this.o.onChange();
+  }
+
+  private onExit(exitCode: number, signal: NodeJS.Signals | null): void {
+    this.child = undefined;
+    const terminated = {
+      exitCode,
+      reason: exitCode === 0 ? "Completed" : "Error",
+      ...(signal ? { signal: constants.signals[signal] } : {}),
+      startedAt: this.state.running?.startedAt ?? stamp(this.now()),
+      finishedAt: stamp(this.now()),
+    };
+    this.state = { terminated };
+    const restart =
+      !this.stopping &&
+      (this.o.restartPolicy === "Always" || (this.o.restartPolicy === "OnFailure" && exitCode !== 0));
+    if (restart) {
+      // A container that ran for a minute starts its backoff over, as the kubelet forgets old crashes.
+      if (this.now().getTime() - this.startedAt > 60_000) this.crashes = 0;
+      this.lastState = { terminated };
+      this.state = { waiting: { reason: "CrashLoopBackOff", message: `back-off restarting ${this.o.name}` } };
+      const delay = restartDelayMs(this.crashes++);
+      this.backoff = setTimeout(() => {
+        this.backoff = undefined;
+        this.restartCount++;
+        this.start();
+      }, delay);
+    }
+    this.o.onChange();
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    if (this.backoff) clearTimeout(this.backoff);
+    const child = this.child;
+    if (!child?.pid) {
+      if (this.state.running) this.state = { terminated: { exitCode: 0, reason: "Completed" } };
+      return;
+    }
+    child.kill("SIGTERM");
+    let timer: NodeJS.Timeout | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve();
+      }, graceMs);
+    });
+    await Promise.race([this.exited, killed]);
+    clearTimeout(timer);
+    await this.exited;
+  }
+}

@@ -1,0 +1,67 @@
+import type { Pod } from "kubernetes-types/core/v1.js";
+import { listWatch } from "../kubeapi/list-watch.js";
+import { PodWorker, podNetnsPrefix, type WorkerDeps } from "./pod-worker.js";
+
+/**
+ * Watches the pods bound to this node and keeps one worker per pod: started when the pod arrives, terminated
+ * when its deletionTimestamp appears (graceful) or when it vanishes from the API (forced).
+ */
+export class Kubelet {
+  private readonly workers = new Map<string, PodWorker>();
+  private stopWatch: (() => void) | undefined;
+
+  constructor(private readonly d: WorkerDeps) {}
+
+  async run(): Promise<void> {
+    const path = `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${this.d.node.name}`)}`;
+    const watch = listWatch<Pod>(
+      this.d.client,
+      { path, onError: (err) => this.d.log.warn("pod watch failed; listing again", { error: err.message }) },
+      (type, pod) => this.onChange(type, pod),
+    );
+    this.stopWatch = watch.stop;
+    await watch.synced;
+  }
+
+  private onChange(type: "upsert" | "delete", pod: Pod): void {
+    const uid = pod.metadata?.uid ?? "";
+    const worker = this.workers.get(uid);
+    const log = (err: Error) =>
+      this.d.log.error("pod worker failed", {
+        pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`,
+        error: err.message,
+      });
+    if (type === "delete") {
+      if (worker) void worker.terminate(0, false).catch(log);
+      this.workers.delete(uid);
+      return;
+    }
+    if (pod.metadata?.deletionTimestamp) {
+      const grace = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+      if (worker) void worker.terminate(grace, true).catch(log);
+      else void new PodWorker(pod, this.d).terminate(0, true).catch(log);
+      return;
+    }
+    if (worker) {
+      worker.update(pod);
+      return;
+    }
+    const fresh = new PodWorker(pod, this.d);
+    this.workers.set(uid, fresh);
+    void fresh.start().catch(log);
+  }
+
+  /** Stops watching; pods keep running (a kubelet restart does not kill containers); `down` removes them. */
+  stop(): void {
+    this.stopWatch?.();
+  }
+}
+
+/** Pod namespaces a previous run of this node's agent left behind: they belong to no worker now. */
+export function leftoverPodNamespaces(netnsList: string, d: Pick<WorkerDeps, "plan" | "node">): string[] {
+  const prefix = podNetnsPrefix(d.plan, d.node);
+  return netnsList
+    .split("\n")
+    .map((l) => l.split(" ")[0] ?? "")
+    .filter((name) => name.startsWith(prefix));
+}

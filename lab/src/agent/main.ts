@@ -1,0 +1,91 @@
+/**
+ * The node agent: one process per lab node, playing that node's kubelet. It registers the Node, waits for its
+ * pod CIDR, builds the pod bridge, keeps the Lease and Ready condition fresh, and runs the node's pods.
+ * Usage: agent/main --state-dir DIR --node NAME [--verbose]
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { realExec } from "../netns/exec.js";
+import { applySteps } from "../netns/executor.js";
+import { Journal } from "../netns/journal.js";
+import { nodeByName } from "../netns/plan.js";
+import { labPaths, readLabState } from "../netns/state.js";
+import { podBridgeSteps } from "../netns/steps.js";
+import { realTeardownDeps, teardown } from "../netns/teardown.js";
+import { labEntry, repoRoot } from "../self.js";
+import { Ipam } from "./ipam.js";
+import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
+import { Logger } from "./log.js";
+import { postNodeStatus, registerNode, startHeartbeat, waitForPodCidr } from "./node-heartbeat.js";
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { "state-dir": { type: "string" }, node: { type: "string" }, verbose: { type: "boolean" } },
+  });
+  const dir = values["state-dir"];
+  if (!dir || !values.node) throw new Error("usage: agent --state-dir DIR --node NAME");
+  const state = readLabState(dir);
+  if (!state) throw new Error(`no lab state in ${dir}`);
+  const paths = labPaths(dir);
+  const node = nodeByName(state.plan, values.node);
+  const log = new Logger({ component: "node-agent", node: node.name }, values.verbose ?? false);
+  const client = new KubeClient(adminCredentials(state.server, paths.controlPlane));
+  const abort = new AbortController();
+  const journal = new Journal(paths.journal);
+
+  const deps = { plan: state.plan, node };
+  const leftovers = leftoverPodNamespaces(await realExec(["ip", "netns", "list"]), deps);
+  if (leftovers.length > 0) {
+    log.warn("removing pod sandboxes of a previous agent run", { count: leftovers.length });
+    await teardown(
+      leftovers.map((name) => ({ kind: "netns" as const, name })),
+      realTeardownDeps,
+    );
+  }
+
+  const registered = await registerNode(client, node);
+  await postNodeStatus(client, node, false);
+  const podCidr = await waitForPodCidr(client, node, abort.signal);
+  const ipam = new Ipam(podCidr);
+  const hasBridge = await realExec(["ip", "-n", node.netns, "link", "show", "cbr0"]).then(
+    () => true,
+    () => false,
+  );
+  if (!hasBridge) await applySteps(podBridgeSteps(node, podCidr, ipam.gateway), realExec, journal);
+  const heartbeat = startHeartbeat(client, node, registered, log);
+  log.info("node ready", { podCidr });
+
+  const kubelet = new Kubelet({
+    client,
+    plan: state.plan,
+    node,
+    ipam,
+    exec: realExec,
+    journal,
+    podsDir: paths.pods,
+    caFile: join(paths.controlPlane, "pki", "ca.crt"),
+    hostResolv: existsSync("/etc/resolv.conf") ? readFileSync("/etc/resolv.conf", "utf8") : "",
+    images: { repoRoot, echo: labEntry("agent/echo"), node: process.execPath },
+    log,
+  });
+  await kubelet.run();
+
+  const shutdown = () => {
+    heartbeat.stop();
+    kubelet.stop();
+    abort.abort();
+    client.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(
+    `${JSON.stringify({ level: "error", msg: "node agent failed", error: err.message })}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,240 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Pod } from "kubernetes-types/core/v1.js";
+import { contentTypes, isNotFound, type KubeClient } from "../kubeapi/client.js";
+import type { Exec } from "../netns/exec.js";
+import { applySteps } from "../netns/executor.js";
+import type { Journal } from "../netns/journal.js";
+import type { LabPlan, NodePlan } from "../netns/plan.js";
+import { podSandboxSteps } from "../netns/steps.js";
+import { realTeardownDeps, teardown } from "../netns/teardown.js";
+import { Container, type RestartPolicy } from "./container.js";
+import { type ImageContext, resolveImage } from "./images.js";
+import type { Ipam } from "./ipam.js";
+import type { Logger } from "./log.js";
+import { containerEnv, resolvConf, writeServiceAccount } from "./pod-files.js";
+import { podStatus } from "./pod-status.js";
+import { probeOnce, Readiness } from "./probes.js";
+import { sandboxArgv } from "./sandbox-command.js";
+
+export interface WorkerDeps {
+  client: KubeClient;
+  plan: LabPlan;
+  node: NodePlan;
+  ipam: Ipam;
+  exec: Exec;
+  journal: Journal;
+  podsDir: string;
+  caFile: string;
+  hostResolv: string;
+  images: ImageContext;
+  log: Logger;
+}
+
+/** The pod network namespace's name; it carries the node's index so a restarted agent finds its leftovers. */
+export const podNetnsPrefix = (plan: LabPlan, node: NodePlan) => `${plan.prefix}-pod-n${node.index}-`;
+
+/** One pod on this node, from sandbox to deletion: what a kubelet's pod worker does. */
+export class PodWorker {
+  private containers: Array<{ c: Container; readiness: Readiness | undefined; name: string; image: string }> =
+    [];
+  private podIp: string | undefined;
+  private netns: string | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private lastSent = "";
+  private sending: Promise<void> = Promise.resolve();
+  private terminating = false;
+  private readonly startTime = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+
+  constructor(
+    private pod: Pod,
+    private readonly d: WorkerDeps,
+  ) {}
+
+  private get key(): string {
+    return `${this.pod.metadata?.namespace}/${this.pod.metadata?.name}`;
+  }
+
+  update(pod: Pod): void {
+    this.pod = pod;
+  }
+
+  async start(): Promise<void> {
+    const spec = this.pod.spec;
+    if (!spec) return;
+    const runnables = spec.containers.map((c) => ({ container: c, run: resolveImage(c, this.d.images) }));
+    const unknown = runnables.find((r) => r.run.kind === "unknown");
+    if (unknown && unknown.run.kind === "unknown") {
+      const message = unknown.run.message;
+      this.d.log.warn("image not known", { pod: this.key, message });
+      this.containers = spec.containers.map((c) => {
+        const container = new Container({
+          name: c.name,
+          argv: undefined,
+          env: {},
+          logFile: "",
+          restartPolicy: "Never",
+          onChange: () => {},
+        });
+        container.state = { waiting: { reason: "ErrImagePull", message } };
+        return { c: container, readiness: undefined, name: c.name, image: c.image ?? "" };
+      });
+      this.sendStatus(false);
+      return;
+    }
+    const hostNetwork = spec.hostNetwork === true;
+    const uid = this.pod.metadata?.uid ?? "";
+    const dir = join(
+      this.d.podsDir,
+      `${this.pod.metadata?.namespace}_${this.pod.metadata?.name}_${uid.slice(0, 8)}`,
+    );
+    mkdirSync(dir, { recursive: true });
+    if (hostNetwork) {
+      this.podIp = this.d.node.ip;
+      this.netns = this.d.node.netns;
+    } else {
+      this.podIp = this.d.ipam.allocate();
+      this.netns = `${podNetnsPrefix(this.d.plan, this.d.node)}${uid.slice(0, 8)}`;
+      const steps = podSandboxSteps({
+        node: this.d.node,
+        netns: this.netns,
+        hostVeth: `veth${uid.slice(0, 8)}`,
+        ip: this.podIp,
+        prefixLength: this.d.ipam.prefixLength,
+        gateway: this.d.ipam.gateway,
+      });
+      await applySteps(steps, this.d.exec, this.d.journal);
+    }
+    const resolvFile = join(dir, "resolv.conf");
+    writeFileSync(resolvFile, resolvConf(this.pod, this.d.plan, this.d.hostResolv));
+    let saDir: string | undefined;
+    if (spec.automountServiceAccountToken !== false) {
+      saDir = join(dir, "serviceaccount");
+      const lifetime = await writeServiceAccount(this.d.client, this.pod, saDir, this.d.caFile);
+      // Refreshed at 80% of its life, as the kubelet does.
+      const refresh = setInterval(() => {
+        if (saDir) void writeServiceAccount(this.d.client, this.pod, saDir, this.d.caFile).catch(() => {});
+      }, lifetime * 800);
+      this.timers.push(refresh);
+    }
+    for (const { container, run } of runnables) {
+      const env = containerEnv(this.pod, container.env ?? [], this.podIp, this.d.node.ip, this.d.plan);
+      const argv =
+        run.kind === "process"
+          ? sandboxArgv({
+              netns: this.netns,
+              hostname: hostNetwork ? this.d.node.name : (this.pod.metadata?.name ?? ""),
+              resolvConf: resolvFile,
+              serviceAccountDir: saDir,
+              argv: run.argv,
+            })
+          : undefined;
+      const c = new Container({
+        name: container.name,
+        argv,
+        env,
+        logFile: join(dir, `${container.name}.log`),
+        restartPolicy: (spec.restartPolicy ?? "Always") as RestartPolicy,
+        onChange: () => this.sendStatus(),
+      });
+      const probe = container.readinessProbe;
+      const entry = {
+        c,
+        readiness: probe ? new Readiness(probe) : undefined,
+        name: container.name,
+        image: container.image ?? "",
+      };
+      this.containers.push(entry);
+      c.start();
+      if (probe && entry.readiness) this.startProbing(container, entry.readiness, c);
+    }
+    this.sendStatus();
+  }
+
+  private startProbing(
+    container: NonNullable<Pod["spec"]>["containers"][number],
+    readiness: Readiness,
+    c: Container,
+  ) {
+    const probe = container.readinessProbe ?? {};
+    const run = async () => {
+      if (this.terminating || !this.podIp) return;
+      const result = c.running ? await probeOnce(probe, this.podIp, container) : "failure";
+      if (result === "unsupported")
+        this.d.log.warn("probe type not supported, counted as passing", { pod: this.key });
+      if (readiness.record(result)) this.sendStatus();
+    };
+    const first = setTimeout(
+      () => {
+        void run();
+        this.timers.push(setInterval(() => void run(), (probe.periodSeconds ?? 10) * 1000));
+      },
+      (probe.initialDelaySeconds ?? 0) * 1000,
+    );
+    this.timers.push(first);
+  }
+
+  /** Posts the pod's status unless it did not change; posts run one at a time, the newest state last. */
+  private sendStatus(sandboxReady = true): void {
+    if (this.terminating) return;
+    const view = {
+      hostIp: this.d.node.ip,
+      podIp: this.podIp,
+      startTime: this.startTime,
+      sandboxReady,
+      containers: this.containers.map((e) => ({
+        name: e.name,
+        image: e.image,
+        state: e.c.state,
+        lastState: e.c.lastState,
+        restartCount: e.c.restartCount,
+        ready: e.c.running && (e.readiness ? e.readiness.ready : true),
+      })),
+    };
+    this.sending = this.sending.then(async () => {
+      const status = podStatus(this.pod, view, new Date());
+      const body = JSON.stringify(status);
+      if (body === this.lastSent || this.terminating) return;
+      const path = `/api/v1/namespaces/${this.pod.metadata?.namespace}/pods/${this.pod.metadata?.name}/status`;
+      try {
+        this.pod = await this.d.client.call<Pod>("PATCH", path, { status }, contentTypes.merge);
+        this.lastSent = body;
+      } catch (err) {
+        if (!isNotFound(err))
+          this.d.log.warn("pod status update failed", { pod: this.key, error: (err as Error).message });
+      }
+    });
+  }
+
+  /**
+   * Stops the containers (SIGTERM, the grace period, SIGKILL), removes the sandbox, and when the pod object is
+   * still there deletes it for good, as the kubelet finalizes a graceful deletion.
+   */
+  async terminate(graceSeconds: number, deleteObject: boolean): Promise<void> {
+    if (this.terminating) return;
+    this.terminating = true;
+    for (const t of this.timers) clearTimeout(t);
+    await Promise.all(this.containers.map((e) => e.c.stop(graceSeconds * 1000)));
+    if (this.netns && this.netns !== this.d.node.netns) {
+      const result = await teardown([{ kind: "netns", name: this.netns }], {
+        ...realTeardownDeps,
+        exec: this.d.exec,
+      });
+      for (const e of result.errors) this.d.log.warn("sandbox teardown", { pod: this.key, error: e });
+      if (this.podIp) this.d.ipam.release(this.podIp);
+    }
+    if (!deleteObject) return;
+    const ns = this.pod.metadata?.namespace;
+    try {
+      await this.d.client.call("DELETE", `/api/v1/namespaces/${ns}/pods/${this.pod.metadata?.name}`, {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        gracePeriodSeconds: 0,
+        preconditions: { uid: this.pod.metadata?.uid },
+      });
+    } catch (err) {
+      if (!isNotFound(err))
+        this.d.log.warn("pod delete failed", { pod: this.key, error: (err as Error).message });
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { labDown } from "../netns/lab-down.js";
+import { labStatus } from "../netns/lab-status.js";
+import { labUp } from "../netns/lab-up.js";
+import { defaultLabInput } from "../netns/plan.js";
+import { defaultLabDir, labPaths, readLabState } from "../netns/state.js";
+import { parseFlags, UsageError } from "./usage.js";
+
+export const labHelp = `switchyard-lab up|down|status|kubeconfig|logs
+
+up [--runtime netns] [--nodes 3] [--zones 2] [--state-dir DIR] [--prefix sy] [--node-cidr 198.18.0.0/24]
+   [--cluster-cidr 10.244.0.0/16] [--service-cidr 10.96.0.0/16] [--timeout 120]
+down [--state-dir DIR] [--keep]          remove everything up created (--keep: keep logs and certificates)
+status [--state-dir DIR]                 nodes (Ready?) and pods
+kubeconfig [--state-dir DIR]             the admin kubeconfig's path
+logs <component> [--state-dir DIR]       etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+                                         agent-node-<n>, or <namespace>/<pod>[/<container>]
+
+The state folder defaults to ${defaultLabDir()}. up needs root.`;
+
+const dirOf = (v: string | undefined) => v ?? defaultLabDir();
+
+function positiveInt(cmd: string, flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${cmd}: --${flag} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+export async function labCommand(sub: string, rest: string[]): Promise<number> {
+  const cmd = sub;
+  if (sub === "up") {
+    const { values } = parseFlags(cmd, rest, {
+      runtime: { type: "string" },
+      nodes: { type: "string" },
+      zones: { type: "string" },
+      "state-dir": { type: "string" },
+      prefix: { type: "string" },
+      "node-cidr": { type: "string" },
+      "cluster-cidr": { type: "string" },
+      "service-cidr": { type: "string" },
+      timeout: { type: "string" },
+    });
+    if ((values.runtime ?? "netns") !== "netns") {
+      throw new UsageError(`up: runtime "${values.runtime}" is not available yet; only netns is`);
+    }
+    const nodes = positiveInt(cmd, "nodes", values.nodes);
+    const zones = positiveInt(cmd, "zones", values.zones);
+    const timeout = positiveInt(cmd, "timeout", values.timeout);
+    const state = await labUp({
+      stateDir: dirOf(values["state-dir"]),
+      lab: {
+        ...(nodes ? { nodes } : {}),
+        ...(zones ? { zones } : {}),
+        prefix: values.prefix ?? defaultLabInput.prefix,
+        nodeCidr: values["node-cidr"] ?? defaultLabInput.nodeCidr,
+        clusterCidr: values["cluster-cidr"] ?? defaultLabInput.clusterCidr,
+        serviceCidr: values["service-cidr"] ?? defaultLabInput.serviceCidr,
+      },
+      ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
+    });
+    console.log(`lab ready in ${state.upSeconds?.toFixed(1)}s: ${state.plan.nodes} nodes at ${state.server}`);
+    console.log(`kubeconfig: ${state.kubeconfig}`);
+    return 0;
+  }
+  if (sub === "down") {
+    const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" }, keep: { type: "boolean" } });
+    const dir = dirOf(values["state-dir"]);
+    if (!existsSync(dir)) {
+      console.log(`no lab in ${dir}`);
+      return 0;
+    }
+    const result = await labDown(dir, { keepFiles: values.keep ?? false });
+    for (const r of result.removed) console.log(`removed ${r}`);
+    return 0;
+  }
+  if (sub === "status") {
+    const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
+    const status = await labStatus(dirOf(values["state-dir"]));
+    console.log(status.text);
+    return status.healthy ? 0 : 1;
+  }
+  if (sub === "kubeconfig") {
+    const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
+    const state = readLabState(dirOf(values["state-dir"]));
+    if (!state?.kubeconfig) throw new Error(`no lab in ${dirOf(values["state-dir"])}; run switchyard-lab up`);
+    console.log(state.kubeconfig);
+    return 0;
+  }
+  if (sub === "logs") {
+    const { values, positionals } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
+    const [component] = positionals;
+    if (!component) throw new UsageError("logs: name a component (see switchyard-lab up --help)");
+    process.stdout.write(readFileSync(logFile(dirOf(values["state-dir"]), component)));
+    return 0;
+  }
+  throw new UsageError(`unknown command "${sub}"`);
+}
+
+/** A component's log: control-plane components and agents by name, pods' containers by namespace/pod[/container]. */
+function logFile(dir: string, component: string): string {
+  const paths = labPaths(dir);
+  const candidates = [
+    join(paths.logs, `${component}.log`),
+    join(paths.controlPlane, "logs", `${component}.log`),
+  ];
+  const [ns, pod, container] = component.split("/");
+  if (ns && pod && existsSync(paths.pods)) {
+    const podDir = readdirSync(paths.pods).find((d) => d.startsWith(`${ns}_${pod}_`));
+    if (podDir) {
+      const logs = readdirSync(join(paths.pods, podDir)).filter((f) => f.endsWith(".log"));
+      const file = container ? `${container}.log` : logs[0];
+      if (file) candidates.push(join(paths.pods, podDir, file));
+    }
+  }
+  const found = candidates.find((f) => existsSync(f));
+  if (!found) throw new Error(`no log for "${component}" in ${dir}`);
+  return found;
+}

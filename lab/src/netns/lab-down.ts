@@ -1,0 +1,50 @@
+import { existsSync, rmSync } from "node:fs";
+import { down as controlPlaneDown } from "../controlplane/controlplane.js";
+import { isOurs, stopProcess } from "../controlplane/processes.js";
+import type { Exec } from "./exec.js";
+import { Journal } from "./journal.js";
+import { labPaths, readLabState } from "./state.js";
+import { realTeardownDeps, teardown } from "./teardown.js";
+
+export interface LabDownResult {
+  /** Agents stopped, kernel objects removed, control-plane components stopped. */
+  removed: string[];
+  /** Anything `ip` refused to remove for another reason than it being gone already. */
+  errors: string[];
+}
+
+/**
+ * Removes what `up` recorded, newest first: the node agents (so nothing recreates pods meanwhile), every pod and
+ * node namespace with the processes inside, the routes and links of the root namespace, then the control plane.
+ * Only journaled objects are touched, so another lab or a foreign namespace with a similar name survives.
+ */
+export async function labDown(
+  dir: string,
+  opts: { keepFiles?: boolean; exec?: Exec } = {},
+): Promise<LabDownResult> {
+  const paths = labPaths(dir);
+  const state = readLabState(dir);
+  const removed: string[] = [];
+  for (const agent of state?.agents ?? []) {
+    const result = await stopProcess(agent, 5000);
+    if (result !== "not-running") removed.push(`${agent.name} (${result})`);
+  }
+  const deps = opts.exec ? { ...realTeardownDeps, exec: opts.exec } : realTeardownDeps;
+  const torn = await teardown(new Journal(paths.journal).read(), deps);
+  removed.push(...torn.undone);
+  if (existsSync(paths.controlPlane)) {
+    const cp = await controlPlaneDown(paths.controlPlane, true);
+    removed.push(
+      ...cp.stopped.filter((s) => s.result !== "not-running").map((s) => `${s.name} (${s.result})`),
+    );
+  }
+  const survivors = (state?.agents ?? []).filter(isOurs);
+  if (survivors.length > 0)
+    torn.errors.push(`agents still running: ${survivors.map((a) => a.pid).join(", ")}`);
+  if (torn.errors.length > 0) {
+    throw new Error(`down left things behind (state kept in ${dir}): ${torn.errors.join("; ")}`);
+  }
+  if (!opts.keepFiles && existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  else rmSync(paths.journal, { force: true });
+  return { removed, errors: torn.errors };
+}

@@ -1,0 +1,48 @@
+import type { Node, Pod } from "kubernetes-types/core/v1.js";
+import { isOurs } from "../controlplane/processes.js";
+import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { labPaths, readLabState } from "./state.js";
+
+export interface LabStatus {
+  healthy: boolean;
+  text: string;
+}
+
+/** The lab at a glance: agents alive, nodes Ready with their zone and pod CIDR, and every pod. */
+export async function labStatus(dir: string): Promise<LabStatus> {
+  const state = readLabState(dir);
+  if (!state?.server) return { healthy: false, text: `no lab in ${dir}` };
+  const lines = [`apiserver:  ${state.server}`, `kubeconfig: ${state.kubeconfig}`, ""];
+  const deadAgents = state.agents.filter((a) => !isOurs(a));
+  const client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+  try {
+    const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
+    const pods = await client.call<{ items: Pod[] }>("GET", "/api/v1/pods");
+    lines.push("NODE        READY  ZONE     POD CIDR         AGENT");
+    let allReady = true;
+    for (const n of nodes.items) {
+      const name = n.metadata?.name ?? "";
+      const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+      allReady &&= ready;
+      const agent = state.agents.find((a) => a.name === `agent-${name}`);
+      const alive = agent && isOurs(agent) ? `pid ${agent.pid}` : "not running";
+      const zone = n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "-";
+      lines.push(
+        `${name.padEnd(12)}${(ready ? "yes" : "no").padEnd(7)}${zone.padEnd(9)}${(n.spec?.podCIDR ?? "-").padEnd(17)}${alive}`,
+      );
+    }
+    lines.push("", "POD                                          PHASE      READY  IP              NODE");
+    for (const p of pods.items) {
+      const ready = p.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+      lines.push(
+        `${`${p.metadata?.namespace}/${p.metadata?.name}`.padEnd(45)}${(p.status?.phase ?? "-").padEnd(11)}${(ready ? "yes" : "no").padEnd(7)}${(p.status?.podIP ?? "-").padEnd(16)}${p.spec?.nodeName ?? "-"}`,
+      );
+    }
+    return { healthy: allReady && deadAgents.length === 0, text: lines.join("\n") };
+  } catch (err) {
+    lines.push(`apiserver unreachable: ${(err as Error).message}`);
+    return { healthy: false, text: lines.join("\n") };
+  } finally {
+    client.close();
+  }
+}

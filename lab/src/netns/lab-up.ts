@@ -1,0 +1,170 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Node } from "kubernetes-types/core/v1.js";
+import { up as controlPlaneUp } from "../controlplane/controlplane.js";
+import type { ControlPlanePorts } from "../controlplane/options.js";
+import { isOurs, lastLines, startDetached } from "../controlplane/processes.js";
+import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { Progress, type ProgressSink } from "../progress.js";
+import { labEntry } from "../self.js";
+import { type Exec, realExec } from "./exec.js";
+import { applySteps } from "./executor.js";
+import { Journal } from "./journal.js";
+import { labDown } from "./lab-down.js";
+import { defaultLabInput, type LabInput, type LabPlan, planLab } from "./plan.js";
+import { type LabState, labPaths, readLabState, writeLabState } from "./state.js";
+import { bridgeSteps, nodeSteps, podRouteSteps } from "./steps.js";
+
+export interface LabUpOptions {
+  stateDir: string;
+  lab?: Partial<LabInput>;
+  ports?: Partial<ControlPlanePorts>;
+  readyTimeoutMs?: number;
+  /** Detached (the CLI) outlives the caller; tests keep the agents attached. */
+  detached?: boolean;
+  out?: ProgressSink;
+  exec?: Exec;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Brings a lab up: the bridge and node namespaces, the control plane on the bridge, one agent per node, the pod
+ * CIDR routes once the controller-manager has allocated them; returns when every node is Ready and untainted.
+ * A previous lab in the same folder (a crash) is removed first; a failed `up` removes what it created.
+ */
+export async function labUp(o: LabUpOptions): Promise<LabState> {
+  if (process.getuid?.() !== 0)
+    throw new Error("the netns runtime needs root (network namespaces, veth, routes)");
+  const exec = o.exec ?? realExec;
+  const progress = new Progress("lab", o.out ?? process.stderr);
+  const started = Date.now();
+  const paths = labPaths(o.stateDir);
+  if (readLabState(o.stateDir) || existsSync(paths.journal)) {
+    progress.update("cleaning up the previous lab", true);
+    await labDown(o.stateDir, { keepFiles: true, exec });
+  }
+  const plan = planLab({ ...defaultLabInput, ...o.lab });
+  const foreign = await exec(["ip", "link", "show", plan.bridge]).then(
+    () => true,
+    () => false,
+  );
+  if (foreign)
+    throw new Error(`a link named ${plan.bridge} already exists (another lab?); pick another --prefix`);
+  mkdirSync(paths.logs, { recursive: true });
+  const state: LabState = {
+    runtime: "netns",
+    plan,
+    server: "",
+    kubeconfig: "",
+    agents: [],
+    startedAt: new Date().toISOString(),
+  };
+  writeLabState(o.stateDir, state);
+  try {
+    await bringUp(o, plan, state, exec, progress);
+  } catch (err) {
+    await labDown(o.stateDir, { keepFiles: true, exec }).catch(() => {});
+    throw err;
+  }
+  state.upSeconds = (Date.now() - started) / 1000;
+  writeLabState(o.stateDir, state);
+  progress.done(`${plan.nodes} nodes ready, apiserver at ${state.server}`);
+  return state;
+}
+
+async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Exec, progress: Progress) {
+  const paths = labPaths(o.stateDir);
+  const journal = new Journal(paths.journal);
+  progress.update("creating the bridge and node namespaces", true);
+  await applySteps(
+    [...bridgeSteps(plan), ...plan.nodeList.flatMap((n) => nodeSteps(plan, n))],
+    exec,
+    journal,
+  );
+
+  const cp = await controlPlaneUp({
+    stateDir: paths.controlPlane,
+    apiserverBindAddress: plan.gateway,
+    serviceCidr: plan.serviceCidr,
+    clusterCidr: plan.clusterCidr,
+    ...(o.ports ? { ports: o.ports } : {}),
+    ...(o.readyTimeoutMs ? { readyTimeoutMs: o.readyTimeoutMs } : {}),
+    detached: o.detached ?? true,
+    out: o.out ?? process.stderr,
+  });
+  state.server = cp.server;
+  state.kubeconfig = cp.kubeconfig;
+  writeLabState(o.stateDir, state);
+
+  const [bin, ...entry] = labEntry("agent/main");
+  for (const node of plan.nodeList) {
+    const args = [...entry, "--state-dir", o.stateDir, "--node", node.name];
+    const log = join(paths.logs, `agent-${node.name}.log`);
+    state.agents.push(
+      startDetached(`agent-${node.name}`, bin ?? process.execPath, args, log, o.detached ?? true),
+    );
+    writeLabState(o.stateDir, state);
+  }
+
+  const client = new KubeClient(adminCredentials(cp.server, paths.controlPlane));
+  try {
+    const deadline = Date.now() + (o.readyTimeoutMs ?? 120_000);
+    const cidrs = await waitForNodes(client, plan, state, deadline, progress, "pod CIDRs", (n) =>
+      n.spec?.podCIDR ? n.spec.podCIDR : undefined,
+    );
+    await applySteps(podRouteSteps(plan, cidrs), exec, journal);
+    await waitForNodes(client, plan, state, deadline, progress, "nodes Ready", (n) =>
+      isSchedulable(n) ? "ok" : undefined,
+    );
+    while (!(await hasDefaultServiceAccount(client))) {
+      if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
+      progress.update("waiting for the default ServiceAccount");
+      await sleep(250);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+function isSchedulable(n: Node): boolean {
+  const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+  const tainted = (n.spec?.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/"));
+  return ready && !tainted;
+}
+
+async function hasDefaultServiceAccount(client: KubeClient): Promise<boolean> {
+  return client.call("GET", "/api/v1/namespaces/default/serviceaccounts/default").then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Polls the Node list until `pick` yields a value for every node; fails early when an agent died. */
+async function waitForNodes(
+  client: KubeClient,
+  plan: LabPlan,
+  state: LabState,
+  deadline: number,
+  progress: Progress,
+  what: string,
+  pick: (n: Node) => string | undefined,
+): Promise<Map<string, string>> {
+  for (;;) {
+    const list = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
+    const found = new Map<string, string>();
+    for (const n of list.items) {
+      const value = pick(n);
+      if (value && n.metadata?.name) found.set(n.metadata.name, value);
+    }
+    if (plan.nodeList.every((n) => found.has(n.name))) return found;
+    const dead = state.agents.find((a) => !isOurs(a));
+    if (dead)
+      throw new Error(
+        `${dead.name} exited during start-up; last lines of ${dead.log}:\n${lastLines(dead.log, 5)}`,
+      );
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${found.size}/${plan.nodes})`);
+    progress.update(`waiting for ${what} (${found.size}/${plan.nodes})`);
+    await sleep(250);
+  }
+}

@@ -1,0 +1,54 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { ProcessRecord } from "../controlplane/processes.js";
+import type { LabPlan } from "./plan.js";
+
+/** What `up` leaves for `down`, `status`, the node agents and tests. */
+export interface LabState {
+  runtime: "netns";
+  plan: LabPlan;
+  server: string;
+  kubeconfig: string;
+  agents: ProcessRecord[];
+  startedAt: string;
+  /** Seconds from `up` until every node was Ready; absent while `up` runs. */
+  upSeconds?: number;
+}
+
+export interface LabPaths {
+  dir: string;
+  stateFile: string;
+  journal: string;
+  controlPlane: string;
+  logs: string;
+  /** Per pod: resolv.conf, the service-account files, container logs. */
+  pods: string;
+}
+
+export function labPaths(dir: string): LabPaths {
+  return {
+    dir,
+    stateFile: join(dir, "lab.json"),
+    journal: join(dir, "journal.jsonl"),
+    controlPlane: join(dir, "controlplane"),
+    logs: join(dir, "logs"),
+    pods: join(dir, "pods"),
+  };
+}
+
+export function defaultLabDir(env: Record<string, string | undefined> = process.env): string {
+  const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
+  return join(base, "switchyard", "lab");
+}
+
+export function readLabState(dir: string): LabState | undefined {
+  const file = labPaths(dir).stateFile;
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, "utf8")) as LabState;
+}
+
+export function writeLabState(dir: string, state: LabState): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(labPaths(dir).stateFile, `${JSON.stringify(state, null, 2)}\n`);
+}

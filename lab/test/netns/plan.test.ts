@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Pod } from "kubernetes-types/core/v1.js";
+import { imageName, resolveImage } from "../../src/agent/images.js";
+import { Ipam } from "../../src/agent/ipam.js";
+import { resolvConf } from "../../src/agent/pod-files.js";
+import { podStatus } from "../../src/agent/pod-status.js";
+import { sandboxArgv } from "../../src/agent/sandbox-command.js";
+import { defaultLabInput, planLab } from "../../src/netns/plan.js";
+import { podRouteSteps } from "../../src/netns/steps.js";
+import { teardown } from "../../src/netns/teardown.js";
+import { repoRoot } from "../../src/self.js";
+
+const plan = planLab({ ...defaultLabInput, nodes: 3, zones: 2 });
+
+describe("lab plan", () => {
+  test("nodes get names, zones round-robin, addresses after the bridge's", () => {
+    assert.equal(plan.gateway, "198.18.0.1");
+    assert.equal(plan.dnsIp, "10.96.0.10");
+    assert.deepEqual(
+      plan.nodeList.map((n) => [n.name, n.zone, n.ip, n.netns, n.hostVeth]),
+      [
+        ["node-1", "zone-a", "198.18.0.11", "sy-node-1", "sy-n1"],
+        ["node-2", "zone-b", "198.18.0.12", "sy-node-2", "sy-n2"],
+        ["node-3", "zone-a", "198.18.0.13", "sy-node-3", "sy-n3"],
+      ],
+    );
+  });
+
+  test("bad input fails in one line", () => {
+    assert.throws(() => planLab({ ...defaultLabInput, prefix: "Too-Long-Prefix" }), /prefix/);
+    assert.throws(() => planLab({ ...defaultLabInput, nodes: 0 }), /--nodes/);
+  });
+
+  test("each pod CIDR is routed via its node from the root namespace (journaled) and from the other nodes", () => {
+    const cidrs = new Map(plan.nodeList.map((n, i) => [n.name, `10.244.${i}.0/24`]));
+    const steps = podRouteSteps(plan, cidrs);
+    const root = steps.filter((s) => s.undo);
+    assert.deepEqual(
+      root.map((s) => s.argv.join(" ")),
+      ["10.244.0.0/24 via 198.18.0.11", "10.244.1.0/24 via 198.18.0.12", "10.244.2.0/24 via 198.18.0.13"].map(
+        (r) => `ip route replace ${r}`,
+      ),
+    );
+    assert.ok(
+      steps.some((s) => s.argv.join(" ") === "ip -n sy-node-2 route replace 10.244.0.0/24 via 198.18.0.11"),
+    );
+    assert.ok(
+      !steps.some((s) => s.argv.join(" ") === "ip -n sy-node-1 route replace 10.244.0.0/24 via 198.18.0.11"),
+    );
+  });
+});
+
+describe("teardown", () => {
+  test("newest first; processes in a namespace are stopped before it goes; objects already gone are fine", async () => {
+    const ran: string[] = [];
+    const killed: string[] = [];
+    let alive = true;
+    const exec = async (argv: readonly string[]) => {
+      ran.push(argv.join(" "));
+      if (argv[2] === "pids") return alive ? "4242\n" : "";
+      if (argv.includes("sy-gone")) throw new Error("ip link del sy-gone: Cannot find device");
+      return "";
+    };
+    const result = await teardown(
+      [
+        { kind: "cmd", argv: ["ip", "link", "del", "sy-gone"] },
+        { kind: "netns", name: "sy-node-1" },
+      ],
+      {
+        exec,
+        kill: (pid, sig) => {
+          killed.push(`${pid} ${sig}`);
+          alive = false;
+        },
+        sleep: async () => {},
+        graceMs: 1000,
+      },
+    );
+    assert.deepEqual(killed, ["4242 SIGTERM"]);
+    assert.deepEqual(ran, [
+      "ip netns pids sy-node-1",
+      "ip netns pids sy-node-1",
+      "ip netns del sy-node-1",
+      "ip link del sy-gone",
+    ]);
+    assert.deepEqual(result.errors, []);
+  });
+});
+
+describe("node agent, pure parts", () => {
+  const ctx = { repoRoot, echo: ["node", "echo.js"], node: "node" };
+
+  test("images: pause runs nothing, echo runs the echo server, apps run their bin, anything else is unknown", () => {
+    assert.equal(imageName("registry.k8s.io/pause:3.10"), "registry.k8s.io/pause");
+    assert.equal(imageName("localhost:5000/x@sha256:ab"), "localhost:5000/x");
+    assert.deepEqual(resolveImage({ name: "p", image: "registry.k8s.io/pause:3.10" }, ctx), { kind: "none" });
+    assert.deepEqual(resolveImage({ name: "e", image: "switchyard/echo", args: ["--tcp-port=1"] }, ctx), {
+      kind: "process",
+      argv: ["node", "echo.js", "--tcp-port=1"],
+    });
+    const app = resolveImage(
+      { name: "c", image: "switchyard/slice-controller:0.1.0", args: ["--leader-elect"] },
+      ctx,
+    );
+    assert.equal(app.kind, "process");
+    assert.match(app.kind === "process" ? (app.argv[1] ?? "") : "", /apps\/slice-controller\/bin\/.+\.js$/);
+    assert.deepEqual(resolveImage({ name: "n", image: "nginx" }, ctx), {
+      kind: "unknown",
+      message: "image nginx is not known to the switchyard lab runtime",
+    });
+  });
+
+  test("resolv.conf follows the DNS policy", () => {
+    const pod = (spec: Partial<NonNullable<Pod["spec"]>>): Pod => ({
+      metadata: { namespace: "shop" },
+      spec: { containers: [], ...spec },
+    });
+    assert.equal(
+      resolvConf(pod({}), plan, "host\n"),
+      "nameserver 10.96.0.10\nsearch shop.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n",
+    );
+    assert.equal(resolvConf(pod({ hostNetwork: true }), plan, "host\n"), "host\n");
+    assert.match(
+      resolvConf(pod({ hostNetwork: true, dnsPolicy: "ClusterFirstWithHostNet" }), plan, ""),
+      /10\.96/,
+    );
+  });
+
+  test("pod IPs: the gateway and the network address are never handed out; freed ones come back", () => {
+    const ipam = new Ipam("10.244.3.0/24");
+    assert.equal(ipam.gateway, "10.244.3.1");
+    assert.equal(ipam.allocate(), "10.244.3.2");
+    assert.equal(ipam.allocate(), "10.244.3.3");
+    ipam.release("10.244.3.2");
+    assert.equal(ipam.allocate(), "10.244.3.2");
+  });
+
+  test("the sandbox command enters the namespace, mounts the pod's files, then execs the container", () => {
+    const argv = sandboxArgv({
+      netns: "sy-pod-n1-abc",
+      hostname: "web-1",
+      resolvConf: "/s/resolv.conf",
+      serviceAccountDir: "/s/sa",
+      argv: ["node", "echo.js"],
+    });
+    assert.deepEqual(argv.slice(0, 4), ["ip", "netns", "exec", "sy-pod-n1-abc"]);
+    assert.deepEqual(argv.slice(-6), ["sandbox", "web-1", "/s/resolv.conf", "/s/sa", "node", "echo.js"]);
+    assert.match(argv[12] ?? "", /mount --bind -o ro "\$3" \/run\/secrets\/kubernetes\.io\/serviceaccount/);
+  });
+
+  test("pod status: Ready only when every container is; a crash loop is still Running", () => {
+    const pod: Pod = { metadata: { name: "p" }, spec: { containers: [] } };
+    const view = (ready: boolean, state: object) => ({
+      hostIp: "198.18.0.11",
+      podIp: "10.244.0.2",
+      startTime: "2024-01-01T00:00:00Z",
+      sandboxReady: true,
+      containers: [{ name: "c", image: "i", state, lastState: {}, restartCount: 0, ready }],
+    });
+    const now = new Date("2024-01-01T00:00:05Z");
+    const ok = podStatus(pod, view(true, { running: {} }), now);
+    assert.equal(ok.phase, "Running");
+    assert.equal(ok.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    const crashing = podStatus(pod, view(false, { waiting: { reason: "CrashLoopBackOff" } }), now);
+    assert.equal(crashing.phase, "Running");
+    assert.equal(crashing.conditions?.find((c) => c.type === "Ready")?.status, "False");
+  });
+});
