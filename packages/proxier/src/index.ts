@@ -71,6 +71,11 @@ export * from "./nftables/render.js";
 export { BASE_CHAINS, JUMP_CHAINS } from "./nftables/skeleton.js";
 export * from "./nftables/tracer.js";
 export { Transaction } from "./nftables/transaction.js";
+export * from "./proxier/backend.js";
+export * from "./proxier/iptables-backend.js";
+export * from "./proxier/meta-proxier.js";
+export * from "./proxier/nftables-backend.js";
+export * from "./proxier/proxier.js";
 export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,

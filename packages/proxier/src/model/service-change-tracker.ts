@@ -26,6 +26,8 @@ export class ServiceChangeTracker {
   readonly #family: IPFamily;
   readonly #pending = new Map<string, PendingChange>();
   readonly #warnings = new Map<string, string[]>();
+  /** Services whose warnings are not reported yet; a Service with no usable port has no pending change. */
+  readonly #unreported = new Set<string>();
   #services = new Map<string, ServicePortInfo>();
 
   constructor(family: IPFamily) {
@@ -37,8 +39,10 @@ export class ServiceChangeTracker {
     if (!svc) return out;
     const { ports, warnings } = servicePortsFromService(svc, this.#family);
     const name = namespacedName(svc.metadata?.namespace ?? "", svc.metadata?.name ?? "");
-    if (warnings.length > 0) this.#warnings.set(name, warnings);
-    else this.#warnings.delete(name);
+    if (warnings.length > 0) {
+      this.#warnings.set(name, warnings);
+      this.#unreported.add(name);
+    } else this.#warnings.delete(name);
     for (const p of ports) out.set(servicePortKey(p.name), p);
     return out;
   }
@@ -74,10 +78,13 @@ export class ServiceChangeTracker {
       updatedServices.add(name);
       for (const key of change.previous.keys()) next.delete(key);
       for (const [key, info] of change.current) next.set(key, info);
+    }
+    for (const name of new Set([...this.#pending.keys(), ...this.#unreported])) {
       const w = this.#warnings.get(name);
       if (w) warnings.set(name, w);
     }
     this.#pending.clear();
+    this.#unreported.clear();
     this.#services = next;
     return { services: next, updatedServices, warnings };
   }

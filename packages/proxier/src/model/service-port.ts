@@ -135,7 +135,14 @@ export function servicePortsFromService(svc: Service, family: IPFamily): Service
   const warnings: string[] = [];
   if (shouldSkipService(svc)) return { ports: [], warnings };
   const clusterIP = clusterIPForFamily(svc, family);
-  if (clusterIP === null) return { ports: [], warnings };
+  if (clusterIP === null) {
+    // Another family's ClusterIP is normal; no parseable ClusterIP at all is a broken Service.
+    const texts = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : [svc.spec?.clusterIP ?? ""];
+    if (texts.every((t) => parseIP(t) === null)) {
+      warnings.push(`clusterIP ${JSON.stringify(texts.join(","))} is not a valid IP, Service skipped`);
+    }
+    return { ports: [], warnings };
+  }
   const shared = sharedFields(svc, family, warnings);
   const ports: ServicePortInfo[] = [];
   for (const port of svc.spec?.ports ?? []) {

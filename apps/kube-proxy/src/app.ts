@@ -1,0 +1,182 @@
+// The program's one place of I/O wiring: clean up the other modes, learn the Node, build a
+// Proxier per family, serve metrics and health, and feed the informers into the proxiers.
+import { hostname } from "node:os";
+import {
+  endpointSlices,
+  HttpRestClient,
+  InformerFactory,
+  type Logger,
+  loadKubeConfig,
+  nodes,
+  services,
+} from "@switchyard/kube";
+import {
+  ConntrackCleaner,
+  type Exec,
+  httpHealthListen,
+  type IPTablesBackend,
+  MetaProxier,
+  newProxyMetrics,
+  PROXY_LABEL_SELECTOR,
+  Proxier,
+  ProxyHealth,
+  platformCleanup,
+  realExec,
+  ServiceHealthServer,
+  systemClock,
+} from "@switchyard/proxier";
+import type { Node, Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { ResolvedOptions } from "./config/config.js";
+import { cleanupTargets, createBackend, IPVS_UNAVAILABLE } from "./dataplane.js";
+import { withInjectedFaults } from "./faults.js";
+import { proxyFamilies } from "./network.js";
+import { fetchNode } from "./node-info.js";
+import { startServers } from "./servers.js";
+
+export interface AppOptions {
+  readonly logger: Logger;
+  readonly exec?: Exec;
+  /** How long to wait for the Node object at start-up. */
+  readonly nodeWaitMs?: number;
+  readonly iptablesBackend?: IPTablesBackend;
+}
+
+export interface App {
+  readonly nodeName: string;
+  readonly metricsAddress: string | undefined;
+  readonly healthzAddress: string | undefined;
+  readonly meta: MetaProxier;
+  stop(): Promise<void>;
+}
+
+export function nodeNameOf(o: ResolvedOptions): string {
+  return (o.hostnameOverride || hostname()).trim().toLowerCase();
+}
+
+/** --cleanup: every mode's rules go, then the caller exits. */
+export async function cleanupAndExit(exec: Exec = realExec): Promise<void> {
+  await platformCleanup(cleanupTargets(withInjectedFaults(exec)), "nftables", true);
+}
+
+export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<App> {
+  const { logger } = opts;
+  if (o.mode === "ipvs") throw new Error(IPVS_UNAVAILABLE);
+  const exec = withInjectedFaults(opts.exec ?? realExec);
+  const nodeName = nodeNameOf(o);
+  try {
+    // This is what makes a mode switch a plain restart: the other modes' rules go first.
+    await platformCleanup(cleanupTargets(exec), o.mode);
+  } catch (err) {
+    logger.error("removing other proxy modes' rules failed; continuing", { error: err });
+  }
+
+  const client = new HttpRestClient(loadKubeConfig({ kubeconfig: o.kubeconfig || undefined }), {
+    userAgent: "switchyard-proxy",
+  });
+  const info = await fetchNode(client, nodeName, logger, opts.nodeWaitMs);
+  const { families, nodeIPs } = proxyFamilies(o, info.ips);
+  const metrics = newProxyMetrics(o.mode);
+  const health = new ProxyHealth({
+    clock: systemClock,
+    healthTimeoutMs: 2 * o.syncPeriodMs,
+    onResponse: (path, status) =>
+      (path === "/healthz" ? metrics.proxyHealthzTotal : metrics.proxyLivezTotal).inc({
+        code: String(status),
+      }),
+  });
+  const serviceHealth = new ServiceHealthServer({
+    listen: httpHealthListen(),
+    proxyHealthy: () => health.isHealthy(),
+    onListenError: (service, port, error) =>
+      logger.warn("cannot serve a healthCheckNodePort", { service, port, error }),
+  });
+  const proxiers: Proxier[] = [];
+  for (const [i, family] of families.entries()) {
+    const flog = logger.child({ ipFamily: family });
+    const backend = await createBackend(
+      {
+        options: o,
+        nodeName,
+        node: info.node,
+        nodeIPs,
+        exec,
+        metrics,
+        logger: flog,
+        iptablesBackend: opts.iptablesBackend,
+      },
+      family,
+    );
+    proxiers.push(
+      new Proxier({
+        nodeName,
+        backend,
+        metrics,
+        health,
+        // Both families share the node's ports, so only the primary serves health checks.
+        serviceHealth: i === 0 ? serviceHealth : undefined,
+        conntrack: new ConntrackCleaner(exec),
+        minSyncPeriodMs: o.minSyncPeriodMs,
+        syncPeriodMs: o.syncPeriodMs,
+        logger: flog,
+      }),
+    );
+  }
+  const meta = new MetaProxier(proxiers, health);
+  meta.onNode(info.node);
+
+  const servers = await startServers({
+    metricsBindAddress: o.metricsBindAddress,
+    healthzBindAddress: o.healthzBindAddress,
+    registry: metrics.registry,
+    health,
+    mode: o.mode,
+  });
+
+  const abort = new AbortController();
+  const factory = new InformerFactory({ client, logger });
+  factory.informerFor(services, { labelSelector: PROXY_LABEL_SELECTOR }).addEventHandler({
+    onAdd: (s) => meta.onServiceUpdate(undefined, s as Service),
+    onUpdate: (a, b) => meta.onServiceUpdate(a as Service, b as Service),
+    onDelete: (s) => meta.onServiceUpdate(s as Service, undefined),
+  });
+  factory.informerFor(endpointSlices, { labelSelector: PROXY_LABEL_SELECTOR }).addEventHandler({
+    onAdd: (s) => meta.onEndpointSliceUpdate(s as EndpointSlice, false),
+    onUpdate: (_a, b) => meta.onEndpointSliceUpdate(b as EndpointSlice, false),
+    onDelete: (s) => meta.onEndpointSliceUpdate(s as EndpointSlice, true),
+  });
+  factory.informerFor(nodes, { fieldSelector: `metadata.name=${nodeName}` }).addEventHandler({
+    onAdd: (n) => meta.onNode(n as Node),
+    onUpdate: (_a, b) => meta.onNode(b as Node),
+    onDelete: () => meta.onNode(undefined),
+  });
+  factory.start(abort.signal);
+  const started = factory.waitForCacheSync(abort.signal).then((synced) => {
+    if (!synced) return;
+    logger.info("caches synced, programming rules", { mode: o.mode, families });
+    meta.start();
+  });
+
+  logger.info("started", {
+    node: nodeName,
+    mode: o.mode,
+    families,
+    nodeIPs: families.map((f) => nodeIPs[f]),
+    metrics: servers.metricsAddress ?? "disabled",
+    healthz: servers.healthzAddress ?? "disabled",
+  });
+  return {
+    nodeName,
+    metricsAddress: servers.metricsAddress,
+    healthzAddress: servers.healthzAddress,
+    meta,
+    async stop() {
+      abort.abort();
+      await started;
+      await meta.stop();
+      await factory.stop();
+      await serviceHealth.close();
+      await servers.stop();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+const UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/**
+ * Parses a Go duration ("1s", "1m30s", "250ms", "0") into milliseconds, so flags and config durations read the way
+ * kube-proxy's do. Returns undefined for anything Go's time.ParseDuration rejects.
+ */
+export function parseGoDuration(text: string): number | undefined {
+  const match = /^([+-]?)(.*)$/.exec(text);
+  const sign = match?.[1] === "-" ? -1 : 1;
+  let rest = match?.[2] ?? "";
+  if (rest === "0") return 0;
+  if (rest === "") return undefined;
+  let total = 0;
+  while (rest !== "") {
+    const part = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/.exec(rest);
+    const unit = part?.[2];
+    if (part === null || unit === undefined) return undefined;
+    total += Number(part[1]) * (UNIT_MS[unit] ?? 0);
+    rest = rest.slice(part[0].length);
+  }
+  return sign * total;
+}

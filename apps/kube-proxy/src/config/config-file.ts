@@ -1,0 +1,207 @@
+// Reads a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) as kubeadm writes it.
+// Decoding is strict: an unknown field or a value of the wrong type is an error naming the
+// field. Zero values (null, "", 0s) mean "default", as upstream's defaulting treats them, so a
+// kubeadm file full of empty fields yields the defaults.
+import yaml from "js-yaml";
+import { parseGoDuration } from "../cli/duration.js";
+import { defaultConfig, type ProxyConfig } from "./config.js";
+
+export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
+export const CONFIG_KIND = "KubeProxyConfiguration";
+
+/** A bad config file; main prints the message on one line and exits 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+type Kind = "string" | "bool" | "int" | "duration" | "strings" | "boolMap" | "any" | Schema;
+interface Schema {
+  readonly [field: string]: Kind;
+}
+
+// Every v1alpha1 field, so a file kubeadm wrote always decodes; most are accepted and ignored.
+const SCHEMA: Schema = {
+  apiVersion: "string",
+  kind: "string",
+  featureGates: "boolMap",
+  clientConnection: {
+    kubeconfig: "string",
+    acceptContentTypes: "string",
+    contentType: "string",
+    qps: "any",
+    burst: "int",
+  },
+  logging: { format: "string", flushFrequency: "any", verbosity: "int", vmodule: "any", options: "any" },
+  hostnameOverride: "string",
+  bindAddress: "string",
+  healthzBindAddress: "string",
+  metricsBindAddress: "string",
+  bindAddressHardFail: "bool",
+  enableProfiling: "bool",
+  showHiddenMetricsForVersion: "string",
+  mode: "string",
+  iptables: {
+    masqueradeBit: "int",
+    masqueradeAll: "bool",
+    localhostNodePorts: "bool",
+    snatNodeInternalIP: "bool",
+    syncPeriod: "duration",
+    minSyncPeriod: "duration",
+  },
+  ipvs: {
+    syncPeriod: "duration",
+    minSyncPeriod: "duration",
+    scheduler: "string",
+    excludeCIDRs: "strings",
+    strictARP: "bool",
+    tcpTimeout: "duration",
+    tcpFinTimeout: "duration",
+    udpTimeout: "duration",
+  },
+  nftables: {
+    masqueradeBit: "int",
+    masqueradeAll: "bool",
+    syncPeriod: "duration",
+    minSyncPeriod: "duration",
+  },
+  winkernel: {
+    networkName: "string",
+    sourceVip: "string",
+    enableDSR: "bool",
+    rootHnsEndpointName: "string",
+    forwardHealthCheckVip: "bool",
+  },
+  detectLocalMode: "string",
+  detectLocal: { bridgeInterface: "string", interfaceNamePrefix: "string" },
+  clusterCIDR: "string",
+  nodePortAddresses: "strings",
+  oomScoreAdj: "int",
+  conntrack: {
+    maxPerCore: "int",
+    min: "int",
+    tcpEstablishedTimeout: "duration",
+    tcpCloseWaitTimeout: "duration",
+    tcpBeLiberal: "bool",
+    udpTimeout: "duration",
+    udpStreamTimeout: "duration",
+  },
+  configSyncPeriod: "duration",
+  portRange: "string",
+  windowsRunAsService: "bool",
+};
+
+type Decoded = { [field: string]: unknown };
+
+/** Checks `value` against the schema; returns it with durations as ms and nulls dropped. */
+function decode(value: unknown, kind: Kind, path: string): unknown {
+  const bad = (want: string) =>
+    new ConfigError(`invalid value ${JSON.stringify(value)} for field "${path}": want ${want}`);
+  if (value === null || value === undefined) return undefined;
+  if (typeof kind === "object") {
+    if (typeof value !== "object" || Array.isArray(value)) throw bad("an object");
+    const out: Decoded = {};
+    for (const [field, v] of Object.entries(value)) {
+      const sub = kind[field];
+      const where = path === "" ? field : `${path}.${field}`;
+      if (sub === undefined) throw new ConfigError(`unknown field "${where}" in ${CONFIG_KIND}`);
+      const d = decode(v, sub, where);
+      if (d !== undefined) out[field] = d;
+    }
+    return out;
+  }
+  switch (kind) {
+    case "any":
+      return value;
+    case "string":
+      if (typeof value !== "string") throw bad("a string");
+      return value;
+    case "bool":
+      if (typeof value !== "boolean") throw bad("true or false");
+      return value;
+    case "int":
+      if (!Number.isInteger(value)) throw bad("an integer");
+      return value;
+    case "duration": {
+      const ms = typeof value === "string" ? parseGoDuration(value) : undefined;
+      if (ms === undefined || ms < 0) throw bad('a duration such as "1s" or "30s"');
+      return ms;
+    }
+    case "strings":
+      if (!Array.isArray(value) || !value.every((s) => typeof s === "string")) throw bad("a list of strings");
+      return value;
+    case "boolMap":
+      if (typeof value !== "object" || Object.values(value).some((b) => typeof b !== "boolean")) {
+        throw bad("a map of feature names to true/false");
+      }
+      return value;
+  }
+}
+
+const pick = <T>(v: unknown, fallback: T): T =>
+  v === undefined || v === "" || v === 0 ? fallback : (v as T);
+
+/** Parses the file's text into a defaulted ProxyConfig. */
+export function parseConfigFile(text: string): ProxyConfig {
+  let raw: unknown;
+  try {
+    raw = yaml.load(text);
+  } catch (err) {
+    throw new ConfigError(`cannot parse config file: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const d = (decode(raw ?? {}, SCHEMA, "") ?? {}) as Decoded;
+  if (d.apiVersion !== CONFIG_API_VERSION) {
+    throw new ConfigError(
+      `field "apiVersion" must be ${CONFIG_API_VERSION}, got ${JSON.stringify(d.apiVersion ?? "")}`,
+    );
+  }
+  if (d.kind !== CONFIG_KIND) {
+    throw new ConfigError(`field "kind" must be ${CONFIG_KIND}, got ${JSON.stringify(d.kind ?? "")}`);
+  }
+  const c = defaultConfig();
+  const sub = (name: string) => (d[name] ?? {}) as Decoded;
+  const ipt = sub("iptables");
+  const nft = sub("nftables");
+  const ipvs = sub("ipvs");
+  const mode = pick(d.mode, "");
+  if (!["", "iptables", "nftables", "ipvs"].includes(mode)) {
+    throw new ConfigError(`invalid value "${mode}" for field "mode": want iptables, nftables or ipvs`);
+  }
+  const detect = pick(d.detectLocalMode, "ClusterCIDR");
+  if (!["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix"].includes(detect)) {
+    throw new ConfigError(`invalid value "${detect}" for field "detectLocalMode"`);
+  }
+  return {
+    mode: mode as ProxyConfig["mode"],
+    hostnameOverride: pick(d.hostnameOverride, c.hostnameOverride),
+    bindAddress: pick(d.bindAddress, c.bindAddress),
+    healthzBindAddress: pick(d.healthzBindAddress, c.healthzBindAddress),
+    metricsBindAddress: pick(d.metricsBindAddress, c.metricsBindAddress),
+    clusterCIDR: pick(d.clusterCIDR, c.clusterCIDR),
+    kubeconfig: pick(sub("clientConnection").kubeconfig, c.kubeconfig),
+    nodePortAddresses: pick(d.nodePortAddresses, c.nodePortAddresses),
+    detectLocalMode: detect as ProxyConfig["detectLocalMode"],
+    detectLocal: { ...c.detectLocal, ...sub("detectLocal") },
+    iptables: {
+      masqueradeAll: pick(ipt.masqueradeAll, c.iptables.masqueradeAll),
+      // 0 is a valid bit, so only null/absent means default here.
+      masqueradeBit: (ipt.masqueradeBit as number | undefined) ?? c.iptables.masqueradeBit,
+      localhostNodePorts: (ipt.localhostNodePorts as boolean | undefined) ?? c.iptables.localhostNodePorts,
+      minSyncPeriodMs: pick(ipt.minSyncPeriod, c.iptables.minSyncPeriodMs),
+      syncPeriodMs: pick(ipt.syncPeriod, c.iptables.syncPeriodMs),
+    },
+    nftables: {
+      masqueradeAll: pick(nft.masqueradeAll, c.nftables.masqueradeAll),
+      masqueradeBit: (nft.masqueradeBit as number | undefined) ?? c.nftables.masqueradeBit,
+      minSyncPeriodMs: pick(nft.minSyncPeriod, c.nftables.minSyncPeriodMs),
+      syncPeriodMs: pick(nft.syncPeriod, c.nftables.syncPeriodMs),
+    },
+    ipvs: {
+      minSyncPeriodMs: pick(ipvs.minSyncPeriod, c.ipvs.minSyncPeriodMs),
+      syncPeriodMs: pick(ipvs.syncPeriod, c.ipvs.syncPeriodMs),
+      scheduler: pick(ipvs.scheduler, c.ipvs.scheduler),
+      strictARP: pick(ipvs.strictARP, c.ipvs.strictARP),
+    },
+    conntrack: { tcpBeLiberal: pick(sub("conntrack").tcpBeLiberal, false) },
+    verbosity: pick(sub("logging").verbosity, 0),
+  };
+}

@@ -1,0 +1,109 @@
+// kube-proxy's configuration after defaulting: the v1alpha1 KubeProxyConfiguration fields
+// this proxy uses, durations in ms. Both the config file and the flags write into it, and
+// `resolve` turns it into what the app runs with.
+import type { ProxyMode } from "@switchyard/proxier";
+
+export interface ProxyConfig {
+  /** "" means the platform default, iptables, as upstream. */
+  mode: "" | ProxyMode;
+  hostnameOverride: string;
+  /** The node's primary IP if set (the name is historical; nothing binds to it). */
+  bindAddress: string;
+  /** host:port; "" disables. Upstream default 0.0.0.0:10256 (kube-proxy's own default, kept). */
+  healthzBindAddress: string;
+  /** host:port; "" disables. Upstream default 127.0.0.1:10249: loopback only. */
+  metricsBindAddress: string;
+  /** Pod CIDR(s), comma-separated for dual-stack. */
+  clusterCIDR: string;
+  kubeconfig: string;
+  nodePortAddresses: string[];
+  detectLocalMode: "" | "ClusterCIDR" | "NodeCIDR" | "BridgeInterface" | "InterfaceNamePrefix";
+  detectLocal: { bridgeInterface: string; interfaceNamePrefix: string };
+  iptables: {
+    masqueradeAll: boolean;
+    masqueradeBit: number;
+    localhostNodePorts: boolean;
+    minSyncPeriodMs: number;
+    syncPeriodMs: number;
+  };
+  nftables: { masqueradeAll: boolean; masqueradeBit: number; minSyncPeriodMs: number; syncPeriodMs: number };
+  ipvs: { minSyncPeriodMs: number; syncPeriodMs: number; scheduler: string; strictARP: boolean };
+  conntrack: { tcpBeLiberal: boolean };
+  verbosity: number;
+}
+
+/** v1alpha1's defaults (SetDefaults_KubeProxyConfiguration), for Linux. */
+export function defaultConfig(): ProxyConfig {
+  return {
+    mode: "",
+    hostnameOverride: "",
+    bindAddress: "0.0.0.0",
+    healthzBindAddress: "0.0.0.0:10256",
+    metricsBindAddress: "127.0.0.1:10249",
+    clusterCIDR: "",
+    kubeconfig: "",
+    nodePortAddresses: [],
+    detectLocalMode: "ClusterCIDR",
+    detectLocal: { bridgeInterface: "", interfaceNamePrefix: "" },
+    iptables: {
+      masqueradeAll: false,
+      masqueradeBit: 14,
+      localhostNodePorts: true,
+      minSyncPeriodMs: 1000,
+      syncPeriodMs: 30_000,
+    },
+    nftables: { masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000 },
+    ipvs: { minSyncPeriodMs: 0, syncPeriodMs: 30_000, scheduler: "", strictARP: false },
+    conntrack: { tcpBeLiberal: false },
+    verbosity: 0,
+  };
+}
+
+/** What one run of the proxy needs, with the mode's own section picked. */
+export interface ResolvedOptions {
+  readonly mode: ProxyMode;
+  readonly hostnameOverride: string;
+  readonly bindAddress: string;
+  readonly healthzBindAddress: string;
+  readonly metricsBindAddress: string;
+  readonly clusterCIDRs: readonly string[];
+  readonly kubeconfig: string;
+  readonly nodePortAddresses: readonly string[];
+  readonly detectLocalMode: ProxyConfig["detectLocalMode"];
+  readonly detectLocal: ProxyConfig["detectLocal"];
+  readonly masqueradeAll: boolean;
+  readonly masqueradeBit: number;
+  readonly localhostNodePorts: boolean;
+  readonly minSyncPeriodMs: number;
+  readonly syncPeriodMs: number;
+  readonly conntrackTCPBeLiberal: boolean;
+  readonly verbosity: number;
+}
+
+export function resolve(c: ProxyConfig): ResolvedOptions {
+  const mode = c.mode === "" ? "iptables" : c.mode;
+  const section =
+    mode === "nftables" ? c.nftables : mode === "ipvs" ? { ...c.iptables, ...c.ipvs } : c.iptables;
+  return {
+    mode,
+    hostnameOverride: c.hostnameOverride,
+    bindAddress: c.bindAddress,
+    healthzBindAddress: c.healthzBindAddress,
+    metricsBindAddress: c.metricsBindAddress,
+    clusterCIDRs: c.clusterCIDR
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
+    kubeconfig: c.kubeconfig,
+    nodePortAddresses: c.nodePortAddresses,
+    detectLocalMode: c.detectLocalMode,
+    detectLocal: c.detectLocal,
+    masqueradeAll: section.masqueradeAll,
+    masqueradeBit: section.masqueradeBit,
+    localhostNodePorts: c.iptables.localhostNodePorts,
+    minSyncPeriodMs: section.minSyncPeriodMs,
+    syncPeriodMs: section.syncPeriodMs,
+    conntrackTCPBeLiberal: c.conntrack.tcpBeLiberal,
+    verbosity: c.verbosity,
+  };
+}

@@ -1,0 +1,97 @@
+// Which kernel interfaces a mode writes through, built once from the options: the renderer
+// options and backend per family, and the cleanup targets that cover every mode's leftovers.
+import {
+  type CleanupTargets,
+  detectIPTablesBackend,
+  type Exec,
+  type IPFamily,
+  type IPTablesBackend,
+  IPTablesProxyBackend,
+  IptablesRestoreApplier,
+  NFTablesProxyBackend,
+  NftApplier,
+  type ProxierLogger,
+  type ProxyBackend,
+  type ProxyMetrics,
+} from "@switchyard/proxier";
+import type { Node } from "kubernetes-types/core/v1.js";
+import type { ResolvedOptions } from "./config/config.js";
+import { localDetector, nodePortAddresses } from "./network.js";
+
+/** The message for --proxy-mode=ipvs until IPVS lands in @switchyard/proxier. */
+export const IPVS_UNAVAILABLE = 'proxy mode "ipvs" is not in this build yet; use iptables or nftables';
+
+/** Every iptables binary set that may hold rules of ours: both families, both backends. */
+export function allIPTables(exec: Exec): IptablesRestoreApplier[] {
+  const out: IptablesRestoreApplier[] = [];
+  for (const backend of ["legacy", "nft"] as const) {
+    for (const family of ["IPv4", "IPv6"] as const)
+      out.push(new IptablesRestoreApplier({ family, backend, exec }));
+  }
+  return out;
+}
+
+export function cleanupTargets(exec: Exec): CleanupTargets {
+  return { nft: new NftApplier({ exec }), iptables: allIPTables(exec) };
+}
+
+export interface BackendContext {
+  readonly options: ResolvedOptions;
+  readonly nodeName: string;
+  readonly node: Node | undefined;
+  readonly nodeIPs: Record<IPFamily, string>;
+  readonly exec: Exec;
+  readonly metrics: ProxyMetrics;
+  readonly logger: ProxierLogger;
+  /** iptables backend; detected like iptables-wrapper when unset. */
+  readonly iptablesBackend?: IPTablesBackend;
+}
+
+export async function createBackend(ctx: BackendContext, family: IPFamily): Promise<ProxyBackend> {
+  const o = ctx.options;
+  const nodeIP = ctx.nodeIPs[family];
+  const common = {
+    family,
+    nodeName: ctx.nodeName,
+    nodeLabels: ctx.node?.metadata?.labels ?? {},
+    nodeIP,
+    nodePortAddresses: nodePortAddresses(o, o.mode, family, nodeIP),
+    masqueradeBit: o.masqueradeBit,
+    masqueradeAll: o.masqueradeAll,
+  };
+  const detector = localDetector(o, family, ctx.node);
+  switch (o.mode) {
+    case "nftables": {
+      // The nftables renderer detects local traffic by CIDR only.
+      const cidr =
+        detector.mode === "ClusterCIDR" || detector.mode === "NodeCIDR" ? detector.cidr : undefined;
+      if (detector.mode !== "none" && cidr === undefined) {
+        ctx.logger.warn("this detect-local-mode is not supported in nftables mode; no local detection", {
+          detectLocalMode: detector.mode,
+        });
+      }
+      return new NFTablesProxyBackend({
+        options: { ...common, clusterCIDR: cidr },
+        nft: new NftApplier({ exec: ctx.exec }),
+        metrics: ctx.metrics,
+        logger: ctx.logger,
+      });
+    }
+    case "iptables": {
+      const backend = ctx.iptablesBackend ?? (await detectIPTablesBackend(ctx.exec));
+      return new IPTablesProxyBackend({
+        options: {
+          ...common,
+          localDetector: detector,
+          localhostNodePorts: o.localhostNodePorts,
+          conntrackTCPLiberal: o.conntrackTCPBeLiberal,
+          syncPeriodMs: o.syncPeriodMs,
+        },
+        ipt: new IptablesRestoreApplier({ family, backend, exec: ctx.exec }),
+        metrics: ctx.metrics,
+      });
+    }
+    case "ipvs":
+      throw new Error(IPVS_UNAVAILABLE);
+  }
+}

@@ -1,0 +1,14 @@
+export { type App, type AppOptions, cleanupAndExit, nodeNameOf, startApp } from "./app.js";
+export { parseGoDuration } from "./cli/duration.js";
+export {
+  type CommandLine,
+  FlagError,
+  ignoredWithConfig,
+  parseCommandLine,
+  parseHostPort,
+  usage,
+} from "./cli/flags.js";
+export { defaultConfig, type ProxyConfig, type ResolvedOptions, resolve } from "./config/config.js";
+export { CONFIG_API_VERSION, CONFIG_KIND, ConfigError, parseConfigFile } from "./config/config-file.js";
+export { FAULTS_ENV, withInjectedFaults } from "./faults.js";
+export { loadConfiguration, type MainIO, main, PROGRAM } from "./main.js";

@@ -1,0 +1,78 @@
+import { readFileSync } from "node:fs";
+import { Logger, levelFromVerbosity } from "@switchyard/kube";
+import { type App, cleanupAndExit, startApp } from "./app.js";
+import { type CommandLine, FlagError, ignoredWithConfig, parseCommandLine, usage } from "./cli/flags.js";
+import { defaultConfig, type ProxyConfig, resolve } from "./config/config.js";
+import { ConfigError, parseConfigFile } from "./config/config-file.js";
+import { NetworkConfigError } from "./network.js";
+
+export const PROGRAM = "switchyard-proxy";
+
+export interface MainIO {
+  argv: readonly string[];
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+  /** Resolves when the process is told to stop (SIGTERM/SIGINT). */
+  stopSignal: Promise<unknown>;
+}
+
+/** Flags and config file into one configuration, as upstream combines them. */
+export function loadConfiguration(cl: CommandLine, read: (path: string) => string): ProxyConfig {
+  if (cl.configFile === undefined) return cl.apply(defaultConfig(), false);
+  let text: string;
+  try {
+    text = read(cl.configFile);
+  } catch (err) {
+    throw new ConfigError(
+      `cannot read --config ${cl.configFile}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+    );
+  }
+  return cl.apply(parseConfigFile(text), true);
+}
+
+/**
+ * The program. Exit codes: 0 after a clean stop or a finished --cleanup, 1 when it cannot
+ * run, 2 for a bad flag or config field (one line naming it).
+ */
+export async function main(io: MainIO): Promise<number> {
+  let cl: CommandLine;
+  let config: ProxyConfig;
+  try {
+    cl = parseCommandLine(io.argv);
+    if (cl.help) {
+      io.stdout.write(usage(PROGRAM));
+      return 0;
+    }
+    config = loadConfiguration(cl, (p) => readFileSync(p, "utf8"));
+  } catch (err) {
+    if (!(err instanceof FlagError || err instanceof ConfigError)) throw err;
+    io.stderr.write(`${PROGRAM}: ${err.message}\n`);
+    return 2;
+  }
+  const options = resolve(config);
+  const logger = new Logger({ ...levelFromVerbosity(options.verbosity), out: io.stderr });
+  if (cl.configFile !== undefined && ignoredWithConfig(cl).length > 0) {
+    logger.warn("flags ignored because --config is set (as upstream)", { flags: ignoredWithConfig(cl) });
+  }
+  if (cl.cleanup) {
+    try {
+      await cleanupAndExit();
+      logger.info("cleanup done");
+      return 0;
+    } catch (err) {
+      io.stderr.write(`${PROGRAM}: cleanup: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
+  let app: App;
+  try {
+    app = await startApp(options, { logger });
+  } catch (err) {
+    io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
+    return err instanceof NetworkConfigError ? 2 : 1;
+  }
+  await io.stopSignal;
+  logger.info("stopping", { node: app.nodeName });
+  await app.stop();
+  return 0;
+}

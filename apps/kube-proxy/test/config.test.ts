@@ -1,0 +1,176 @@
+// Flags and KubeProxyConfiguration files: kubeadm's file (full of zero values) gives the
+// defaults; unknown fields and bad values fail naming the field; with --config only
+// --hostname-override and --v still apply, as upstream.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { FlagError, ignoredWithConfig, parseCommandLine } from "../src/cli/flags.js";
+import { resolve } from "../src/config/config.js";
+import { ConfigError, parseConfigFile } from "../src/config/config-file.js";
+import { loadConfiguration, main } from "../src/main.js";
+
+// The shape kubeadm (v1.30+) writes into the kube-proxy ConfigMap, trimmed of nothing.
+const KUBEADM = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+bindAddress: 0.0.0.0
+bindAddressHardFail: false
+clientConnection:
+  acceptContentTypes: ""
+  burst: 0
+  contentType: ""
+  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf
+  qps: 0
+clusterCIDR: 10.244.0.0/16
+configSyncPeriod: 0s
+conntrack:
+  maxPerCore: null
+  min: null
+  tcpBeLiberal: false
+  tcpCloseWaitTimeout: null
+  tcpEstablishedTimeout: null
+  udpStreamTimeout: 0s
+  udpTimeout: 0s
+detectLocal:
+  bridgeInterface: ""
+  interfaceNamePrefix: ""
+detectLocalMode: ""
+enableProfiling: false
+healthzBindAddress: ""
+hostnameOverride: ""
+iptables:
+  localhostNodePorts: null
+  masqueradeAll: false
+  masqueradeBit: null
+  minSyncPeriod: 0s
+  syncPeriod: 0s
+ipvs:
+  excludeCIDRs: null
+  minSyncPeriod: 0s
+  scheduler: ""
+  strictARP: false
+  syncPeriod: 0s
+  tcpFinTimeout: 0s
+  tcpTimeout: 0s
+  udpTimeout: 0s
+kind: KubeProxyConfiguration
+logging:
+  flushFrequency: 0
+  options:
+    json:
+      infoBufferSize: "0"
+  verbosity: 0
+metricsBindAddress: ""
+mode: ""
+nftables:
+  masqueradeAll: false
+  masqueradeBit: null
+  minSyncPeriod: 0s
+  syncPeriod: 0s
+nodePortAddresses: null
+oomScoreAdj: -999
+portRange: ""
+showHiddenMetricsForVersion: ""
+winkernel:
+  enableDSR: false
+  forwardHealthCheckVip: false
+  networkName: ""
+  rootHnsEndpointName: ""
+  sourceVip: ""
+`;
+
+test("kubeadm's file decodes to upstream's defaults", () => {
+  const o = resolve(parseConfigFile(KUBEADM));
+  assert.equal(o.mode, "iptables");
+  assert.equal(o.metricsBindAddress, "127.0.0.1:10249");
+  assert.equal(o.healthzBindAddress, "0.0.0.0:10256");
+  assert.equal(o.minSyncPeriodMs, 1000);
+  assert.equal(o.syncPeriodMs, 30_000);
+  assert.equal(o.masqueradeBit, 14);
+  assert.equal(o.localhostNodePorts, true);
+  assert.equal(o.kubeconfig, "/var/lib/kube-proxy/kubeconfig.conf");
+  assert.deepEqual(o.clusterCIDRs, ["10.244.0.0/16"]);
+});
+
+test("the mode's own section applies", () => {
+  const text = KUBEADM.replace('mode: ""', "mode: nftables").replace(
+    "nftables:\n  masqueradeAll: false\n  masqueradeBit: null\n  minSyncPeriod: 0s\n  syncPeriod: 0s",
+    "nftables:\n  masqueradeAll: true\n  masqueradeBit: 5\n  minSyncPeriod: 250ms\n  syncPeriod: 1m",
+  );
+  const o = resolve(parseConfigFile(text));
+  assert.deepEqual(
+    [o.mode, o.masqueradeAll, o.masqueradeBit, o.minSyncPeriodMs, o.syncPeriodMs],
+    ["nftables", true, 5, 250, 60_000],
+  );
+});
+
+test("unknown fields and bad values name the field", () => {
+  const cases: [string, RegExp][] = [
+    [KUBEADM.replace("bindAddress: 0.0.0.0", "bindAdress: 0.0.0.0"), /unknown field "bindAdress"/],
+    [KUBEADM.replace("  strictARP: false", "  strictARP: false\n  bogus: 1"), /unknown field "ipvs.bogus"/],
+    [
+      KUBEADM.replace(
+        "  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs",
+        "  minSyncPeriod: soon\n  syncPeriod: 0s\nipvs",
+      ),
+      /field "iptables.minSyncPeriod"/,
+    ],
+    [KUBEADM.replace('mode: ""', "mode: userspace"), /field "mode"/],
+    [KUBEADM.replace("kind: KubeProxyConfiguration", "kind: KubeletConfiguration"), /field "kind"/],
+    ["{", /cannot parse config file/],
+  ];
+  for (const [text, message] of cases)
+    assert.throws(
+      () => parseConfigFile(text),
+      (e: unknown) => e instanceof ConfigError && message.test(e.message),
+    );
+});
+
+test("without --config the flags configure; with it only --hostname-override and --v apply", () => {
+  const argv = ["--proxy-mode=nftables", "--nftables-sync-period=5s", "--hostname-override=Node-A ", "-v=3"];
+  const flagsOnly = resolve(loadConfiguration(parseCommandLine(argv), () => ""));
+  assert.deepEqual(
+    [flagsOnly.mode, flagsOnly.syncPeriodMs, flagsOnly.hostnameOverride, flagsOnly.verbosity],
+    ["nftables", 5000, "node-a", 3],
+  );
+  const cl = parseCommandLine([...argv, "--config=/etc/kp.yaml"]);
+  const withFile = resolve(loadConfiguration(cl, () => KUBEADM));
+  assert.deepEqual(
+    [withFile.mode, withFile.syncPeriodMs, withFile.hostnameOverride, withFile.verbosity],
+    ["iptables", 30_000, "node-a", 3],
+  );
+  assert.deepEqual(ignoredWithConfig(cl), ["proxy-mode", "nftables-sync-period"]);
+});
+
+test("bad flags fail with one line naming the flag, exit 2", async () => {
+  for (const [argv, message] of [
+    [["--proxy-mode=userspace"], /--proxy-mode/],
+    [["--iptables-sync-period=often"], /--iptables-sync-period/],
+    [["--metrics-bind-address=nowhere"], /--metrics-bind-address/],
+    [["--hostname-override=  "], /--hostname-override/],
+    [["--no-such-flag"], /--no-such-flag/],
+  ] as const) {
+    assert.throws(
+      () => parseCommandLine(argv),
+      (e: unknown) => e instanceof FlagError && message.test(e.message),
+    );
+    let err = "";
+    const code = await main({
+      argv,
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => (err += s) },
+      stopSignal: new Promise(() => {}),
+    });
+    assert.equal(code, 2);
+    assert.equal(err.trim().split("\n").length, 1, err);
+  }
+});
+
+test("--proxy-mode=ipvs says it is not in this build", async () => {
+  let err = "";
+  const code = await main({
+    argv: ["--proxy-mode=ipvs"],
+    stdout: { write: () => true },
+    stderr: { write: (s: string) => (err += s) },
+    stopSignal: new Promise(() => {}),
+  });
+  assert.equal(code, 1);
+  assert.match(err, /"ipvs" is not in this build yet/);
+});

@@ -1,0 +1,147 @@
+// switchyard-proxy against a real API server and the real kernel, once per data plane
+// (iptables-legacy, iptables-nft, nftables): every endpoint answers, a removed one stops
+// answering, no endpoints is a REJECT, ITP Local without a local endpoint is a DROP, a
+// NodePort answers from another namespace, and ETP Local keeps the client's address.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { type Api, apiClient, createNode, createService, createSlice, setSlice } from "./api.js";
+import {
+  CLIENT_IP,
+  CLUSTER_CIDR,
+  eventually,
+  missingKernelTools,
+  Net,
+  NODE_IP,
+  names,
+  type ProxyRun,
+  startProxy,
+} from "./netns.js";
+
+const TOOLS = ["nft", "iptables-legacy", "iptables-nft", "iptables-legacy-save", "iptables-nft-save"];
+const skip = missingKernelTools(TOOLS) ?? missingControlPlane();
+const NS = "shop";
+const POD_IPS = ["10.180.0.1", "10.180.0.2", "10.180.0.3"];
+
+interface Svc {
+  ip: string;
+  nodePort: number;
+}
+
+describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, () => {
+  let cp: TestControlPlane;
+  let api: Api;
+  let net: Net;
+  let kubeconfig: string;
+  const svc: Record<string, Svc> = {};
+
+  before(async () => {
+    cp = await startControlPlane();
+    api = apiClient(cp.server, cp.stateDir);
+    net = new Net(`syt${process.pid % 10000}`, 211);
+    await net.build(POD_IPS);
+    kubeconfig = await net.kubeconfigFor(cp.kubeconfigPath, cp.server);
+    await createNode(api, "node1", NODE_IP);
+    await api.call("POST", "/api/v1/namespaces", { metadata: { name: NS } });
+    const port = [{ name: "http", port: 80, protocol: "TCP" as const }];
+    const make = async (
+      name: string,
+      spec: Parameters<typeof createService>[3],
+      backends: Record<string, string>,
+    ) => {
+      const s = await createService(api, NS, name, { ports: port, ...spec });
+      svc[name] = { ip: s.spec?.clusterIP ?? "", nodePort: s.spec?.ports?.[0]?.nodePort ?? 0 };
+      await createSlice(api, NS, name, backends);
+    };
+    await make("web", {}, { "10.180.0.1": "node1", "10.180.0.2": "node1" });
+    await make("empty", {}, {});
+    await make("itp", { internalTrafficPolicy: "Local" }, { "10.180.0.3": "node2" });
+    await make("np", { type: "NodePort" }, { "10.180.0.3": "node1" });
+    await make("etp", { type: "NodePort", externalTrafficPolicy: "Local" }, { "10.180.0.3": "node1" });
+  });
+
+  after(async () => {
+    await net?.destroy();
+    await cp?.stop();
+  });
+
+  const modes = [
+    { name: "iptables (legacy backend)", mode: "iptables", hint: "iptables-legacy" },
+    { name: "iptables (nft backend)", mode: "iptables", hint: "iptables-nft" },
+    { name: "nftables", mode: "nftables", hint: undefined },
+  ] as const;
+
+  for (const m of modes) {
+    test(m.name, async (t) => {
+      // kubelet's hint chain is how iptables-wrapper (and so the proxy) picks the backend.
+      if (m.hint) net.in(net.node, [m.hint, "-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
+      let proxy: ProxyRun | undefined;
+      try {
+        proxy = startProxy(net.node, [
+          `--kubeconfig=${kubeconfig}`,
+          `--proxy-mode=${m.mode}`,
+          "--hostname-override=node1",
+          `--cluster-cidr=${CLUSTER_CIDR}`,
+          "--iptables-min-sync-period=100ms",
+          "--nftables-min-sync-period=100ms",
+        ]);
+        const web = svc.web as Svc;
+        const running = proxy;
+        await eventually("the ClusterIP to answer", async () => {
+          if (running.child.exitCode !== null) throw new Error(`proxy exited:\n${running.log()}`);
+          return names(await net.probe(web.ip, 80, 1)).has("pod-0") || undefined;
+        });
+        if (m.hint) {
+          const save = net.in(net.node, [`${m.hint}-save`, "-t", "nat"]);
+          assert.match(save, /KUBE-SERVICES/, `rules went to ${m.hint}`);
+        }
+
+        await t.test("all endpoints answer", async () => {
+          assert.deepEqual(names(await net.probe(web.ip, 80, 30)), new Set(["pod-0", "pod-1"]));
+        });
+        await t.test("no endpoints: connection refused (REJECT)", async () => {
+          assert.deepEqual(new Set(await net.probe((svc.empty as Svc).ip, 80, 3)), new Set(["ECONNREFUSED"]));
+        });
+        await t.test("ITP Local without a local endpoint: dropped (timeout)", async () => {
+          assert.deepEqual(new Set(await net.probe((svc.itp as Svc).ip, 80, 2)), new Set(["ETIMEDOUT"]));
+        });
+        await t.test("NodePort from another namespace; ETP Local keeps the client IP", async () => {
+          const np = await net.probe(NODE_IP, (svc.np as Svc).nodePort, 5);
+          assert.deepEqual(names(np), new Set(["pod-2"]), np.join(","));
+          // Cluster policy masquerades, so the pod sees the node, not the client.
+          assert.ok(
+            np.every((a) => a.split(" ")[1] !== CLIENT_IP),
+            np.join(","),
+          );
+          const etp = await net.probe(NODE_IP, (svc.etp as Svc).nodePort, 5);
+          assert.deepEqual(new Set(etp), new Set([`pod-2 ${CLIENT_IP}`]), etp.join(","));
+        });
+        await t.test("a removed endpoint stops answering", async () => {
+          await setSlice(api, NS, "web", { "10.180.0.1": "node1" });
+          await eventually("pod-1 to leave", async () => {
+            const a = names(await net.probe(web.ip, 80, 10));
+            return a.size === 1 && a.has("pod-0") ? true : undefined;
+          });
+          assert.deepEqual(names(await net.probe(web.ip, 80, 30)), new Set(["pod-0"]));
+          await setSlice(api, NS, "web", { "10.180.0.1": "node1", "10.180.0.2": "node1" });
+        });
+      } finally {
+        assert.equal(await proxy?.stop(), 0, proxy?.log());
+        if (m.hint) net.in(net.node, [m.hint, "-t", "mangle", "-X", "KUBE-IPTABLES-HINT"]);
+      }
+      // --cleanup leaves nothing of any mode behind.
+      const cleanup = startProxy(net.node, ["--cleanup"]);
+      const code = await new Promise((r) => cleanup.child.once("exit", r));
+      assert.equal(code, 0, cleanup.log());
+      assert.doesNotMatch(net.in(net.node, ["nft", "list", "tables"]), /kube-proxy/);
+      for (const save of ["iptables-legacy-save", "iptables-nft-save"]) {
+        const left = net
+          .in(net.node, [save])
+          .split("\n")
+          .filter((l) => /KUBE-/.test(l) && !/KUBE-FIREWALL/.test(l));
+        assert.deepEqual(left, [], `${save} still has ours`);
+      }
+      assert.ok(!names(await net.probe((svc.web as Svc).ip, 80, 1)).has("pod-0"), "rules are gone");
+    });
+  }
+});

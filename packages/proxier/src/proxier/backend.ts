@@ -1,0 +1,40 @@
+// What the Proxier needs from a data plane: turn the current maps into kernel rules, full or
+// partial. A backend keeps its own rendered state and forgets it when a sync fails, so the
+// next sync re-reads the kernel and rewrites everything.
+import type { ProxyMode } from "../apply/cleanup.js";
+import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
+import type { ServicePortMap } from "../model/service-change-tracker.js";
+import type { IPFamily } from "../util/ip.js";
+
+export interface BackendSyncInput {
+  readonly services: ServicePortMap;
+  readonly endpoints: EndpointsMap;
+  /** "ns/name" of Services changed since the last successful sync; undefined asks for a full sync. */
+  readonly changedServices?: ReadonlySet<string>;
+  /** Injected clock, ms. */
+  readonly now: number;
+}
+
+export interface BackendSyncResult {
+  /** Whether the rules were rewritten as a whole (the backend may upgrade a partial request). */
+  readonly fullSync: boolean;
+  readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
+}
+
+export interface ProxyBackend {
+  readonly mode: ProxyMode;
+  readonly family: IPFamily;
+  /** Writes the rules; throws (changing nothing it can avoid changing) when the kernel refuses. */
+  sync(input: BackendSyncInput): Promise<BackendSyncResult>;
+  /** The node's topology labels changed; the next sync is full anyway (see FullSyncPolicy). */
+  setNodeLabels(labels: Readonly<Record<string, string>>): void;
+}
+
+/** The few log calls the proxier makes; @switchyard/kube's Logger fits. */
+export interface ProxierLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export const silentLogger: ProxierLogger = { info() {}, warn() {}, error() {} };

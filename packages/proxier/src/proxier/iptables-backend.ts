@@ -1,0 +1,88 @@
+// The iptables data plane: renderIPTables plus one IptablesRestoreApplier (one family, one
+// backend binary). Full syncs first ensure the jump rules from the built-in chains, as
+// kube-proxy does with single iptables calls; the rest is one iptables-restore.
+import type { IPTablesTableName, IptablesRestoreApplier } from "../apply/iptables-restore.js";
+import type { IPTablesOptions } from "../iptables/options.js";
+import { type IPTablesState, renderIPTables } from "../iptables/render.js";
+import { ensureCanaryChains, ensureJumpChains, type JumpRuleWriter } from "../iptables/skeleton.js";
+import type { ProxyMetrics } from "../metrics/metrics.js";
+import type { BackendSyncInput, BackendSyncResult, ProxyBackend } from "./backend.js";
+
+export interface IPTablesProxyBackendOptions {
+  readonly options: IPTablesOptions;
+  readonly ipt: IptablesRestoreApplier;
+  readonly metrics?: ProxyMetrics;
+}
+
+/** Chain names declared in iptables-save output (":NAME POLICY [counters]"). */
+export function savedChainNames(save: string): string[] {
+  const out: string[] = [];
+  for (const line of save.split("\n")) {
+    const m = /^:(\S+) /.exec(line);
+    if (m?.[1]) out.push(m[1]);
+  }
+  return out;
+}
+
+/** Runs the renderer's synchronous skeleton writers against the async applier, in order. */
+export async function ensureIPTablesSkeleton(ipt: IptablesRestoreApplier): Promise<void> {
+  const steps: (() => Promise<void>)[] = [];
+  const writer: JumpRuleWriter = {
+    ensureChain: (table, chain) => steps.push(() => ipt.ensureChain(table as IPTablesTableName, chain)),
+    ensureRule: (position, table, chain, args) =>
+      steps.push(() => ipt.ensureRule(position, table as IPTablesTableName, chain, args)),
+  };
+  ensureJumpChains(writer);
+  ensureCanaryChains(writer);
+  for (const step of steps) await step();
+}
+
+export class IPTablesProxyBackend implements ProxyBackend {
+  readonly mode = "iptables" as const;
+  readonly #o: IPTablesProxyBackendOptions;
+  #options: IPTablesOptions;
+  #state: IPTablesState | undefined;
+
+  constructor(options: IPTablesProxyBackendOptions) {
+    this.#o = options;
+    this.#options = options.options;
+  }
+
+  get family() {
+    return this.#options.family;
+  }
+
+  setNodeLabels(labels: Readonly<Record<string, string>>): void {
+    this.#options = { ...this.#options, nodeLabels: labels };
+  }
+
+  async sync(input: BackendSyncInput): Promise<BackendSyncResult> {
+    const previous = this.#state;
+    this.#state = undefined;
+    const full = previous === undefined || input.changedServices === undefined;
+    const labels = { ip_family: this.#options.family };
+    let existingNATChains: string[] | undefined;
+    try {
+      if (full) await ensureIPTablesSkeleton(this.#o.ipt);
+      if (previous === undefined) existingNATChains = savedChainNames(await this.#o.ipt.save("nat"));
+    } catch (err) {
+      this.#o.metrics?.iptablesRestoreFailuresTotal?.inc(labels);
+      throw err;
+    }
+    const r = renderIPTables(this.#options, { ...input, existingNATChains }, previous);
+    try {
+      await this.#o.ipt.restore(r.restore, { noflush: true, counters: true });
+    } catch (err) {
+      this.#o.metrics?.iptablesRestoreFailuresTotal?.inc(labels);
+      if (!r.fullSync) this.#o.metrics?.iptablesPartialRestoreFailuresTotal?.inc(labels);
+      throw err;
+    }
+    this.#state = r.state;
+    for (const table of ["filter", "nat"] as const) {
+      this.#o.metrics?.iptablesRulesLastSync?.set({ ...labels, table }, r.rulesWritten[table]);
+      // A full sync writes every rule we own, so it is also the total.
+      if (r.fullSync) this.#o.metrics?.iptablesRulesTotal?.set({ ...labels, table }, r.rulesWritten[table]);
+    }
+    return { fullSync: r.fullSync, noLocalEndpoints: r.noLocalEndpoints };
+  }
+}

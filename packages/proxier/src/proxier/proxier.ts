@@ -1,0 +1,185 @@
+// One IP family's proxy: informer events go into the change trackers, the runner decides
+// when to sync, and each sync renders (full or partial, as FullSyncPolicy says), applies
+// through the backend, and reports to metrics, /healthz, the health-check NodePorts and
+// conntrack. A failed sync is retried after syncPeriod and the retry is always full, since
+// the trackers were already drained and the partial-sync bookkeeping is gone.
+import type { Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { ConntrackCleaner } from "../conntrack/conntrack.js";
+import { type ProxyView, staleConntrackFilters } from "../conntrack/stale.js";
+import type { ProxyHealth } from "../healthcheck/proxy-health.js";
+import type { ServiceHealthServer } from "../healthcheck/service-health.js";
+import type { ProxyMetrics } from "../metrics/metrics.js";
+import { recordQueued, recordSync } from "../metrics/record.js";
+import { EndpointsChangeTracker, localReadyEndpoints } from "../model/endpoints-change-tracker.js";
+import { ServiceChangeTracker } from "../model/service-change-tracker.js";
+import { namespacedName } from "../model/service-port-name.js";
+import { BoundedFrequencyRunner, kubeProxyRunnerIntervals } from "../sync/bounded-frequency-runner.js";
+import { FullSyncPolicy } from "../sync/full-sync-policy.js";
+import { type Clock, systemClock, systemTimers, type Timers } from "../sync/timers.js";
+import type { IPFamily } from "../util/ip.js";
+import { type ProxierLogger, type ProxyBackend, silentLogger } from "./backend.js";
+
+export interface ProxierOptions {
+  readonly nodeName: string;
+  readonly backend: ProxyBackend;
+  readonly metrics: ProxyMetrics;
+  readonly health: ProxyHealth;
+  /** healthCheckNodePorts; in dual-stack only one family's proxier serves them. */
+  readonly serviceHealth?: ServiceHealthServer;
+  /** Stale UDP flows are deleted through it; unset skips conntrack cleanup. */
+  readonly conntrack?: ConntrackCleaner;
+  readonly minSyncPeriodMs: number;
+  readonly syncPeriodMs: number;
+  readonly clock?: Clock;
+  readonly timers?: Timers;
+  readonly logger?: ProxierLogger;
+}
+
+export class Proxier {
+  readonly family: IPFamily;
+  readonly #o: ProxierOptions;
+  readonly #clock: Clock;
+  readonly #log: ProxierLogger;
+  readonly #services: ServiceChangeTracker;
+  readonly #endpoints: EndpointsChangeTracker;
+  readonly #policy = new FullSyncPolicy();
+  readonly #runner: BoundedFrequencyRunner;
+  /** What the kernel was last programmed with (for stale conntrack entries). */
+  #view: ProxyView = { services: new Map(), endpoints: new Map() };
+  #initialized = false;
+  #syncs = { ok: 0, failed: 0, full: 0 };
+
+  constructor(options: ProxierOptions) {
+    this.#o = options;
+    this.family = options.backend.family;
+    this.#clock = options.clock ?? systemClock;
+    this.#log = options.logger ?? silentLogger;
+    this.#services = new ServiceChangeTracker(this.family);
+    this.#endpoints = new EndpointsChangeTracker({
+      family: this.family,
+      nodeName: options.nodeName,
+      now: () => new Date(this.#clock.now()),
+    });
+    this.#runner = new BoundedFrequencyRunner({
+      name: `sync-runner-${this.family}`,
+      fn: () => this.#sync(),
+      ...kubeProxyRunnerIntervals(options.minSyncPeriodMs, options.syncPeriodMs),
+      timers: options.timers ?? systemTimers,
+      onError: (err) => this.#log.error("sync failed, retrying with a full sync", { error: err }),
+    });
+  }
+
+  /** Counts of finished syncs, for logs and tests. */
+  get syncs(): Readonly<{ ok: number; failed: number; full: number }> {
+    return { ...this.#syncs };
+  }
+
+  onServiceUpdate(previous: Service | undefined, current: Service | undefined): void {
+    if (this.#services.update(previous, current)) {
+      this.#queued("service", this.#services.pendingCount());
+    }
+  }
+
+  onEndpointSliceUpdate(slice: EndpointSlice, removed: boolean): void {
+    if (this.#endpoints.endpointSliceUpdate(slice, removed)) {
+      this.#queued("endpoints", this.#endpoints.pendingCount());
+    }
+  }
+
+  /** The node's labels changed: topology may route differently, so rewrite everything. */
+  onNodeLabels(labels: Readonly<Record<string, string>>): void {
+    this.#o.backend.setNodeLabels(labels);
+    this.#policy.forceFullSync();
+    if (this.#initialized) this.#request();
+  }
+
+  /** Starts syncing; call once the Service and EndpointSlice caches are complete. */
+  start(): void {
+    this.#initialized = true;
+    this.#runner.start();
+    this.#request();
+  }
+
+  async stop(): Promise<void> {
+    await this.#runner.stop();
+  }
+
+  #queued(kind: "service" | "endpoints", pending: number): void {
+    recordQueued(this.#o.metrics, this.family, kind, this.#clock.now(), pending);
+    // Before start-up the caches are partial; the first sync covers everything anyway.
+    if (this.#initialized) this.#request();
+  }
+
+  #request(): void {
+    this.#o.health.queuedUpdate(this.family);
+    this.#runner.run();
+  }
+
+  async #sync(): Promise<void> {
+    const start = this.#clock.now();
+    const full = this.#policy.fullSyncDue(start);
+    const svc = this.#services.apply();
+    const eps = this.#endpoints.apply();
+    this.#o.metrics.serviceChangesPending.set(0);
+    this.#o.metrics.endpointChangesPending.set(0);
+    for (const [service, problems] of svc.warnings) {
+      this.#log.warn("skipping malformed parts of a Service", { service, family: this.family, problems });
+    }
+    const changed = new Set([...svc.updatedServices, ...eps.updatedServices]);
+    const next: ProxyView = { services: svc.services, endpoints: eps.endpoints };
+    let result: Awaited<ReturnType<ProxyBackend["sync"]>> | undefined;
+    try {
+      result = await this.#o.backend.sync({
+        services: next.services,
+        endpoints: next.endpoints,
+        changedServices: full ? undefined : changed,
+        now: start,
+      });
+    } finally {
+      const end = this.#clock.now();
+      const fullSync = result?.fullSync ?? full;
+      this.#policy.synced({ full: fullSync, ok: result !== undefined, now: start });
+      if (result === undefined) this.#syncs.failed++;
+      else {
+        this.#syncs.ok++;
+        if (fullSync) this.#syncs.full++;
+      }
+      recordSync(this.#o.metrics, {
+        family: this.family,
+        ok: result !== undefined,
+        fullSync,
+        startMs: start,
+        endMs: end,
+        triggerTimes: [...eps.lastChangeTriggerTimes.values()].flat(),
+        noLocalEndpoints: result?.noLocalEndpoints,
+      });
+    }
+    this.#o.health.updated(this.family);
+    const before = this.#view;
+    this.#view = next;
+    await this.#afterSync(before, next);
+  }
+
+  /** Best-effort follow-ups of a successful sync; their failures never fail the sync. */
+  async #afterSync(before: ProxyView, after: ProxyView): Promise<void> {
+    const health = this.#o.serviceHealth;
+    if (health) {
+      const ports = new Map<string, number>();
+      for (const sp of after.services.values()) {
+        if (sp.healthCheckNodePort > 0) {
+          ports.set(namespacedName(sp.name.namespace, sp.name.name), sp.healthCheckNodePort);
+        }
+      }
+      await health.syncServices(ports);
+      health.syncEndpoints(localReadyEndpoints(after.endpoints));
+    }
+    const conntrack = this.#o.conntrack;
+    if (conntrack) {
+      const filters = staleConntrackFilters(before, after);
+      if (filters.length === 0) return;
+      const r = await conntrack.delete(filters);
+      for (const error of r.errors) this.#log.warn("deleting stale conntrack entries failed", { error });
+    }
+  }
+}
