@@ -11,6 +11,8 @@ import type { KubernetesDeps } from "./plugins/kubernetes/setup.js";
 import { setupKubernetes } from "./plugins/kubernetes/setup.js";
 import type { LoadBalanceDeps } from "./plugins/loadbalance/loadbalance.js";
 import { setupLoadBalance } from "./plugins/loadbalance/loadbalance.js";
+import type { LogDeps } from "./plugins/log/log.js";
+import { setupLog } from "./plugins/log/log.js";
 import type { LoopDeps } from "./plugins/loop/loop.js";
 import { setupLoop } from "./plugins/loop/loop.js";
 import type { PrometheusDeps } from "./plugins/prometheus/prometheus.js";
@@ -28,6 +30,7 @@ export type ResolverDeps = KubernetesDeps &
   ForwardDeps &
   PrometheusDeps &
   LoopDeps &
+  LogDeps &
   ReloadDeps;
 
 /** The plugins this build has. Directives CoreDNS knows but this map lacks fail with a clear error. */
@@ -38,6 +41,7 @@ export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
     ["health", setupHealth],
     ["prometheus", setupPrometheus],
     ["errors", setupErrors],
+    ["log", setupLog],
     ["loadbalance", setupLoadBalance],
     ["cache", setupCache],
     ["kubernetes", setupKubernetes],

@@ -22,6 +22,8 @@ export interface ResolverOptions extends Pick<ParseOptions, "env" | "readFile" |
   address?: string;
   /** Overrides every block's port (tests use 0). */
   portOverride?: number;
+  /** The port of blocks that name none; 53 unless set (CoreDNS's -dns.port). */
+  defaultPort?: number;
   server?: Omit<DnsServerOptions, "sites" | "address" | "port">;
 }
 
@@ -58,7 +60,11 @@ export class Resolver {
       deps.corefileText ??= () => readFile(file);
       deps.applyCorefile ??= (next) => (resolver ? resolver.reload(next) : Promise.resolve());
     }
-    const config = buildConfig(blocks, { registry: options.registry ?? defaultRegistry(), deps });
+    const config = buildConfig(blocks, {
+      registry: options.registry ?? defaultRegistry(),
+      deps,
+      ...(options.defaultPort === undefined ? {} : { defaultPort: options.defaultPort }),
+    });
     resolver = new Resolver(config, options);
     resolver.options = options;
     return resolver;
@@ -76,6 +82,7 @@ export class Resolver {
     const next = buildConfig(blocks, {
       registry: this.options.registry ?? defaultRegistry(),
       deps: this.config.deps,
+      ...(this.options.defaultPort === undefined ? {} : { defaultPort: this.options.defaultPort }),
     });
     const ports = (c: BuiltConfig<ResolverDeps>) => c.servers.map((s) => s.port).join(",");
     if (ports(next) !== ports(this.config)) throw new Error("reload cannot change the listening ports");

@@ -16,6 +16,12 @@ export interface KubernetesOptions {
   /** Zones where a name error goes to the next plugin; undefined when fallthrough is off, [] for all. */
   fallthrough?: string[];
   startupTimeoutMs: number;
+  /** `kubeconfig PATH [CONTEXT]`: wins over `endpoint`, as in CoreDNS. */
+  kubeconfig?: { path: string; context?: string };
+  /** `endpoint URL`: an API server reached without a kubeconfig (with `tls` for client certificates). */
+  endpoint?: string;
+  /** `tls CERT KEY CACERT` for `endpoint`. */
+  tls?: { cert: string; key: string; ca: string };
   /** The server's own addresses, for NS glue and `ns.dns.<zone>`; CoreDNS finds them from its pod IP. */
   selfAddresses: string[];
 }

@@ -1,30 +1,30 @@
 import type { Stanza } from "../../corefile/parse.js";
+import type { Metrics } from "../../metrics/metrics.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
 import type { Upstream } from "./answer.js";
 import type { ClusterView } from "./cluster-view.js";
 import { KubernetesHandler } from "./handler.js";
+import { connect } from "./kube/connect.js";
+import { KubeClusterView } from "./kube/kube-cluster-view.js";
 import type { KubernetesOptions } from "./options.js";
 import { defaultOptions } from "./options.js";
 
 /** What the kubernetes plugin needs from outside: the cluster, and optionally a way to resolve upstream. */
 export interface KubernetesDeps {
+  /** A cluster to answer from; without one the plugin connects to the API server itself. */
   cluster?: ClusterView;
   upstream?: Upstream;
+  metrics?: Metrics;
+  /** Where informational lines go (`[WARNING] plugin/kubernetes: ...`); stdout by default, as CoreDNS. */
+  log?: (line: string) => void;
 }
 
 const PLUGIN = "kubernetes";
 
-/** Options CoreDNS accepts that only matter for talking to a real API server; parsed, checked, kept aside. */
-const API_OPTIONS = new Set([
-  "endpoint",
-  "tls",
-  "kubeconfig",
-  "apiserver_qps",
-  "apiserver_burst",
-  "apiserver_max_inflight",
-]);
+/** Client tuning CoreDNS accepts; checked and kept aside (our client has no client-side rate limiter). */
+const API_OPTIONS = new Set(["apiserver_qps", "apiserver_burst", "apiserver_max_inflight"]);
 
 /** Parses a `kubernetes [ZONES...] { ... }` stanza (CoreDNS's ParseStanza). */
 export function parseKubernetes(stanza: Stanza, blockZones: readonly string[]): KubernetesOptions {
@@ -73,6 +73,28 @@ export function parseKubernetes(stanza: Stanza, blockZones: readonly string[]): 
         opts.ttl = ttl;
         break;
       }
+      case "kubeconfig": {
+        const [path, context] = args;
+        if (path === undefined || args.length > 2) throw argError(line, PLUGIN);
+        opts.kubeconfig = context === undefined ? { path } : { path, context };
+        break;
+      }
+      case "endpoint": {
+        const url = args[0];
+        if (url === undefined) throw argError(line, PLUGIN);
+        // CoreDNS accepts a list and uses the first; so do we.
+        if (!/^https?:\/\/[^/\s]+/.test(url))
+          throw stanzaError(line, PLUGIN, `invalid endpoint URL '${url}'`);
+        opts.endpoint = url;
+        break;
+      }
+      case "tls": {
+        const [cert, key, ca] = args;
+        if (cert === undefined || key === undefined || ca === undefined || args.length !== 3)
+          throw argError(line, PLUGIN);
+        opts.tls = { cert, key, ca };
+        break;
+      }
       case "noendpoints":
         if (args.length > 0) throw argError(line, PLUGIN);
         opts.endpoints = false;
@@ -113,9 +135,9 @@ export function parseDuration(text: string): number | undefined {
 }
 
 export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
-  const opts = parseKubernetes(onlyOnce(ctx, PLUGIN), ctx.blockZones);
-  const cluster = ctx.deps.cluster;
-  if (!cluster) throw stanzaError(ctx.stanzas[0] as Stanza, PLUGIN, "no cluster connection was provided");
+  const stanza = onlyOnce(ctx, PLUGIN);
+  const opts = parseKubernetes(stanza, ctx.blockZones);
+  const cluster = ctx.deps.cluster ?? watchCluster(ctx, stanza, opts);
   return {
     plugin: (next) => {
       const handler = new KubernetesHandler(cluster, opts, next, ctx.deps.upstream);
@@ -124,3 +146,35 @@ export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
     },
   };
 };
+
+/**
+ * Connects to the API server and registers the informers' lifecycle. Startup waits for the caches up to
+ * `startup_timeout`, then serves anyway (SERVFAIL for misses until synced), as CoreDNS does.
+ */
+function watchCluster(
+  ctx: Parameters<Setup<KubernetesDeps>>[0],
+  stanza: Stanza,
+  opts: KubernetesOptions,
+): ClusterView {
+  let client: ReturnType<typeof connect>;
+  try {
+    client = connect(opts);
+  } catch (err) {
+    throw stanzaError(stanza, PLUGIN, (err as Error).message);
+  }
+  const log = ctx.deps.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const view = new KubeClusterView({
+    client,
+    pods: opts.podMode === "verified",
+    endpoints: opts.endpoints,
+    ...(ctx.deps.metrics ? { metrics: ctx.deps.metrics } : {}),
+    onStop: () => client.close(),
+  });
+  ctx.lifecycle.onStartup(async () => {
+    view.start();
+    if (!(await view.waitForSync(opts.startupTimeoutMs)))
+      log(`[WARNING] plugin/kubernetes: starting server with unsynced Kubernetes API`);
+  });
+  ctx.lifecycle.onShutdown(() => view.stop());
+  return view;
+}

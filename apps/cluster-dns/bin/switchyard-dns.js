@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The cluster DNS server's command (also installed as `coredns` in the image). It runs the compiled
+// code; on a fresh clone it builds it first.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const appDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+const entry = join(appDir, "dist", "run.js");
+if (!existsSync(entry)) {
+  console.error("switchyard-dns: first run, compiling (npm run build -w @switchyard/cluster-dns)...");
+  const r = spawnSync("npm", ["run", "build", "--silent"], { cwd: appDir, stdio: "inherit" });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+const { run } = await import(entry);
+await run(process.argv.slice(2));

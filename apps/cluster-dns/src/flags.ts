@@ -1,0 +1,81 @@
+/** The command line CoreDNS 1.14 has, as far as a cluster DNS server needs it. */
+export interface Flags {
+  conf: string;
+  /** The port of server blocks that name none. */
+  dnsPort: number;
+  version: boolean;
+  plugins: boolean;
+  quiet: boolean;
+  pidfile?: string;
+}
+
+export class FlagError extends Error {
+  override name = "FlagError";
+}
+
+type Kind = "string" | "port" | "bool";
+
+const SPEC: Record<string, { kind: Kind; key: keyof Flags }> = {
+  conf: { kind: "string", key: "conf" },
+  "dns.port": { kind: "port", key: "dnsPort" },
+  version: { kind: "bool", key: "version" },
+  plugins: { kind: "bool", key: "plugins" },
+  quiet: { kind: "bool", key: "quiet" },
+  pidfile: { kind: "string", key: "pidfile" },
+};
+
+/**
+ * Parses flags the way Go's flag package does: `-name value`, `-name=value`, one or two dashes, bare
+ * booleans or `-name=false`; `--` ends the flags. Anything else is a FlagError naming the culprit.
+ */
+export function parseFlags(argv: readonly string[]): Flags {
+  const flags: Flags = { conf: "Corefile", dnsPort: 53, version: false, plugins: false, quiet: false };
+  const set = flags as unknown as Record<string, unknown>;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      if (i + 1 < argv.length) throw new FlagError(`unexpected argument '${argv[i + 1]}'`);
+      break;
+    }
+    const m = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
+    if (!m?.[1]) throw new FlagError(`unexpected argument '${arg}'`);
+    const name = m[1];
+    const spec = SPEC[name];
+    if (!spec) throw new FlagError(`flag provided but not defined: -${name}`);
+    let value = m[2];
+    if (spec.kind === "bool") {
+      if (value !== undefined && !/^(true|false|1|0)$/.test(value))
+        throw new FlagError(`invalid boolean value "${value}" for -${name}`);
+      set[spec.key] = value === undefined || value === "true" || value === "1";
+      continue;
+    }
+    if (value === undefined) {
+      value = argv[++i];
+      if (value === undefined) throw new FlagError(`flag needs an argument: -${name}`);
+    }
+    if (spec.kind === "port") {
+      const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+      if (!(port >= 0 && port <= 65535))
+        throw new FlagError(`invalid value "${value}" for flag -${name}: not a port`);
+      set[spec.key] = port;
+    } else {
+      set[spec.key] = value;
+    }
+  }
+  return flags;
+}
+
+export const USAGE = `Usage of switchyard-dns:
+  -conf string
+    \tCorefile to load (default "Corefile")
+  -dns.port string
+    \tDefault port (default "53")
+  -pidfile string
+    \tPath to write pid file
+  -plugins
+    \tList installed plugins
+  -quiet
+    \tQuiet mode (no initialization output)
+  -version
+    \tShow version
+`;

@@ -1,0 +1,111 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { Resolver } from "@switchyard/resolver";
+import { FlagError, parseFlags, USAGE } from "./flags.js";
+import { pluginsText } from "./plugins-list.js";
+import { versionLines } from "./version.js";
+
+/** Where the command writes; process streams unless a test swaps them. */
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+const processIo: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  cwd: process.cwd(),
+  env: process.env,
+};
+
+/** A running server and how to end it; returned so that the caller (bin or test) owns the process. */
+export interface Running {
+  resolver: Resolver;
+  /** Lameduck shutdown: /ready goes first, DNS keeps answering for health's lameduck, then all stops. */
+  shutdown(signal: string): Promise<void>;
+  /** Rereads the Corefile and swaps it in; a bad one is logged and the running one kept. */
+  reload(): Promise<void>;
+}
+
+/**
+ * `switchyard-dns [-conf FILE] [-dns.port N] [-pidfile FILE] [-quiet] [-version] [-plugins]`.
+ * Returns an exit code for commands that end at once, or the running server.
+ */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number | Running> {
+  if (argv.some((a) => /^--?(help|h)$/.test(a))) {
+    io.out(USAGE);
+    return 0;
+  }
+  let flags: ReturnType<typeof parseFlags>;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    io.err(`switchyard-dns: ${err.message} (see -help)`);
+    return 2;
+  }
+  if (flags.version) {
+    for (const line of versionLines()) io.out(line);
+    return 0;
+  }
+  if (flags.plugins) {
+    io.out(pluginsText());
+    return 0;
+  }
+  const file = resolve(io.cwd, flags.conf);
+  const readFile = (path: string) => readFileSync(resolve(io.cwd, path), "utf8");
+  let text: string;
+  try {
+    text = readFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? oneLine(err);
+    io.err(`switchyard-dns: cannot read Corefile ${file}: ${code}`);
+    return 1;
+  }
+  let resolver: Resolver;
+  try {
+    resolver = Resolver.fromCorefile(text, {
+      file,
+      readFile,
+      env: io.env,
+      defaultPort: flags.dnsPort,
+      deps: { log: io.out, errorLog: io.out },
+    });
+    await resolver.start();
+  } catch (err) {
+    io.err(`switchyard-dns: ${oneLine(err)}`);
+    return 1;
+  }
+  if (flags.pidfile) writeFileSync(flags.pidfile, `${process.pid}\n`);
+  if (!flags.quiet) {
+    for (const e of resolver.config.enabled) io.out(`${e.zone}:${e.port}`);
+    for (const line of versionLines()) io.out(line);
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    resolver,
+    shutdown(signal) {
+      stopping ??= (async () => {
+        io.out(`[INFO] ${signal}: Shutting down servers then terminating`);
+        await resolver.stop();
+        if (flags.pidfile) rmSync(flags.pidfile, { force: true });
+      })();
+      return stopping;
+    },
+    async reload() {
+      try {
+        await resolver.reload(readFile(file));
+        io.out("[INFO] Reloading complete");
+      } catch (err) {
+        io.out(`[ERROR] Restart failed: ${oneLine(err)}`);
+      }
+    },
+  };
+}
+
+function oneLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/\s*\n\s*/g, " ");
+}

@@ -1,0 +1,91 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import * as dgram from "node:dgram";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import * as net from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "switchyard-dns.js");
+
+export interface App {
+  child: ChildProcess;
+  dir: string;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs the real command in a temporary directory holding `corefile` as ./Corefile. */
+export function startApp(corefile: string, args: string[] = []): App {
+  const dir = mkdtempSync(join(tmpdir(), "cluster-dns-"));
+  writeFileSync(join(dir, "Corefile"), corefile);
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  let text = "";
+  child.stdout?.on("data", (b: Buffer) => {
+    text += b.toString();
+  });
+  child.stderr?.on("data", (b: Buffer) => {
+    text += b.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { child, dir, output: () => text, exited };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const a = server.address();
+      server.close(() => resolve(typeof a === "object" && a ? a.port : 0));
+    });
+  });
+}
+
+export async function httpStatus(port: number, path: string): Promise<number | "refused"> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`);
+    await res.text();
+    return res.status;
+  } catch {
+    return "refused";
+  }
+}
+
+export async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A minimal A query for `name` with `id`, built by hand so the test does not trust our encoder. */
+export function query(id: number, name: string): Buffer {
+  const labels = name.split(".").filter(Boolean);
+  const qname = Buffer.concat([
+    ...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])),
+    Buffer.from([0]),
+  ]);
+  const header = Buffer.alloc(12);
+  header.writeUInt16BE(id, 0);
+  header.writeUInt16BE(0x0100, 2);
+  header.writeUInt16BE(1, 4);
+  return Buffer.concat([header, qname, Buffer.from([0, 1, 0, 1])]);
+}
+
+/** An upstream that answers NXDOMAIN to every UDP query (what `forward` needs to have something to reach). */
+export async function nxdomainUpstream(): Promise<{ port: number; close(): void }> {
+  const sock = dgram.createSocket("udp4");
+  sock.on("message", (msg, rinfo) => {
+    if (msg.length < 12) return;
+    const reply = Buffer.from(msg);
+    reply[2] = (msg[2] ?? 0) | 0x80;
+    reply[3] = ((msg[3] ?? 0) & 0xf0) | 3;
+    sock.send(reply, rinfo.port, rinfo.address);
+  });
+  await new Promise<void>((r) => sock.bind(0, "127.0.0.1", r));
+  return { port: sock.address().port, close: () => sock.close() };
+}

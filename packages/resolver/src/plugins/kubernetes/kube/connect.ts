@@ -1,0 +1,57 @@
+import { readFileSync } from "node:fs";
+import { HttpRestClient, loadKubeConfig } from "@switchyard/kube";
+import type { KubernetesOptions } from "../options.js";
+
+type KubeConfigLike = ConstructorParameters<typeof HttpRestClient>[0];
+
+const USER_AGENT = "switchyard-dns/0.1.0";
+
+/**
+ * The API client CoreDNS's rules pick: `kubeconfig PATH [CONTEXT]` first, then `endpoint URL` (with
+ * `tls` client certificates), else the in-cluster service account. Fails with one line naming the
+ * source that did not work.
+ */
+export function connect(opts: KubernetesOptions, env: NodeJS.ProcessEnv = process.env): HttpRestClient {
+  if (opts.kubeconfig) {
+    const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig.path, env });
+    const context = opts.kubeconfig.context;
+    if (context !== undefined) {
+      if (!kc.getContextObject(context))
+        throw new Error(`kubeconfig ${opts.kubeconfig.path} has no context '${context}'`);
+      kc.setCurrentContext(context);
+    }
+    return new HttpRestClient(kc, { userAgent: USER_AGENT });
+  }
+  if (opts.endpoint)
+    return new HttpRestClient(endpointConfig(opts.endpoint, opts.tls), { userAgent: USER_AGENT });
+  if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
+    throw new Error(
+      "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined",
+    );
+  }
+  // Only the service account: CoreDNS never falls back to $KUBECONFIG or ~/.kube/config.
+  const inCluster = {
+    KUBERNETES_SERVICE_HOST: env.KUBERNETES_SERVICE_HOST,
+    KUBERNETES_SERVICE_PORT: env.KUBERNETES_SERVICE_PORT,
+  };
+  return new HttpRestClient(loadKubeConfig({ env: inCluster, home: "/nonexistent" }), {
+    userAgent: USER_AGENT,
+  });
+}
+
+/**
+ * A bare API server URL, without a kubeconfig file. Only the two members the REST client reads are
+ * provided; the files named by `tls` are read on every request so rotated certificates are picked up.
+ */
+function endpointConfig(url: string, tls: KubernetesOptions["tls"]): KubeConfigLike {
+  const config = {
+    getCurrentCluster: () => ({ name: "endpoint", server: url, skipTLSVerify: false }),
+    applyToHTTPSOptions: async (o: { ca?: Buffer; cert?: Buffer; key?: Buffer }) => {
+      if (!tls) return;
+      o.ca = readFileSync(tls.ca);
+      o.cert = readFileSync(tls.cert);
+      o.key = readFileSync(tls.key);
+    },
+  };
+  return config as unknown as KubeConfigLike;
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import * as dgram from "node:dgram";
+import * as net from "node:net";
+import { test } from "node:test";
+import { Resolver } from "../../src/resolver.js";
+import { FrameSplitter } from "../../src/server/frames.js";
+import { decodeOrFail } from "../helpers/clients.js";
+import { eventually } from "../helpers/control-plane.js";
+import { freePort } from "../helpers/ports.js";
+
+test("loop: a forward that points back at this server is detected with CoreDNS's message", async () => {
+  const port = await freePort();
+  const fatal: string[] = [];
+  const resolver = Resolver.fromCorefile(`.:${port} {\n    forward . 127.0.0.1:${port}\n    loop\n}\n`, {
+    env: {},
+    deps: { fatal: (m) => fatal.push(m) },
+    address: "127.0.0.1",
+  });
+  await resolver.start();
+  try {
+    await eventually(() => fatal.length > 0, "the loop to be detected", 10_000);
+    assert.match(
+      fatal[0] ?? "",
+      /^Loop \(127\.0\.0\.1:\d+ -> .*:\d+\) detected for zone "\.", see https:\/\/coredns\.io\/plugins\/loop#troubleshooting\. Query: "HINFO \d+\.\d+\."$/,
+    );
+  } finally {
+    await resolver.stop(100);
+  }
+});
+
+test("loop: a forward that ends elsewhere stops probing without complaint", async () => {
+  // The upstream answers NXDOMAIN to everything, over UDP and TCP, and counts the HINFO probes it sees.
+  // (In-process queries, the probe among them, leave through forward over TCP.)
+  let probes = 0;
+  const nxdomain = (msg: Buffer) => {
+    if (decodeOrFail(msg).question[0]?.type === 13) probes++;
+    const reply = Buffer.from(msg);
+    reply[2] = (msg[2] ?? 0) | 0x80;
+    reply[3] = ((msg[3] ?? 0) & 0xf0) | 3;
+    return reply;
+  };
+  const upstreamPort = await freePort();
+  const upstream = dgram.createSocket("udp4");
+  upstream.on("message", (msg, rinfo) => upstream.send(nxdomain(msg), rinfo.port, rinfo.address));
+  await new Promise<void>((r) => upstream.bind(upstreamPort, "127.0.0.1", r));
+  const upstreamTcp = net.createServer((socket) => {
+    const frames = new FrameSplitter();
+    socket.on("data", (chunk) => {
+      for (const f of frames.push(chunk)) {
+        const reply = nxdomain(f);
+        const len = Buffer.alloc(2);
+        len.writeUInt16BE(reply.length);
+        socket.write(Buffer.concat([len, reply]));
+      }
+    });
+    socket.on("error", () => undefined);
+  });
+  await new Promise<void>((r) => upstreamTcp.listen(upstreamPort, "127.0.0.1", r));
+  const fatal: string[] = [];
+  const port = await freePort();
+  const resolver = Resolver.fromCorefile(
+    `.:${port} {\n    forward . 127.0.0.1:${upstreamPort}\n    loop\n}\n`,
+    { env: {}, deps: { fatal: (m) => fatal.push(m) }, address: "127.0.0.1" },
+  );
+  await resolver.start();
+  try {
+    await eventually(() => probes > 0, "the probe to reach the upstream", 10_000);
+    assert.deepEqual(fatal, []);
+    assert.equal(probes, 1, "an answer ends the probing");
+  } finally {
+    await resolver.stop(100);
+    upstream.close();
+    upstreamTcp.close();
+  }
+});

@@ -1,0 +1,69 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Resolver } from "../../src/resolver.js";
+import { dig } from "../helpers/clients.js";
+import { eventually } from "../helpers/control-plane.js";
+import { fixtureCluster } from "../kubernetes/fixture.js";
+
+const corefile = (ttl: number) => `cluster.local {
+    reload 2s 1s
+    kubernetes {
+        ttl ${ttl}
+    }
+}
+`;
+
+test("reload: a changed Corefile is applied under load without a lost query; a bad one is logged and ignored", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "resolver-reload-"));
+  const file = join(dir, "Corefile");
+  writeFileSync(file, corefile(30));
+  const errors: string[] = [];
+  const resolver = Resolver.fromCorefile(readFileSync(file, "utf8"), {
+    env: {},
+    file,
+    readFile: (path) => readFileSync(path, "utf8"),
+    deps: { cluster: fixtureCluster(), errorLog: (l) => errors.push(l) },
+    address: "127.0.0.1",
+    portOverride: 0,
+  });
+  await resolver.start();
+  const port = resolver.servers[0]?.address.port ?? 0;
+  // A steady stream of real dig queries, one after another, for the whole test.
+  const ttls: string[] = [];
+  const failures: string[] = [];
+  let loading = true;
+  const load = (async () => {
+    while (loading) {
+      const out = await dig(port, "svc1.testns.svc.cluster.local", "A", "+noall", "+answer").catch(
+        (err: Error) => `failed: ${err.message}`,
+      );
+      const m = /^svc1\.testns\.svc\.cluster\.local\.\s+(\d+)\s+IN\s+A\s+172\.30\.0\.10$/m.exec(out);
+      if (m?.[1]) ttls.push(m[1]);
+      else failures.push(out);
+    }
+  })();
+  try {
+    await eventually(() => ttls.includes("30"), "answers from the first Corefile");
+    writeFileSync(file, corefile(7));
+    await eventually(() => ttls.at(-1) === "7", "the new TTL to be served", 15_000);
+    writeFileSync(file, corefile(9999));
+    await eventually(() => errors.length > 0, "the bad Corefile to be reported", 15_000);
+    const served = ttls.length;
+    await eventually(() => ttls.length > served + 5, "more answers after the bad Corefile");
+    assert.equal(ttls.at(-1), "7", "the good Corefile keeps running");
+    assert.match(
+      errors[0] ?? "",
+      /^\[ERROR\] plugin\/reload: .*Corefile:4 - .*ttl must be in range \[0, 3600\]: 9999/,
+    );
+  } finally {
+    loading = false;
+    await load;
+    await resolver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(failures, [], "every query during the reloads got its answer");
+  assert.ok(ttls.length > 20, `only ${ttls.length} queries ran`);
+});
