@@ -3,7 +3,7 @@ import { clientWrote } from "../plugin/handler.js";
 import { matchZone } from "../plugin/zones.js";
 import { Rcode } from "../wire/constants.js";
 import type { Transport } from "../wire/edns.js";
-import { replyEdns, replySizeLimit } from "../wire/edns.js";
+import { MIN_UDP_SIZE, replyEdns, replySizeLimit } from "../wire/edns.js";
 import { encodeMessage, encodeOpt } from "../wire/encode.js";
 import type { Edns, Message, Question } from "../wire/message.js";
 import { fitToSize } from "../wire/truncate.js";
@@ -156,9 +156,13 @@ function finish(
     return out;
   }
   try {
-    const fitted = fitToSize(shaped, replySizeLimit(request, ctx.transport));
+    // Encode once; only a reply too big for the client goes through fitToSize (which encodes again).
+    const limit = replySizeLimit(request, ctx.transport);
+    const whole = encodeMessage(shaped);
+    const fits = whole.length <= Math.max(limit, MIN_UDP_SIZE);
+    const fitted = fits ? shaped : fitToSize(shaped, limit);
     const out: Outcome = {
-      reply: encodeMessage(fitted),
+      reply: fits ? whole : encodeMessage(fitted),
       request,
       response: fitted,
       zone,

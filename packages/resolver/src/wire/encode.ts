@@ -5,6 +5,9 @@ import { nameToLabels } from "./name.js";
 /** The largest DNS message: the TCP length prefix is 16 bits. */
 export const MAX_MESSAGE_SIZE = 65535;
 
+/** The Writer's scratch space, shared by every encode (see Writer). */
+const scratch = Buffer.allocUnsafe(MAX_MESSAGE_SIZE);
+
 export class EncodeError extends Error {
   override name = "EncodeError";
 }
@@ -14,11 +17,17 @@ export class EncodeError extends Error {
  * point back at it (RFC 1035 4.1.4). dns-packet never compresses, which is why this exists.
  */
 class Writer {
-  readonly buf = Buffer.alloc(MAX_MESSAGE_SIZE);
   offset = 0;
   private readonly suffixes = new Map<string, number>();
 
-  constructor(private readonly compress: boolean) {}
+  /**
+   * `buf` is scratch space: encoding is synchronous and the result is copied out, so one buffer serves
+   * every message (a fresh zero-filled 64 KiB buffer per reply was the largest cost of answering).
+   */
+  constructor(
+    private readonly compress: boolean,
+    readonly buf: Buffer = scratch,
+  ) {}
 
   u8(v: number): void {
     this.ensure(1);
@@ -50,11 +59,16 @@ class Writer {
    */
   name(name: string, compressible: boolean, target = true): void {
     const labels = nameToLabels(name);
+    // keys[i] names the suffix starting at label i; built right to left, each from the one after it.
+    const keys: string[] = new Array(labels.length);
+    let suffix = "";
+    for (let i = labels.length - 1; i >= 0; i--) {
+      const label = (labels[i] as Buffer).toString("latin1");
+      suffix = i === labels.length - 1 ? label : `${label}\u0000${suffix}`;
+      keys[i] = suffix;
+    }
     for (let i = 0; i < labels.length; i++) {
-      const key = labels
-        .slice(i)
-        .map((l) => l.toString("latin1"))
-        .join("\u0000");
+      const key = keys[i] as string;
       const earlier = this.suffixes.get(key);
       if (this.compress && compressible && earlier !== undefined) {
         this.u16(0xc000 | earlier);

@@ -5,7 +5,7 @@ import { fqdn, isSubdomain, joinName, lowerName, trimZone } from "../../wire/nam
 import type { ClusterView } from "./cluster-view.js";
 import type { KubernetesOptions } from "./options.js";
 import { DNS_SCHEMA_VERSION } from "./options.js";
-import { InvalidRequest, parseRequest } from "./request.js";
+import { parseRequest } from "./request.js";
 import { addressFromReverse, reverseTargets } from "./reverse.js";
 import type { FindResult, Found } from "./services.js";
 import { findRecords } from "./services.js";
@@ -132,13 +132,9 @@ class LookupContext {
         .map((ip) => ({ host: ip, port: -1, ttl: this.opts.ttl, domain: name }));
       return { found, nameError: false };
     }
-    let result: FindResult;
-    try {
-      result = findRecords(this.view, this.opts, parseRequest(relative), this.zone);
-    } catch (err) {
-      if (err instanceof InvalidRequest) return { found: [], nameError: true };
-      throw err;
-    }
+    const request = parseRequest(relative);
+    if (!request) return { found: [], nameError: true };
+    const result = findRecords(this.view, this.opts, request, this.zone);
     // Reverse names that parse (they rarely do) still name nothing here; PTR has its own path.
     if (!result.nameError && result.found.length > 0 && /\.(in-addr|ip6)\.arpa\.$/.test(lname)) {
       return { found: [], nameError: true };

@@ -14,20 +14,18 @@ export interface RecordRequest {
   podOrSvc: "" | "svc" | "pod";
 }
 
-/** Names that do not fit the grammar; CoreDNS answers them NXDOMAIN. */
-export class InvalidRequest extends Error {
-  override name = "InvalidRequest";
-}
-
-/** Parses `relative` (the lower-cased name with the zone removed, no trailing dot). */
-export function parseRequest(relative: string): RecordRequest {
+/**
+ * Parses `relative` (the lower-cased name with the zone removed, no trailing dot). Names that do not fit
+ * the grammar give undefined; CoreDNS answers them NXDOMAIN. (Not an exception: search-path expansions
+ * make these common, and building an Error with its stack trace for each was a visible cost.)
+ */
+export function parseRequest(relative: string): RecordRequest | undefined {
   const r: RecordRequest = { port: "", protocol: "", endpoint: "", service: "", namespace: "", podOrSvc: "" };
   if (relative === "" || relative === "svc" || relative === "pod") return r;
   const labels = splitLabels(relative);
   let last = labels.length - 1;
   const kind = labels[last];
-  if (kind !== "svc" && kind !== "pod")
-    throw new InvalidRequest(`${relative}: expected svc or pod left of the zone`);
+  if (kind !== "svc" && kind !== "pod") return undefined;
   r.podOrSvc = kind;
   if (--last < 0) return r;
   r.namespace = labels[last] ?? "";
@@ -40,7 +38,7 @@ export function parseRequest(relative: string): RecordRequest {
     r.protocol = stripUnderscore(labels[1] ?? "");
     r.port = stripUnderscore(labels[0] ?? "");
   } else {
-    throw new InvalidRequest(`${relative}: too many labels`);
+    return undefined; // too many labels
   }
   return r;
 }

@@ -1,0 +1,112 @@
+// Starting and stopping the DNS servers under test, and reading what they cost from /proc.
+import { type ChildProcess, spawn } from "node:child_process";
+import { openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export type ServerKind = "switchyard" | "coredns";
+
+export const COREDNS_BIN = "/root/.cache/switchyard/v1.37.2/bin/coredns";
+const SWITCHYARD_BIN = "apps/cluster-dns/bin/switchyard-dns.js";
+
+export interface RunningServer {
+  kind: ServerKind;
+  pid: number;
+  log: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  kind: ServerKind;
+  corefile: string;
+  dnsPort: number;
+  /** `/ready` is polled here until it answers 200. */
+  readyPort?: number;
+  log: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startServer(o: StartOptions): Promise<RunningServer> {
+  const out = openSync(o.log, "w");
+  const [bin, args] =
+    o.kind === "coredns"
+      ? [COREDNS_BIN, ["-conf", o.corefile, "-dns.port", String(o.dnsPort), "-quiet"]]
+      : [process.execPath, [SWITCHYARD_BIN, "-conf", o.corefile, "-dns.port", String(o.dnsPort), "-quiet"]];
+  const child = spawn(bin, args, { stdio: ["ignore", out, out], env: { ...process.env, ...o.env } });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${o.kind}: did not start`);
+  const server: RunningServer = { kind: o.kind, pid, log: o.log, stop: () => stopChild(child, exited) };
+  const deadline = Date.now() + 60_000;
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  while (Date.now() < deadline) {
+    if (gone) throw new Error(`${o.kind} exited at startup:\n${tail(o.log)}`);
+    if (o.readyPort === undefined ? await udpBound(o.dnsPort) : await isReady(o.readyPort)) return server;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await server.stop();
+  throw new Error(`${o.kind} not ready after 60 s:\n${tail(o.log)}`);
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  // SIGKILL: lameduck (health's default is none here, but CoreDNS still drains) would only cost time.
+  child.kill("SIGKILL");
+  await exited;
+}
+
+async function isReady(port: number): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/ready`);
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether something listens on UDP port `port`, IPv4 or IPv6 (from /proc/net/udp*, port in hex). */
+async function udpBound(port: number): Promise<boolean> {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return ["/proc/net/udp", "/proc/net/udp6"].some((table) =>
+    readFileSync(table, "utf8")
+      .split("\n")
+      .some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex)),
+  );
+}
+
+function tail(path: string): string {
+  try {
+    return readFileSync(path, "utf8").split("\n").slice(-15).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds of a process (all its threads) so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(join("/proc", String(pid), "stat"), "utf8");
+  // Fields after the command name, which is in parentheses and may contain spaces.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** Peak resident set size (VmHWM) in MiB. */
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(join("/proc", String(pid), "status"), "utf8");
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/** Busy CPU seconds of the whole machine so far (every core; from /proc/stat). */
+export function machineBusySeconds(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
+  const busy = v.reduce((a, b) => a + b, 0) - (v[3] ?? 0) - (v[4] ?? 0) - (v[8] ?? 0) - (v[9] ?? 0);
+  return busy / TICKS_PER_SECOND;
+}
