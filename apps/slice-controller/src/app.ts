@@ -85,8 +85,8 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
   const sliceController = new EndpointSliceController({
     client,
     services: serviceInformer,
-    pods: factory.informerFor(pods),
-    nodes: factory.informerFor(nodes),
+    pods: factory.informerFor(pods, { transform: withoutManagedFields }),
+    nodes: factory.informerFor(nodes, { transform: withoutManagedFields }),
     slices,
     queue: sliceQueue,
     recorder: sliceRecorder,
@@ -185,4 +185,14 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
       await servers.stop();
     },
   };
+}
+
+/**
+ * managedFields is often the largest part of a Pod or Node and nothing here reads it; dropping it before the
+ * cache keeps memory and per-event work down in clusters with many pods.
+ */
+function withoutManagedFields<T extends { metadata?: { managedFields?: unknown } }>(obj: T): T {
+  if (obj.metadata?.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }

@@ -9,7 +9,7 @@ import { Informer, type InformerOptions } from "./informer.js";
 export interface InformerFactoryOptions
   extends Omit<
     InformerOptions<KubeObject>,
-    "resource" | "indexers" | "namespace" | "labelSelector" | "fieldSelector"
+    "resource" | "indexers" | "namespace" | "labelSelector" | "fieldSelector" | "transform"
   > {
   client: RestClient;
   clock?: Clock;
@@ -22,6 +22,8 @@ export interface InformerRequest<T extends KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
   indexers?: Indexers<T>;
+  /** See InformerOptions.transform. The informer is shared: the first request's transform is the one used. */
+  transform?: (obj: T) => T;
 }
 
 /**
@@ -50,6 +52,7 @@ export class InformerFactory {
         namespace: res.namespaced ? this.#options.namespace : undefined,
         labelSelector: request.labelSelector,
         fieldSelector: request.fieldSelector,
+        ...(request.transform ? { transform: request.transform } : {}),
       });
       this.#informers.set(key, informer as unknown as Informer<KubeObject>);
       // Informers asked for after start() join the running set.

@@ -19,6 +19,12 @@ export interface EventHandler<T extends KubeObject> {
 
 export interface InformerOptions<T extends KubeObject> extends ReflectorOptions<T> {
   indexers?: Indexers<T>;
+  /**
+   * Applied to every listed or watched object before it is stored, e.g. to drop managedFields or fields
+   * the program never reads, so a large cache costs less memory and handlers see less. It must keep the
+   * object's namespace, name and resourceVersion.
+   */
+  transform?: (obj: T) => T;
 }
 
 /**
@@ -32,6 +38,7 @@ export class Informer<T extends KubeObject> implements Lister<T> {
   readonly #log: Logger;
   readonly #handlers = new Set<EventHandler<T>>();
   readonly #syncWaiters = new Set<() => void>();
+  readonly #transform: (obj: T) => T;
   #synced = false;
   #abort: AbortController | undefined;
   #running: Promise<void> | undefined;
@@ -39,6 +46,7 @@ export class Informer<T extends KubeObject> implements Lister<T> {
   constructor(options: InformerOptions<T>) {
     this.resource = options.resource;
     this.#store = new Store<T>(options.indexers);
+    this.#transform = options.transform ?? ((obj) => obj);
     this.#log = (options.logger ?? discardLogger).child({ informer: options.resource.resource });
     const sink: ReflectorSink<T> = {
       replace: (items) => this.#replace(items),
@@ -124,7 +132,7 @@ export class Informer<T extends KubeObject> implements Lister<T> {
   }
 
   #replace(items: T[]): void {
-    const { added, updated, deleted } = this.#store.replace(items);
+    const { added, updated, deleted } = this.#store.replace(items.map(this.#transform));
     for (const obj of deleted) this.#emit("onDelete", (h) => h.onDelete?.(obj));
     for (const { oldObj, newObj } of updated) this.#emit("onUpdate", (h) => h.onUpdate?.(oldObj, newObj));
     for (const obj of added) this.#emit("onAdd", (h) => h.onAdd?.(obj));
@@ -134,7 +142,8 @@ export class Informer<T extends KubeObject> implements Lister<T> {
     }
   }
 
-  #apply(type: "ADDED" | "MODIFIED" | "DELETED", obj: T): void {
+  #apply(type: "ADDED" | "MODIFIED" | "DELETED", received: T): void {
+    const obj = this.#transform(received);
     if (type === "DELETED") {
       const old = this.#store.remove(objectKey(obj));
       // The watch's copy is the final state; it is ours alone, so freeze it in place.

@@ -144,3 +144,33 @@ describe("Informer", () => {
     assert.equal(await waiting, false);
   });
 });
+
+describe("Informer transform", () => {
+  test("listed and watched objects are stored as the transform returns them", async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const withManagedFields = (p: Pod): Pod => ({
+      ...p,
+      metadata: { ...p.metadata, managedFields: [{ manager: "kubectl", operation: "Update" }] },
+    });
+    await api.seed(pods, withManagedFields(makePod("ns1", "a", { nodeName: "n1" })));
+    const informer = new Informer<Pod>({
+      client: api,
+      resource: pods,
+      clock,
+      random: () => 0,
+      indexers: { [indexNames.nodeName]: byNodeName },
+      transform: (p) => ({ ...p, metadata: { ...p.metadata, managedFields: undefined } }),
+    });
+    stopAll.push(() => informer.stop());
+    informer.start();
+    assert.equal(await informer.waitForSync(), true);
+    assert.equal(informer.get("ns1", "a")?.metadata?.managedFields, undefined);
+    await api.seed(pods, withManagedFields(makePod("ns1", "b", { nodeName: "n1" })));
+    await flushAsync();
+    const b = informer.get("ns1", "b");
+    assert.ok(b, "watched pod arrived");
+    assert.equal(b.metadata?.managedFields, undefined);
+    assert.equal(informer.byIndex(indexNames.nodeName, "n1").length, 2);
+  });
+});
