@@ -28,8 +28,9 @@ import {
 import type { Node, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
-import { cleanupTargets, createBackend, IPVS_UNAVAILABLE } from "./dataplane.js";
+import { cleanupTargets, createBackend } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
+import { prepareIPVS } from "./ipvs-setup.js";
 import { proxyFamilies } from "./network.js";
 import { fetchNode } from "./node-info.js";
 import { startServers } from "./servers.js";
@@ -40,6 +41,8 @@ export interface AppOptions {
   /** How long to wait for the Node object at start-up. */
   readonly nodeWaitMs?: number;
   readonly iptablesBackend?: IPTablesBackend;
+  /** Host path check for /proc/net/ip_vs; tests pretend IPVS exists. */
+  readonly exists?: (path: string) => boolean;
 }
 
 export interface App {
@@ -61,8 +64,9 @@ export async function cleanupAndExit(exec: Exec = realExec): Promise<void> {
 
 export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<App> {
   const { logger } = opts;
-  if (o.mode === "ipvs") throw new Error(IPVS_UNAVAILABLE);
   const exec = withInjectedFaults(opts.exec ?? realExec);
+  // Before anything else, so a node without IPVS fails fast with one line and changes nothing.
+  if (o.mode === "ipvs") await prepareIPVS(o, { exec, logger, exists: opts.exists });
   const nodeName = nodeNameOf(o);
   try {
     // This is what makes a mode switch a plain restart: the other modes' rules go first.

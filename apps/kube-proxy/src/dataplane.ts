@@ -7,6 +7,8 @@ import {
   type IPFamily,
   type IPTablesBackend,
   IPTablesProxyBackend,
+  IPVSApplier,
+  IPVSProxyBackend,
   IptablesRestoreApplier,
   NFTablesProxyBackend,
   NftApplier,
@@ -16,10 +18,7 @@ import {
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
-import { localDetector, nodePortAddresses } from "./network.js";
-
-/** The message for --proxy-mode=ipvs until IPVS lands in @switchyard/proxier. */
-export const IPVS_UNAVAILABLE = 'proxy mode "ipvs" is not in this build yet; use iptables or nftables';
+import { localDetector, nodeAddresses, nodePortAddresses } from "./network.js";
 
 /** Every iptables binary set that may hold rules of ours: both families, both backends. */
 export function allIPTables(exec: Exec): IptablesRestoreApplier[] {
@@ -32,7 +31,7 @@ export function allIPTables(exec: Exec): IptablesRestoreApplier[] {
 }
 
 export function cleanupTargets(exec: Exec): CleanupTargets {
-  return { nft: new NftApplier({ exec }), iptables: allIPTables(exec) };
+  return { nft: new NftApplier({ exec }), iptables: allIPTables(exec), ipvs: new IPVSApplier({ exec }) };
 }
 
 export interface BackendContext {
@@ -91,7 +90,21 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
         metrics: ctx.metrics,
       });
     }
-    case "ipvs":
-      throw new Error(IPVS_UNAVAILABLE);
+    case "ipvs": {
+      const backend = ctx.iptablesBackend ?? (await detectIPTablesBackend(ctx.exec));
+      return new IPVSProxyBackend({
+        options: {
+          ...common,
+          nodeAddresses: nodeAddresses(family),
+          scheduler: o.ipvs.scheduler,
+          excludeCIDRs: o.ipvs.excludeCIDRs,
+          localDetector: detector,
+        },
+        ipvs: new IPVSApplier({ exec: ctx.exec }),
+        ipt: new IptablesRestoreApplier({ family, backend, exec: ctx.exec }),
+        metrics: ctx.metrics,
+        logger: ctx.logger,
+      });
+    }
   }
 }

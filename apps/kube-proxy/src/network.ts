@@ -2,7 +2,7 @@
 // which families to run, the node IP, the NodePort addresses and the local-traffic detector.
 import { BlockList, isIPv6 } from "node:net";
 import { networkInterfaces } from "node:os";
-import type { IPFamily, LocalDetector, ProxyMode } from "@switchyard/proxier";
+import { type IPFamily, IPVS_DUMMY_DEVICE, type LocalDetector, type ProxyMode } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
 import { familyOf } from "./node-info.js";
@@ -42,6 +42,19 @@ export function proxyFamilies(
 function localAddresses(family: IPFamily): string[] {
   const out: string[] = [];
   for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if ((a.family === "IPv6") === (family === "IPv6")) out.push(a.address);
+  }
+  return out;
+}
+
+/**
+ * The node's addresses of one family on every interface but kube-ipvs0 (IPVS mode's VIPs are
+ * not node addresses), read once at start-up.
+ */
+export function nodeAddresses(family: IPFamily): string[] {
+  const out: string[] = [];
+  for (const [name, list] of Object.entries(networkInterfaces())) {
+    if (name === IPVS_DUMMY_DEVICE) continue;
     for (const a of list ?? []) if ((a.family === "IPv6") === (family === "IPv6")) out.push(a.address);
   }
   return out;

@@ -162,15 +162,3 @@ test("bad flags fail with one line naming the flag, exit 2", async () => {
     assert.equal(err.trim().split("\n").length, 1, err);
   }
 });
-
-test("--proxy-mode=ipvs says it is not in this build", async () => {
-  let err = "";
-  const code = await main({
-    argv: ["--proxy-mode=ipvs"],
-    stdout: { write: () => true },
-    stderr: { write: (s: string) => (err += s) },
-    stopSignal: new Promise(() => {}),
-  });
-  assert.equal(code, 1);
-  assert.match(err, /"ipvs" is not in this build yet/);
-});

@@ -3,6 +3,7 @@
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
+export * from "./apply/ipvs-applier.js";
 export * from "./apply/nft-applier.js";
 export * from "./conntrack/conntrack.js";
 export * from "./conntrack/stale.js";
@@ -51,8 +52,10 @@ export {
   ipsetName,
 } from "./ipvs/names.js";
 export type { IPVSOptions } from "./ipvs/options.js";
+export { parseIPVSList } from "./ipvs/parse-list.js";
 export * from "./ipvs/render.js";
 export { ensureIPVSJumpChains, IPVS_JUMP_CHAINS } from "./ipvs/skeleton.js";
+export * from "./ipvs/sysctls.js";
 export * from "./ipvs/tracer.js";
 export type { RealServer, VirtualServer, VirtualServerEntry } from "./ipvs/virtual-server.js";
 export * from "./metrics/metrics.js";
@@ -73,6 +76,7 @@ export * from "./nftables/tracer.js";
 export { Transaction } from "./nftables/transaction.js";
 export * from "./proxier/backend.js";
 export * from "./proxier/iptables-backend.js";
+export * from "./proxier/ipvs-backend.js";
 export * from "./proxier/meta-proxier.js";
 export * from "./proxier/nftables-backend.js";
 export * from "./proxier/proxier.js";

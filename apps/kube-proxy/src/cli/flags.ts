@@ -46,6 +46,9 @@ const hostPort = (raw: string, bad: (why: string) => FlagError): string => {
   return raw;
 };
 
+/** What upstream's validation accepts for ipvs.scheduler. */
+const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh"];
+
 const SPEC: readonly FlagSpec[] = [
   {
     name: "config",
@@ -179,6 +182,78 @@ const SPEC: readonly FlagSpec[] = [
     help: "Retry interval after a failed nftables sync (default 30s).",
     set: (c, raw, bad) => {
       c.nftables.syncPeriodMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "ipvs-scheduler",
+    kind: "string",
+    help: "IPVS scheduler: rr (default), wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq or mh.",
+    set: (c, raw, bad) => {
+      if (raw !== "" && !IPVS_SCHEDULERS.includes(raw))
+        throw bad(`want one of ${IPVS_SCHEDULERS.join(", ")}`);
+      c.ipvs.scheduler = raw;
+    },
+  },
+  {
+    name: "ipvs-min-sync-period",
+    kind: "duration",
+    help: "Minimum time between IPVS syncs (default 0s).",
+    set: (c, raw, bad) => {
+      c.ipvs.minSyncPeriodMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "ipvs-sync-period",
+    kind: "duration",
+    help: "Retry interval after a failed IPVS sync (default 30s).",
+    set: (c, raw, bad) => {
+      c.ipvs.syncPeriodMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "ipvs-exclude-cidrs",
+    kind: "list",
+    help: "CIDRs whose IPVS virtual servers kube-proxy leaves alone, comma-separated.",
+    set: (c, raw, bad) => {
+      const cidrs = raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
+      for (const cidr of cidrs)
+        if (!/^[0-9a-fA-F.:]+\/\d{1,3}$/.test(cidr)) throw bad(`"${cidr}" is not a CIDR`);
+      c.ipvs.excludeCIDRs = cidrs;
+    },
+  },
+  {
+    name: "ipvs-strict-arp",
+    kind: "bool",
+    help: "Set arp_ignore=1 and arp_announce=2, so the node does not answer ARP for Service VIPs.",
+    set: (c, raw, bad) => {
+      c.ipvs.strictARP = bool(raw, bad);
+    },
+  },
+  {
+    name: "ipvs-tcp-timeout",
+    kind: "duration",
+    help: "Timeout of idle IPVS TCP connections (0 leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.ipvs.tcpTimeoutMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "ipvs-tcpfin-timeout",
+    kind: "duration",
+    help: "Timeout of IPVS TCP connections after FIN (0 leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.ipvs.tcpFinTimeoutMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "ipvs-udp-timeout",
+    kind: "duration",
+    help: "Timeout of IPVS UDP flows (0 leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.ipvs.udpTimeoutMs = ms(raw, bad);
     },
   },
   {

@@ -27,9 +27,24 @@ export interface ProxyConfig {
     syncPeriodMs: number;
   };
   nftables: { masqueradeAll: boolean; masqueradeBit: number; minSyncPeriodMs: number; syncPeriodMs: number };
-  ipvs: { minSyncPeriodMs: number; syncPeriodMs: number; scheduler: string; strictARP: boolean };
+  ipvs: IPVSConfig;
   conntrack: { tcpBeLiberal: boolean };
   verbosity: number;
+}
+
+export interface IPVSConfig {
+  minSyncPeriodMs: number;
+  syncPeriodMs: number;
+  /** "" means rr. */
+  scheduler: string;
+  /** Virtual servers there are someone else's: never deleted. */
+  excludeCIDRs: string[];
+  /** Sets arp_ignore=1 and arp_announce=2, so the node does not answer ARP for its VIPs. */
+  strictARP: boolean;
+  /** IPVS connection timeouts (ipvsadm --set); 0 leaves the kernel's value. */
+  tcpTimeoutMs: number;
+  tcpFinTimeoutMs: number;
+  udpTimeoutMs: number;
 }
 
 /** v1alpha1's defaults (SetDefaults_KubeProxyConfiguration), for Linux. */
@@ -53,7 +68,16 @@ export function defaultConfig(): ProxyConfig {
       syncPeriodMs: 30_000,
     },
     nftables: { masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000 },
-    ipvs: { minSyncPeriodMs: 0, syncPeriodMs: 30_000, scheduler: "", strictARP: false },
+    ipvs: {
+      minSyncPeriodMs: 0,
+      syncPeriodMs: 30_000,
+      scheduler: "",
+      excludeCIDRs: [],
+      strictARP: false,
+      tcpTimeoutMs: 0,
+      tcpFinTimeoutMs: 0,
+      udpTimeoutMs: 0,
+    },
     conntrack: { tcpBeLiberal: false },
     verbosity: 0,
   };
@@ -77,6 +101,8 @@ export interface ResolvedOptions {
   readonly minSyncPeriodMs: number;
   readonly syncPeriodMs: number;
   readonly conntrackTCPBeLiberal: boolean;
+  /** The ipvs section; read only in ipvs mode. */
+  readonly ipvs: Readonly<IPVSConfig>;
   readonly verbosity: number;
 }
 
@@ -104,6 +130,7 @@ export function resolve(c: ProxyConfig): ResolvedOptions {
     minSyncPeriodMs: section.minSyncPeriodMs,
     syncPeriodMs: section.syncPeriodMs,
     conntrackTCPBeLiberal: c.conntrack.tcpBeLiberal,
+    ipvs: c.ipvs,
     verbosity: c.verbosity,
   };
 }

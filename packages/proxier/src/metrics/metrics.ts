@@ -175,6 +175,17 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
           "Cumulative proxy iptables restore failures",
           fam,
         ),
+        // IPVS mode's iptables rules are kube-proxy's too, and upstream counts them the same way.
+        iptablesRulesTotal: gauge(
+          "sync_proxy_rules_iptables_total",
+          "Total number of iptables rules owned by kube-proxy",
+          ["ip_family", "table"],
+        ),
+        iptablesRulesLastSync: gauge(
+          "sync_proxy_rules_iptables_last",
+          "Number of iptables rules written by kube-proxy in last sync",
+          ["ip_family", "table"],
+        ),
       };
     case "nftables":
       return {

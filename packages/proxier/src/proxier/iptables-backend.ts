@@ -1,12 +1,13 @@
 // The iptables data plane: renderIPTables plus one IptablesRestoreApplier (one family, one
 // backend binary). Full syncs first ensure the jump rules from the built-in chains, as
 // kube-proxy does with single iptables calls; the rest is one iptables-restore.
-import type { IPTablesTableName, IptablesRestoreApplier } from "../apply/iptables-restore.js";
+import type { IptablesRestoreApplier } from "../apply/iptables-restore.js";
 import type { IPTablesOptions } from "../iptables/options.js";
 import { type IPTablesState, renderIPTables } from "../iptables/render.js";
-import { ensureCanaryChains, ensureJumpChains, type JumpRuleWriter } from "../iptables/skeleton.js";
+import { ensureCanaryChains, ensureJumpChains } from "../iptables/skeleton.js";
 import type { ProxyMetrics } from "../metrics/metrics.js";
 import type { BackendSyncInput, BackendSyncResult, ProxyBackend } from "./backend.js";
+import { runSkeleton } from "./run-skeleton.js";
 
 export interface IPTablesProxyBackendOptions {
   readonly options: IPTablesOptions;
@@ -26,15 +27,7 @@ export function savedChainNames(save: string): string[] {
 
 /** Runs the renderer's synchronous skeleton writers against the async applier, in order. */
 export async function ensureIPTablesSkeleton(ipt: IptablesRestoreApplier): Promise<void> {
-  const steps: (() => Promise<void>)[] = [];
-  const writer: JumpRuleWriter = {
-    ensureChain: (table, chain) => steps.push(() => ipt.ensureChain(table as IPTablesTableName, chain)),
-    ensureRule: (position, table, chain, args) =>
-      steps.push(() => ipt.ensureRule(position, table as IPTablesTableName, chain, args)),
-  };
-  ensureJumpChains(writer);
-  ensureCanaryChains(writer);
-  for (const step of steps) await step();
+  await runSkeleton(ipt, ensureJumpChains, ensureCanaryChains);
 }
 
 export class IPTablesProxyBackend implements ProxyBackend {

@@ -1,0 +1,140 @@
+// IPVS mode in the app: the ipvs config section and --ipvs-* flags, the start-up steps
+// (sysctls, timeouts) through an injected exec, and the one-line exit when this kernel
+// lacks IP_VS (run for real: this kernel has no ip_vs module).
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { test } from "node:test";
+import { PROC_IP_VS, silentLogger } from "@switchyard/proxier";
+import { FlagError, parseCommandLine } from "../src/cli/flags.js";
+import { defaultConfig, resolve } from "../src/config/config.js";
+import { parseConfigFile } from "../src/config/config-file.js";
+import { IPVSStartError, prepareIPVS } from "../src/ipvs-setup.js";
+import { main } from "../src/main.js";
+
+const FILE = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: ipvs
+ipvs:
+  scheduler: wlc
+  syncPeriod: 20s
+  minSyncPeriod: 2s
+  excludeCIDRs: ["10.9.0.0/16"]
+  strictARP: true
+  tcpTimeout: 900s
+  tcpFinTimeout: 120s
+  udpTimeout: 300s
+`;
+
+test("the ipvs section of a config file", () => {
+  const o = resolve(parseConfigFile(FILE));
+  assert.equal(o.mode, "ipvs");
+  assert.equal(o.syncPeriodMs, 20_000);
+  assert.equal(o.minSyncPeriodMs, 2000);
+  assert.deepEqual(o.ipvs, {
+    minSyncPeriodMs: 2000,
+    syncPeriodMs: 20_000,
+    scheduler: "wlc",
+    excludeCIDRs: ["10.9.0.0/16"],
+    strictARP: true,
+    tcpTimeoutMs: 900_000,
+    tcpFinTimeoutMs: 120_000,
+    udpTimeoutMs: 300_000,
+  });
+  // Without a section: upstream's ipvs defaults (minSyncPeriod 0, syncPeriod 30s).
+  const d = resolve({ ...defaultConfig(), mode: "ipvs" });
+  assert.equal(d.minSyncPeriodMs, 0);
+  assert.equal(d.syncPeriodMs, 30_000);
+});
+
+test("--ipvs-* flags", () => {
+  const cl = parseCommandLine([
+    "--proxy-mode=ipvs",
+    "--ipvs-scheduler=mh",
+    "--ipvs-sync-period=10s",
+    "--ipvs-min-sync-period=1s",
+    "--ipvs-exclude-cidrs=10.9.0.0/16, fd00:9::/64",
+    "--ipvs-strict-arp",
+    "--ipvs-tcp-timeout=15m",
+    "--ipvs-tcpfin-timeout=2m",
+    "--ipvs-udp-timeout=5m",
+    "--masquerade-all",
+  ]);
+  const o = resolve(cl.apply(defaultConfig(), false));
+  assert.equal(o.mode, "ipvs");
+  assert.equal(o.syncPeriodMs, 10_000);
+  assert.equal(o.minSyncPeriodMs, 1000);
+  assert.equal(o.masqueradeAll, true, "ipvs mode reads --masquerade-all from the iptables section");
+  assert.deepEqual(o.ipvs, {
+    minSyncPeriodMs: 1000,
+    syncPeriodMs: 10_000,
+    scheduler: "mh",
+    excludeCIDRs: ["10.9.0.0/16", "fd00:9::/64"],
+    strictARP: true,
+    tcpTimeoutMs: 900_000,
+    tcpFinTimeoutMs: 120_000,
+    udpTimeoutMs: 300_000,
+  });
+  for (const bad of [
+    "--ipvs-scheduler=fastest",
+    "--ipvs-exclude-cidrs=10.9.0.0",
+    "--ipvs-strict-arp=maybe",
+  ]) {
+    assert.throws(() => parseCommandLine([bad]), FlagError, bad);
+  }
+});
+
+test("start-up sets upstream's sysctls (arp ones only with strictARP) and the timeouts", async () => {
+  const calls: string[] = [];
+  const exec = async (command: string, args: readonly string[]) => {
+    calls.push([command, ...args].join(" "));
+    return { code: 0, stdout: "", stderr: "" };
+  };
+  const base = resolve({ ...defaultConfig(), mode: "ipvs" });
+  await prepareIPVS(base, { exec, logger: silentLogger, exists: () => true });
+  assert.deepEqual(calls, [
+    "ipvsadm -Ln",
+    "sysctl -w net.ipv4.vs.conntrack=1",
+    "sysctl -w net.ipv4.vs.expire_nodest_conn=1",
+    "sysctl -w net.ipv4.vs.expire_quiescent_template=1",
+    "sysctl -w net.ipv4.ip_forward=1",
+  ]);
+  calls.length = 0;
+  const o = resolve(parseConfigFile(FILE));
+  await prepareIPVS(o, { exec, logger: silentLogger, exists: () => true });
+  assert.ok(calls.includes("sysctl -w net.ipv4.conf.all.arp_ignore=1"));
+  assert.ok(calls.includes("sysctl -w net.ipv4.conf.all.arp_announce=2"));
+  assert.equal(calls.at(-1), "ipvsadm --set 900 120 300");
+});
+
+test("ipvsadm's own complaint also means IPVS is unavailable", async () => {
+  const exec = async () => ({
+    code: 2,
+    stdout: "",
+    stderr:
+      "Can't initialize ipvs: Protocol not available\nAre you sure that IP Virtual Server is built in the kernel or as module?\n",
+  });
+  const o = resolve({ ...defaultConfig(), mode: "ipvs" });
+  await assert.rejects(prepareIPVS(o, { exec, logger: silentLogger, exists: () => true }), (e: unknown) => {
+    assert.ok(e instanceof IPVSStartError);
+    assert.match(e.message, /^can't use the IPVS proxier: kernel module ip_vs is not loaded/);
+    return true;
+  });
+});
+
+test("on this kernel (no ip_vs) --proxy-mode=ipvs exits 1 with one line naming the module", async (t) => {
+  if (existsSync(PROC_IP_VS)) return t.skip("this kernel has IPVS");
+  let err = "";
+  const code = await main({
+    argv: ["--proxy-mode=ipvs", "--hostname-override=node1", "--kubeconfig=/nonexistent"],
+    stdout: { write: () => true },
+    stderr: { write: (s: string) => (err += s) },
+    stopSignal: new Promise(() => {}),
+  });
+  assert.equal(code, 1);
+  const lines = err.trim().split("\n");
+  assert.equal(lines.length, 1, err);
+  assert.match(
+    lines[0] ?? "",
+    /^switchyard-proxy: can't use the IPVS proxier: kernel module ip_vs is not loaded/,
+  );
+});
