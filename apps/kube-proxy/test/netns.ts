@@ -41,7 +41,8 @@ export function missingKernelTools(tools: readonly string[]): string | undefined
 const SERVER = `
 const net = require("node:net");
 const name = process.argv[1];
-net.createServer((s) => s.end(name + " " + s.remoteAddress)).listen(80, "0.0.0.0", () => console.log("ready"));
+// A client that resets its connection must not take the server down with it.
+net.createServer((s) => { s.on("error", () => {}); s.end(name + " " + s.remoteAddress); }).listen(80, "0.0.0.0", () => console.log("ready"));
 `;
 
 // Connects count times (or until killed, count 0) and prints one JSON line of answers.

@@ -1,0 +1,226 @@
+// switchyard-proxy side by side with the real kube-proxy v1.37.2 on one lab control plane and one kernel:
+// N Services x 10 endpoints (1k, 5k, 10k), iptables (iptables-nft backend) and nftables modes, each proxy
+// alone in its own node network namespace, one at a time. Per run: the start-up (full) sync, single-endpoint
+// (partial) syncs with the bytes each sends to the kernel, and first-packet latency to Service #1 and the
+// last Service. Before that, our renderers alone on 10k x 10 (time and heap). Writes bench/results/proxier.md.
+//
+//   npm run bench -- proxier [--quick] [--sizes 1000,5000] [--modes iptables,nftables] [--budget-min 40]
+//     [--impls kube-proxy,switchyard] [--no-render] [--out bench/results/proxier.md]
+import { mkdirSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { NODE_IP } from "../apps/kube-proxy/test/netns.js";
+import { startControlPlane, type TestControlPlane } from "../lab/src/testing.js";
+import { readVersions } from "../lab/src/upstream/versions.js";
+import { machineLine, median } from "./machine.js";
+import { BenchApi, createBase, createServices } from "./proxier/cluster.js";
+import {
+  connectLatency,
+  kubeServicesLength,
+  kubeServicesPositions,
+  samplePartialSyncs,
+  waitForFullSync,
+} from "./proxier/measure.js";
+import { type Impl, type Mode, type ProxyUnderTest, startUnderTest } from "./proxier/proxies.js";
+import { benchRender, type RenderResult } from "./proxier/render.js";
+import { MODE_LABEL, type RunResult, renderReport } from "./proxier/report.js";
+import { KernelWriteLog } from "./proxier/shim.js";
+
+const argv = process.argv.slice(2);
+const quick = argv.includes("--quick");
+const sizesFlag = argv.indexOf("--sizes");
+const sizes =
+  sizesFlag >= 0
+    ? (argv[sizesFlag + 1] ?? "")
+        .split(",")
+        .map(Number)
+        .filter((n) => n > 0)
+        .sort((a, b) => a - b)
+    : quick
+      ? [1000]
+      : [1000, 5000, 10000];
+const samples = quick ? 5 : 20;
+const connects = quick ? 50 : 200;
+const renderRuns = quick ? 3 : 5;
+// Past this many minutes the remaining proxy runs are skipped (and reported as skipped).
+const budgetFlag = argv.indexOf("--budget-min");
+const budgetMin = budgetFlag >= 0 ? Number(argv[budgetFlag + 1]) : 40;
+const renderSize = 10000;
+const modesFlag = argv.indexOf("--modes");
+const MODES: Mode[] =
+  modesFlag >= 0
+    ? (argv[modesFlag + 1] ?? "").split(",").filter((m): m is Mode => m === "iptables" || m === "nftables")
+    : ["iptables", "nftables"];
+const skipRender = argv.includes("--no-render");
+const outFlag = argv.indexOf("--out");
+const outPath = outFlag >= 0 ? (argv[outFlag + 1] ?? "bench/results/proxier.md") : "bench/results/proxier.md";
+const implsFlag = argv.indexOf("--impls");
+const IMPLS: Impl[] =
+  implsFlag >= 0
+    ? (argv[implsFlag + 1] ?? "")
+        .split(",")
+        .filter((m): m is Impl => m === "kube-proxy" || m === "switchyard")
+    : ["kube-proxy", "switchyard"];
+const started = Date.now();
+
+const say = (msg: string) =>
+  process.stderr.write(
+    `[bench proxier ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${msg}\n`,
+  );
+
+let cp: TestControlPlane | undefined;
+let current: ProxyUnderTest | undefined;
+let api: BenchApi | undefined;
+const shim = new KernelWriteLog();
+
+async function cleanup(): Promise<void> {
+  await current?.stop().catch(() => {});
+  current = undefined;
+  api?.close();
+  await cp?.stop().catch(() => {});
+  cp = undefined;
+  shim.remove();
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    say(`${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+const runs: RunResult[] = [];
+let render: RenderResult[] = [];
+const shimOverheadMs = shim.measureOverhead();
+
+function write(done: boolean): void {
+  const text = renderReport({
+    date: new Date().toISOString().slice(0, 10),
+    machine: machineLine(),
+    versions: `Kubernetes ${readVersions().kubernetes} (kube-apiserver, etcd ${readVersions().etcd}, kube-proxy)`,
+    quick,
+    sizes,
+    samples,
+    connects,
+    shimOverheadMs,
+    render,
+    renderRuns,
+    runs,
+    wallMinutes: (Date.now() - started) / 60_000,
+    notes: done ? notes() : ["(run in progress)"],
+  });
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync(outPath, text);
+  if (done) console.log(text);
+}
+
+/** Facts read off the numbers (the hand-written reading, if any, goes below them). */
+function notes(): string[] {
+  const out: string[] = [];
+  const failed = runs.filter((r) => r.error);
+  for (const r of failed) out.push(`- ${r.impl} ${MODE_LABEL[r.mode]} at ${r.services} failed: ${r.error}`);
+  const maxLoad = Math.max(...runs.map((r) => r.load));
+  out.push(
+    `- Contention: 1-minute load average at run starts ranged ${Math.min(...runs.map((r) => r.load)).toFixed(1)}–${maxLoad.toFixed(1)} on 2 cores` +
+      " (the API server, etcd and this process share them with the proxy under test; other agents' benchmarks may have been running).",
+  );
+  for (const mode of MODES) {
+    for (const impl of IMPLS) {
+      const rs = runs.filter((r) => r.mode === mode && r.impl === impl && r.latency);
+      if (rs.length < 1) continue;
+      const cells = rs.map((r) => {
+        const first = median(r.latency?.first ?? []);
+        const last = median(r.latency?.last ?? []);
+        return `${r.services}: #1 ${first.toFixed(0)} µs, last ${last.toFixed(0)} µs`;
+      });
+      out.push(`- First packet, ${impl}, ${MODE_LABEL[mode]}: ${cells.join("; ")}.`);
+    }
+  }
+  return out;
+}
+
+try {
+  say(`machine: ${machineLine()}`);
+  say(`PATH wrapper overhead: ${shimOverheadMs.toFixed(1)} ms per call`);
+  say(`render: ${renderSize} Services x 10, ${renderRuns} runs per mode`);
+  render = skipRender ? [] : benchRender(renderSize, renderRuns);
+  for (const r of render)
+    say(
+      `render ${r.mode}: full ${median(r.fullMs).toFixed(0)} ms, partial ${median(r.partialMs).toFixed(1)} ms`,
+    );
+
+  say("starting the control plane");
+  cp = await startControlPlane();
+  api = new BenchApi(cp.server, cp.stateDir);
+  await createBase(api, NODE_IP);
+  const realServices = new Set([0, ...sizes.map((n) => n - 1)]);
+  const clusterIPs = new Map<number, string>();
+  const flipped = new Map<number, boolean>();
+  let subnet = 230;
+  let created = 0;
+  for (const n of sizes) {
+    say(`creating Services ${created}..${n - 1} (+ one EndpointSlice each)`);
+    const t0 = Date.now();
+    const ips = await createServices(api, created, n, realServices, (d) => say(`  ${created + d}/${n}`));
+    for (const [i, ip] of ips) clusterIPs.set(i, ip);
+    say(`  created in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    created = n;
+    const targets = [clusterIPs.get(0) ?? "", clusterIPs.get(n - 1) ?? ""];
+    // changes go to Services in the middle, never to the two with real listeners
+    const changeAt = Array.from(
+      { length: samples },
+      (_, k) => Math.floor(n / 2) - Math.floor(samples / 2) + k,
+    );
+    for (const mode of MODES) {
+      for (const impl of IMPLS) {
+        const load = loadavg()[0] ?? 0;
+        const label = `${n} Services, ${mode}, ${impl}`;
+        if ((Date.now() - started) / 60_000 > budgetMin) {
+          say(`${label}: skipped, past the ${budgetMin} min budget`);
+          runs.push({ services: n, mode, impl, error: `skipped: past the ${budgetMin} min budget`, load });
+          continue;
+        }
+        say(`${label}: starting (load ${load.toFixed(1)})`);
+        try {
+          current = await startUnderTest({ impl, mode, subnet: subnet++, cp, shim });
+          const full = await waitForFullSync(current, shim, targets, 10 * 60_000);
+          say(
+            `${label}: full sync ${full.seconds.toFixed(2)} s${full.exact ? "" : " (≈)"}, ready after ${full.readySeconds.toFixed(1)} s`,
+          );
+          const partials = await samplePartialSyncs(api, current, shim, changeAt, flipped);
+          say(
+            `${label}: partial syncs median ${(median(partials.map((p) => p.seconds)) * 1000).toFixed(1)} ms over ${partials.length}, ${median(partials.map((p) => p.bytes))} B each`,
+          );
+          const [first = [], last = []] = connectLatency(current, targets, connects);
+          const positions =
+            mode === "iptables"
+              ? (() => {
+                  const [a, b] = kubeServicesPositions(current, targets);
+                  return { first: a, last: b, chainLength: kubeServicesLength(current) };
+                })()
+              : undefined;
+          say(`${label}: connect #1 ${median(first).toFixed(0)} µs, last ${median(last).toFixed(0)} µs`);
+          runs.push({
+            services: n,
+            mode,
+            impl,
+            full,
+            partials,
+            latency: { first, last },
+            ...(positions ? { positions } : {}),
+            peakRssMiB: current.peakRssMiB(),
+            load,
+          });
+        } catch (err) {
+          say(`${label}: FAILED: ${(err as Error).message.slice(0, 2000)}`);
+          runs.push({ services: n, mode, impl, error: (err as Error).message.split("\n")[0] ?? "", load });
+        } finally {
+          await current?.stop().catch(() => {});
+          current = undefined;
+        }
+        write(false);
+      }
+    }
+  }
+  write(true);
+} finally {
+  await cleanup();
+}

@@ -1,0 +1,200 @@
+// What is measured on one running proxy: its start-up (full) sync, single-endpoint (partial) syncs, the
+// bytes each sync sends to the kernel, and the first-packet latency of a TCP connect through its rules.
+import { setTimeout as sleep } from "node:timers/promises";
+import { type BenchApi, flipOneEndpoint } from "./cluster.js";
+import type { HistogramTotals, ProxyUnderTest, SyncCounters } from "./proxies.js";
+import type { KernelWriteLog } from "./shim.js";
+
+export interface FullSync {
+  /** Seconds, from the proxy's own histogram. */
+  readonly seconds: number;
+  /** False when two syncs fell between two scrapes and only their sum is known. */
+  readonly exact: boolean;
+  /** Proxy start to the last Service answering, seconds (includes informer start-up). */
+  readonly readySeconds: number;
+  /** The largest single IPv4 write (iptables-restore input or nft transaction) during start-up. */
+  readonly bytes: number;
+  readonly lines: number;
+}
+
+export interface PartialSample {
+  readonly seconds: number;
+  /** iptables: the sync went to the partial histogram; nftables has no such split (undefined). */
+  readonly partial: boolean | undefined;
+  readonly bytes: number;
+  readonly lines: number;
+  readonly writes: number;
+}
+
+const delta = (a: HistogramTotals, b: HistogramTotals) => ({ count: b.count - a.count, sum: b.sum - a.sum });
+
+async function scrape(p: ProxyUnderTest): Promise<SyncCounters | undefined> {
+  if (p.exited()) throw new Error(`${p.impl} ${p.mode} exited:\n${p.log().slice(-3000)}`);
+  try {
+    return await p.metrics();
+  } catch {
+    return undefined; // not listening yet
+  }
+}
+
+/** True once a connect to `ip`:80 from the client namespace is answered by one of the pods. */
+async function answers(p: ProxyUnderTest, ip: string): Promise<boolean> {
+  try {
+    const out = await p.net.probe(ip, 80, 1, p.net.client, 1000);
+    return out.some((a) => a.startsWith("pod-"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits for the first sync and for Service #1 and the last Service to answer, then for the syncs to
+ * settle; the full sync is the biggest single step of the sync histogram seen while scraping every 250 ms.
+ */
+export async function waitForFullSync(
+  p: ProxyUnderTest,
+  shim: KernelWriteLog,
+  ips: readonly string[],
+  timeoutMs: number,
+): Promise<FullSync> {
+  const deadline = Date.now() + timeoutMs;
+  let last: SyncCounters | undefined;
+  const steps: { count: number; sum: number }[] = [];
+  let readyAt = 0;
+  let quietSince = 0;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`${p.impl} ${p.mode}: no full sync in ${timeoutMs} ms`);
+    const now = await scrape(p);
+    if (now && last && now.all.count !== last.all.count) {
+      steps.push(delta(last.all, now.all));
+      quietSince = Date.now();
+    }
+    if (now) last = now;
+    if (!readyAt && last && last.all.count > 0) {
+      let all = true;
+      for (const ip of ips) all = all && (await answers(p, ip));
+      if (all) {
+        readyAt = Date.now();
+        quietSince = readyAt;
+      }
+    }
+    // settled: answering, and no sync for 2 s
+    if (readyAt && Date.now() - quietSince > 2000) break;
+    await sleep(250);
+  }
+  if (!last) throw new Error("no metrics");
+  if (steps.length === 0) steps.push(last.all); // the first scrape already saw the sync(s)
+  const biggest = steps.reduce((a, b) => (b.sum > a.sum ? b : a));
+  const full = last.full;
+  const exactFromFull = full !== undefined && full.count === 1;
+  await sleep(300); // let the wrappers' background loggers finish
+  const writes = shim.between(p.startedAt, readyAt);
+  const big = writes.reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, lines: 0 });
+  return {
+    seconds: exactFromFull ? full.sum : biggest.sum,
+    exact: exactFromFull || biggest.count === 1,
+    readySeconds: (readyAt - p.startedAt) / 1000,
+    bytes: big.bytes,
+    lines: big.lines,
+  };
+}
+
+/**
+ * `indices.length` single-endpoint changes, one at a time: change, wait for exactly one sync, read its
+ * duration from the histogram, then leave more than minSyncPeriod (1 s) before the next change.
+ * `flipped` carries each Service's current endpoint set across proxies (the cluster is shared).
+ */
+export async function samplePartialSyncs(
+  api: BenchApi,
+  p: ProxyUnderTest,
+  shim: KernelWriteLog,
+  indices: readonly number[],
+  flipped: Map<number, boolean>,
+): Promise<PartialSample[]> {
+  const samples: PartialSample[] = [];
+  for (const i of indices) {
+    const before = await scrape(p);
+    if (!before) throw new Error("metrics went away");
+    const t0 = Date.now();
+    const toAlt = !flipped.get(i);
+    await flipOneEndpoint(api, i, toAlt);
+    flipped.set(i, toAlt);
+    let after: SyncCounters | undefined;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      await sleep(100);
+      const now = await scrape(p);
+      if (now && now.all.count > before.all.count) {
+        after = now;
+        break;
+      }
+    }
+    const t1 = Date.now();
+    if (!after) throw new Error(`${p.impl} ${p.mode}: no sync after an endpoint change`);
+    const d = delta(before.all, after.all);
+    await sleep(1200);
+    if (d.count === 1) {
+      const writes = shim.between(t0, t1);
+      samples.push({
+        seconds: d.sum,
+        partial: before.partial && after.partial ? after.partial.count > before.partial.count : undefined,
+        bytes: writes.reduce((s, w) => s + w.bytes, 0),
+        lines: writes.reduce((s, w) => s + w.lines, 0),
+        writes: writes.length,
+      });
+    }
+  }
+  return samples;
+}
+
+// Connects n times to each target in turn (interleaved, so drift hits all alike) and prints the
+// connect times in microseconds; the first 5 rounds are warm-up and dropped. Each connect is a new
+// connection, so its SYN is the first packet of a new conntrack entry and walks the nat rules.
+const LATENCY = `
+const net = require("node:net");
+const targets = JSON.parse(process.argv[1]);
+const n = +process.argv[2];
+const once = (host) => new Promise((resolve) => {
+  // close gracefully (FIN, reading the pod's answer): a reset would kill the pods' test server
+  let us = -1;
+  const t0 = process.hrtime.bigint();
+  const s = net.connect({ host, port: 80 });
+  s.setTimeout(2000, () => s.destroy());
+  s.on("connect", () => { us = Number(process.hrtime.bigint() - t0) / 1000; s.end(); });
+  s.on("error", () => {});
+  s.on("close", () => resolve(us));
+  s.resume();
+});
+(async () => {
+  const out = targets.map(() => []);
+  for (let i = 0; i < n + 5; i++)
+    for (const [k, host] of targets.entries()) { const us = await once(host); if (i >= 5) out[k].push(us); }
+  console.log(JSON.stringify(out));
+})();
+`;
+
+/** Connect times (µs) to each ClusterIP from the client namespace; failed connects are dropped. */
+export function connectLatency(p: ProxyUnderTest, ips: readonly string[], n: number): number[][] {
+  const out = p.net.in(p.net.client, [process.execPath, "-e", LATENCY, JSON.stringify(ips), String(n)]);
+  return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));
+}
+
+/** 1-based position of each ClusterIP's rule in the nat KUBE-SERVICES chain (iptables mode). */
+export function kubeServicesPositions(p: ProxyUnderTest, ips: readonly string[]): (number | undefined)[] {
+  const rules = p.net
+    .in(p.net.node, ["/usr/sbin/iptables-nft", "-w", "-t", "nat", "-S", "KUBE-SERVICES"])
+    .split("\n")
+    .filter((l) => l.startsWith("-A KUBE-SERVICES"));
+  return ips.map((ip) => {
+    const k = rules.findIndex((l) => l.includes(` -d ${ip}/32 `));
+    return k < 0 ? undefined : k + 1;
+  });
+}
+
+/** How many rules the nat KUBE-SERVICES chain has (iptables mode). */
+export function kubeServicesLength(p: ProxyUnderTest): number {
+  return p.net
+    .in(p.net.node, ["/usr/sbin/iptables-nft", "-w", "-t", "nat", "-S", "KUBE-SERVICES"])
+    .split("\n")
+    .filter((l) => l.startsWith("-A KUBE-SERVICES")).length;
+}

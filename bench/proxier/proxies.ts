@@ -1,0 +1,147 @@
+// One proxy under test: switchyard-proxy (from source, as apps/kube-proxy's traffic tests run it) or the
+// real kube-proxy v1.37.2 (as packages/proxier's upstream diff runs it), alone in a fresh node network
+// namespace built by apps/kube-proxy's test Net (node, client and pod namespaces; API server reached
+// through a veth and a TCP forwarder). Metrics are served on the node side of the host veth so the
+// bench can scrape them from the host.
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Net, startProxy } from "../../apps/kube-proxy/test/netns.js";
+import type { TestControlPlane } from "../../lab/src/testing.js";
+import { startKubeProxy } from "../../packages/proxier/test/upstream-harness.js";
+import { REAL_POD_IPS } from "./cluster.js";
+import type { KernelWriteLog } from "./shim.js";
+
+export type Impl = "switchyard" | "kube-proxy";
+export type Mode = "iptables" | "nftables";
+/** detect-local input for both proxies: every pod and fake endpoint address is inside it. */
+const CLUSTER_CIDR = "10.0.0.0/8";
+
+export interface ProxyUnderTest {
+  readonly impl: Impl;
+  readonly mode: Mode;
+  readonly net: Net;
+  readonly pid: number;
+  readonly startedAt: number;
+  exited(): boolean;
+  log(): string;
+  metrics(): Promise<SyncCounters>;
+  /** Peak resident memory of the proxy process so far, MiB. */
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+/** One histogram's running totals (seconds), IPv4 series. */
+export interface HistogramTotals {
+  readonly count: number;
+  readonly sum: number;
+}
+
+export interface SyncCounters {
+  readonly all: HistogramTotals;
+  /** iptables mode only (both proxies register these only there). */
+  readonly full?: HistogramTotals;
+  readonly partial?: HistogramTotals;
+}
+
+function histogram(text: string, name: string): HistogramTotals | undefined {
+  let count: number | undefined;
+  let sum: number | undefined;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}_sum`) && !line.startsWith(`${name}_count`)) continue;
+    const m = /^(\S+?)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const labels = m[2] ?? "";
+    if (/ip_family="IPv6"/.test(labels)) continue;
+    if (m[1] === `${name}_sum`) sum = Number(m[3]);
+    if (m[1] === `${name}_count`) count = Number(m[3]);
+  }
+  return count === undefined || sum === undefined ? undefined : { count, sum };
+}
+
+export function parseSyncCounters(text: string): SyncCounters {
+  const base = "kubeproxy_sync";
+  const all = histogram(text, `${base}_proxy_rules_duration_seconds`) ?? { count: 0, sum: 0 };
+  const full = histogram(text, `${base}_full_proxy_rules_duration_seconds`);
+  const partial = histogram(text, `${base}_partial_proxy_rules_duration_seconds`);
+  return { all, ...(full ? { full } : {}), ...(partial ? { partial } : {}) };
+}
+
+export async function startUnderTest(options: {
+  impl: Impl;
+  mode: Mode;
+  subnet: number;
+  cp: TestControlPlane;
+  shim: KernelWriteLog;
+}): Promise<ProxyUnderTest> {
+  const { impl, mode, subnet, cp, shim } = options;
+  const net = new Net(`syb${process.pid % 1000}s${subnet}`, subnet);
+  try {
+    await net.build(REAL_POD_IPS);
+    const kubeconfig = await net.kubeconfigFor(cp.kubeconfigPath, cp.server);
+    const metricsAddress = `${net.apiIP}:10249`;
+    const common = [
+      `--kubeconfig=${kubeconfig}`,
+      `--proxy-mode=${mode}`,
+      "--hostname-override=node1",
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      `--metrics-bind-address=${metricsAddress}`,
+      "--healthz-bind-address=127.0.0.1:10256",
+    ];
+    // Both proxies find iptables-restore / nft on PATH: the wrappers come first.
+    process.env.PATH = shim.path();
+    const startedAt = Date.now();
+    let pid: number;
+    let exited: () => boolean;
+    let log: () => string;
+    let stop: () => Promise<void>;
+    if (impl === "switchyard") {
+      const run = startProxy(net.node, common, { PATH: shim.path() });
+      pid = run.child.pid ?? 0;
+      exited = () => run.child.exitCode !== null || run.child.signalCode !== null;
+      log = run.log;
+      stop = async () => {
+        await Promise.race([run.stop(), sleep(10_000)]);
+        if (!exited()) run.child.kill("SIGKILL");
+      };
+    } else {
+      // conntrack sysctls are global, not per namespace: leave them alone (as the upstream diff does)
+      const run = startKubeProxy(net.node, [...common, "--conntrack-max-per-core=0", "--v=2"]);
+      pid = run.process.pid ?? 0;
+      exited = () => run.process.exitCode !== null || run.process.signalCode !== null;
+      log = () => readFileSync(run.logPath, "utf8");
+      stop = () => run.stop();
+    }
+    const url = `http://${metricsAddress}/metrics`;
+    return {
+      impl,
+      mode,
+      net,
+      pid,
+      startedAt,
+      exited,
+      log,
+      async metrics() {
+        const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+        return parseSyncCounters(await res.text());
+      },
+      peakRssMiB() {
+        try {
+          const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+          return Number(kb ?? 0) / 1024;
+        } catch {
+          return 0;
+        }
+      },
+      async stop() {
+        try {
+          await stop();
+        } finally {
+          await net.destroy();
+        }
+      },
+    };
+  } catch (err) {
+    await net.destroy();
+    throw err;
+  }
+}

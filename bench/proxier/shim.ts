@@ -1,0 +1,114 @@
+// What each proxy sends to the kernel, measured the same way for both: a directory put first on PATH
+// with wrappers for iptables-restore (and our iptables-nft-restore) and `nft -f`. A wrapper copies its
+// stdin with tee into a file while the real binary reads it, and logs (in the background, so the proxy
+// does not wait for it) start time, tool, bytes, lines and IP family. Upstream kube-proxy finds these
+// tools on PATH like ours does, so neither proxy knows it is measured; the cost is one bash and one tee
+// per call, for both (measured: `overheadMs`).
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { median } from "../machine.js";
+
+export interface KernelWrite {
+  /** Wall clock, ms since the epoch, when the call started. */
+  readonly at: number;
+  readonly tool: string;
+  readonly bytes: number;
+  /** Lines of input: rules/chains for iptables-restore, commands for nft. */
+  readonly lines: number;
+  readonly family: "IPv4" | "IPv6";
+}
+
+const WRAPPED: Record<string, { real: string; stdinOnly: boolean }> = {
+  "iptables-restore": { real: "/usr/sbin/iptables-restore", stdinOnly: false },
+  "iptables-nft-restore": { real: "/usr/sbin/iptables-nft-restore", stdinOnly: false },
+  "ip6tables-restore": { real: "/usr/sbin/ip6tables-restore", stdinOnly: false },
+  "ip6tables-nft-restore": { real: "/usr/sbin/ip6tables-nft-restore", stdinOnly: false },
+  // only `nft -f ...` carries a transaction on stdin; list/--json calls go straight through
+  nft: { real: "/usr/sbin/nft", stdinOnly: true },
+};
+
+function wrapper(tool: string, real: string, stdinOnly: boolean, dir: string): string {
+  const v6 = tool.startsWith("ip6") ? "echo 1" : `head -c 400 "$f" | grep -c "ip6 "`;
+  return `#!/bin/bash
+${stdinOnly ? `[[ " $* " == *" -f "* ]] || exec ${real} "$@"` : ""}
+t=$EPOCHREALTIME
+f=${dir}/in.$$.$RANDOM
+tee "$f" | ${real} "$@"
+rc=\${PIPESTATUS[1]}
+( printf '%s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" >> ${dir}/log; rm -f "$f" ) </dev/null >/dev/null 2>&1 &
+exit $rc
+`;
+}
+
+export class KernelWriteLog {
+  readonly dir: string;
+  readonly binDir: string;
+  #overheadMs = 0;
+
+  constructor() {
+    this.dir = mkdtempSync(join(tmpdir(), "sy-bench-proxier-shim-"));
+    this.binDir = join(this.dir, "bin");
+    mkdirSync(this.binDir);
+    for (const [tool, { real, stdinOnly }] of Object.entries(WRAPPED)) {
+      if (!existsSync(real)) continue;
+      const path = join(this.binDir, tool);
+      writeFileSync(path, wrapper(tool, real, stdinOnly, this.dir));
+      chmodSync(path, 0o755);
+    }
+    writeFileSync(join(this.dir, "log"), "");
+  }
+
+  /** PATH with the wrappers first. */
+  path(): string {
+    return `${this.binDir}:${process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`;
+  }
+
+  /** Every call logged so far (the background logger may lag a few ms: read after a short settle). */
+  writes(): KernelWrite[] {
+    return readFileSync(join(this.dir, "log"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => {
+        const [at = "0", tool = "", bytes = "0", lines = "0", v6 = "0"] = l.split(" ");
+        return {
+          at: Number(at) * 1000,
+          tool,
+          bytes: Number(bytes),
+          lines: Number(lines),
+          family: Number(v6) > 0 ? "IPv6" : "IPv4",
+        } as const;
+      });
+  }
+
+  /** IPv4 writes that started in [from, to] (ms since the epoch). */
+  between(from: number, to: number): KernelWrite[] {
+    return this.writes().filter((w) => w.family === "IPv4" && w.at >= from && w.at <= to);
+  }
+
+  /** What one wrapped call costs over a direct one: `nft -c -f -` with an empty script, median of 20. */
+  measureOverhead(): number {
+    const time = (bin: string) => {
+      const t0 = performance.now();
+      execFileSync(bin, ["-c", "-f", "-"], { input: "" });
+      return performance.now() - t0;
+    };
+    const direct: number[] = [];
+    const wrapped: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      direct.push(time("/usr/sbin/nft"));
+      wrapped.push(time(join(this.binDir, "nft")));
+    }
+    this.#overheadMs = median(wrapped) - median(direct);
+    return this.#overheadMs;
+  }
+
+  get overheadMs(): number {
+    return this.#overheadMs;
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
