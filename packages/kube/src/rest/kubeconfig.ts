@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { applyKubectlTokenFiles } from "./token-file.js";
 
 export interface LoadKubeConfigOptions {
   /** Explicit kubeconfig path (a --kubeconfig flag); wins over everything else. */
@@ -31,6 +32,7 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     if (!existsSync(path)) return undefined;
     try {
       kc.loadFromFile(path);
+      applyKubectlTokenFiles(kc, path);
     } catch (err) {
       throw new Error(`kubeconfig ${path} (${source}) is invalid: ${(err as Error).message}`);
     }
