@@ -73,3 +73,22 @@ test("loop: a forward that ends elsewhere stops probing without complaint", asyn
     upstreamTcp.close();
   }
 });
+
+test("loop: an unreachable upstream is not a loop (SERVFAIL answers end the probing)", async () => {
+  const deadPort = await freePort(); // nothing listens here
+  const port = await freePort();
+  const fatal: string[] = [];
+  const resolver = Resolver.fromCorefile(`.:${port} {\n    forward . 127.0.0.1:${deadPort}\n    loop\n}\n`, {
+    env: {},
+    deps: { fatal: (m) => fatal.push(m) },
+    address: "127.0.0.1",
+  });
+  await resolver.start();
+  try {
+    // Before the fix every SERVFAIL'd probe counted as a sighting and the third one stopped the server.
+    await new Promise((r) => setTimeout(r, 5000));
+    assert.deepEqual(fatal, []);
+  } finally {
+    await resolver.stop(100);
+  }
+});

@@ -30,6 +30,11 @@ export class LoopHandler implements Handler {
   private seen = 0;
   disabled = false;
 
+  /** A probe that got no answer at all says nothing about loops: its sightings do not count. */
+  reset(): void {
+    this.seen = 0;
+  }
+
   constructor(
     private readonly next: Handler | undefined,
     readonly probe: string,
@@ -69,9 +74,16 @@ export const setupLoop: Setup<LoopDeps> = (ctx) => {
   const send = async () => {
     if (!handler || handler.disabled || !ctx.deps.upstream) return;
     const reply = await ctx.deps.upstream(probe, HINFO).catch(() => undefined);
-    // Any real answer means the path ends somewhere else; stop probing (and counting).
-    if (reply && reply.rcode !== 2) handler.disabled = true;
-    else if (Date.now() - started < PROBE_FOR_MS) timer = timers.setTimeout(() => void send(), 1000);
+    if (reply) {
+      // Any answer, SERVFAIL from a dead upstream included, means the probe's path has an end. A real
+      // loop shows within moments, so keep counting briefly, then stop, as CoreDNS does.
+      timer = timers.setTimeout(() => {
+        if (handler) handler.disabled = true;
+      }, 2000);
+      return;
+    }
+    handler.reset();
+    if (Date.now() - started < PROBE_FOR_MS) timer = timers.setTimeout(() => void send(), 1000);
   };
   ctx.lifecycle.onStartup(() => {
     started = Date.now();
