@@ -1,6 +1,6 @@
-// Many requests at once against the lab apiserver. The upstream test client keeps at most 16
+// Many requests at once against the lab apiserver. The lab's test client keeps at most 16
 // sockets per instance, so the pool spreads work over several instances to keep `limit` in flight.
-import { Api, ApiError } from "../../packages/slice-controller/test/upstream/api.js";
+import { Api, ApiError } from "../../lab/src/testing.js";
 
 export class ApiPool {
   readonly #apis: Api[];

@@ -2,8 +2,7 @@
 // EndpointSlices: the live slices, every write (ADDED/MODIFIED/DELETED) with its size, and when the
 // last one arrived. Settling means "done, and no write for a quiet period".
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { Api, Watch } from "../../packages/slice-controller/test/upstream/api.js";
-import { SLICES } from "../../packages/slice-controller/test/upstream/cluster.js";
+import { type Api, SLICES, type Watch } from "../../lab/src/testing.js";
 
 const MANAGED_BY = "endpointslice.kubernetes.io/managed-by";
 const CONTROLLER = "endpointslice-controller.k8s.io";

@@ -129,3 +129,8 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     },
   };
 }
+
+// A kube-apiserver client and object builders for tests that run against a control plane. Everything
+// these two modules export is meant for tests, so they are re-exported whole.
+export * from "./testing/api.js";
+export * from "./testing/cluster.js";

@@ -1,9 +1,9 @@
-// Shared by the control-plane suites: the lab's minimal API client and object builders (from the
-// library's upstream comparison), plus polling and slice summaries for this program's tests.
+// Shared by the control-plane suites: the lab's minimal API client and object builders (from
+// @switchyard/lab/testing), plus polling and slice summaries for this program's tests.
+
+import { Api, listSlices, SLICES } from "@switchyard/lab/testing";
 import type { EndpointSlice } from "@switchyard/slice-controller";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { Api } from "./api.js";
-import { listSlices, SLICES } from "./cluster.js";
 
 export {
   createNamespace,
@@ -15,7 +15,7 @@ export {
   listSlices,
   type PodSpecOptions,
   setPodReady,
-} from "./cluster.js";
+} from "@switchyard/lab/testing";
 export { Api, SLICES };
 
 /**

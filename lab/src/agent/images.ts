@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { Container } from "kubernetes-types/core/v1.js";
+import { expandVars } from "./expand-vars.js";
 
 /** What the lab runs for a container image: nothing (pause), a command, or nothing it knows. */
 export type Runnable =
@@ -12,6 +13,8 @@ export interface ImageContext {
   repoRoot: string;
   /** How to run the lab's echo server (labEntry("agent/echo")). */
   echo: string[];
+  /** How to run the lab's traffic generator (labEntry("agent/loadgen")). */
+  loadgen?: string[];
   node: string;
 }
 
@@ -24,27 +27,54 @@ export function imageName(image: string): string {
 }
 
 /**
- * Images are resolved, never pulled: the pause image, the lab's echo server, and `switchyard/<app>` for every
- * app of this repository with a bin (run with the container's args, like the app's Dockerfile entrypoint).
+ * Images are resolved, never pulled: the pause image, the lab's echo server and traffic generator, and
+ * `switchyard/<app>` for every app of this repository with a bin. `args` follow the entrypoint, as in the app's
+ * Dockerfile; a `command` replaces the entrypoint and must name something the image has (see appCommand).
+ * `$(VAR)` references in both are expanded from the container's environment, as the kubelet does.
  */
-export function resolveImage(container: Container, ctx: ImageContext): Runnable {
+export function resolveImage(
+  container: Container,
+  ctx: ImageContext,
+  env: Record<string, string> = {},
+): Runnable {
   const image = container.image ?? "";
   const name = imageName(image);
+  const args = (container.args ?? []).map((a) => expandVars(a, env));
+  const command = container.command?.map((a) => expandVars(a, env));
   const unknown = (why = ""): Runnable => ({
     kind: "unknown",
     message: `image ${image} is not known to the switchyard lab runtime${why}`,
   });
   if (name === "registry.k8s.io/pause" || name === "k8s.gcr.io/pause") return { kind: "none" };
-  if (name === "switchyard/echo") return { kind: "process", argv: [...ctx.echo, ...(container.args ?? [])] };
+  const own = name === "switchyard/echo" ? ctx.echo : name === "switchyard/loadgen" ? ctx.loadgen : undefined;
+  if (own) {
+    if (command) return unknown(` (the lab's own images take args, not a command)`);
+    return { kind: "process", argv: [...own, ...args] };
+  }
   const app = /^switchyard\/([a-z0-9-]+)$/.exec(name)?.[1];
   if (!app) return unknown();
   const pkgFile = join(ctx.repoRoot, "apps", app, "package.json");
   if (!existsSync(pkgFile)) return unknown(` (no apps/${app} in this repository)`);
   const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { bin?: string | Record<string, string> };
-  const bin = typeof pkg.bin === "string" ? pkg.bin : Object.values(pkg.bin ?? {})[0];
+  const bins = typeof pkg.bin === "string" ? { [app]: pkg.bin } : (pkg.bin ?? {});
+  const bin = Object.values(bins)[0];
   if (!bin) return unknown(` (apps/${app} has no bin)`);
-  return {
-    kind: "process",
-    argv: [ctx.node, join(ctx.repoRoot, "apps", app, bin), ...(container.args ?? [])],
-  };
+  const entry = [ctx.node, join(ctx.repoRoot, "apps", app, bin)];
+  if (!command) return { kind: "process", argv: [...entry, ...args] };
+  const [first = "", ...rest] = command;
+  if (!appCommand(app, Object.keys(bins), first))
+    return {
+      kind: "unknown",
+      message: `command ${first} is not in image ${image} (it has ${app} and ${Object.keys(bins).join(", ")})`,
+    };
+  return { kind: "process", argv: [...entry, ...rest, ...args] };
+}
+
+/**
+ * Whether a command names the app's entrypoint: its bin names or the upstream program it replaces (the app's
+ * folder name), under any path, since the images link both into /usr/local/bin (apps/kube-proxy/Dockerfile).
+ */
+function appCommand(app: string, binNames: string[], command: string): boolean {
+  const base = basename(command);
+  return base === app || binNames.includes(base);
 }

@@ -3,7 +3,6 @@
  * pod CIDR, builds the pod bridge, keeps the Lease and Ready condition fresh, and runs the node's pods.
  * Usage: agent/main --state-dir DIR --node NAME [--verbose]
  */
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { adminCredentials, KubeClient } from "../kubeapi/client.js";
@@ -66,8 +65,14 @@ async function main(): Promise<void> {
     journal,
     podsDir: paths.pods,
     caFile: join(paths.controlPlane, "pki", "ca.crt"),
-    hostResolv: existsSync("/etc/resolv.conf") ? readFileSync("/etc/resolv.conf", "utf8") : "",
-    images: { repoRoot, echo: labEntry("agent/echo"), node: process.execPath },
+    // The node's own resolv.conf: the lab's upstream stand-in on the bridge (upstream-dns.ts), never the host's.
+    hostResolv: `nameserver ${state.plan.gateway}\n`,
+    images: {
+      repoRoot,
+      echo: labEntry("agent/echo"),
+      loadgen: labEntry("agent/loadgen"),
+      node: process.execPath,
+    },
     log,
   });
   await kubelet.run();

@@ -16,6 +16,8 @@ import { containerEnv, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { podStatus } from "./pod-status.js";
 import { probeOnce, Readiness } from "./probes.js";
 import { sandboxArgv } from "./sandbox-command.js";
+import { prepareVolumes } from "./volume-files.js";
+import { planVolumes } from "./volumes.js";
 
 export interface WorkerDeps {
   client: KubeClient;
@@ -117,8 +119,18 @@ export class PodWorker {
       }, lifetime * 800);
       this.timers.push(refresh);
     }
-    for (const { container, run } of runnables) {
+    for (const { container } of runnables) {
       const env = containerEnv(this.pod, container.env ?? [], this.podIp, this.d.node.ip, this.d.plan);
+      const run = resolveImage(container, this.d.images, env);
+      const volumes = planVolumes(this.pod, container, dir);
+      let configError: string | undefined;
+      try {
+        await prepareVolumes(volumes, this.pod.metadata?.namespace ?? "default", this.d);
+      } catch (err) {
+        configError = (err as Error).message;
+      }
+      for (const v of volumes.unsupported)
+        this.d.log.warn("volume not mounted", { pod: this.key, volume: v });
       const argv =
         run.kind === "process"
           ? sandboxArgv({
@@ -127,6 +139,7 @@ export class PodWorker {
               resolvConf: resolvFile,
               serviceAccountDir: saDir,
               argv: run.argv,
+              mounts: volumes.mounts,
             })
           : undefined;
       const c = new Container({
@@ -145,6 +158,11 @@ export class PodWorker {
         image: container.image ?? "",
       };
       this.containers.push(entry);
+      if (configError) {
+        this.d.log.warn("container not started", { pod: this.key, error: configError });
+        c.state = { waiting: { reason: "CreateContainerConfigError", message: configError } };
+        continue;
+      }
       c.start();
       if (probe && entry.readiness) this.startProbing(container, entry.readiness, c);
     }

@@ -1,16 +1,22 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { migrate } from "../migrate/migrate.js";
+import { formatReport } from "../migrate/report.js";
 import { labDown } from "../netns/lab-down.js";
 import { labStatus } from "../netns/lab-status.js";
 import { labUp } from "../netns/lab-up.js";
 import { defaultLabInput } from "../netns/plan.js";
 import { defaultLabDir, labPaths, readLabState } from "../netns/state.js";
+import { isProxyMode, proxyModes } from "../stack/manifests.js";
+import { upSummary } from "./up-summary.js";
 import { parseFlags, UsageError } from "./usage.js";
 
 export const labHelp = `switchyard-lab up|down|status|kubeconfig|logs
 
 up [--runtime netns] [--nodes 3] [--zones 2] [--state-dir DIR] [--prefix sy] [--node-cidr 198.18.0.0/24]
    [--cluster-cidr 10.244.0.0/16] [--service-cidr 10.96.0.0/16] [--timeout 120]
+   [--proxy-mode iptables|nftables] [--no-stack]
+                                         nodes, then Switchyard's stack from apps/<app>/deploy (--no-stack: nodes only)
 down [--state-dir DIR] [--keep]          remove everything up created (--keep: keep logs and certificates)
 status [--state-dir DIR]                 nodes (Ready?) and pods
 kubeconfig [--state-dir DIR]             the admin kubeconfig's path
@@ -42,7 +48,12 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
       "cluster-cidr": { type: "string" },
       "service-cidr": { type: "string" },
       timeout: { type: "string" },
+      "proxy-mode": { type: "string" },
+      "no-stack": { type: "boolean" },
     });
+    const proxyMode = values["proxy-mode"] ?? "iptables";
+    if (!isProxyMode(proxyMode))
+      throw new UsageError(`up: --proxy-mode must be ${proxyModes.join(" or ")}, got "${proxyMode}"`);
     if ((values.runtime ?? "netns") !== "netns") {
       throw new UsageError(`up: runtime "${values.runtime}" is not available yet; only netns is`);
     }
@@ -60,9 +71,9 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
         serviceCidr: values["service-cidr"] ?? defaultLabInput.serviceCidr,
       },
       ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
+      ...(values["no-stack"] ? {} : { stack: proxyMode }),
     });
-    console.log(`lab ready in ${state.upSeconds?.toFixed(1)}s: ${state.plan.nodes} nodes at ${state.server}`);
-    console.log(`kubeconfig: ${state.kubeconfig}`);
+    console.log(upSummary(state));
     return 0;
   }
   if (sub === "down") {
@@ -118,4 +129,33 @@ function logFile(dir: string, component: string): string {
   const found = candidates.find((f) => existsSync(f));
   if (!found) throw new Error(`no log for "${component}" in ${dir}`);
   return found;
+}
+
+export const migrateHelp = `switchyard-lab migrate --to iptables|nftables [--node NAME | --all] [--settle 3] [--state-dir DIR]
+
+Switches kube-proxy's mode node by node under traffic (a traffic generator on every node), and prints a report:
+failed connections and lookups per client node during each switch, sync time and rule counts before and after,
+the old mode's leftover rules, and how long each switch took. See lab/README.md (Migration) for the method.`;
+
+export async function migrateCommand(rest: string[]): Promise<number> {
+  const { values } = parseFlags("migrate", rest, {
+    to: { type: "string" },
+    node: { type: "string", multiple: true },
+    all: { type: "boolean" },
+    settle: { type: "string" },
+    "state-dir": { type: "string" },
+  });
+  if (!values.to || !isProxyMode(values.to))
+    throw new UsageError(`migrate: --to must be ${proxyModes.join(" or ")}`);
+  if (values.all && values.node) throw new UsageError("migrate: --node and --all exclude each other");
+  if (!values.all && !values.node) throw new UsageError("migrate: name the nodes (--node NAME) or say --all");
+  const settle = positiveInt("migrate", "settle", values.settle);
+  const report = await migrate({
+    stateDir: dirOf(values["state-dir"]),
+    to: values.to,
+    ...(values.node ? { nodes: values.node } : {}),
+    ...(settle ? { settleMs: settle * 1000 } : {}),
+  });
+  console.log(formatReport(report));
+  return report.switches.some((s) => s.leftovers > 0) ? 1 : 0;
 }

@@ -7,6 +7,8 @@ import { isOurs, lastLines, startDetached } from "../controlplane/processes.js";
 import { adminCredentials, KubeClient } from "../kubeapi/client.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { labEntry } from "../self.js";
+import { deployStack } from "../stack/deploy.js";
+import type { ProxyMode } from "../stack/manifests.js";
 import { type Exec, realExec } from "./exec.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
@@ -24,6 +26,8 @@ export interface LabUpOptions {
   detached?: boolean;
   out?: ProgressSink;
   exec?: Exec;
+  /** Deploy Switchyard's stack from apps/<app>/deploy with this kube-proxy mode; without it, nodes only. */
+  stack?: ProxyMode;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -69,11 +73,14 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
   }
   state.upSeconds = (Date.now() - started) / 1000;
   writeLabState(o.stateDir, state);
-  progress.done(`${plan.nodes} nodes ready, apiserver at ${state.server}`);
+  progress.done(
+    `${plan.nodes} nodes ready${o.stack ? ` with the stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
+  );
   return state;
 }
 
 async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Exec, progress: Progress) {
+  const started = Date.now();
   const paths = labPaths(o.stateDir);
   const journal = new Journal(paths.journal);
   progress.update("creating the bridge and node namespaces", true);
@@ -95,6 +102,18 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
   });
   state.server = cp.server;
   state.kubeconfig = cp.kubeconfig;
+  writeLabState(o.stateDir, state);
+
+  const [dnsBin, ...dnsEntry] = labEntry("agent/upstream-dns");
+  state.agents.push(
+    startDetached(
+      "upstream-dns",
+      dnsBin ?? process.execPath,
+      [...dnsEntry, "--address", plan.gateway],
+      join(paths.logs, "upstream-dns.log"),
+      o.detached ?? true,
+    ),
+  );
   writeLabState(o.stateDir, state);
 
   const [bin, ...entry] = labEntry("agent/main");
@@ -121,6 +140,12 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
       if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
       progress.update("waiting for the default ServiceAccount");
       await sleep(250);
+    }
+    state.nodesSeconds = (Date.now() - started) / 1000;
+    if (o.stack) {
+      const stackStarted = Date.now();
+      await deployStack(client, plan, { proxyMode: o.stack, server: cp.server, deadline }, progress, exec);
+      state.stack = { proxyMode: o.stack, seconds: (Date.now() - stackStarted) / 1000 };
     }
   } finally {
     client.close();

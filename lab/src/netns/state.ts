@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ProcessRecord } from "../controlplane/processes.js";
+import type { ProxyMode } from "../stack/manifests.js";
 import type { LabPlan } from "./plan.js";
 
 /** What `up` leaves for `down`, `status`, the node agents and tests. */
@@ -12,8 +13,12 @@ export interface LabState {
   kubeconfig: string;
   agents: ProcessRecord[];
   startedAt: string;
-  /** Seconds from `up` until every node was Ready; absent while `up` runs. */
+  /** Seconds from `up` until it returned (nodes Ready, and the stack working when deployed); absent while `up` runs. */
   upSeconds?: number;
+  /** Seconds from the start of bring-up until every node was Ready. */
+  nodesSeconds?: number;
+  /** The stack deployed from apps/<app>/deploy, and how long deploying it until it worked took. */
+  stack?: { proxyMode: ProxyMode; seconds: number };
 }
 
 export interface LabPaths {

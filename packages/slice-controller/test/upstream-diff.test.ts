@@ -8,11 +8,9 @@
 // fd00:10:244::<i + 2>.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { missingControlPlane } from "@switchyard/lab/testing";
-import type { Container, Pod, ServiceSpec } from "kubernetes-types/core/v1.js";
-import type { EndpointSlice } from "../src/index.js";
-import { Api, ApiError } from "./upstream/api.js";
 import {
+  Api,
+  ApiError,
   controllerEvents,
   createNamespace,
   createNode,
@@ -20,11 +18,14 @@ import {
   createService,
   deletePod,
   listSlices,
+  missingControlPlane,
   type PodSpecOptions,
   readInputs,
   readyTransition,
   setPodReady,
-} from "./upstream/cluster.js";
+} from "@switchyard/lab/testing";
+import type { Container, Pod, ServiceSpec } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "../src/index.js";
 import { comparable, hintFlows, layout, type OurResult, runOurs, withoutHints } from "./upstream/compare.js";
 import { type ControlPlane, startDualStackControlPlane } from "./upstream/control-plane.js";
 import {

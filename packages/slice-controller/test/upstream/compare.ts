@@ -2,6 +2,8 @@
 // identity the apiserver assigns (name, uid, resourceVersion, timestamps, generation) and orders
 // upstream takes from Go map iteration (endpoints within a slice, which endpoints share a slice,
 // ports within a slice).
+
+import { type Api, SLICES } from "@switchyard/lab/testing";
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import {
   EMPTY_TOPOLOGY_CACHE,
@@ -12,8 +14,6 @@ import {
   type SliceOperation,
   setTopologyNodes,
 } from "../../src/index.js";
-import type { Api } from "./api.js";
-import { SLICES } from "./cluster.js";
 import type { WriteCounts } from "./observe.js";
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,8 +1,7 @@
 // Waiting for upstream's controller to settle, and counting what it wrote meanwhile.
 import { setTimeout as sleep } from "node:timers/promises";
+import { type Api, listSlices, SLICES, sliceCollectionVersion, type Watch } from "@switchyard/lab/testing";
 import type { EndpointSlice } from "../../src/index.js";
-import type { Api, Watch } from "./api.js";
-import { listSlices, SLICES, sliceCollectionVersion } from "./cluster.js";
 
 export interface WriteCounts {
   create: number;

@@ -1,6 +1,6 @@
-// Writes test objects through the real apiserver the way a scheduler and kubelet would have left
-// them, and reads back what the controller needs. There is neither in the lab, so Pods are bound by
-// setting spec.nodeName and given their status through the /status subresource.
+// Writes test objects through a test control plane's apiserver the way a scheduler and kubelet would
+// have left them, and reads back what an EndpointSlice controller needs. There is neither in a test
+// control plane, so Pods are bound by setting spec.nodeName and given their status through /status.
 import type {
   Container,
   Event as CoreEvent,
@@ -10,8 +10,16 @@ import type {
   Service,
   ServiceSpec,
 } from "kubernetes-types/core/v1.js";
-import type { EndpointSlice } from "../../src/index.js";
+import type { Endpoint, EndpointSlice as EndpointSliceV130 } from "kubernetes-types/discovery/v1.js";
 import type { Api } from "./api.js";
+
+/**
+ * An EndpointSlice as listed: `endpoints` is always present (the apiserver omits it when empty), so
+ * callers can compare it with slices they computed. Assignable to `@switchyard/slice-controller`'s type.
+ */
+export interface ListedSlice extends Omit<EndpointSliceV130, "endpoints"> {
+  endpoints: Endpoint[];
+}
 
 interface List<T> {
   metadata: { resourceVersion: string };
@@ -132,9 +140,9 @@ export async function listSlices(
   api: Api,
   namespace: string,
   service: string,
-): Promise<{ resourceVersion: string; slices: EndpointSlice[] }> {
+): Promise<{ resourceVersion: string; slices: ListedSlice[] }> {
   const selector = encodeURIComponent(`kubernetes.io/service-name=${service}`);
-  const list = await api.get<List<EndpointSlice>>(
+  const list = await api.get<List<EndpointSliceV130>>(
     `${SLICES}/namespaces/${namespace}/endpointslices?labelSelector=${selector}`,
   );
   const slices = list.items.map((s) => ({ ...s, endpoints: s.endpoints ?? [] }));
@@ -142,7 +150,9 @@ export async function listSlices(
 }
 
 export async function sliceCollectionVersion(api: Api, namespace: string): Promise<string> {
-  const list = await api.get<List<EndpointSlice>>(`${SLICES}/namespaces/${namespace}/endpointslices?limit=1`);
+  const list = await api.get<List<EndpointSliceV130>>(
+    `${SLICES}/namespaces/${namespace}/endpointslices?limit=1`,
+  );
   return list.metadata.resourceVersion;
 }
 

@@ -1,6 +1,5 @@
-// Copied from packages/slice-controller/test/upstream/api.ts.
-// A minimal client for the lab's kube-apiserver: JSON over HTTPS with the admin client certificate.
-// The upstream comparison needs only a handful of verbs, so it does without a client library.
+// A minimal client for a test control plane's kube-apiserver: JSON over HTTPS with the admin client
+// certificate from its state folder. Tests need only a handful of verbs, so there is no client library.
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { join } from "node:path";

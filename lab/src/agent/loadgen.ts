@@ -1,0 +1,100 @@
+/**
+ * The lab's traffic generator (image `switchyard/loadgen`): in rounds, opens one TCP connection to each target and
+ * reads the answer's first line, and resolves each name through the pod's nameserver; counts attempts and
+ * failures and keeps the latest failures with their time. GET / on --stats-port answers the counters as JSON, so
+ * a scenario can read them before and after a change and take the difference.
+ * Flags: --tcp host:port (repeatable; names resolved once at start), --dns name (repeatable, fully qualified),
+ * --interval-ms 100, --timeout-ms 1000, --stats-port 8080.
+ */
+import { promises as dns } from "node:dns";
+import { createServer } from "node:http";
+import { connect } from "node:net";
+import { parseArgs } from "node:util";
+import { emptyLoadStats, type LoadFailure, recordFailure } from "./loadgen-stats.js";
+
+const { values } = parseArgs({
+  options: {
+    tcp: { type: "string", multiple: true, default: [] },
+    dns: { type: "string", multiple: true, default: [] },
+    "interval-ms": { type: "string", default: "100" },
+    "timeout-ms": { type: "string", default: "1000" },
+    "stats-port": { type: "string", default: "8080" },
+  },
+});
+const timeoutMs = Number(values["timeout-ms"]);
+const stats = emptyLoadStats(new Date().toISOString());
+const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function tcpOnce(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port });
+    let data = "";
+    const fail = (why: string) => {
+      socket.destroy();
+      reject(new Error(why));
+    };
+    socket.setTimeout(timeoutMs, () => fail(data ? "timed out mid-answer" : "timed out"));
+    socket.on("data", (chunk) => {
+      data += chunk.toString();
+      if (data.includes("\n")) {
+        socket.destroy();
+        resolve();
+      }
+    });
+    socket.on("end", () => (data ? resolve() : fail("closed without an answer")));
+    socket.on("error", (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
+  });
+}
+
+/** host:port with the host resolved once (retrying until the name exists), so TCP failures are data-plane only. */
+async function target(spec: string): Promise<{ spec: string; ip: string; port: number }> {
+  const i = spec.lastIndexOf(":");
+  const host = spec.slice(0, i);
+  const port = Number(spec.slice(i + 1));
+  for (;;) {
+    try {
+      const ip = /^\d+\.\d+\.\d+\.\d+$/.test(host) ? host : ((await resolver.resolve4(host))[0] ?? "");
+      if (ip) return { spec, ip, port };
+    } catch {}
+    await sleep(500);
+  }
+}
+
+async function main(): Promise<void> {
+  createServer((_req, res) => {
+    stats.now = new Date().toISOString();
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(stats));
+  }).listen(Number(values["stats-port"]));
+  const targets = await Promise.all((values.tcp ?? []).map(target));
+  let stopped = false;
+  process.on("SIGTERM", () => {
+    stopped = true;
+  });
+  while (!stopped) {
+    const at = () => new Date().toISOString();
+    const fail = (f: LoadFailure) => recordFailure(stats, f);
+    await Promise.all([
+      ...targets.map(async (t) => {
+        stats.tcp.attempts++;
+        await tcpOnce(t.ip, t.port).catch((err: Error) =>
+          fail({ at: at(), kind: "tcp", target: t.spec, error: err.message }),
+        );
+      }),
+      ...(values.dns ?? []).map(async (name) => {
+        stats.dns.attempts++;
+        await resolver
+          .resolve4(name)
+          .catch((err: NodeJS.ErrnoException) =>
+            fail({ at: at(), kind: "dns", target: name, error: err.code ?? err.message }),
+          );
+      }),
+    ]);
+    stats.rounds++;
+    await sleep(Number(values["interval-ms"]));
+  }
+  process.exit(0);
+}
+
+void main();

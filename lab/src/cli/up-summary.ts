@@ -1,0 +1,29 @@
+import type { LabState } from "../netns/state.js";
+
+/** What `up` prints at the end: the nodes, where the kubeconfig is, and three things to try next. */
+export function upSummary(state: LabState): string {
+  const { plan } = state;
+  const first = plan.nodeList[0];
+  const stack = state.stack
+    ? `, stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
+    : " (no stack: --no-stack)";
+  const lines = [
+    `lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,
+    "",
+    "NODE        ADDRESS        ZONE     NAMESPACE",
+    ...plan.nodeList.map((n) => `${n.name.padEnd(12)}${n.ip.padEnd(15)}${n.zone.padEnd(9)}${n.netns}`),
+    "",
+    `apiserver:  ${state.server}`,
+    `kubeconfig: ${state.kubeconfig}`,
+    "",
+    "Try:",
+    "  switchyard-lab kubectl get pods -A -o wide",
+    "  switchyard-lab kubectl create deployment echo --image=switchyard/echo --replicas=3 && switchyard-lab kubectl expose deployment echo --port=9000",
+    first
+      ? state.stack?.proxyMode === "nftables"
+        ? `  ip netns exec ${first.netns} nft list table ip kube-proxy`
+        : `  ip netns exec ${first.netns} iptables-save -t nat | grep KUBE-SVC`
+      : "",
+  ];
+  return lines.join("\n");
+}

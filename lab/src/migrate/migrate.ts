@@ -1,0 +1,241 @@
+import type { DaemonSet } from "kubernetes-types/apps/v1.js";
+import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
+import type { LoadStats } from "../agent/loadgen-stats.js";
+import { loadDelta } from "../agent/loadgen-stats.js";
+import { adminCredentials, contentTypes, KubeClient } from "../kubeapi/client.js";
+import { type Exec, realExec } from "../netns/exec.js";
+import { type NodePlan, nodeByName } from "../netns/plan.js";
+import { labPaths, readLabState } from "../netns/state.js";
+import { Progress, type ProgressSink } from "../progress.js";
+import { repoRoot } from "../self.js";
+import { applyObjects } from "../stack/apply.js";
+import { deploymentReady } from "../stack/deploy.js";
+import { configMode, type KubeObject, type ProxyMode, readManifests } from "../stack/manifests.js";
+import { httpGet, waitUntil } from "../stack/wait.js";
+import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "./canary.js";
+import { leftovers, meanSyncMs, proxyView, ruleCounts } from "./measure.js";
+import type { MigrationReport, NodeSwitch, TrafficDelta } from "./report.js";
+import { loadgenStatsPort, trafficNamespace, trafficObjects } from "./workload.js";
+
+export interface MigrateOptions {
+  stateDir: string;
+  to: ProxyMode;
+  /** Node names, switched one after the other; every node when undefined. */
+  nodes?: string[];
+  /** Traffic keeps being counted this long after each switch, for failures that come late. */
+  settleMs?: number;
+  timeoutMs?: number;
+  out?: ProgressSink;
+  exec?: Exec;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
+
+/**
+ * Switches kube-proxy's mode node by node under traffic (canary.ts says how), and measures each switch: traffic
+ * failures per client node, sync time and rule counts before and after, the old mode's leftovers, its duration.
+ */
+export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
+  const state = readLabState(o.stateDir);
+  if (!state?.server) throw new Error(`no lab in ${o.stateDir}; run switchyard-lab up`);
+  if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
+  const exec = o.exec ?? realExec;
+  const progress = new Progress("migrate", o.out ?? process.stderr);
+  const deadline = () => Date.now() + (o.timeoutMs ?? 180_000);
+  const nodes = (o.nodes ?? state.plan.nodeList.map((n) => n.name)).map((n) => nodeByName(state.plan, n));
+  const client = new KubeClient(adminCredentials(state.server, labPaths(o.stateDir).controlPlane));
+  const started = Date.now();
+  try {
+    progress.update("starting the traffic generators", true);
+    await applyObjects(client, trafficObjects(state.plan));
+    await waitUntil(
+      "echo servers",
+      () => deploymentReady(client, "echo", trafficNamespace),
+      deadline(),
+      progress,
+    );
+    await waitUntil(
+      "traffic generators",
+      () => loadgensReady(client, state.plan.nodes),
+      deadline(),
+      progress,
+    );
+
+    const manifest = readManifests(repoRoot, ["apps/kube-proxy/deploy"]);
+    const ds = manifest.find((m) => m.kind === "DaemonSet" && m.metadata.name === "kube-proxy");
+    if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
+    const prepareSeconds = await prepare(client, ds, state.plan.nodeList, exec, deadline(), progress);
+
+    const cm = await client.call<ConfigMap>("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy");
+    const defaultMode = configMode(cm.data?.["config.conf"] ?? "");
+    if (o.to !== defaultMode) {
+      const cmObject = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "kube-proxy", namespace: "kube-system" },
+        data: cm.data,
+      };
+      await applyObjects(client, [modeConfigMap(cmObject as KubeObject, o.to), modeDaemonSet(ds, o.to)]);
+    }
+    const report: MigrationReport = { to: o.to, prepareSeconds, totalSeconds: 0, switches: [], skipped: [] };
+    for (const node of nodes) {
+      const before = await proxyView(exec, node.netns);
+      if (before.mode === o.to) {
+        report.skipped.push(node.name);
+        continue;
+      }
+      progress.update(`switching ${node.name} from ${before.mode || "?"} to ${o.to}`, true);
+      const rulesBefore = await ruleCounts(exec, node.netns);
+      const trafficBefore = await loadgenStats(client);
+      const t0 = Date.now();
+      const label = o.to === defaultMode ? null : o.to;
+      await client.call(
+        "PATCH",
+        `/api/v1/nodes/${node.name}`,
+        { metadata: { labels: { [modeLabel]: label } } },
+        contentTypes.merge,
+      );
+      await waitUntil(
+        `${node.name}'s proxy in ${o.to} mode`,
+        () => switched(client, exec, node, o.to),
+        deadline(),
+        progress,
+      );
+      const switchSeconds = (Date.now() - t0) / 1000;
+      progress.update(
+        `${node.name} switched in ${switchSeconds.toFixed(1)}s; counting traffic for ${(o.settleMs ?? 3000) / 1000}s more`,
+        true,
+      );
+      await sleep(o.settleMs ?? 3000);
+      const after = await proxyView(exec, node.netns);
+      const rulesAfter = await ruleCounts(exec, node.netns);
+      const trafficAfter = await loadgenStats(client);
+      const zero = { count: 0, sumSeconds: 0 };
+      const sw: NodeSwitch = {
+        node: node.name,
+        from: before.mode || "?",
+        to: o.to,
+        switchSeconds,
+        syncBeforeMs: meanSyncMs(zero, before.sync),
+        syncAfterMs: meanSyncMs(zero, after.sync),
+        rulesBefore,
+        rulesAfter,
+        leftovers: leftovers(rulesAfter, o.to),
+        traffic: trafficBetween(trafficBefore, trafficAfter),
+      };
+      report.switches.push(sw);
+    }
+    report.totalSeconds = (Date.now() - started) / 1000;
+    progress.done(`${report.switches.length} node(s) on ${o.to}`);
+    return report;
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Once per lab: the original DaemonSet learns to keep off labelled nodes. Its pods roll in place in the same mode
+ * (rules stay, the new pod resyncs them); the time is reported apart from the switches.
+ */
+async function prepare(
+  client: KubeClient,
+  ds: KubeObject,
+  nodes: NodePlan[],
+  exec: Exec,
+  deadline: number,
+  progress: Progress,
+) {
+  const live = await client.call<DaemonSet>(
+    "GET",
+    "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+  );
+  const terms =
+    live.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+      ?.nodeSelectorTerms ?? [];
+  if (terms.some((t) => t.matchExpressions?.some((e) => e.key === modeLabel))) return undefined;
+  const started = Date.now();
+  progress.update(
+    "preparing: the kube-proxy DaemonSet keeps off nodes labelled for another mode (rolls in place)",
+    true,
+  );
+  await applyObjects(client, [withoutLabelledNodes(ds)]);
+  await waitUntil(
+    "the kube-proxy DaemonSet to roll",
+    async () => {
+      const d = await client.call<DaemonSet>(
+        "GET",
+        "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+      );
+      const s = d.status;
+      const done =
+        (s?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+        s?.updatedNumberScheduled === s?.desiredNumberScheduled &&
+        s?.numberReady === s?.desiredNumberScheduled;
+      return done ? true : `${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated`;
+    },
+    deadline,
+    progress,
+  );
+  for (const n of nodes)
+    await waitUntil(
+      `${n.name}'s proxy to sync`,
+      async () => ((await proxyView(exec, n.netns)).sync.count > 0 ? true : "no sync yet"),
+      deadline,
+      progress,
+    );
+  return (Date.now() - started) / 1000;
+}
+
+/** One proxy pod on the node, running, serving the new mode and past its first sync. */
+async function switched(
+  client: KubeClient,
+  exec: Exec,
+  node: NodePlan,
+  mode: ProxyMode,
+): Promise<true | string> {
+  const pods = await client.call<{ items: Pod[] }>(
+    "GET",
+    `/api/v1/namespaces/kube-system/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${node.name}`)}`,
+  );
+  const proxies = pods.items.filter((p) => proxyApps.includes(p.metadata?.labels?.["k8s-app"] ?? ""));
+  if (proxies.length !== 1) return `${proxies.length} proxy pods on the node`;
+  const view = await proxyView(exec, node.netns);
+  if (view.mode !== mode) return `the proxy serves ${view.mode || "nothing"}`;
+  return view.sync.count > 0 ? true : "no sync yet";
+}
+
+async function loadgensReady(client: KubeClient, want: number): Promise<true | string> {
+  const stats = await loadgenStats(client);
+  const running = Object.values(stats).filter((s) => s.rounds > 0).length;
+  return running >= want ? true : `${running}/${want} generating`;
+}
+
+/** Every traffic generator's counters, by the node it runs on. */
+async function loadgenStats(client: KubeClient): Promise<Record<string, LoadStats>> {
+  const pods = await client.call<{ items: Pod[] }>(
+    "GET",
+    `/api/v1/namespaces/${trafficNamespace}/pods?labelSelector=app%3Dloadgen`,
+  );
+  const out: Record<string, LoadStats> = {};
+  for (const p of pods.items) {
+    const ip = p.status?.podIP;
+    const node = p.spec?.nodeName;
+    if (!ip || !node) continue;
+    const res = await httpGet(`http://${ip}:${loadgenStatsPort}/`).catch(() => undefined);
+    if (res?.status === 200) out[node] = JSON.parse(res.body) as LoadStats;
+  }
+  return out;
+}
+
+function trafficBetween(
+  before: Record<string, LoadStats>,
+  after: Record<string, LoadStats>,
+): Record<string, TrafficDelta> {
+  const out: Record<string, TrafficDelta> = {};
+  for (const [node, a] of Object.entries(after)) {
+    const b = before[node];
+    if (b && b.startedAt === a.startedAt) out[node] = loadDelta(b, a);
+  }
+  return out;
+}

@@ -1,0 +1,68 @@
+import type { LoadStats } from "../agent/loadgen-stats.js";
+import type { ProxyMode } from "../stack/manifests.js";
+import type { RuleCounts } from "./measure.js";
+
+export type TrafficDelta = Pick<LoadStats, "tcp" | "dns">;
+
+export interface NodeSwitch {
+  node: string;
+  from: string;
+  to: ProxyMode;
+  /** Label set (or removed) until the new proxy served its mode and had synced, the old pod gone. */
+  switchSeconds: number;
+  /** Mean of kubeproxy_sync_proxy_rules_duration_seconds over the old proxy's life, and over the new one's. */
+  syncBeforeMs: number | undefined;
+  syncAfterMs: number | undefined;
+  rulesBefore: RuleCounts;
+  rulesAfter: RuleCounts;
+  /** The old mode's rules still in the node once it switched: must be 0. */
+  leftovers: number;
+  /** Per client node: what its traffic generator saw from just before the switch until the settle time after. */
+  traffic: Record<string, TrafficDelta>;
+}
+
+export interface MigrationReport {
+  to: ProxyMode;
+  prepareSeconds: number | undefined;
+  totalSeconds: number;
+  switches: NodeSwitch[];
+  /** Nodes already in the mode, left alone. */
+  skipped: string[];
+}
+
+const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)}ms`);
+const rules = (c: RuleCounts) => `${c.iptablesLegacy}/${c.iptablesNft}/${c.nftables}`;
+
+export const failures = (r: MigrationReport) =>
+  r.switches.reduce(
+    (sum, s) => sum + Object.values(s.traffic).reduce((n, t) => n + t.tcp.failures + t.dns.failures, 0),
+    0,
+  );
+
+export function formatReport(r: MigrationReport): string {
+  const lines = [
+    `kube-proxy migration to ${r.to}: ${r.switches.length} node(s) switched in ${r.totalSeconds.toFixed(1)}s` +
+      (r.prepareSeconds !== undefined
+        ? ` (preparing the DaemonSets took ${r.prepareSeconds.toFixed(1)}s)`
+        : "") +
+      (r.skipped.length > 0 ? `; already ${r.to}: ${r.skipped.join(", ")}` : ""),
+    "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace",
+    "",
+    "NODE        FROM      TO        SWITCH   SYNC BEFORE  SYNC AFTER  RULES BEFORE   RULES AFTER    LEFTOVERS",
+  ];
+  for (const s of r.switches)
+    lines.push(
+      `${s.node.padEnd(12)}${s.from.padEnd(10)}${s.to.padEnd(10)}${`${s.switchSeconds.toFixed(1)}s`.padEnd(9)}` +
+        `${ms(s.syncBeforeMs).padEnd(13)}${ms(s.syncAfterMs).padEnd(12)}${rules(s.rulesBefore).padEnd(15)}` +
+        `${rules(s.rulesAfter).padEnd(15)}${s.leftovers}`,
+    );
+  for (const s of r.switches) {
+    lines.push("", `traffic while ${s.node} switched (failed/attempted, by client node):`);
+    for (const [client, t] of Object.entries(s.traffic))
+      lines.push(
+        `  ${client.padEnd(10)}tcp ${t.tcp.failures}/${t.tcp.attempts}  dns ${t.dns.failures}/${t.dns.attempts}`,
+      );
+  }
+  lines.push("", `failed connections and lookups in total: ${failures(r)}`);
+  return lines.join("\n");
+}

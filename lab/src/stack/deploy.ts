@@ -1,0 +1,101 @@
+import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { KubeClient } from "../kubeapi/client.js";
+import type { Exec } from "../netns/exec.js";
+import { nth } from "../netns/ipv4.js";
+import type { LabPlan } from "../netns/plan.js";
+import type { Progress } from "../progress.js";
+import { repoRoot } from "../self.js";
+import { applyObjects } from "./apply.js";
+import { labStack, type ProxyMode, readManifests } from "./manifests.js";
+import { httpGet, waitUntil } from "./wait.js";
+
+export interface StackDeployOptions {
+  proxyMode: ProxyMode;
+  server: string;
+  deadline: number;
+}
+
+/**
+ * How a slice written by our controller looks: the upstream managed-by value (it is a drop-in, and kube-proxy and
+ * CoreDNS select on nothing else), and our controller's name as the field manager, which the apiserver takes from
+ * the client's user agent. kube-controller-manager's own slice controller is off in the lab.
+ */
+export const sliceManagedBy = "endpointslice-controller.k8s.io";
+export const sliceFieldManager = "switchyard-slice-controller";
+
+export const writtenByOurController = (s: EndpointSlice) =>
+  s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === sliceManagedBy &&
+  (s.metadata.managedFields ?? []).some((f) => f.manager === sliceFieldManager);
+
+/**
+ * Deploys Switchyard's stack from apps/{kube-proxy,slice-controller,cluster-dns}/deploy through the API, then
+ * waits until it works: every node's proxy has synced (/healthz 200 on the node address), the controller and DNS
+ * Deployments are Ready, and kube-dns has ready endpoints in a slice our controller wrote.
+ */
+export async function deployStack(
+  client: KubeClient,
+  plan: LabPlan,
+  o: StackDeployOptions,
+  progress: Progress,
+  exec: Exec,
+) {
+  const objects = labStack(readManifests(repoRoot), {
+    proxyMode: o.proxyMode,
+    server: o.server,
+    clusterCidr: plan.clusterCidr,
+    dnsIp: plan.dnsIp,
+  });
+  progress.update(
+    `applying ${objects.length} objects from apps/<app>/deploy (kube-proxy mode ${o.proxyMode})`,
+    true,
+  );
+  await applyObjects(client, objects);
+  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), o.deadline, progress);
+  for (const name of ["switchyard-slice-controller", "coredns"])
+    await waitUntil(`deployment ${name}`, () => deploymentReady(client, name), o.deadline, progress);
+  await waitUntil("kube-dns endpoints", () => kubeDnsSliced(client), o.deadline, progress);
+}
+
+async function proxiesHealthy(client: KubeClient, plan: LabPlan, exec: Exec): Promise<true | string> {
+  const ds = await client.call<DaemonSet>(
+    "GET",
+    "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+  );
+  const ready = ds.status?.numberReady ?? 0;
+  if (ready < plan.nodes) return `${ready}/${plan.nodes} pods ready`;
+  // /healthz can be 200 before the first sync; what the other pods need is the `kubernetes` Service's ClusterIP
+  // answering from the node, so that is checked too (any HTTP status from the apiserver will do).
+  const apiserverIp = nth(plan.serviceCidr, 1);
+  const unhealthy: string[] = [];
+  for (const n of plan.nodeList) {
+    const res = await httpGet(`http://${n.ip}:10256/healthz`).catch(() => ({ status: 0 }));
+    const viaService = await exec([
+      ...["ip", "netns", "exec", n.netns, "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}"],
+      ...["--max-time", "2", `https://${apiserverIp}/livez`],
+    ]).catch(() => "000");
+    if (res.status !== 200 || viaService === "000") unhealthy.push(n.name);
+  }
+  return unhealthy.length === 0 ? true : `not synced yet on ${unhealthy.join(", ")}`;
+}
+
+export async function deploymentReady(
+  client: KubeClient,
+  name: string,
+  ns = "kube-system",
+): Promise<true | string> {
+  const d = await client.call<Deployment>("GET", `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
+  const want = d.spec?.replicas ?? 1;
+  const ready = d.status?.readyReplicas ?? 0;
+  return ready >= want ? true : `${ready}/${want} ready`;
+}
+
+async function kubeDnsSliced(client: KubeClient): Promise<true | string> {
+  const list = await client.call<{ items: EndpointSlice[] }>(
+    "GET",
+    `/apis/discovery.k8s.io/v1/namespaces/kube-system/endpointslices?labelSelector=${encodeURIComponent("kubernetes.io/service-name=kube-dns")}`,
+  );
+  const ours = list.items.filter(writtenByOurController);
+  const ready = ours.flatMap((s) => s.endpoints).filter((e) => e.conditions?.ready !== false).length;
+  return ready > 0 ? true : `${ours.length} slices, no ready endpoint`;
+}

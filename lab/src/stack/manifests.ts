@@ -1,0 +1,105 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import yaml from "js-yaml";
+
+/** A manifest's object: only what applying and rewriting it needs is typed. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+export type ProxyMode = "iptables" | "nftables";
+export const proxyModes: readonly ProxyMode[] = ["iptables", "nftables"];
+export const isProxyMode = (s: string): s is ProxyMode => (proxyModes as readonly string[]).includes(s);
+
+/** Switchyard's stack, in the order an installer applies it: the proxy first, since the others reach the
+ * apiserver through the `kubernetes` Service's ClusterIP, which only works once kube-proxy has synced. */
+export const stackDeployDirs = [
+  "apps/kube-proxy/deploy",
+  "apps/slice-controller/deploy",
+  "apps/cluster-dns/deploy",
+];
+
+/** Every document of every YAML file in the folders, in file order. */
+export function readManifests(repoRoot: string, dirs: readonly string[] = stackDeployDirs): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (const dir of dirs) {
+    const files = readdirSync(join(repoRoot, dir))
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort();
+    for (const file of files) {
+      for (const doc of yaml.loadAll(readFileSync(join(repoRoot, dir, file), "utf8"))) {
+        if (!doc || typeof doc !== "object") continue;
+        const obj = doc as Partial<KubeObject>;
+        if (!obj.kind || !obj.apiVersion || !obj.metadata?.name)
+          throw new Error(`${dir}/${file}: a document without apiVersion, kind or metadata.name`);
+        out.push(obj as KubeObject);
+      }
+    }
+  }
+  return out;
+}
+
+export interface LabStackOptions {
+  proxyMode: ProxyMode;
+  /** The apiserver URL for kube-proxy's kubeconfig (kubeadm writes the control-plane endpoint there). */
+  server: string;
+  clusterCidr: string;
+  /** The kube-dns ClusterIP the lab's kubelets write into resolv.conf. */
+  dnsIp: string;
+}
+
+/**
+ * The lab's edits to the manifests, the ones a cluster installer makes: kube-proxy's mode, its cluster CIDR and
+ * the apiserver it talks to; the kube-dns ClusterIP matching the kubelets' --cluster-dns. Nothing else changes.
+ * Edits are made on the config text line by line (as `sed` would), so the file keeps its comments and layout; a
+ * line that is not there is an error, never a silent no-op.
+ */
+export function labStack(objects: readonly KubeObject[], o: LabStackOptions): KubeObject[] {
+  return objects.map((original) => {
+    const obj = structuredClone(original);
+    if (obj.kind === "ConfigMap" && obj.metadata.name === "kube-proxy") {
+      const data = obj.data as Record<string, string>;
+      data["config.conf"] = setLine(
+        data["config.conf"],
+        "config.conf",
+        /^mode: .*$/m,
+        `mode: ${o.proxyMode}`,
+      );
+      data["config.conf"] = setLine(
+        data["config.conf"],
+        "config.conf",
+        /^clusterCIDR: .*$/m,
+        `clusterCIDR: ${o.clusterCidr}`,
+      );
+      data["kubeconfig.conf"] = setLine(
+        data["kubeconfig.conf"],
+        "kubeconfig.conf",
+        /^(\s*)server: .*$/m,
+        `$1server: ${o.server}`,
+      );
+    }
+    if (obj.kind === "Service" && obj.metadata.name === "kube-dns") {
+      (obj.spec as Record<string, unknown>).clusterIP = o.dnsIp;
+    }
+    return obj;
+  });
+}
+
+function setLine(text: string | undefined, file: string, line: RegExp, replacement: string): string {
+  if (text === undefined || !line.test(text))
+    throw new Error(`kube-proxy ConfigMap: ${file} has no line matching ${line.source}`);
+  return text.replace(line, replacement);
+}
+
+/** The mode a kube-proxy config.conf asks for (iptables when unset, as upstream on Linux). */
+export function configMode(configConf: string): string {
+  return /^mode: *"?([a-z]*)"?\s*$/m.exec(configConf)?.[1] || "iptables";
+}
+
+/** Rewrites only the mode line of a config.conf. */
+export function withMode(configConf: string, mode: ProxyMode): string {
+  return setLine(configConf, "config.conf", /^mode: .*$/m, `mode: ${mode}`);
+}

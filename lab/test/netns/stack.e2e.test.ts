@@ -1,0 +1,244 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Pod, Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { freePort } from "../../src/controlplane/ports.js";
+import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
+import { migrate } from "../../src/migrate/migrate.js";
+import { formatReport } from "../../src/migrate/report.js";
+import { labDown } from "../../src/netns/lab-down.js";
+import { labUp } from "../../src/netns/lab-up.js";
+import { type LabState, labPaths } from "../../src/netns/state.js";
+import { repoRoot } from "../../src/self.js";
+import { writtenByOurController } from "../../src/stack/deploy.js";
+import { missingControlPlane } from "../../src/testing.js";
+
+// Its own prefix and networks, so other labs on this host are left alone.
+const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clusterCidr: "10.249.0.0/16" };
+const apps = ["kube-proxy", "slice-controller", "cluster-dns"];
+const unbuilt = apps.filter((a) => !existsSync(join(repoRoot, "apps", a, "dist", "main.js")));
+const skip =
+  process.getuid?.() !== 0
+    ? "the netns runtime needs root (network namespaces, veth, routes)"
+    : unbuilt.length > 0
+      ? `apps not built (${unbuilt.join(", ")}); run npx turbo run build`
+      : missingControlPlane(["kube-controller-manager", "kube-scheduler"]);
+
+const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
+const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` returns a value; the deadline only bounds a hang, nothing asserts on time. */
+async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 90_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(300);
+  }
+  throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
+}
+
+const ourNetns = () =>
+  sh(["ip", "netns", "list"])
+    .split("\n")
+    .map((l) => l.split(" ")[0] ?? "")
+    .filter((n) => n.startsWith(`${lab.prefix}-`));
+
+describe("the stack from manifests, and the iptables → nftables migration", { skip }, () => {
+  let dir: string;
+  let state: LabState;
+  let client: KubeClient;
+  const ns = "stack-e2e";
+  let clientNetns = "";
+  let clientNode = "";
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "switchyard-stack-"));
+    state = await labUp({
+      stateDir: dir,
+      lab,
+      ports: {
+        apiserver: await freePort(),
+        etcdClient: await freePort(),
+        etcdPeer: await freePort(),
+        controllerManager: await freePort(),
+        scheduler: await freePort(),
+      },
+      detached: false,
+      stack: "iptables",
+      readyTimeoutMs: 240_000,
+      out: { write: () => {} },
+    });
+    console.log(
+      `# lab with the stack up in ${state.upSeconds?.toFixed(1)}s (nodes ${state.nodesSeconds?.toFixed(1)}s)`,
+    );
+    client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+    await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
+    await eventually("the namespace's default ServiceAccount", () =>
+      client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`),
+    );
+    const labels = { app: "echo" };
+    await client.call("POST", `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      metadata: { name: "echo" },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: "echo", image: "switchyard/echo" }] },
+        },
+      },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: "echo" },
+      spec: {
+        type: "NodePort",
+        selector: labels,
+        ports: [{ port: 9000, targetPort: 9000, protocol: "TCP" }],
+      },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: "client" },
+      spec: { containers: [{ name: "c", image: "registry.k8s.io/pause:3.10" }] },
+    });
+    const pod = await eventually("the client pod running", async () => {
+      const p = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/client`);
+      return p.status?.phase === "Running" ? p : undefined;
+    });
+    clientNode = pod.spec?.nodeName ?? "";
+    clientNetns =
+      ourNetns().find((n) => n.includes("-pod-") && n.endsWith(`-${pod.metadata?.uid?.slice(0, 8)}`)) ?? "";
+    assert.ok(clientNetns, "the client pod's namespace");
+  });
+
+  after(async () => {
+    client?.close();
+    if (dir && existsSync(dir)) await labDown(dir);
+  });
+
+  test("a ClusterIP Service answers from a pod, through our proxy's rules", async () => {
+    const svc = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/echo`);
+    const ip = svc.spec?.clusterIP ?? "";
+    const answer = await eventually("an answer from the ClusterIP", async () => {
+      const out = shIn(clientNetns, [
+        "timeout",
+        "3",
+        "bash",
+        "-c",
+        `exec 3<>/dev/tcp/${ip}/9000 && head -1 <&3`,
+      ]);
+      return out.startsWith("echo-") ? out : undefined;
+    });
+    assert.match(
+      answer,
+      /^echo-\S+ (::ffff:)?10\.249\./,
+      "the echo server sees the client pod's own address",
+    );
+    const node = state.plan.nodeList.find((n) => n.name === clientNode);
+    const nat = shIn(node?.netns ?? "", ["iptables-save", "-t", "nat"]);
+    assert.ok(
+      nat.includes(`-d ${ip}/32`) && nat.includes("KUBE-SVC-"),
+      "the node's KUBE-SERVICES has the ClusterIP",
+    );
+  });
+
+  test("a NodePort on another node answers", async () => {
+    const svc = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/echo`);
+    const port = svc.spec?.ports?.[0]?.nodePort;
+    const other = state.plan.nodeList.find((n) => n.name !== clientNode);
+    assert.ok(port && other);
+    const answer = await eventually("an answer from the NodePort", async () => {
+      const out = shIn(clientNetns, [
+        "timeout",
+        "3",
+        "bash",
+        "-c",
+        `exec 3<>/dev/tcp/${other.ip}/${port} && head -1 <&3`,
+      ]);
+      return out.startsWith("echo-") ? out : undefined;
+    });
+    assert.match(answer, /^echo-/);
+  });
+
+  test("DNS through the kube-dns ClusterIP resolves the Service's name", async () => {
+    const svc = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/echo`);
+    const out = await eventually("an A record", async () => {
+      const a = shIn(clientNetns, [
+        "dig",
+        `@${state.plan.dnsIp}`,
+        "+short",
+        "+time=2",
+        "+tries=1",
+        `echo.${ns}.svc.cluster.local`,
+      ]).trim();
+      return a ? a : undefined;
+    });
+    assert.equal(out, svc.spec?.clusterIP);
+    // `ip netns exec` alone does not see the sandbox's mounts; the pod's resolv.conf is in its folder.
+    const pods = labPaths(dir).pods;
+    const podDir = readdirSync(pods).find((d) => d.startsWith(`${ns}_client_`)) ?? "";
+    assert.match(readFileSync(join(pods, podDir, "resolv.conf"), "utf8"), /^nameserver 10\.96\.0\.10$/m);
+  });
+
+  test("the EndpointSlices were written by our slice controller", async () => {
+    const list = await eventually("a slice with both endpoints", async () => {
+      const l = await client.call<{ items: EndpointSlice[] }>(
+        "GET",
+        `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
+      );
+      return l.items.flatMap((s) => s.endpoints).length === 2 ? l : undefined;
+    });
+    assert.ok(list.items.length > 0 && list.items.every(writtenByOurController));
+  });
+
+  test("migrate one node to nftables under traffic: no leftovers, a report with numbers", async () => {
+    const node = state.plan.nodeList[0];
+    assert.ok(node);
+    const report = await migrate({
+      stateDir: dir,
+      to: "nftables",
+      nodes: [node.name],
+      out: { write: () => {} },
+    });
+    console.log(formatReport(report).replace(/^/gm, "# "));
+    const sw = report.switches[0];
+    assert.ok(sw, "one switch");
+    assert.equal(sw.from, "iptables");
+    assert.equal(sw.leftovers, 0);
+    assert.equal(sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft, 0);
+    assert.ok(sw.rulesBefore.iptablesLegacy + sw.rulesBefore.iptablesNft > 0, "iptables rules before");
+    assert.ok(sw.rulesAfter.nftables > 0, "nftables rules after");
+    assert.ok(sw.syncBeforeMs !== undefined && sw.syncAfterMs !== undefined, "sync times from both proxies");
+    assert.equal(Object.keys(sw.traffic).length, lab.nodes, "traffic counted on every node");
+    for (const t of Object.values(sw.traffic)) assert.ok(t.tcp.attempts > 0 && t.dns.attempts > 0);
+    // The other nodes stayed on iptables.
+    const other = state.plan.nodeList[1];
+    assert.ok(other && shIn(other.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
+  });
+
+  test("down leaves no namespace, link, process or host rule behind", async () => {
+    client.close();
+    await labDown(dir);
+    assert.deepEqual(ourNetns(), []);
+    assert.ok(!sh(["ip", "link", "show"]).includes(`${lab.prefix}-`), "no links");
+    assert.ok(!sh(["ps", "-eo", "args"]).includes(dir), "no process of the lab");
+    // Other tests on this host may change the root namespace's rules meanwhile; none may mention this lab.
+    const hostRules = sh(["iptables-save"]) + sh(["nft", "list", "ruleset"]);
+    for (const mark of ["198.18.8.", "10.249.", `${lab.prefix}-`])
+      assert.ok(!hostRules.includes(mark), `a host rule mentions ${mark}`);
+  });
+});

@@ -1,0 +1,263 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Container, Pod } from "kubernetes-types/core/v1.js";
+import { refusedAnswer } from "../src/agent/dns-refused.js";
+import { expandVars } from "../src/agent/expand-vars.js";
+import { resolveImage } from "../src/agent/images.js";
+import { emptyLoadStats, loadDelta, recordFailure } from "../src/agent/loadgen-stats.js";
+import { sandboxArgv } from "../src/agent/sandbox-command.js";
+import { mountPointSteps, planVolumes } from "../src/agent/volumes.js";
+import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "../src/migrate/canary.js";
+import {
+  countKubeLines,
+  countNftProxyLines,
+  leftovers,
+  meanSyncMs,
+  parseSyncStats,
+} from "../src/migrate/measure.js";
+import { failures, formatReport } from "../src/migrate/report.js";
+import { repoRoot } from "../src/self.js";
+import { applyOrder, objectPath } from "../src/stack/apply.js";
+import { configMode, labStack, readManifests } from "../src/stack/manifests.js";
+
+const stack = readManifests(repoRoot);
+const lab = labStack(stack, {
+  proxyMode: "iptables",
+  server: "https://198.18.0.1:6443",
+  clusterCidr: "10.250.0.0/16",
+  dnsIp: "10.96.0.10",
+});
+const find = (kind: string, name: string) => {
+  const o = lab.find((x) => x.kind === kind && x.metadata.name === name);
+  assert.ok(o, `${kind}/${name}`);
+  return o;
+};
+
+describe("the stack's manifests", () => {
+  test("the lab edits only what an installer would: mode, cluster CIDR, apiserver, DNS ClusterIP", () => {
+    const cm = find("ConfigMap", "kube-proxy").data as Record<string, string>;
+    assert.equal(configMode(cm["config.conf"] ?? ""), "iptables");
+    assert.match(cm["config.conf"] ?? "", /^clusterCIDR: 10\.250\.0\.0\/16$/m);
+    assert.match(cm["kubeconfig.conf"] ?? "", /server: https:\/\/198\.18\.0\.1:6443/);
+    assert.equal((find("Service", "kube-dns").spec as { clusterIP: string }).clusterIP, "10.96.0.10");
+    const untouched = stack.filter((o) => !(o.kind === "ConfigMap" && o.metadata.name === "kube-proxy"));
+    for (const o of untouched.filter((o) => o.kind !== "Service"))
+      assert.deepEqual(
+        lab.find((x) => x.kind === o.kind && x.metadata.name === o.metadata.name),
+        o,
+      );
+    // The manifests themselves are not changed in memory.
+    const original = stack.find((o) => o.kind === "ConfigMap" && o.metadata.name === "kube-proxy");
+    const originalConf = (original?.data as Record<string, string> | undefined)?.["config.conf"] ?? "";
+    assert.equal(configMode(originalConf), "nftables");
+  });
+
+  test("apply order puts identities and config before workloads; paths follow the API groups", () => {
+    const kinds = applyOrder(lab).map((o) => o.kind);
+    assert.ok(kinds.lastIndexOf("ConfigMap") < kinds.indexOf("DaemonSet"));
+    assert.ok(kinds.lastIndexOf("ServiceAccount") < kinds.indexOf("Deployment"));
+    assert.equal(
+      objectPath(find("DaemonSet", "kube-proxy")),
+      "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+    );
+    assert.equal(
+      objectPath(find("ClusterRole", "system:coredns")),
+      "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:coredns",
+    );
+    assert.equal(objectPath(find("Service", "kube-dns")), "/api/v1/namespaces/kube-system/services/kube-dns");
+    assert.throws(() => objectPath({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }), /Secret/);
+  });
+});
+
+describe("the node agent runs the stack's pods", () => {
+  const ctx = { repoRoot, echo: ["node", "echo.js"], loadgen: ["node", "loadgen.js"], node: "node" };
+
+  test("a command naming the image's program replaces the entrypoint; $(VAR) expands from the env", () => {
+    const proxy = find("DaemonSet", "kube-proxy").spec as {
+      template: { spec: { containers: Container[] } };
+    };
+    const container = proxy.template.spec.containers[0];
+    assert.ok(container);
+    const run = resolveImage(container, ctx, { NODE_NAME: "node-2" });
+    assert.equal(run.kind, "process");
+    const argv = run.kind === "process" ? run.argv : [];
+    assert.match(argv[1] ?? "", /apps\/kube-proxy\/bin\/switchyard-proxy\.js$/);
+    assert.deepEqual(argv.slice(2), [
+      "--config=/var/lib/kube-proxy/config.conf",
+      "--hostname-override=node-2",
+    ]);
+    const wrong = resolveImage({ name: "x", image: "switchyard/kube-proxy", command: ["/bin/bash"] }, ctx);
+    assert.equal(wrong.kind, "unknown");
+    assert.equal(expandVars("$(A)-$(B)-$$(A)", { A: "1" }), "1-$(B)-$(A)");
+  });
+
+  test("volumes: ConfigMaps as files, hostPaths staged before /run is replaced, missing mount points journaled", () => {
+    const proxy = find("DaemonSet", "kube-proxy").spec as {
+      template: { spec: NonNullable<Pod["spec"]> };
+    };
+    const pod: Pod = { spec: proxy.template.spec };
+    const container = proxy.template.spec.containers[0];
+    assert.ok(container);
+    const plan = planVolumes(pod, container, "/s/pod");
+    assert.deepEqual(plan.configMaps, [
+      { name: "kube-proxy", dir: "/s/pod/volumes/kube-proxy", items: undefined, optional: false },
+    ]);
+    assert.deepEqual(
+      plan.hostPaths.map((h) => [h.path, h.create]),
+      [
+        ["/run/xtables.lock", "file"],
+        ["/lib/modules", undefined],
+      ],
+    );
+    const argv = sandboxArgv({
+      netns: "n",
+      hostname: "h",
+      resolvConf: "/r",
+      serviceAccountDir: undefined,
+      argv: ["x"],
+      mounts: plan.mounts,
+    });
+    const script = argv[12] ?? "";
+    assert.ok(
+      script.indexOf("'/run/xtables.lock' '/s/pod/volumes/.stage/xtables-lock'") <
+        script.indexOf("sy-run /run"),
+    );
+    assert.match(
+      script,
+      /touch '\/run\/xtables\.lock' && mount --bind '\/s\/pod\/volumes\/\.stage\/xtables-lock' '\/run\/xtables\.lock'/,
+    );
+    assert.match(script, /mount --bind -o ro '\/s\/pod\/volumes\/kube-proxy' '\/var\/lib\/kube-proxy'/);
+    const steps = mountPointSteps(plan.mounts, (p) =>
+      ["/var", "/var/lib", "/lib", "/lib/modules"].includes(p),
+    );
+    assert.deepEqual(steps, [
+      {
+        argv: ["mkdir", "-p", "/var/lib/kube-proxy"],
+        undo: { kind: "cmd", argv: ["rmdir", "--ignore-fail-on-non-empty", "/var/lib/kube-proxy"] },
+      },
+    ]);
+  });
+
+  test("the upstream stand-in refuses every query at once, keeping its id and question", () => {
+    const query = Buffer.from(
+      "abcd0100000100000000000103777777076578616d706c6503636f6d00000100010000291000000000000000",
+      "hex",
+    );
+    const answer = refusedAnswer(query);
+    assert.ok(answer);
+    assert.equal(answer.readUInt16BE(0), 0xabcd);
+    assert.equal((answer[3] ?? 0) & 0x0f, 5);
+    assert.equal((answer[2] ?? 0) & 0x80, 0x80);
+    assert.equal(answer.readUInt16BE(10), 0, "the client's EDNS record is not echoed");
+    assert.equal(answer.length, query.length - 11);
+    assert.equal(refusedAnswer(answer), undefined, "answers are not answered");
+  });
+});
+
+describe("migration", () => {
+  const ds = find("DaemonSet", "kube-proxy");
+  const cm = find("ConfigMap", "kube-proxy");
+
+  test("the mode's DaemonSet runs on labelled nodes with its own ConfigMap; the original keeps off them", () => {
+    const nft = modeDaemonSet(ds, "nftables");
+    assert.equal(nft.metadata.name, "kube-proxy-nftables");
+    const spec = nft.spec as unknown as {
+      selector: { matchLabels: Record<string, string> };
+      template: {
+        spec: { nodeSelector: Record<string, string>; volumes: Array<{ configMap?: { name: string } }> };
+      };
+    };
+    assert.deepEqual(spec.selector.matchLabels, { "k8s-app": "kube-proxy-nftables" });
+    assert.equal(spec.template.spec.nodeSelector[modeLabel], "nftables");
+    assert.ok(spec.template.spec.volumes.some((v) => v.configMap?.name === "kube-proxy-nftables"));
+    assert.equal(
+      configMode((modeConfigMap(cm, "nftables").data as Record<string, string>)["config.conf"] ?? ""),
+      "nftables",
+    );
+    const original = withoutLabelledNodes(ds).spec as { template: { spec: { affinity: unknown } } };
+    assert.match(JSON.stringify(original.template.spec.affinity), /"operator":"DoesNotExist"/);
+    assert.equal(
+      (ds.spec as { template: { spec: { affinity?: unknown } } }).template.spec.affinity,
+      undefined,
+    );
+  });
+
+  test("measurements: sync stats summed over families, our rules counted, the kubelet's KUBE-FIREWALL left out", () => {
+    const metrics = [
+      'kubeproxy_sync_proxy_rules_duration_seconds_bucket{le="0.1",ip_family="IPv4"} 1',
+      'kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 0.3',
+      'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 2',
+      'kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv6"} 0.1',
+      'kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv6"} 2',
+    ].join("\n");
+    const s = parseSyncStats(metrics);
+    assert.equal(s.count, 4);
+    assert.ok(Math.abs((meanSyncMs({ count: 0, sumSeconds: 0 }, s) ?? 0) - 100) < 1e-9);
+    assert.equal(meanSyncMs(s, s), undefined);
+    const save = [
+      "*nat",
+      ":KUBE-SERVICES - [0:0]",
+      "-A PREROUTING -j KUBE-SERVICES",
+      "-A KUBE-FIREWALL -j DROP",
+      "-A INPUT -j ACCEPT",
+    ].join("\n");
+    assert.equal(countKubeLines(save), 1);
+    const ruleset = [
+      "table ip filter {",
+      "}",
+      "table ip kube-proxy {",
+      "\tchain a {",
+      "\t}",
+      "}",
+      "table ip6 kube-proxy {",
+      "}",
+    ].join("\n");
+    assert.equal(countNftProxyLines(ruleset), 6);
+    assert.equal(leftovers({ iptablesLegacy: 1, iptablesNft: 2, nftables: 9 }, "nftables"), 3);
+    assert.equal(leftovers({ iptablesLegacy: 1, iptablesNft: 2, nftables: 9 }, "iptables"), 9);
+  });
+
+  test("traffic is the difference between two readings; the report prints every number", () => {
+    const before = emptyLoadStats("2024-01-01T00:00:00Z");
+    before.now = "2024-01-01T00:00:10Z";
+    const after = structuredClone(before);
+    after.tcp.attempts = 40;
+    after.dns.attempts = 20;
+    recordFailure(after, {
+      at: "2024-01-01T00:00:12Z",
+      kind: "tcp",
+      target: "echo:9000",
+      error: "ECONNREFUSED",
+    });
+    after.now = "2024-01-01T00:00:15Z";
+    const d = loadDelta(before, after);
+    assert.deepEqual(
+      [d.tcp, d.dns, d.recent.length],
+      [{ attempts: 40, failures: 1 }, { attempts: 20, failures: 0 }, 1],
+    );
+    const report = {
+      to: "nftables" as const,
+      prepareSeconds: 5,
+      totalSeconds: 12,
+      skipped: [],
+      switches: [
+        {
+          node: "node-1",
+          from: "iptables",
+          to: "nftables" as const,
+          switchSeconds: 2.5,
+          syncBeforeMs: 40,
+          syncAfterMs: 12,
+          rulesBefore: { iptablesLegacy: 0, iptablesNft: 70, nftables: 0 },
+          rulesAfter: { iptablesLegacy: 0, iptablesNft: 0, nftables: 150 },
+          leftovers: 0,
+          traffic: { "node-2": d },
+        },
+      ],
+    };
+    assert.equal(failures(report), 1);
+    const text = formatReport(report);
+    assert.match(text, /node-1 +iptables +nftables +2\.5s +40\.0ms +12\.0ms +0\/70\/0 +0\/0\/150 +0/);
+    assert.match(text, /node-2 +tcp 1\/40 +dns 0\/20/);
+  });
+});
