@@ -92,9 +92,8 @@ function upstream() {
 
 const jobs = {
   test: () => run(process.execPath, [join(root, "scripts", "test-all.mjs"), ...jobArgs]),
-  // The whole lab arrives with the lab issue; until then `npm run lab` brings up the control plane.
-  lab: () =>
-    run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), "controlplane", "up", ...jobArgs]),
+  // The whole lab: control plane, nodes as network namespaces, the stack deployed from its manifests (root).
+  lab: () => run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), "up", ...jobArgs]),
   bench: () => run(process.execPath, [join(root, "bench", "run.mjs"), ...jobArgs]),
   upstream: () => {},
 };
