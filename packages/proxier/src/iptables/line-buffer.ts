@@ -3,12 +3,26 @@
 
 export type Arg = string | readonly string[];
 
-export class LineBuffer {
+/** Where rule-writing code puts its lines. */
+export interface LineSink {
+  /** Appends one line made of the arguments; nested arrays are spliced in place. */
+  write(...args: readonly Arg[]): void;
+}
+
+function joinArgs(args: readonly Arg[]): string {
+  return args.flat().join(" ");
+}
+
+export class LineBuffer implements LineSink {
   readonly #lines: string[] = [];
 
-  /** Appends one line made of the arguments; nested arrays are spliced in place. */
   write(...args: readonly Arg[]): void {
-    this.#lines.push(args.flat().join(" "));
+    this.#lines.push(joinArgs(args));
+  }
+
+  /** Appends lines an earlier write already joined. */
+  append(lines: readonly string[]): void {
+    for (const line of lines) this.#lines.push(line);
   }
 
   get lines(): readonly string[] {
@@ -17,6 +31,22 @@ export class LineBuffer {
 
   get length(): number {
     return this.#lines.length;
+  }
+}
+
+/** Writes through to a buffer and keeps a copy, so a later sync can replay the lines. */
+export class RecordingSink implements LineSink {
+  readonly #target: LineBuffer;
+  readonly recorded: string[] = [];
+
+  constructor(target: LineBuffer) {
+    this.#target = target;
+  }
+
+  write(...args: readonly Arg[]): void {
+    const line = joinArgs(args);
+    this.recorded.push(line);
+    this.#target.append([line]);
   }
 }
 

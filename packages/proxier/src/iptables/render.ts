@@ -5,7 +5,7 @@ import { compareStrings } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import { namespacedName } from "../model/service-port-name.js";
-import { chainLine, LineBuffer } from "./line-buffer.js";
+import { chainLine, LineBuffer, RecordingSink } from "./line-buffer.js";
 import * as N from "./names.js";
 import {
   DEFAULT_SYNC_PERIOD_MS,
@@ -13,6 +13,7 @@ import {
   localhostNodePortsEnabled,
   masqueradeMark,
 } from "./options.js";
+import { replayServicePort, type ServicePortRecord } from "./service-record.js";
 import { writeServicePort } from "./service-rules.js";
 import { FILTER_TOP_CHAINS, NAT_TOP_CHAINS } from "./skeleton.js";
 
@@ -28,6 +29,10 @@ export interface IPTablesState {
   readonly natChains: ReadonlySet<string>;
   /** ms timestamp of the last sync that deleted stale chains. */
   readonly lastCleanup: number;
+  /** Per service port key, what it wrote; replayed by partial syncs if unchanged. */
+  readonly servicePorts: ReadonlyMap<string, ServicePortRecord>;
+  /** The mode the records were written in; they are only replayed in the same mode. */
+  readonly largeClusterMode: boolean;
 }
 
 export interface IPTablesSyncInput {
@@ -131,26 +136,42 @@ export function renderIPTables(
 
   const activeNATChains = new Set<string>();
   const noLocalEndpoints = { internal: 0, external: 0 };
+  const servicePorts = new Map<string, ServicePortRecord>();
+  const replayable = previous?.largeClusterMode === largeClusterMode ? previous.servicePorts : undefined;
+  const replayCtx = { filterRules, topNatRules: natRules, activeNATChains };
   for (const key of [...input.services.keys()].sort(compareStrings)) {
     const sp = input.services.get(key);
     if (!sp) continue;
     const unchanged =
       !fullSync && !(input.changedServices?.has(namespacedName(sp.name.namespace, sp.name.name)) ?? true);
-    const outcome = writeServicePort(
-      {
-        options,
-        filterRules,
-        natChains: unchanged ? skipped.natChains : natChains,
-        natRules: unchanged ? skipped.natRules : natRules,
-        topNatRules: natRules,
-        activeNATChains,
-        largeClusterMode,
-      },
-      sp,
-      input.endpoints.get(key) ?? [],
-    );
-    if (outcome.noLocalInternal) noLocalEndpoints.internal++;
-    if (outcome.noLocalExternal) noLocalEndpoints.external++;
+    const held = unchanged ? replayable?.get(key) : undefined;
+    let record: ServicePortRecord;
+    if (held) {
+      replayServicePort(replayCtx, held);
+      record = held;
+    } else {
+      const filter = new RecordingSink(filterRules);
+      const top = new RecordingSink(natRules);
+      const chains = new Set<string>();
+      const outcome = writeServicePort(
+        {
+          options,
+          filterRules: filter,
+          natChains: unchanged ? skipped.natChains : natChains,
+          natRules: unchanged ? skipped.natRules : natRules,
+          topNatRules: top,
+          activeNATChains: chains,
+          largeClusterMode,
+        },
+        sp,
+        input.endpoints.get(key) ?? [],
+      );
+      record = { ...outcome, filterLines: filter.recorded, topNatLines: top.recorded, chains: [...chains] };
+      for (const chain of chains) activeNATChains.add(chain);
+    }
+    servicePorts.set(key, record);
+    if (record.noLocalInternal) noLocalEndpoints.internal++;
+    if (record.noLocalExternal) noLocalEndpoints.external++;
   }
 
   // Stale chains are found by listing the table; in large clusters that listing is slow, so
@@ -240,6 +261,8 @@ export function renderIPTables(
     state: {
       natChains: new Set([...activeNATChains, ...(cleanup ? [] : stale)]),
       lastCleanup,
+      servicePorts,
+      largeClusterMode,
     },
   };
 }

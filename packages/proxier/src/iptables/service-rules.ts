@@ -4,7 +4,7 @@ import { externallyAccessible, type ServicePortInfo, sourceRangesContain } from 
 import { servicePortNameString } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";
 import { writeEndpointChains, writeServiceToEndpointRules } from "./endpoint-rules.js";
-import { chainLine, type LineBuffer, quoted } from "./line-buffer.js";
+import { chainLine, type LineSink, quoted } from "./line-buffer.js";
 import * as N from "./names.js";
 import { type IPTablesOptions, ifLocal, ifNotLocal, localhostNodePortsEnabled } from "./options.js";
 
@@ -13,12 +13,12 @@ export const LOCALHOST_NODEPORTS_NFACCT = "localhost_nps_accepted_pkts";
 
 export interface ServicePortContext {
   readonly options: IPTablesOptions;
-  readonly filterRules: LineBuffer;
+  readonly filterRules: LineSink;
   /** Where this port's own chains go; a throw-away buffer when they are unchanged. */
-  readonly natChains: LineBuffer;
-  readonly natRules: LineBuffer;
+  readonly natChains: LineSink;
+  readonly natRules: LineSink;
   /** Top-level nat rules (KUBE-SERVICES, KUBE-NODEPORTS), written on every sync. */
-  readonly topNatRules: LineBuffer;
+  readonly topNatRules: LineSink;
   /** Every per-service chain that should exist after this sync, skipped or not. */
   readonly activeNATChains: Set<string>;
   /** Above the endpoint threshold, per-endpoint comments are left out. */

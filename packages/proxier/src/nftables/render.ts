@@ -8,6 +8,7 @@ import { namespacedName } from "../model/service-port-name.js";
 import { type ElementContents, ElementStore } from "./element-store.js";
 import { isAffinitySetName, isServiceChainName, KUBE_PROXY_TABLE } from "./names.js";
 import { ipX, type NFTablesOptions } from "./options.js";
+import { newRecordBuilder, replayServicePort, type ServicePortRecord } from "./service-record.js";
 import { writeServicePort } from "./service-rules.js";
 import { CONTAINERS, type ContainerName, writeSkeleton } from "./skeleton.js";
 import { Transaction } from "./transaction.js";
@@ -23,6 +24,8 @@ export interface NFTablesState {
   readonly affinitySets: ReadonlySet<string>;
   /** Stale chain → ms timestamp when it was last flushed. */
   readonly staleChains: ReadonlyMap<string, number>;
+  /** Per service port key, what it contributed; replayed by partial syncs if unchanged. */
+  readonly servicePorts: ReadonlyMap<string, ServicePortRecord>;
 }
 
 export interface NFTablesSyncInput {
@@ -99,27 +102,42 @@ export function renderNFTables(
   const activeChains = new Set<string>();
   const activeAffinitySets = new Set<string>();
   const noLocalEndpoints = { internal: 0, external: 0 };
+  const servicePorts = new Map<string, ServicePortRecord>();
+  const replayCtx = { tx, stores, activeChains, activeAffinitySets };
   for (const key of [...input.services.keys()].sort(compareStrings)) {
     const sp = input.services.get(key);
     if (!sp) continue;
     const svc = namespacedName(sp.name.namespace, sp.name.name);
     const skipChains = !fullSync && !(input.changedServices?.has(svc) ?? true);
-    const outcome = writeServicePort(
-      { tx, options, stores, activeChains, activeAffinitySets, skipChains },
-      sp,
-      input.endpoints.get(key) ?? [],
-    );
-    if (outcome.noLocalInternal) noLocalEndpoints.internal++;
-    if (outcome.noLocalExternal) noLocalEndpoints.external++;
+    const held = skipChains ? previous?.servicePorts.get(key) : undefined;
+    let record: ServicePortRecord;
+    if (held) {
+      replayServicePort(replayCtx, held);
+      record = held;
+    } else {
+      const builder = newRecordBuilder();
+      const outcome = writeServicePort(
+        { tx, options, stores, activeChains, activeAffinitySets, skipChains, record: builder },
+        sp,
+        input.endpoints.get(key) ?? [],
+      );
+      record = { ...builder, ...outcome };
+    }
+    servicePorts.set(key, record);
+    if (record.noLocalInternal) noLocalEndpoints.internal++;
+    if (record.noLocalExternal) noLocalEndpoints.external++;
   }
 
-  for (const chain of [...presentChains].sort(compareStrings)) {
-    if (activeChains.has(chain)) {
-      staleChains.delete(chain);
-    } else {
-      tx.flush({ kind: "chain", name: chain });
-      staleChains.set(chain, input.now);
-    }
+  // Only the chains that went stale are sorted (for a stable transaction); sorting every
+  // present chain made a partial sync cost as much as the cluster.
+  const goneChains: string[] = [];
+  for (const chain of presentChains) {
+    if (activeChains.has(chain)) staleChains.delete(chain);
+    else goneChains.push(chain);
+  }
+  for (const chain of goneChains.sort(compareStrings)) {
+    tx.flush({ kind: "chain", name: chain });
+    staleChains.set(chain, input.now);
   }
   const presentSets = previous?.affinitySets ?? new Set(input.existing?.sets.filter(isAffinitySetName));
   for (const set of [...presentSets].sort(compareStrings)) {
@@ -137,6 +155,7 @@ export function renderNFTables(
       serviceChains: new Set([...activeChains, ...staleChains.keys()]),
       affinitySets: activeAffinitySets,
       staleChains,
+      servicePorts,
     },
   };
 }

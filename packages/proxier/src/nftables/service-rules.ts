@@ -7,6 +7,7 @@ import { categorizeEndpoints } from "../model/topology.js";
 import type { ElementStore } from "./element-store.js";
 import * as N from "./names.js";
 import { addrType, ipX, type NFTablesOptions, setMasqueradeMark } from "./options.js";
+import type { ServicePortOutcome, ServicePortRecordBuilder } from "./service-record.js";
 import type { ContainerName } from "./skeleton.js";
 import type { Transaction } from "./transaction.js";
 
@@ -19,16 +20,24 @@ export interface ServicePortContext {
   readonly activeAffinitySets: Set<string>;
   /** Partial sync and nothing about this Service changed: keep its chains as they are. */
   readonly skipChains: boolean;
+  /** Filled with what this Service port contributes, for later partial syncs to replay. */
+  readonly record: ServicePortRecordBuilder;
 }
 
-export interface ServicePortOutcome {
-  readonly noLocalInternal: boolean;
-  readonly noLocalExternal: boolean;
+function ensure(
+  ctx: ServicePortContext,
+  container: ContainerName,
+  key: readonly string[],
+  value?: readonly string[],
+  comment?: string,
+): void {
+  ctx.record.elements.push({ container, element: ctx.stores[container].ensure(ctx.tx, key, value, comment) });
 }
 
 function ensureChain(ctx: ServicePortContext, name: string): void {
   if (ctx.activeChains.has(name)) return;
   ctx.activeChains.add(name);
+  ctx.record.chains.push(name);
   if (ctx.skipChains) return;
   ctx.tx.add({ kind: "chain", name });
   ctx.tx.flush({ kind: "chain", name });
@@ -43,7 +52,7 @@ export function writeServicePort(
   sp: ServicePortInfo,
   endpoints: readonly EndpointInfo[],
 ): ServicePortOutcome {
-  const { options, stores } = ctx;
+  const { options } = ctx;
   const ip = ipX(options);
   const proto = sp.protocol.toLowerCase();
   const port = String(sp.port);
@@ -59,11 +68,13 @@ export function writeServicePort(
 
   for (const ep of allReachableEndpoints) {
     // The hairpin set is shared, so its elements are kept even when the chains are skipped.
-    if (ep.isLocal) stores["hairpin-connections"].ensure(ctx.tx, [ep.ip, ep.ip, proto, String(ep.port)]);
+    if (ep.isLocal) ensure(ctx, "hairpin-connections", [ep.ip, ep.ip, proto, String(ep.port)]);
     if (!affinity) continue;
     // Only affinity needs a chain per endpoint: it records the client before the DNAT.
     ensureChain(ctx, N.endpointChainName(sp.name, ep));
-    ctx.activeAffinitySets.add(N.affinitySetName(sp.name, ep));
+    const set = N.affinitySetName(sp.name, ep);
+    ctx.activeAffinitySets.add(set);
+    ctx.record.affinitySets.push(set);
   }
   const usesClusterChain = (clusterEndpoints?.length ?? 0) > 0;
   if (usesClusterChain) ensureChain(ctx, chains.clusterPolicy);
@@ -86,36 +97,34 @@ export function writeServicePort(
   const internalVerdict = hasAnyEndpoints ? "drop" : reject;
   const externalVerdict = hasAnyEndpoints ? "drop" : reject;
 
-  stores["cluster-ips"].ensure(ctx.tx, [sp.clusterIP]);
+  ensure(ctx, "cluster-ips", [sp.clusterIP]);
   if (hasInternal) {
-    stores["service-ips"].ensure(ctx.tx, [sp.clusterIP, proto, port], [`goto ${internalChain}`]);
+    ensure(ctx, "service-ips", [sp.clusterIP, proto, port], [`goto ${internalChain}`]);
   } else {
-    stores["no-endpoint-services"].ensure(ctx.tx, [sp.clusterIP, proto, port], [internalVerdict], nameString);
+    ensure(ctx, "no-endpoint-services", [sp.clusterIP, proto, port], [internalVerdict], nameString);
   }
   for (const extIP of sp.externalIPs) {
-    if (hasAnyEndpoints)
-      stores["service-ips"].ensure(ctx.tx, [extIP, proto, port], [`goto ${chains.external}`]);
+    if (hasAnyEndpoints) ensure(ctx, "service-ips", [extIP, proto, port], [`goto ${chains.external}`]);
     if (!hasExternal) {
-      stores["no-endpoint-services"].ensure(ctx.tx, [extIP, proto, port], [externalVerdict], nameString);
+      ensure(ctx, "no-endpoint-services", [extIP, proto, port], [externalVerdict], nameString);
     }
   }
   const usesFirewall = sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
   if (usesFirewall) ensureChain(ctx, chains.firewall);
   for (const lbIP of sp.loadBalancerVIPs) {
-    if (hasAnyEndpoints)
-      stores["service-ips"].ensure(ctx.tx, [lbIP, proto, port], [`goto ${chains.external}`]);
-    if (usesFirewall) stores["firewall-ips"].ensure(ctx.tx, [lbIP, proto, port], [`goto ${chains.firewall}`]);
+    if (hasAnyEndpoints) ensure(ctx, "service-ips", [lbIP, proto, port], [`goto ${chains.external}`]);
+    if (usesFirewall) ensure(ctx, "firewall-ips", [lbIP, proto, port], [`goto ${chains.firewall}`]);
   }
   if (!hasExternal) {
     for (const lbIP of sp.loadBalancerVIPs) {
-      stores["no-endpoint-services"].ensure(ctx.tx, [lbIP, proto, port], [externalVerdict], nameString);
+      ensure(ctx, "no-endpoint-services", [lbIP, proto, port], [externalVerdict], nameString);
     }
   }
   if (sp.nodePort !== 0) {
     // NodePorts are not subject to loadBalancerSourceRanges, and never were.
     const key = [proto, String(sp.nodePort)];
-    if (hasAnyEndpoints) stores["service-nodeports"].ensure(ctx.tx, key, [`goto ${chains.external}`]);
-    if (!hasExternal) stores["no-endpoint-nodeports"].ensure(ctx.tx, key, [externalVerdict], nameString);
+    if (hasAnyEndpoints) ensure(ctx, "service-nodeports", key, [`goto ${chains.external}`]);
+    if (!hasExternal) ensure(ctx, "no-endpoint-nodeports", key, [externalVerdict], nameString);
   }
 
   const outcome = {
