@@ -1,5 +1,5 @@
+export { parseGoDuration } from "@switchyard/kube";
 export { type App, type AppOptions, cleanupAndExit, nodeNameOf, startApp } from "./app.js";
-export { parseGoDuration } from "./cli/duration.js";
 export {
   type CommandLine,
   FlagError,

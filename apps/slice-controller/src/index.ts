@@ -1,5 +1,5 @@
+export { parseGoDuration } from "@switchyard/kube";
 export { type App, type AppOptions, startApp } from "./app.js";
-export { parseGoDuration } from "./cli/duration.js";
 export {
   type ControllerFlags,
   DEFAULT_FLAGS,

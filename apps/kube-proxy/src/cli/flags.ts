@@ -1,8 +1,9 @@
 // kube-proxy's command line, with upstream's flag names. As upstream, flags fill the
 // configuration only when there is no --config; with one, only --hostname-override and the
 // logging flag (--v) still apply, and the other flags given are reported as ignored.
+
+import { parseGoDuration } from "@switchyard/kube";
 import { defaultConfig, type ProxyConfig } from "../config/config.js";
-import { parseGoDuration } from "./duration.js";
 
 /** A bad command line; main prints the message on one line and exits 2. */
 export class FlagError extends Error {

@@ -2,8 +2,9 @@
 // Decoding is strict: an unknown field or a value of the wrong type is an error naming the
 // field. Zero values (null, "", 0s) mean "default", as upstream's defaulting treats them, so a
 // kubeadm file full of empty fields yields the defaults.
+
+import { parseGoDuration } from "@switchyard/kube";
 import yaml from "js-yaml";
-import { parseGoDuration } from "../cli/duration.js";
 import { defaultConfig, type ProxyConfig } from "./config.js";
 
 export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";

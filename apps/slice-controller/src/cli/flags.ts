@@ -1,10 +1,10 @@
+import { parseGoDuration } from "@switchyard/kube";
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
   MAX_MAX_ENDPOINTS_PER_SLICE,
   MIN_MAX_ENDPOINTS_PER_SLICE,
 } from "@switchyard/slice-controller";
-import { parseGoDuration } from "./duration.js";
 
 export interface ControllerFlags {
   kubeconfig: string | undefined;

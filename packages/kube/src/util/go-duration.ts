@@ -9,8 +9,8 @@ const UNIT_MS: Record<string, number> = {
 };
 
 /**
- * Parses a Go duration ("1s", "1m30s", "250ms", "0") into milliseconds, so flags read the way
- * kube-controller-manager's do. Returns undefined for anything Go's time.ParseDuration rejects.
+ * Parses a Go duration ("1s", "1m30s", "250ms", "0") into milliseconds, so flags and config files read the way
+ * the upstream components' do. Returns undefined for anything Go's time.ParseDuration rejects.
  */
 export function parseGoDuration(text: string): number | undefined {
   const match = /^([+-]?)(.*)$/.exec(text);
