@@ -1,34 +1,15 @@
 // Walks one packet through a FakeIPTables, reporting where it ends up. It understands only
 // the rule fragments our renderer writes; anything else is reported as an error rather than
 // guessed at, so a renderer change that the tracer cannot follow fails loudly.
+
+import type { TracedPacket, TracePacket, TraceResult } from "../model/trace.js";
 import { cidrContainsText, parseIP } from "../util/ip.js";
 import { type FakeIPTables, tokenize } from "./fake.js";
 import type { IPTablesTable } from "./names.js";
 
-export interface TracePacket {
-  readonly sourceIP: string;
-  readonly protocol?: "tcp" | "udp" | "sctp";
-  readonly destIP: string;
-  readonly destPort: number;
-}
+export type { TracePacket, TraceResult } from "../model/trace.js";
 
-export interface TraceResult {
-  /** "ip:port, ip:port" of DNAT destinations, or "DROP", "REJECT", or "ACCEPT" (not DNATed). */
-  readonly output: string;
-  /** Whether any path through the rules masqueraded the packet. */
-  readonly masq: boolean;
-  readonly errors: readonly string[];
-}
-
-interface Pkt {
-  src: string;
-  proto: string;
-  dst: string;
-  dport: number;
-  mark: number;
-  dnat?: string;
-  masq: boolean;
-}
+type Pkt = TracedPacket;
 
 type Verdict = "accept" | "drop" | "reject";
 interface Outcome {

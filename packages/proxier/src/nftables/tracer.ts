@@ -1,34 +1,14 @@
 // Walks one packet through a FakeNFTables table, reporting where it ends up. It understands
 // only the rule fragments our renderer writes; anything else is reported as an error rather
 // than guessed at, so a renderer change that the tracer cannot follow fails loudly.
+
+import type { TracedPacket, TracePacket, TraceResult } from "../model/trace.js";
 import { cidrContainsText, parseIP } from "../util/ip.js";
 import type { FakeNFTables, FakeTable } from "./fake.js";
 
-export interface TracePacket {
-  readonly sourceIP: string;
-  readonly protocol?: "tcp" | "udp" | "sctp";
-  readonly destIP: string;
-  readonly destPort: number;
-}
+export type { TracePacket, TraceResult } from "../model/trace.js";
 
-export interface TraceResult {
-  /** "ip:port, ip:port" of DNAT destinations, or "DROP", "REJECT", or "ACCEPT" (not DNATed). */
-  readonly output: string;
-  /** Whether any path through the rules masqueraded the packet. */
-  readonly masq: boolean;
-  /** Rule fragments the tracer did not understand; must be empty for a trustworthy result. */
-  readonly errors: readonly string[];
-}
-
-interface Pkt {
-  src: string;
-  proto: string;
-  dst: string;
-  dport: number;
-  mark: number;
-  dnat?: string;
-  masq: boolean;
-}
+type Pkt = TracedPacket;
 
 type Verdict = "accept" | "drop" | "reject";
 /** A chain's result for one branch of the packet: a verdict or falling off the end (undefined). */
