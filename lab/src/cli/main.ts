@@ -1,6 +1,7 @@
 import { controlplaneCommand } from "./controlplane-cmd.js";
 import { envCommand, kubectlCommand, shellCommand } from "./kubectl-cmd.js";
 import { labCommand, labHelp, migrateCommand, migrateHelp } from "./lab-cmd.js";
+import { scenarioCommand, scenarioHelp } from "./scenario-cmd.js";
 import { upstreamCommand } from "./upstream-cmd.js";
 import { UsageError } from "./usage.js";
 
@@ -10,6 +11,7 @@ Usage:
   switchyard-lab up [--runtime netns] [--nodes 3] [--zones 2]   a lab cluster: nodes and pods as network namespaces
   switchyard-lab down|status|kubeconfig|logs <component>        (run as root; see switchyard-lab up --help)
   switchyard-lab migrate --to nftables|iptables [--node N | --all]   kube-proxy's mode, node by node, under traffic
+  switchyard-lab scenario <name> [--set k=v]             a scenario measuring a claim of claims.md
   switchyard-lab controlplane up|down|status [flags]   a local control plane from upstream binaries
   switchyard-lab upstream build|where|versions [flags]  the upstream binaries, built from source
   switchyard-lab kubectl <args>                         kubectl against the lab (KUBECONFIG set for you)
@@ -38,6 +40,12 @@ export async function main(argv: string[]): Promise<number> {
           return 0;
         }
         return await migrateCommand(rest);
+      case "scenario":
+        if (rest.includes("--help") || rest.includes("-h")) {
+          console.log(scenarioHelp);
+          return 0;
+        }
+        return await scenarioCommand(rest);
       case "controlplane":
         return await controlplaneCommand(rest);
       case "upstream":
