@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Rewrites the three wrapper modules (kubernetes/, etcd/, coredns/) from versions.json, then `go mod tidy`s
+// Rewrites the wrapper modules (kubernetes/, etcd/, coredns/, kind/) from versions.json, then `go mod tidy`s
 // them. Run it after changing versions.json: node lab/upstream/gen-gomod.mjs
 //
 // Why a generator: k8s.io/kubernetes requires its staging modules at v0.0.0 and points them at local folders
@@ -77,6 +77,20 @@ write(
     `require github.com/coredns/coredns ${versions.coredns}`,
     "",
     "tool github.com/coredns/coredns",
+    "",
+  ].join("\n"),
+);
+// kind is built on demand only (the kind runtime of `switchyard-lab up`), never by a plain `upstream build`.
+write(
+  "kind",
+  [
+    "module switchyard.dev/lab/upstream/kind",
+    "",
+    "go 1.26.0",
+    "",
+    `require sigs.k8s.io/kind ${versions.kind}`,
+    "",
+    "tool sigs.k8s.io/kind",
     "",
   ].join("\n"),
 );

@@ -1,29 +1,59 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { kindDown } from "../kind/lab-down.js";
+import { kindKubeconfig, kindStatus } from "../kind/lab-status.js";
+import { kindLabUp } from "../kind/lab-up.js";
+import { kindLogsArgs } from "../kind/logs.js";
+import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
+import { machineFacts } from "../kind/probes.js";
+import { isLabRuntime, type LabRuntime, labRuntimes, selectRuntime } from "../kind/select-runtime.js";
+import { readKindState } from "../kind/state.js";
+import { kindUpSummary } from "../kind/summary.js";
 import { migrate } from "../migrate/migrate.js";
 import { formatReport } from "../migrate/report.js";
 import { labDown } from "../netns/lab-down.js";
 import { labStatus } from "../netns/lab-status.js";
 import { labUp } from "../netns/lab-up.js";
 import { defaultLabInput } from "../netns/plan.js";
-import { defaultLabDir, labPaths, readLabState } from "../netns/state.js";
+import { defaultLabDir, labPaths, readLabRuntime, readLabState } from "../netns/state.js";
 import { isProxyMode, proxyModes } from "../stack/manifests.js";
 import { upSummary } from "./up-summary.js";
 import { parseFlags, UsageError } from "./usage.js";
 
 export const labHelp = `switchyard-lab up|down|status|kubeconfig|logs
 
-up [--runtime netns] [--nodes 3] [--zones 2] [--state-dir DIR] [--prefix sy] [--node-cidr 198.18.0.0/24]
-   [--cluster-cidr 10.244.0.0/16] [--service-cidr 10.96.0.0/16] [--timeout 120]
-   [--proxy-mode iptables|nftables] [--no-stack]
+up [--runtime netns|kind] [--nodes 3] [--zones 2] [--state-dir DIR] [--cluster-cidr 10.244.0.0/16]
+   [--service-cidr 10.96.0.0/16] [--timeout SECONDS] [--proxy-mode iptables|nftables] [--no-stack]
+   netns only: [--prefix sy] [--node-cidr 198.18.0.0/24]
+   kind only:  [--name switchyard] [--node-image kindest/node:<kubernetes version>]
                                          nodes, then Switchyard's stack from apps/<app>/deploy (--no-stack: nodes only)
 down [--state-dir DIR] [--keep]          remove everything up created (--keep: keep logs and certificates)
 status [--state-dir DIR]                 nodes (Ready?) and pods
 kubeconfig [--state-dir DIR]             the admin kubeconfig's path
 logs <component> [--state-dir DIR]       etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-                                         agent-node-<n>, or <namespace>/<pod>[/<container>]
+                                         agent-node-<n> (netns), or <namespace>/<pod>[/<container>]
 
-The state folder defaults to ${defaultLabDir()}. up needs root.`;
+Runtimes: netns (nodes and pods are network namespaces; needs root on Linux) and kind (nodes are Docker
+containers; needs a Docker engine; kind itself is built from lab/upstream/kind when missing). Without
+--runtime: netns where it works, else kind where \`docker info\` answers. --nodes counts the nodes that run
+pods; kind adds its control-plane node. The state folder defaults to ${defaultLabDir()}.`;
+
+const netnsOnlyFlags = ["prefix", "node-cidr"] as const;
+const kindOnlyFlags = ["name", "node-image"] as const;
+
+/** --runtime, or the default for this machine (see kind/select-runtime.ts); a one-line error when none works. */
+async function chooseRuntime(flag: string | undefined): Promise<LabRuntime> {
+  if (flag !== undefined) {
+    if (!isLabRuntime(flag))
+      throw new UsageError(`up: --runtime must be ${labRuntimes.join(" or ")}, got "${flag}"`);
+    return flag;
+  }
+  const chosen = await selectRuntime(machineFacts());
+  if ("error" in chosen) throw new Error(chosen.error);
+  console.error(`switchyard-lab: runtime ${chosen.runtime} (the default here; --runtime chooses)`);
+  return chosen.runtime;
+}
 
 const dirOf = (v: string | undefined) => v ?? defaultLabDir();
 
@@ -50,16 +80,42 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
       timeout: { type: "string" },
       "proxy-mode": { type: "string" },
       "no-stack": { type: "boolean" },
+      name: { type: "string" },
+      "node-image": { type: "string" },
     });
     const proxyMode = values["proxy-mode"] ?? "iptables";
     if (!isProxyMode(proxyMode))
       throw new UsageError(`up: --proxy-mode must be ${proxyModes.join(" or ")}, got "${proxyMode}"`);
-    if ((values.runtime ?? "netns") !== "netns") {
-      throw new UsageError(`up: runtime "${values.runtime}" is not available yet; only netns is`);
-    }
     const nodes = positiveInt(cmd, "nodes", values.nodes);
     const zones = positiveInt(cmd, "zones", values.zones);
     const timeout = positiveInt(cmd, "timeout", values.timeout);
+    const runtime = await chooseRuntime(values.runtime);
+    const foreign = runtime === "kind" ? netnsOnlyFlags : kindOnlyFlags;
+    const misplaced = foreign.find((f) => values[f] !== undefined);
+    if (misplaced) throw new UsageError(`up: --${misplaced} does not apply to the ${runtime} runtime`);
+    const dir = dirOf(values["state-dir"]);
+    const existing = readLabRuntime(dir);
+    if (existing && existing !== runtime)
+      throw new Error(
+        `a ${existing} lab is up in ${dir}; run switchyard-lab down first, or pick another --state-dir`,
+      );
+    if (runtime === "kind") {
+      const state = await kindLabUp({
+        stateDir: dir,
+        input: {
+          ...(nodes ? { nodes } : {}),
+          ...(zones ? { zones } : {}),
+          ...(values.name ? { name: values.name } : {}),
+          ...(values["node-image"] ? { nodeImage: values["node-image"] } : {}),
+          ...(values["cluster-cidr"] ? { clusterCidr: values["cluster-cidr"] } : {}),
+          ...(values["service-cidr"] ? { serviceCidr: values["service-cidr"] } : {}),
+        },
+        ...(timeout ? { timeoutSeconds: timeout } : {}),
+        ...(values["no-stack"] ? {} : { stack: proxyMode }),
+      });
+      console.log(kindUpSummary(state));
+      return 0;
+    }
     const state = await labUp({
       stateDir: dirOf(values["state-dir"]),
       lab: {
@@ -83,18 +139,27 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
       console.log(`no lab in ${dir}`);
       return 0;
     }
+    if (readLabRuntime(dir) === "kind") {
+      for (const r of await kindDown(dir, { keepFiles: values.keep ?? false })) console.log(`removed ${r}`);
+      return 0;
+    }
     const result = await labDown(dir, { keepFiles: values.keep ?? false });
     for (const r of result.removed) console.log(`removed ${r}`);
     return 0;
   }
   if (sub === "status") {
     const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
-    const status = await labStatus(dirOf(values["state-dir"]));
+    const dir = dirOf(values["state-dir"]);
+    const status = readLabRuntime(dir) === "kind" ? await kindStatus(dir) : await labStatus(dir);
     console.log(status.text);
     return status.healthy ? 0 : 1;
   }
   if (sub === "kubeconfig") {
     const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
+    if (readLabRuntime(dirOf(values["state-dir"])) === "kind") {
+      console.log(await kindKubeconfig(dirOf(values["state-dir"])));
+      return 0;
+    }
     const state = readLabState(dirOf(values["state-dir"]));
     if (!state?.kubeconfig) throw new Error(`no lab in ${dirOf(values["state-dir"])}; run switchyard-lab up`);
     console.log(state.kubeconfig);
@@ -104,6 +169,12 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
     const { values, positionals } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
     const [component] = positionals;
     if (!component) throw new UsageError("logs: name a component (see switchyard-lab up --help)");
+    const kind = readKindState(dirOf(values["state-dir"]));
+    if (kind) {
+      const { kubectl } = await kindToolsOnThisMachine(process.stderr);
+      const args = ["--kubeconfig", kind.kubeconfig, ...kindLogsArgs(component, kind.input.name)];
+      return spawnSync(kubectl, args, { stdio: "inherit" }).status ?? 1;
+    }
     process.stdout.write(readFileSync(logFile(dirOf(values["state-dir"]), component)));
     return 0;
   }
@@ -150,6 +221,10 @@ export async function migrateCommand(rest: string[]): Promise<number> {
   if (values.all && values.node) throw new UsageError("migrate: --node and --all exclude each other");
   if (!values.all && !values.node) throw new UsageError("migrate: name the nodes (--node NAME) or say --all");
   const settle = positiveInt("migrate", "settle", values.settle);
+  if (readLabRuntime(dirOf(values["state-dir"])) === "kind")
+    throw new Error(
+      "migrate is not available on the kind runtime yet: it measures from the netns lab's node namespaces (lab/README.md)",
+    );
   const report = await migrate({
     stateDir: dirOf(values["state-dir"]),
     to: values.to,

@@ -8,8 +8,9 @@ import { UsageError } from "./usage.js";
 const usage = `switchyard-lab: Switchyard's lab
 
 Usage:
-  switchyard-lab up [--runtime netns] [--nodes 3] [--zones 2]   a lab cluster: nodes and pods as network namespaces
-  switchyard-lab down|status|kubeconfig|logs <component>        (run as root; see switchyard-lab up --help)
+  switchyard-lab up [--runtime netns|kind] [--nodes 3] [--zones 2]   a lab cluster: nodes and pods as network
+                                                      namespaces (netns, root) or kind's Docker containers (kind)
+  switchyard-lab down|status|kubeconfig|logs <component>   (see switchyard-lab up --help)
   switchyard-lab migrate --to nftables|iptables [--node N | --all]   kube-proxy's mode, node by node, under traffic
   switchyard-lab scenario <name> [--set k=v]             a scenario measuring a claim of claims.md
   switchyard-lab controlplane up|down|status [flags]   a local control plane from upstream binaries

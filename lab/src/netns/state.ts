@@ -5,6 +5,13 @@ import type { ProcessRecord } from "../controlplane/processes.js";
 import type { ProxyMode } from "../stack/manifests.js";
 import type { LabPlan } from "./plan.js";
 
+/**
+ * The runtime a lab in a state folder was brought up with, recorded in lab.json so `down`, `status` and
+ * `kubeconfig` act on the right one. A kind lab's lab.json is src/kind/state.ts's; it shares `runtime`,
+ * `kubeconfig` and `server` with this one (what `switchyard-lab kubectl` reads).
+ */
+export type LabRuntime = "netns" | "kind";
+
 /** What `up` leaves for `down`, `status`, the node agents and tests. */
 export interface LabState {
   runtime: "netns";
@@ -51,6 +58,14 @@ export function readLabState(dir: string): LabState | undefined {
   const file = labPaths(dir).stateFile;
   if (!existsSync(file)) return undefined;
   return JSON.parse(readFileSync(file, "utf8")) as LabState;
+}
+
+/** The runtime of the lab in `dir`, or undefined when there is none (lab.json files without one are netns). */
+export function readLabRuntime(dir: string): LabRuntime | undefined {
+  const file = labPaths(dir).stateFile;
+  if (!existsSync(file)) return undefined;
+  const { runtime } = JSON.parse(readFileSync(file, "utf8")) as { runtime?: LabRuntime };
+  return runtime ?? "netns";
 }
 
 export function writeLabState(dir: string, state: LabState): void {

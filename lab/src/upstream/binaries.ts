@@ -6,7 +6,7 @@ import { readVersions, type UpstreamVersions } from "./versions.js";
 /** Which Go module under lab/upstream builds each binary, and from which package. */
 export interface BinarySpec {
   name: UpstreamBinary;
-  module: "kubernetes" | "etcd" | "coredns";
+  module: "kubernetes" | "etcd" | "coredns" | "kind";
   goPackage: string;
 }
 
@@ -17,7 +17,8 @@ export type UpstreamBinary =
   | "kube-proxy"
   | "kubectl"
   | "etcd"
-  | "coredns";
+  | "coredns"
+  | "kind";
 
 export const binarySpecs: readonly BinarySpec[] = [
   { name: "kube-apiserver", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-apiserver" },
@@ -31,6 +32,14 @@ export const binarySpecs: readonly BinarySpec[] = [
   { name: "kubectl", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kubectl" },
   { name: "etcd", module: "etcd", goPackage: "go.etcd.io/etcd/server/v3" },
   { name: "coredns", module: "coredns", goPackage: "github.com/coredns/coredns" },
+];
+
+/**
+ * Binaries built only when asked for by name (`buildUpstream({ only: ["kind"] })`, which the kind runtime does
+ * when kind is missing): a plain `upstream build`, which CI runs, and `upstream where` leave them out.
+ */
+export const onDemandSpecs: readonly BinarySpec[] = [
+  { name: "kind", module: "kind", goPackage: "sigs.k8s.io/kind" },
 ];
 
 /** SWITCHYARD_KUBE_APISERVER and friends: one variable per binary. */

@@ -7,6 +7,7 @@ import {
   binarySpecs,
   cacheBinDir,
   type Env,
+  onDemandSpecs,
   resolveBinary,
   type UpstreamBinary,
 } from "./binaries.js";
@@ -149,7 +150,9 @@ export async function buildUpstream(options: BuildOptions = {}): Promise<BuildRe
   const out = options.out ?? process.stderr;
   const started = Date.now();
   const binDir = cacheBinDir(env);
-  const wanted = binarySpecs.filter((s) => !options.only || options.only.includes(s.name));
+  const wanted = options.only
+    ? [...binarySpecs, ...onDemandSpecs].filter((s) => options.only?.includes(s.name))
+    : binarySpecs;
   // A binary found only on PATH may be any version: building is what was asked, so build the pinned one.
   const todo = wanted.filter(
     (s) => options.force || ["missing", "path"].includes(resolveBinary(s.name, env, binDir).source),
@@ -167,7 +170,7 @@ export async function buildUpstream(options: BuildOptions = {}): Promise<BuildRe
       );
     }
     mkdirSync(binDir, { recursive: true });
-    for (const module of ["etcd", "kubernetes", "coredns"] as const) {
+    for (const module of ["etcd", "kubernetes", "coredns", "kind"] as const) {
       const specs = todo.filter((s) => s.module === module);
       if (specs.length > 0) await buildModule(module, specs, binDir, env, out);
     }

@@ -7,6 +7,8 @@ export interface UpstreamVersions {
   kubernetes: string;
   etcd: string;
   coredns: string;
+  /** The kind CLI, built only when the kind runtime needs it (optional so older files still read). */
+  kind?: string;
 }
 
 /** lab/upstream, found relative to this file whether it runs from src (tsx) or dist. */
@@ -21,6 +23,8 @@ export function readVersions(dir: string = upstreamDir): UpstreamVersions {
       throw new Error(`${path}: "${key}" must be a version like v1.2.3, got ${JSON.stringify(value)}`);
     }
   }
+  if (parsed.kind !== undefined && !/^v\d+\.\d+\.\d+$/.test(parsed.kind))
+    throw new Error(`${path}: "kind" must be a version like v1.2.3, got ${JSON.stringify(parsed.kind)}`);
   return parsed as UpstreamVersions;
 }
 

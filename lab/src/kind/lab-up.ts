@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Progress, type ProgressSink } from "../progress.js";
+import { repoRoot as defaultRepoRoot } from "../self.js";
+import { type ProxyMode, readManifests } from "../stack/manifests.js";
+import { readVersions } from "../upstream/versions.js";
+import { imagePlan } from "./images.js";
+import { kubeconfigServer } from "./kubeconfig.js";
+import { kindDown } from "./lab-down.js";
+import { kindToolsOnThisMachine } from "./machine-tools.js";
+import { kindStack } from "./manifests.js";
+import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "./options.js";
+import { kindPaths } from "./paths.js";
+import { KindStepError, runKindSteps, type StepDeps } from "./run-steps.js";
+import { spawnExec } from "./spawn-exec.js";
+import { type KindLabState, readKindState, writeKindState } from "./state.js";
+import { kindCleanupSteps, kindUpSteps } from "./steps.js";
+import type { KindTools } from "./tools.js";
+
+export interface KindUpOptions {
+  stateDir: string;
+  input?: Partial<KindLabInput>;
+  /** Deploy Switchyard's stack with this kube-proxy mode; without it, nodes only (no images built). */
+  stack?: ProxyMode;
+  /** Seconds each wait may take; image pulls and builds make kind slower than netns. */
+  timeoutSeconds?: number;
+  out?: ProgressSink;
+  /** Injected by tests; found on the machine (and kind built when missing) otherwise. */
+  tools?: KindTools;
+  deps?: StepDeps;
+  repoRoot?: string;
+}
+
+/**
+ * Brings a kind lab up: Switchyard's images built, a kind cluster without kube-proxy and without the upstream
+ * EndpointSlice controllers, the images loaded into its nodes, the nodes Ready, then the stack applied from
+ * apps/<app>/deploy and waited for. A failed `up` after the cluster exists exports kind's logs into the state
+ * folder and deletes the cluster.
+ */
+export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
+  const input: KindLabInput = { ...defaultKindInput(readVersions()), ...o.input };
+  validateKindInput(input);
+  const out = o.out ?? process.stderr;
+  const progress = new Progress("lab kind", out);
+  const paths = kindPaths(o.stateDir);
+  const root = o.repoRoot ?? defaultRepoRoot;
+  const tools = o.tools ?? (await kindToolsOnThisMachine(out));
+  const deps = o.deps ?? machineDeps(paths.commandLog, progress);
+  const started = deps.now();
+
+  if (readKindState(o.stateDir)) {
+    progress.update("removing the previous kind lab of this state folder", true);
+    await kindDown(o.stateDir, { keepFiles: true, tools, deps });
+  }
+  mkdirSync(paths.logs, { recursive: true });
+  const objects = o.stack ? kindStack(readManifests(root), input, o.stack) : [];
+  const images = o.stack ? imagePlan(objects, (p) => existsSync(join(root, p))) : [];
+  const timeoutSeconds = o.timeoutSeconds ?? 300;
+  const steps = kindUpSteps({
+    input,
+    paths,
+    tools,
+    repoRoot: root,
+    timeoutSeconds,
+    ...(o.stack ? { stack: { objects, images } } : {}),
+  });
+  const state: KindLabState = {
+    runtime: "kind",
+    input,
+    nodes: kindNodes(input),
+    kubeconfig: paths.kubeconfig,
+    server: "",
+    startedAt: new Date().toISOString(),
+    images: images.map((i) => i.image),
+  };
+  writeKindState(o.stateDir, state);
+
+  const created = steps.findIndex((s) => "run" in s && s.createsCluster);
+  const firstStack = steps.findIndex((s) => s.phase === "stack");
+  const nodeSteps = firstStack < 0 ? steps : steps.slice(0, firstStack);
+  try {
+    await runKindSteps(nodeSteps, deps, progress, timeoutSeconds * 1000);
+    state.server = kubeconfigServer(readFileSync(paths.kubeconfig, "utf8"));
+    state.nodesSeconds = (deps.now() - started) / 1000;
+    writeKindState(o.stateDir, state);
+    if (o.stack && firstStack >= 0) {
+      const stackStarted = deps.now();
+      await runKindSteps(steps.slice(firstStack), deps, progress, timeoutSeconds * 1000);
+      state.stack = { proxyMode: o.stack, seconds: (deps.now() - stackStarted) / 1000 };
+    }
+  } catch (err) {
+    const failedAt = err instanceof KindStepError ? steps.indexOf(err.step) : steps.length;
+    if (failedAt >= created) {
+      progress.update("up failed: exporting kind's logs and deleting the cluster", true);
+      for (const step of kindCleanupSteps(input.name, paths, tools.kind))
+        await deps.exec(step.run).catch(() => {});
+    }
+    throw err;
+  }
+  state.upSeconds = (deps.now() - started) / 1000;
+  writeKindState(o.stateDir, state);
+  progress.done(
+    `${input.nodes} workers and a control plane ready${o.stack ? ` with the stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
+  );
+  return state;
+}
+
+/** The real runner: commands through spawnExec (output into the state folder's log), files, the clock. */
+function machineDeps(log: string, progress: Progress): StepDeps {
+  return {
+    exec: spawnExec(log, (line) => progress.update(line.slice(0, 120))),
+    writeFile: (path, content) => writeFileSync(path, content),
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: Date.now,
+  };
+}

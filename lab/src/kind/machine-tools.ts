@@ -1,0 +1,44 @@
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import type { ProgressSink } from "../progress.js";
+import { cacheBinDir, type Env, resolveBinary } from "../upstream/binaries.js";
+import { buildUpstream, goAvailable } from "../upstream/build.js";
+import { dockerProbe } from "./probes.js";
+import { findKindTools, type KindTools } from "./tools.js";
+
+function onPath(name: string, env: Env): string | undefined {
+  for (const dir of (env.PATH ?? "").split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {}
+  }
+  return undefined;
+}
+
+/**
+ * The kind runtime's tools on this machine: kind as the other upstream binaries are found (building it from
+ * lab/upstream/kind when it is missing and Go is there: a minute, once), docker from PATH, kubectl from the
+ * upstream binaries. Then the Docker engine must answer, before anything is built.
+ */
+export async function kindToolsOnThisMachine(out: ProgressSink, env: Env = process.env): Promise<KindTools> {
+  const cacheDir = cacheBinDir(env);
+  let kind = resolveBinary("kind", env, cacheDir).path;
+  if (!kind && (await goAvailable(env))) {
+    await buildUpstream({ only: ["kind"], env, out });
+    kind = resolveBinary("kind", env, cacheDir).path;
+  }
+  const tools = findKindTools(
+    (name) =>
+      name === "kind"
+        ? kind
+        : name === "docker"
+          ? onPath("docker", env)
+          : resolveBinary(name, env, cacheDir).path,
+    cacheDir,
+  );
+  const engine = await dockerProbe();
+  if (!engine.ok)
+    throw new Error(`the kind runtime needs a running Docker engine; docker info says: ${engine.why}`);
+  return tools;
+}

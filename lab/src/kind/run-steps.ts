@@ -1,0 +1,61 @@
+import type { Exec } from "../netns/exec.js";
+import type { Progress } from "../progress.js";
+import type { KindStep } from "./steps.js";
+
+/** Everything a step touches, injected: tests run the plan against fakes. */
+export interface StepDeps {
+  exec: Exec;
+  writeFile: (path: string, content: string) => void;
+  sleep: (ms: number) => Promise<void>;
+  now: () => number;
+}
+
+/** A step that failed, kept so the caller knows how far `up` got (a cluster to remove, or not). */
+export class KindStepError extends Error {
+  constructor(
+    readonly step: KindStep,
+    reason: string,
+  ) {
+    super(`${step.what} failed: ${reason.split("\n")[0]}`);
+  }
+}
+
+/**
+ * Runs the steps in order and stops at the first failure with one line naming the step. Progress shows each
+ * step as it starts and, for polls, what is still missing.
+ */
+export async function runKindSteps(
+  steps: readonly KindStep[],
+  deps: StepDeps,
+  progress: Progress,
+  pollTimeoutMs: number,
+): Promise<void> {
+  for (const step of steps) {
+    progress.update(`${step.phase}: ${step.what}`, true);
+    try {
+      if ("write" in step) deps.writeFile(step.write.path, step.write.content);
+      else if ("run" in step) await deps.exec(step.run);
+      else await poll(step.poll, step.until, deps, progress, `${step.phase}: ${step.what}`, pollTimeoutMs);
+    } catch (err) {
+      throw new KindStepError(step, (err as Error).message);
+    }
+  }
+}
+
+async function poll(
+  argv: readonly string[],
+  until: (stdout: string) => true | string,
+  deps: StepDeps,
+  progress: Progress,
+  label: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = deps.now() + timeoutMs;
+  for (;;) {
+    const result = await deps.exec(argv).then(until, (err: Error) => err.message.split("\n")[0] ?? "");
+    if (result === true) return;
+    if (deps.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s: ${result}`);
+    progress.update(`${label}: ${result}`);
+    await deps.sleep(1000);
+  }
+}

@@ -1,0 +1,34 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { ProxyMode } from "../stack/manifests.js";
+import type { KindLabInput, KindNodePlan } from "./options.js";
+import { kindPaths } from "./paths.js";
+
+/** What a kind `up` leaves in lab.json for `down`, `status`, `kubeconfig` and `switchyard-lab kubectl`. */
+export interface KindLabState {
+  runtime: "kind";
+  input: KindLabInput;
+  nodes: KindNodePlan[];
+  /** Written before the cluster is created, so `down` after a crash still knows the cluster's name. */
+  kubeconfig: string;
+  /** The apiserver as the host reaches it (kind publishes it on a loopback port); empty until created. */
+  server: string;
+  startedAt: string;
+  /** The image tags built from apps/<app>/Dockerfile and loaded into the nodes. */
+  images: string[];
+  upSeconds?: number;
+  /** Seconds from the start of `up` until every node was Ready (image builds included). */
+  nodesSeconds?: number;
+  stack?: { proxyMode: ProxyMode; seconds: number };
+}
+
+export function readKindState(dir: string): KindLabState | undefined {
+  const file = kindPaths(dir).stateFile;
+  if (!existsSync(file)) return undefined;
+  const state = JSON.parse(readFileSync(file, "utf8")) as { runtime?: string };
+  return state.runtime === "kind" ? (state as KindLabState) : undefined;
+}
+
+export function writeKindState(dir: string, state: KindLabState): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(kindPaths(dir).stateFile, `${JSON.stringify(state, null, 2)}\n`);
+}

@@ -1,0 +1,29 @@
+import type { Node, Pod } from "kubernetes-types/core/v1.js";
+
+/** `status` for a kind lab: nodes (Ready, role, zone, pod CIDR) and every pod, from `kubectl get -o json`. */
+export function kindStatusText(
+  header: string[],
+  nodes: readonly Node[],
+  pods: readonly Pod[],
+): { healthy: boolean; text: string } {
+  const lines = [...header, "", "NODE                        READY  ROLE           ZONE     POD CIDR"];
+  let allReady = nodes.length > 0;
+  for (const n of nodes) {
+    const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+    allReady &&= ready;
+    const labels = n.metadata?.labels ?? {};
+    const role = "node-role.kubernetes.io/control-plane" in labels ? "control-plane" : "worker";
+    const zone = labels["topology.kubernetes.io/zone"] ?? "-";
+    lines.push(
+      `${(n.metadata?.name ?? "").padEnd(28)}${(ready ? "yes" : "no").padEnd(7)}${role.padEnd(15)}${zone.padEnd(9)}${n.spec?.podCIDR ?? "-"}`,
+    );
+  }
+  lines.push("", "POD                                          PHASE      READY  IP              NODE");
+  for (const p of pods) {
+    const ready = p.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+    lines.push(
+      `${`${p.metadata?.namespace}/${p.metadata?.name}`.padEnd(45)}${(p.status?.phase ?? "-").padEnd(11)}${(ready ? "yes" : "no").padEnd(7)}${(p.status?.podIP ?? "-").padEnd(16)}${p.spec?.nodeName ?? "-"}`,
+    );
+  }
+  return { healthy: allReady, text: lines.join("\n") };
+}

@@ -1,0 +1,170 @@
+import { join } from "node:path";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { writtenByOurController } from "../stack/deploy.js";
+import type { KubeObject } from "../stack/manifests.js";
+import { renderKindConfig } from "./cluster-config.js";
+import type { AppImage } from "./images.js";
+import { renderManifests, replacedKubeadmObjects } from "./manifests.js";
+import type { KindLabInput } from "./options.js";
+import type { KindPaths } from "./paths.js";
+import type { KindTools } from "./tools.js";
+
+/** The phases of a kind `up`, in order; progress reports them. */
+export type KindPhase = "images" | "cluster" | "load" | "nodes" | "stack";
+
+interface StepBase {
+  phase: KindPhase;
+  /** What the step does, for progress and errors: "docker build of kube-proxy". */
+  what: string;
+}
+/** Runs a command; a failure stops `up`. */
+export interface RunStep extends StepBase {
+  run: string[];
+  /** From this step on there is a cluster to remove when `up` fails. */
+  createsCluster?: true;
+}
+/** Writes a file the next commands read (the kind config, the manifests). */
+export interface WriteStep extends StepBase {
+  write: { path: string; content: string };
+}
+/** Runs a command until `until` accepts its output; its string answers say what is still missing. */
+export interface PollStep extends StepBase {
+  poll: string[];
+  until: (stdout: string) => true | string;
+}
+export type KindStep = RunStep | WriteStep | PollStep;
+
+export interface KindUpPlan {
+  input: KindLabInput;
+  paths: KindPaths;
+  tools: KindTools;
+  /** The repository root: every Dockerfile's build context. */
+  repoRoot: string;
+  /** Seconds each wait may take (kubectl's --timeout). */
+  timeoutSeconds: number;
+  /** The stack (already edited for kind, in apply order) and the images it runs; absent with --no-stack. */
+  stack?: { objects: readonly KubeObject[]; images: readonly AppImage[] };
+}
+
+/**
+ * Everything `up --runtime kind` does, in order, as data. Images are built before the cluster exists, so a
+ * broken Dockerfile costs no cluster; they are loaded into the nodes (kind load), never pushed or pulled.
+ */
+export function kindUpSteps(p: KindUpPlan): KindStep[] {
+  const { input, paths, tools } = p;
+  const kubectl = [tools.kubectl, "--kubeconfig", paths.kubeconfig];
+  const timeout = `--timeout=${p.timeoutSeconds}s`;
+  const images = p.stack?.images ?? [];
+  const steps: KindStep[] = [];
+  for (const img of images)
+    steps.push({
+      phase: "images",
+      what: `docker build of ${img.app} (${img.dockerfile})`,
+      run: [tools.docker, "build", "-f", join(p.repoRoot, img.dockerfile), "-t", img.image, p.repoRoot],
+    });
+  steps.push(
+    {
+      phase: "cluster",
+      what: "writing the kind config",
+      write: { path: paths.config, content: renderKindConfig(input) },
+    },
+    {
+      phase: "cluster",
+      what: `kind create cluster ${input.name}`,
+      createsCluster: true,
+      run: [
+        ...[tools.kind, "create", "cluster", "--name", input.name],
+        ...["--config", paths.config, "--kubeconfig", paths.kubeconfig],
+      ],
+    },
+  );
+  for (const img of images)
+    steps.push({
+      phase: "load",
+      what: `kind load of ${img.image}`,
+      run: [tools.kind, "load", "docker-image", img.image, "--name", input.name],
+    });
+  steps.push({
+    phase: "nodes",
+    what: "nodes Ready",
+    run: [...kubectl, "wait", "--for=condition=Ready", "nodes", "--all", timeout],
+  });
+  if (!p.stack) return steps;
+  for (const o of replacedKubeadmObjects)
+    steps.push({
+      phase: "stack",
+      what: `removing kubeadm's ${o.kind}/${o.name}`,
+      run: [...kubectl, "-n", o.namespace, "delete", o.kind, o.name, "--ignore-not-found", "--wait=true"],
+    });
+  steps.push(
+    {
+      phase: "stack",
+      what: "writing the stack's manifests",
+      write: { path: paths.manifests, content: renderManifests(p.stack.objects) },
+    },
+    {
+      phase: "stack",
+      what: `applying ${p.stack.objects.length} objects from apps/<app>/deploy`,
+      run: [
+        ...kubectl,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=switchyard-lab",
+        "-f",
+        paths.manifests,
+      ],
+    },
+  );
+  // The proxy first: the other workloads reach the apiserver through the `kubernetes` ClusterIP it programs.
+  for (const o of p.stack.objects.filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment"))
+    steps.push({
+      phase: "stack",
+      what: `${o.kind.toLowerCase()}/${o.metadata.name} rolled out`,
+      run: [
+        ...[...kubectl, "-n", o.metadata.namespace ?? "default", "rollout", "status"],
+        ...[`${o.kind.toLowerCase()}/${o.metadata.name}`, timeout],
+      ],
+    });
+  steps.push({
+    phase: "stack",
+    what: "kube-dns endpoints in a slice our controller wrote",
+    // managedFields are what tell our controller's slices apart; kubectl hides them unless asked.
+    poll: [
+      ...[...kubectl, "-n", "kube-system", "get", "endpointslices"],
+      ...["-l", "kubernetes.io/service-name=kube-dns", "-o", "json", "--show-managed-fields"],
+    ],
+    until: kubeDnsSliced,
+  });
+  return steps;
+}
+
+/** True once kube-dns has a ready endpoint in a slice written by Switchyard's slice controller. */
+export function kubeDnsSliced(stdout: string): true | string {
+  const ours = (JSON.parse(stdout) as { items: EndpointSlice[] }).items.filter(writtenByOurController);
+  const ready = ours.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
+  return ready > 0 ? true : `${ours.length} slices of ours, no ready endpoint`;
+}
+
+/** `down`: kind removes the node containers and the cluster's entry in our kubeconfig file. */
+export function kindDownSteps(cluster: string, paths: KindPaths, kind: string): RunStep[] {
+  return [
+    {
+      phase: "cluster",
+      what: `kind delete cluster ${cluster}`,
+      run: [kind, "delete", "cluster", "--name", cluster, "--kubeconfig", paths.kubeconfig],
+    },
+  ];
+}
+
+/** After a failed `up`: the nodes' logs into the state folder (kept), then the cluster goes. */
+export function kindCleanupSteps(cluster: string, paths: KindPaths, kind: string): RunStep[] {
+  return [
+    {
+      phase: "cluster",
+      what: "kind export logs",
+      run: [kind, "export", "logs", join(paths.logs, "kind"), "--name", cluster],
+    },
+    ...kindDownSteps(cluster, paths, kind),
+  ];
+}

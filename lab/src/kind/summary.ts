@@ -1,0 +1,27 @@
+import type { KindLabState } from "./state.js";
+
+/** What `up --runtime kind` prints at the end: the nodes, where the kubeconfig is, and things to try. */
+export function kindUpSummary(state: KindLabState): string {
+  const stack = state.stack
+    ? `, stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
+    : " (no stack: --no-stack)";
+  const worker = state.nodes.find((n) => n.role === "worker");
+  return [
+    `kind lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,
+    "",
+    "NODE                        ROLE           ZONE",
+    ...state.nodes.map((n) => `${n.name.padEnd(28)}${n.role.padEnd(15)}${n.zone}`),
+    "",
+    `apiserver:  ${state.server}`,
+    `kubeconfig: ${state.kubeconfig}`,
+    "",
+    "Try:",
+    "  switchyard-lab kubectl get pods -A -o wide",
+    "  switchyard-lab kubectl get endpointslices -n kube-system --show-managed-fields -o yaml | grep manager:",
+    worker
+      ? state.stack?.proxyMode === "nftables"
+        ? `  docker exec ${worker.name} nft list table ip kube-proxy`
+        : `  docker exec ${worker.name} iptables-save -t nat | grep KUBE-SVC`
+      : "",
+  ].join("\n");
+}

@@ -1,0 +1,28 @@
+import { envVarFor } from "../upstream/binaries.js";
+
+/** The programs the kind runtime drives, as paths. */
+export interface KindTools {
+  kind: string;
+  docker: string;
+  kubectl: string;
+}
+
+/** Where each tool was looked for; undefined when not found. */
+export type ToolLookup = (name: keyof KindTools) => string | undefined;
+
+const howToGet: Record<keyof KindTools, (cacheDir: string) => string> = {
+  kind: (cacheDir) =>
+    `kind is missing: with Go >= 1.26 on PATH the lab builds it into ${cacheDir} (lab/upstream/kind), or install a kind release on PATH, or set ${envVarFor("kind")}=<path>`,
+  docker: () => "docker is not on PATH: the kind runtime needs the Docker CLI and a running Docker engine",
+  kubectl: (cacheDir) =>
+    `kubectl is missing: npx switchyard-lab upstream build --only kubectl (into ${cacheDir}), or put one on PATH, or set ${envVarFor("kubectl")}=<path>`,
+};
+
+/** The tools, or one error naming every missing one and how to get it. */
+export function findKindTools(lookup: ToolLookup, cacheDir: string): KindTools {
+  const names = ["kind", "docker", "kubectl"] as const;
+  const found = names.map((n) => [n, lookup(n)] as const);
+  const missing = found.filter(([, path]) => !path).map(([n]) => howToGet[n](cacheDir));
+  if (missing.length > 0) throw new Error(`the kind runtime cannot start: ${missing.join("; ")}`);
+  return Object.fromEntries(found) as unknown as KindTools;
+}

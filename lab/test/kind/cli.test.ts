@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { main } from "../../src/cli/main.js";
+import { readLabRuntime } from "../../src/netns/state.js";
+
+const dir = mkdtempSync(join(tmpdir(), "kind-cli-test-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the CLI and returns its exit code and what it printed on stderr. */
+async function run(args: string[]): Promise<{ code: number; stderr: string }> {
+  const lines: string[] = [];
+  const original = console.error;
+  console.error = (...a: unknown[]) => lines.push(a.join(" "));
+  try {
+    return { code: await main(args), stderr: lines.join("\n") };
+  } finally {
+    console.error = original;
+  }
+}
+
+function labFile(content: object) {
+  writeFileSync(join(dir, "lab.json"), JSON.stringify(content));
+}
+
+describe("the lab's runtime in lab.json", () => {
+  test("recorded runtime, and netns for files written before it was recorded", () => {
+    labFile({ runtime: "kind" });
+    assert.equal(readLabRuntime(dir), "kind");
+    labFile({ plan: {} });
+    assert.equal(readLabRuntime(dir), "netns");
+    assert.equal(readLabRuntime(join(dir, "none")), undefined);
+  });
+
+  test("up --runtime kind refuses a folder holding a netns lab (its down would orphan it)", async () => {
+    labFile({ runtime: "netns" });
+    const r = await run(["up", "--runtime", "kind", "--state-dir", dir]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^switchyard-lab: a netns lab is up in .*; run switchyard-lab down first/);
+  });
+
+  test("migrate says it is not available on a kind lab", async () => {
+    labFile({ runtime: "kind" });
+    const r = await run(["migrate", "--to", "nftables", "--all", "--state-dir", dir]);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      "switchyard-lab: migrate is not available on the kind runtime yet: it measures from the netns lab's node namespaces (lab/README.md)",
+    );
+  });
+
+  test("flags of the other runtime are usage errors", async () => {
+    const r = await run([
+      "up",
+      "--runtime",
+      "netns",
+      "--node-image",
+      "kindest/node:v1.37.2",
+      "--state-dir",
+      dir,
+    ]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, "switchyard-lab: up: --node-image does not apply to the netns runtime");
+  });
+});

@@ -1,0 +1,112 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import yaml from "js-yaml";
+import { imagePlan } from "../../src/kind/images.js";
+import {
+  kindApiserver,
+  kindStack,
+  renderManifests,
+  replacedKubeadmObjects,
+} from "../../src/kind/manifests.js";
+import { defaultKindInput } from "../../src/kind/options.js";
+import { repoRoot } from "../../src/self.js";
+import { type KubeObject, readManifests } from "../../src/stack/manifests.js";
+import { readVersions } from "../../src/upstream/versions.js";
+
+const input = { ...defaultKindInput(readVersions()), name: "lab" };
+const original = readManifests(repoRoot);
+const stack = kindStack(original, input, "nftables");
+const find = (kind: string, name: string) => stack.find((o) => o.kind === kind && o.metadata.name === name);
+type Workload = KubeObject & { spec: { template: { spec: { containers: { image: string }[] } } } };
+
+describe("kind: the stack's manifests", () => {
+  test("the same objects as the netns lab's, in apply order (workloads last)", () => {
+    assert.deepEqual(
+      stack.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      original.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+    );
+    const firstWorkload = stack.findIndex((o) => o.kind === "DaemonSet" || o.kind === "Deployment");
+    assert.ok(stack.slice(firstWorkload).every((o) => o.kind === "DaemonSet" || o.kind === "Deployment"));
+  });
+
+  test("exactly one kube-proxy, ours, talking to the control-plane container in the chosen mode", () => {
+    const proxies = stack.filter((o) => o.kind === "DaemonSet" && o.metadata.name === "kube-proxy");
+    assert.equal(proxies.length, 1);
+    assert.equal(
+      (proxies[0] as Workload).spec.template.spec.containers[0]?.image,
+      "switchyard/kube-proxy:latest",
+    );
+    const cm = find("ConfigMap", "kube-proxy")?.data as Record<string, string>;
+    assert.match(cm["kubeconfig.conf"] ?? "", /server: https:\/\/lab-control-plane:6443$/m);
+    assert.equal(kindApiserver("lab"), "https://lab-control-plane:6443");
+    assert.match(cm["config.conf"] ?? "", /^mode: nftables$/m);
+    assert.match(cm["config.conf"] ?? "", /^clusterCIDR: 10\.244\.0\.0\/16$/m);
+  });
+
+  test("kube-dns keeps the ClusterIP kubeadm gives the kubelets (tenth service address)", () => {
+    assert.equal(
+      (find("Service", "kube-dns")?.spec as { clusterIP?: string } | undefined)?.clusterIP,
+      "10.96.0.10",
+    );
+    const other = kindStack(original, { ...input, serviceCidr: "10.100.0.0/16" }, "iptables");
+    const dns = other.find((o) => o.kind === "Service" && o.metadata.name === "kube-dns");
+    assert.equal((dns?.spec as { clusterIP?: string } | undefined)?.clusterIP, "10.100.0.10");
+  });
+
+  test("kubeadm's CoreDNS Deployment is deleted before ours is applied; nothing else of kubeadm's", () => {
+    assert.deepEqual(replacedKubeadmObjects, [
+      { kind: "deployment", namespace: "kube-system", name: "coredns" },
+    ]);
+    assert.ok(find("Deployment", "coredns"), "ours has the same name");
+  });
+
+  test("the rendered file parses back to the same objects", () => {
+    const docs = yaml.loadAll(renderManifests(stack)).filter(Boolean);
+    assert.deepEqual(docs, stack);
+  });
+});
+
+describe("kind: the image plan", () => {
+  const hasDockerfile = (p: string) => existsSync(join(repoRoot, p));
+
+  test("every switchyard image the manifests run, tagged as they name it, from its app's Dockerfile", () => {
+    assert.deepEqual(imagePlan(stack, hasDockerfile), [
+      { app: "kube-proxy", image: "switchyard/kube-proxy:latest", dockerfile: "apps/kube-proxy/Dockerfile" },
+      {
+        app: "slice-controller",
+        image: "switchyard/slice-controller:0.1.0",
+        dockerfile: "apps/slice-controller/Dockerfile",
+      },
+      {
+        app: "cluster-dns",
+        image: "switchyard/cluster-dns:0.1.0",
+        dockerfile: "apps/cluster-dns/Dockerfile",
+      },
+    ]);
+  });
+
+  test("the Dockerfiles expect the repository root as their context", () => {
+    for (const { dockerfile } of imagePlan(stack, hasDockerfile)) {
+      const text = readFileSync(join(repoRoot, dockerfile), "utf8");
+      assert.match(text, /docker build -f apps\/[a-z-]+\/Dockerfile -t \S+ \./, dockerfile);
+    }
+  });
+
+  test("an image without a Dockerfile is a one-line error naming the manifest", () => {
+    const extra = structuredClone(stack.filter((o) => o.kind === "Deployment")[0]) as Workload;
+    extra.metadata.name = "extra";
+    (extra.spec.template.spec.containers[0] as { image: string }).image = "switchyard/nope:1";
+    assert.throws(
+      () => imagePlan([...stack, extra], hasDockerfile),
+      /^Error: Deployment\/extra runs switchyard\/nope:1, but there is no apps\/nope\/Dockerfile to build it from$/,
+    );
+  });
+
+  test("images from elsewhere are left to the nodes to pull; each image once", () => {
+    const other = structuredClone(stack.filter((o) => o.kind === "Deployment")[0]) as Workload;
+    (other.spec.template.spec.containers[0] as { image: string }).image = "registry.k8s.io/pause:3.10";
+    assert.equal(imagePlan([...stack, other, ...stack], hasDockerfile).length, 3);
+  });
+});

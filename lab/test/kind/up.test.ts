@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import yaml from "js-yaml";
+import { kindDown } from "../../src/kind/lab-down.js";
+import { kindLabUp } from "../../src/kind/lab-up.js";
+import { kindPaths } from "../../src/kind/paths.js";
+import type { StepDeps } from "../../src/kind/run-steps.js";
+import { readKindState } from "../../src/kind/state.js";
+import { kubeDnsSliced } from "../../src/kind/steps.js";
+import type { KindTools } from "../../src/kind/tools.js";
+import { readLabRuntime } from "../../src/netns/state.js";
+import { repoRoot } from "../../src/self.js";
+
+const tools: KindTools = { kind: "/bin/kind", docker: "/bin/docker", kubectl: "/bin/kubectl" };
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const ourSlice = {
+  metadata: {
+    labels: { "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
+    managedFields: [{ manager: "switchyard-slice-controller" }],
+  },
+  endpoints: [{ addresses: ["10.244.1.2"], conditions: { ready: true } }],
+};
+
+/** A fake machine: records every command, answers like kind and kubectl would, fails where told. */
+function fakeMachine(failOn?: (argv: readonly string[]) => string | undefined) {
+  const commands: string[][] = [];
+  const deps: StepDeps = {
+    exec: async (argv) => {
+      commands.push([...argv]);
+      const why = failOn?.(argv);
+      if (why) throw new Error(why);
+      if (argv[1] === "create") {
+        const kubeconfig = argv[argv.indexOf("--kubeconfig") + 1] ?? "";
+        writeFileSync(
+          kubeconfig,
+          yaml.dump({
+            "current-context": "kind-lab",
+            contexts: [{ name: "kind-lab", context: { cluster: "kind-lab" } }],
+            clusters: [{ name: "kind-lab", cluster: { server: "https://127.0.0.1:41234" } }],
+          }),
+        );
+      }
+      if (argv.includes("endpointslices")) return JSON.stringify({ items: [ourSlice] });
+      return "";
+    },
+    writeFile: (path, content) => writeFileSync(path, content),
+    sleep: async () => {},
+    now: Date.now,
+  };
+  // The command as a user reads it: program name and arguments, without the absolute paths.
+  const brief = () =>
+    commands.map((c) =>
+      c
+        .map((a) => a.replace(repoRoot, "<repo>").replace(/^\/bin\//, ""))
+        .filter((a, i, all) => !(a === "--kubeconfig" || all[i - 1] === "--kubeconfig"))
+        .join(" "),
+    );
+  return { deps, commands, brief };
+}
+
+function stateDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "kind-lab-test-"));
+  dirs.push(d);
+  return d;
+}
+
+const sink = { write: () => {} };
+
+describe("kind up: the command plan against a fake machine", () => {
+  test("builds, creates, loads, waits, replaces kubeadm's CoreDNS, applies, waits for the stack", async () => {
+    const dir = stateDir();
+    const m = fakeMachine();
+    const state = await kindLabUp({
+      stateDir: dir,
+      input: { name: "lab" },
+      stack: "iptables",
+      tools,
+      deps: m.deps,
+      out: sink,
+    });
+    const paths = kindPaths(dir);
+    assert.deepEqual(m.brief(), [
+      "docker build -f <repo>/apps/kube-proxy/Dockerfile -t switchyard/kube-proxy:latest <repo>",
+      "docker build -f <repo>/apps/slice-controller/Dockerfile -t switchyard/slice-controller:0.1.0 <repo>",
+      "docker build -f <repo>/apps/cluster-dns/Dockerfile -t switchyard/cluster-dns:0.1.0 <repo>",
+      `kind create cluster --name lab --config ${paths.config}`,
+      "kind load docker-image switchyard/kube-proxy:latest --name lab",
+      "kind load docker-image switchyard/slice-controller:0.1.0 --name lab",
+      "kind load docker-image switchyard/cluster-dns:0.1.0 --name lab",
+      "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
+      "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
+      `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
+      "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
+      "kubectl -n kube-system rollout status deployment/switchyard-slice-controller --timeout=300s",
+      "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
+      "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
+    ]);
+    // Every kubectl talks to the lab's own kubeconfig, and kind writes it there, not into ~/.kube/config.
+    for (const c of m.commands.filter((c) => c[0] === tools.kubectl || c[1] === "create"))
+      assert.equal(c[c.indexOf("--kubeconfig") + 1], paths.kubeconfig);
+    // The files the commands read are there, and are what the pure functions render.
+    assert.match(readFileSync(paths.config, "utf8"), /kubeProxyMode: none/);
+    assert.match(readFileSync(paths.manifests, "utf8"), /image: switchyard\/kube-proxy:latest/);
+    assert.equal(state.server, "https://127.0.0.1:41234");
+    assert.equal(state.stack?.proxyMode, "iptables");
+    assert.equal(readLabRuntime(dir), "kind");
+    assert.deepEqual(readKindState(dir)?.images, [
+      "switchyard/kube-proxy:latest",
+      "switchyard/slice-controller:0.1.0",
+      "switchyard/cluster-dns:0.1.0",
+    ]);
+  });
+
+  test("--no-stack: no images, no manifests; the cluster and its nodes only", async () => {
+    const m = fakeMachine();
+    await kindLabUp({
+      stateDir: stateDir(),
+      input: { name: "lab" },
+      tools,
+      deps: m.deps,
+      out: sink,
+      timeoutSeconds: 60,
+    });
+    assert.deepEqual(
+      m.brief().map((c) => c.split(" ").slice(0, 3).join(" ")),
+      ["kind create cluster", "kubectl wait --for=condition=Ready"],
+    );
+  });
+
+  test("a failing docker build is one line naming the app, and nothing after it runs", async () => {
+    const dir = stateDir();
+    const m = fakeMachine((argv) =>
+      argv.includes("build") && argv.includes("switchyard/slice-controller:0.1.0")
+        ? 'docker build: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully\nmore'
+        : undefined,
+    );
+    await assert.rejects(
+      kindLabUp({ stateDir: dir, input: { name: "lab" }, stack: "iptables", tools, deps: m.deps, out: sink }),
+      (err: Error) => {
+        assert.equal(
+          err.message,
+          'docker build of slice-controller (apps/slice-controller/Dockerfile) failed: docker build: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully',
+        );
+        return true;
+      },
+    );
+    assert.equal(m.commands.length, 2, "kube-proxy built, slice-controller failed, nothing else");
+    assert.ok(!m.commands.some((c) => c[0] === tools.kind), "no cluster was created, so none is deleted");
+  });
+
+  test("a failure after the cluster exists exports kind's logs and deletes the cluster", async () => {
+    const dir = stateDir();
+    const m = fakeMachine((argv) =>
+      argv.includes("rollout") ? "error: timed out waiting for the condition" : undefined,
+    );
+    await assert.rejects(
+      kindLabUp({ stateDir: dir, input: { name: "lab" }, stack: "nftables", tools, deps: m.deps, out: sink }),
+      /^Error: daemonset\/kube-proxy rolled out failed: error: timed out waiting for the condition$/,
+    );
+    assert.deepEqual(m.brief().slice(-2), [
+      `kind export logs ${join(kindPaths(dir).logs, "kind")} --name lab`,
+      "kind delete cluster --name lab",
+    ]);
+  });
+
+  test("down deletes the recorded cluster and the state folder; a second down finds nothing", async () => {
+    const dir = stateDir();
+    const up = fakeMachine();
+    await kindLabUp({ stateDir: dir, input: { name: "lab" }, tools, deps: up.deps, out: sink });
+    const down = fakeMachine();
+    const removed = await kindDown(dir, { tools, deps: down.deps });
+    assert.deepEqual(down.brief(), ["kind delete cluster --name lab"]);
+    assert.deepEqual(removed, ["kind cluster lab (lab-control-plane, lab-worker, lab-worker2, lab-worker3)"]);
+    assert.equal(existsSync(dir), false);
+    assert.deepEqual(await kindDown(dir, { tools, deps: down.deps }), []);
+  });
+
+  test("up on a folder with a kind lab removes that cluster first (a crash)", async () => {
+    const dir = stateDir();
+    await kindLabUp({ stateDir: dir, input: { name: "old" }, tools, deps: fakeMachine().deps, out: sink });
+    const m = fakeMachine();
+    await kindLabUp({ stateDir: dir, input: { name: "new" }, tools, deps: m.deps, out: sink });
+    assert.equal(m.brief()[0], "kind delete cluster --name old");
+    assert.equal(readKindState(dir)?.input.name, "new");
+  });
+});
+
+describe("kind: kube-dns readiness", () => {
+  test("only a ready endpoint in a slice our controller wrote counts", () => {
+    assert.equal(kubeDnsSliced(JSON.stringify({ items: [ourSlice] })), true);
+    const upstream = {
+      ...ourSlice,
+      metadata: { ...ourSlice.metadata, managedFields: [{ manager: "kube-controller-manager" }] },
+    };
+    assert.equal(kubeDnsSliced(JSON.stringify({ items: [upstream] })), "0 slices of ours, no ready endpoint");
+    const notReady = {
+      ...ourSlice,
+      endpoints: [{ addresses: ["10.244.1.2"], conditions: { ready: false } }],
+    };
+    assert.equal(kubeDnsSliced(JSON.stringify({ items: [notReady] })), "1 slices of ours, no ready endpoint");
+  });
+});
