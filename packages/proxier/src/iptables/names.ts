@@ -66,10 +66,23 @@ export function servicePortChains(spn: ServicePortName): ServicePortChains {
   };
 }
 
+// Names by object identity: the trackers keep a Service port's name and endpoint objects
+// unchanged across syncs, so later syncs find every name without building or hashing a key.
+const endpointChainsByPort = new WeakMap<ServicePortName, WeakMap<object, string>>();
+
 /** KUBE-SEP-: hash of the service port name, protocol and "ip:port" of the endpoint. */
 export function endpointChain(spn: ServicePortName, ep: Pick<EndpointInfo, "ip" | "port">): string {
+  let known = endpointChainsByPort.get(spn);
+  const cached = known?.get(ep);
+  if (cached !== undefined) return cached;
   const text = servicePortNameString(spn) + spn.protocol.toLowerCase() + endpointString(ep);
-  return SEP_PREFIX + sha256Base32(text, 16);
+  const chain = SEP_PREFIX + sha256Base32(text, 16);
+  if (!known) {
+    known = new WeakMap();
+    endpointChainsByPort.set(spn, known);
+  }
+  known.set(ep, chain);
+  return chain;
 }
 
 /** Chains owned by one Service port; stale ones are flushed and deleted. */

@@ -16,6 +16,7 @@ import {
 import { replayServicePort, type ServicePortRecord } from "./service-record.js";
 import { writeServicePort } from "./service-rules.js";
 import { FILTER_TOP_CHAINS, NAT_TOP_CHAINS } from "./skeleton.js";
+import { staleChains } from "./stale-chains.js";
 
 /** Above this many endpoints, rules lose their per-endpoint comments and cleanup slows down. */
 export const LARGE_CLUSTER_ENDPOINTS_THRESHOLD = 1000;
@@ -27,6 +28,8 @@ export const CT_STATE_INVALID_NFACCT = "ct_state_invalid_dropped_pkts";
 export interface IPTablesState {
   /** Per-service nat chains present in the kernel (active, and stale ones not yet deleted). */
   readonly natChains: ReadonlySet<string>;
+  /** Stale chains whose deletion was put off (large-cluster mode). */
+  readonly leftoverChains: readonly string[];
   /** ms timestamp of the last sync that deleted stale chains. */
   readonly lastCleanup: number;
   /** Per service port key, what it wrote; replayed by partial syncs if unchanged. */
@@ -45,6 +48,8 @@ export interface IPTablesSyncInput {
   readonly changedServices?: ReadonlySet<string>;
   /** Injected clock, ms. */
   readonly now: number;
+  /** false: rebuild unchanged Services' rules instead of replaying them (a check for tests). */
+  readonly replay?: boolean;
   /** On the first sync, the nat chains iptables-save found (left by an earlier run). */
   readonly existingNATChains?: readonly string[];
 }
@@ -134,11 +139,13 @@ export function renderIPTables(
   for (const key of input.services.keys()) totalEndpoints += input.endpoints.get(key)?.length ?? 0;
   const largeClusterMode = totalEndpoints > LARGE_CLUSTER_ENDPOINTS_THRESHOLD;
 
-  const activeNATChains = new Set<string>();
   const noLocalEndpoints = { internal: 0, external: 0 };
   const servicePorts = new Map<string, ServicePortRecord>();
-  const replayable = previous?.largeClusterMode === largeClusterMode ? previous.servicePorts : undefined;
-  const replayCtx = { filterRules, topNatRules: natRules, activeNATChains };
+  const replayable =
+    input.replay !== false && previous?.largeClusterMode === largeClusterMode
+      ? previous.servicePorts
+      : undefined;
+  const replayCtx = { filterRules, topNatRules: natRules };
   for (const key of [...input.services.keys()].sort(compareStrings)) {
     const sp = input.services.get(key);
     if (!sp) continue;
@@ -152,7 +159,8 @@ export function renderIPTables(
     } else {
       const filter = new RecordingSink(filterRules);
       const top = new RecordingSink(natRules);
-      const chains = new Set<string>();
+      const chains: string[] = [];
+      const collect = { add: (chain: string) => chains.push(chain) };
       const outcome = writeServicePort(
         {
           options,
@@ -160,28 +168,24 @@ export function renderIPTables(
           natChains: unchanged ? skipped.natChains : natChains,
           natRules: unchanged ? skipped.natRules : natRules,
           topNatRules: top,
-          activeNATChains: chains,
+          activeNATChains: collect,
           largeClusterMode,
         },
         sp,
         input.endpoints.get(key) ?? [],
       );
-      record = { ...outcome, filterLines: filter.recorded, topNatLines: top.recorded, chains: [...chains] };
-      for (const chain of chains) activeNATChains.add(chain);
+      record = { ...outcome, filterLines: filter.recorded, topNatLines: top.recorded, chains };
     }
     servicePorts.set(key, record);
     if (record.noLocalInternal) noLocalEndpoints.internal++;
     if (record.noLocalExternal) noLocalEndpoints.external++;
   }
 
-  // Stale chains are found by listing the table; in large clusters that listing is slow, so
-  // it happens at most once per sync period (unreferenced chains do no harm meanwhile).
-  const present = new Set(
-    previous?.natChains ?? (input.existingNATChains ?? []).filter(N.isServiceChainName),
-  );
+  // Stale chains are deleted at most once per sync period in large clusters (unreferenced
+  // chains do no harm meanwhile, and upstream lists the table only that often).
   let lastCleanup = previous?.lastCleanup ?? Number.NEGATIVE_INFINITY;
   const syncPeriod = options.syncPeriodMs ?? DEFAULT_SYNC_PERIOD_MS;
-  const stale = [...present].filter((c) => !activeNATChains.has(c)).sort(compareStrings);
+  const stale = staleChains(servicePorts, previous, input.existingNATChains);
   const cleanup = !largeClusterMode || input.now - lastCleanup > syncPeriod;
   if (cleanup) {
     for (const chain of stale) {
@@ -241,17 +245,8 @@ export function renderIPTables(
     "ACCEPT",
   );
 
-  const restore = [
-    "*filter",
-    ...filterChains.lines,
-    ...filterRules.lines,
-    "COMMIT",
-    "*nat",
-    ...natChains.lines,
-    ...natRules.lines,
-    "COMMIT",
-    "",
-  ].join("\n");
+  const restore = `*filter\n${filterChains.text}${filterRules.text}COMMIT\n*nat\n${natChains.text}${natRules.text}COMMIT\n`;
+  const leftoverChains = cleanup ? [] : stale;
   return {
     restore,
     fullSync,
@@ -259,12 +254,25 @@ export function renderIPTables(
     noLocalEndpoints,
     rulesWritten: { filter: filterRules.length, nat: natRules.length },
     state: {
-      natChains: new Set([...activeNATChains, ...(cleanup ? [] : stale)]),
+      get natChains() {
+        return presentChains(servicePorts, leftoverChains);
+      },
+      leftoverChains,
       lastCleanup,
       servicePorts,
       largeClusterMode,
     },
   };
+}
+
+/** Every per-service chain the kernel holds after a sync: the ports' and the leftovers. */
+function presentChains(
+  records: ReadonlyMap<string, ServicePortRecord>,
+  leftovers: readonly string[],
+): Set<string> {
+  const out = new Set(leftovers);
+  for (const record of records.values()) for (const chain of record.chains) out.add(chain);
+  return out;
 }
 
 /** The tail call into KUBE-NODEPORTS; it must stay the last rule of KUBE-SERVICES. */

@@ -14,11 +14,9 @@ export interface ServicePortRecord extends ServicePortOutcome {
 export interface ReplayContext {
   readonly filterRules: LineBuffer;
   readonly topNatRules: LineBuffer;
-  readonly activeNATChains: Set<string>;
 }
 
 export function replayServicePort(ctx: ReplayContext, record: ServicePortRecord): void {
   ctx.filterRules.append(record.filterLines);
   ctx.topNatRules.append(record.topNatLines);
-  for (const chain of record.chains) ctx.activeNATChains.add(chain);
 }

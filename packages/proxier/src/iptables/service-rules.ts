@@ -19,8 +19,8 @@ export interface ServicePortContext {
   readonly natRules: LineSink;
   /** Top-level nat rules (KUBE-SERVICES, KUBE-NODEPORTS), written on every sync. */
   readonly topNatRules: LineSink;
-  /** Every per-service chain that should exist after this sync, skipped or not. */
-  readonly activeNATChains: Set<string>;
+  /** Collects this port's chains, written or skipped: they must exist after this sync. */
+  readonly activeNATChains: { add(chain: string): unknown };
   /** Above the endpoint threshold, per-endpoint comments are left out. */
   readonly largeClusterMode: boolean;
 }

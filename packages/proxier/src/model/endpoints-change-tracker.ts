@@ -39,6 +39,8 @@ export class EndpointsChangeTracker {
   readonly #pending = new Map<string, SlicesByName>();
   readonly #triggerTimes = new Map<string, Date[]>();
   #endpoints = new Map<string, readonly EndpointInfo[]>();
+  /** The port keys each Service has in #endpoints, so apply() touches only changed Services' keys. */
+  readonly #portKeys = new Map<string, readonly string[]>();
 
   constructor(options: EndpointsChangeTrackerOptions) {
     this.#family = options.family;
@@ -92,10 +94,11 @@ export class EndpointsChangeTracker {
     const updatedServices = new Set<string>();
     for (const [key, slices] of this.#pending) {
       const [ns = "", svc = ""] = key.split("/");
-      for (const portKey of [...next.keys()]) {
-        if (serviceOfPortKey(portKey) === key) next.delete(portKey);
-      }
-      for (const [portKey, eps] of this.#compute(ns, svc, slices)) next.set(portKey, eps);
+      for (const portKey of this.#portKeys.get(key) ?? []) next.delete(portKey);
+      const computed = this.#compute(ns, svc, slices);
+      for (const [portKey, eps] of computed) next.set(portKey, eps);
+      if (computed.size === 0) this.#portKeys.delete(key);
+      else this.#portKeys.set(key, [...computed.keys()]);
       if (slices.size === 0) this.#applied.delete(key);
       else this.#applied.set(key, slices);
       updatedServices.add(key);

@@ -36,7 +36,7 @@ export function isProtocol(value: unknown): value is Protocol {
 /** "ns/name" of the Service a servicePortKey belongs to. */
 export function serviceOfPortKey(key: string): string {
   const slash = key.indexOf("/");
-  const rest = key.slice(slash + 1);
-  const end = rest.search(/[:/]/);
-  return `${key.slice(0, slash)}/${end < 0 ? rest : rest.slice(0, end)}`;
+  let end = slash + 1;
+  while (end < key.length && key[end] !== ":" && key[end] !== "/") end++;
+  return key.slice(0, end);
 }
