@@ -1,11 +1,15 @@
-// One proxy under test: switchyard-proxy (from source, as apps/kube-proxy's traffic tests run it) or the
+// One proxy under test: switchyard-proxy (its built bin, as a user runs it) or the
 // real kube-proxy v1.37.2 (as packages/proxier's upstream diff runs it), alone in a fresh node network
 // namespace built by apps/kube-proxy's test Net (node, client and pod namespaces; API server reached
 // through a veth and a TCP forwarder). Metrics are served on the node side of the host veth so the
 // bench can scrape them from the host.
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, openSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Net, startProxy } from "../../apps/kube-proxy/test/netns.js";
+import { Net } from "../../apps/kube-proxy/test/netns.js";
 import type { TestControlPlane } from "../../lab/src/testing.js";
 import { startKubeProxy } from "../../packages/proxier/test/upstream-harness.js";
 import { REAL_POD_IPS } from "./cluster.js";
@@ -95,7 +99,7 @@ export async function startUnderTest(options: {
     let log: () => string;
     let stop: () => Promise<void>;
     if (impl === "switchyard") {
-      const run = startProxy(net.node, common, { PATH: shim.path() });
+      const run = startBuiltProxy(net.node, common, { PATH: shim.path() });
       pid = run.child.pid ?? 0;
       exited = () => run.child.exitCode !== null || run.child.signalCode !== null;
       log = run.log;
@@ -144,4 +148,29 @@ export async function startUnderTest(options: {
     await net.destroy();
     throw err;
   }
+}
+
+const PROXY_BIN = join(import.meta.dirname, "..", "..", "apps", "kube-proxy", "bin", "switchyard-proxy.js");
+
+/** switchyard-proxy's bin (compiled dist, no TypeScript loader) in a network namespace, output to a file. */
+function startBuiltProxy(ns: string, args: readonly string[], env: Record<string, string>) {
+  const logPath = join(mkdtempSync(join(tmpdir(), "sy-bench-proxy-")), "proxy.log");
+  const fd = openSync(logPath, "w");
+  // SY_BENCH_PROFILE_DIR=<dir>: a CPU profile of the proxy, written when it exits.
+  const dir = process.env.SY_BENCH_PROFILE_DIR;
+  const profile = dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+  const child = spawn("ip", ["netns", "exec", ns, process.execPath, ...profile, PROXY_BIN, ...args], {
+    stdio: ["ignore", fd, fd],
+    env: { ...process.env, ...env },
+  });
+  return {
+    child,
+    log: () => readFileSync(logPath, "utf8"),
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
 }
