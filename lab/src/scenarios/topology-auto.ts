@@ -1,10 +1,254 @@
-import type { Scenario } from "./scenario.js";
+import type { Event, Node, Pod } from "kubernetes-types/core/v1.js";
+import {
+  autoCanHint,
+  describeHinted,
+  flapPoint,
+  hasHints,
+  hintedByZone,
+  worstLoad,
+  type ZoneRatios,
+} from "./auto-allocation.js";
+import { hollowLabel, inPool } from "./hollow-nodes.js";
+import type { ClaimFinding, Scenario, ScenarioContext, ScenarioReport } from "./scenario.js";
+import { numberParam } from "./scenario.js";
+import { inNamespace, openLab, readyEndpoints, type ScenarioLab, serviceSlices } from "./scenario-lab.js";
+import { SliceWatch } from "./slice-watch.js";
 
+const namespace = "switchyard-topology-auto";
+
+/**
+ * Parameters (--set): splits ("2:20,5:17,11:11": endpoints in the first zone : in the second, measured in turn),
+ * flaps (3: times one endpoint is added and removed again at the count where Auto turns hints on or off),
+ * quiet-ms (2000).
+ */
 export const topologyAuto: Scenario = {
   name: "topology-auto",
-  summary: "(not written yet)",
-  claims: [],
-  run() {
-    return Promise.reject(new Error("scenario topology-auto is not written yet"));
+  summary: "topology-mode: Auto against PreferSameZone on uneven zones; when hints are withheld, and flaps",
+  claims: ["C5", "C7"],
+  async run(ctx: ScenarioContext): Promise<ScenarioReport> {
+    const splits = (ctx.params.get("splits") ?? "2:20,5:17,11:11").split(",").map((s) => {
+      const [a, b] = s.split(":").map(Number);
+      if (!Number.isInteger(a) || !Number.isInteger(b) || (a ?? -1) < 0 || (b ?? -1) < 0)
+        throw new Error(`scenario topology-auto: --set splits wants a:b,... with whole numbers, got "${s}"`);
+      return [a, b] as [number, number];
+    });
+    const p = {
+      splits,
+      flaps: Math.floor(numberParam(ctx, "flaps", 3)),
+      quietMs: numberParam(ctx, "quiet-ms", 2000),
+    };
+    const lab = openLab(ctx, "topology-auto");
+    let watch: SliceWatch | undefined;
+    try {
+      return await inNamespace(
+        lab,
+        namespace,
+        async () => {
+          watch = await SliceWatch.start(lab.client, namespace);
+          return await measure(lab, watch, p);
+        },
+        async () => watch?.stop(),
+      );
+    } finally {
+      lab.close();
+    }
   },
 };
+
+type Params = { splits: Array<[number, number]>; flaps: number; quietMs: number };
+
+/** Zone CPU shares as the controller computes them: Ready nodes' allocatable CPU, control plane left out. */
+async function zoneRatios(lab: ScenarioLab): Promise<ZoneRatios> {
+  const nodes = (await lab.client.call<{ items: Node[] }>("GET", "/api/v1/nodes")).items;
+  const cpu = new Map<string, number>();
+  for (const n of nodes) {
+    if (n.metadata?.labels?.[hollowLabel]) continue;
+    if (!n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) continue;
+    const zone = n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "";
+    const raw = n.status?.allocatable?.cpu ?? "0";
+    const milli = raw.endsWith("m") ? Number(raw.slice(0, -1)) : Number(raw) * 1000;
+    cpu.set(zone, (cpu.get(zone) ?? 0) + milli);
+  }
+  const total = [...cpu.values()].reduce((a, b) => a + b, 0);
+  return Object.fromEntries([...cpu].sort(([a], [b]) => (a < b ? -1 : 1)).map(([z, c]) => [z, c / total]));
+}
+
+function pausePod(name: string, zone: string): Pod {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, labels: { app: "auto" } },
+    spec: {
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 0,
+      nodeSelector: { "topology.kubernetes.io/zone": zone },
+      containers: [{ name: "pause", image: "registry.k8s.io/pause:3.10" }],
+    },
+  };
+}
+
+async function measure(lab: ScenarioLab, watch: SliceWatch, p: Params): Promise<ScenarioReport> {
+  const { client, progress } = lab;
+  const lines: string[] = [];
+  const ratios = await zoneRatios(lab);
+  const zones = Object.keys(ratios);
+  if (zones.length < 2)
+    throw new Error("scenario topology-auto needs nodes in at least 2 zones (up --zones 2)");
+  const [zoneA, zoneB] = zones as [string, string];
+  lines.push(
+    `zones by allocatable CPU (Auto's traffic model): ${zones.map((z) => `${z} ${((ratios[z] ?? 0) * 100).toFixed(0)}%`).join(", ")}`,
+  );
+  const svc = (name: string, extra: Record<string, unknown>, annotations?: Record<string, string>) =>
+    client.call("POST", `/api/v1/namespaces/${namespace}/services`, {
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { selector: { app: "auto" }, ports: [{ port: 80, targetPort: 8080 }], ...extra },
+    });
+  await svc("auto", {}, { "service.kubernetes.io/topology-mode": "Auto" });
+  await svc("same-zone", { trafficDistribution: "PreferSameZone" });
+
+  const have: Record<string, string[]> = { [zoneA]: [], [zoneB]: [] };
+  let serial = 0;
+  const setSplit = async (a: number, b: number) => {
+    for (const [zone, want] of [
+      [zoneA, a],
+      [zoneB, b],
+    ] as Array<[string, number]>) {
+      const names = have[zone] as string[];
+      const add: string[] = [];
+      while (names.length + add.length < want) add.push(`${zone}-${serial++}`);
+      const drop = names.splice(want);
+      await inPool(add, 8, (n) =>
+        client.call("POST", `/api/v1/namespaces/${namespace}/pods`, pausePod(n, zone)).then(() => {}),
+      );
+      names.push(...add);
+      await inPool(drop, 8, (n) =>
+        client.call("DELETE", `/api/v1/namespaces/${namespace}/pods/${n}`).then(() => {}),
+      );
+    }
+    const total = a + b;
+    progress.update(`split ${a}:${b}: waiting for ${total} ready endpoints`, true);
+    await watch.settle(
+      async () => {
+        for (const name of ["auto", "same-zone"]) {
+          const slices = await serviceSlices(lab, namespace, name);
+          const all = slices.reduce((n, s) => n + (s.endpoints ?? []).length, 0);
+          if (readyEndpoints(slices) !== total || all !== total) return false;
+        }
+        return true;
+      },
+      p.quietMs,
+      lab.deadline(300_000),
+    );
+  };
+
+  lines.push(
+    "",
+    `${zoneA}:${zoneB}  Auto (hinted for each zone, from which zone)                    worst load  PreferSameZone worst load`,
+  );
+  const rows: Array<{
+    a: number;
+    b: number;
+    auto: boolean;
+    autoLoad: number;
+    sameLoad: number;
+    sameOwnZone: boolean;
+    detail: string;
+  }> = [];
+  for (const [a, b] of p.splits) {
+    await setSplit(a, b);
+    const auto = await serviceSlices(lab, namespace, "auto");
+    const same = await serviceSlices(lab, namespace, "same-zone");
+    const row = {
+      a,
+      b,
+      auto: hasHints(auto),
+      autoLoad: worstLoad(ratios, auto),
+      sameLoad: worstLoad(ratios, same),
+      sameOwnZone:
+        [...hintedByZone(same)].every(([zone, from]) => from.size === 1 && from.has(zone)) && hasHints(same),
+      detail: describeHinted(hintedByZone(auto)),
+    };
+    rows.push(row);
+    lines.push(
+      `${`${a}:${b}`.padEnd(12)}${row.detail.padEnd(64)}${`${row.autoLoad.toFixed(2)}×`.padEnd(12)}${describeHinted(hintedByZone(same))}, ${row.sameLoad.toFixed(2)}×`,
+    );
+  }
+  lines.push(
+    "  worst load: the busiest endpoint against an even spread, if each zone's traffic follows its CPU share and stays on the endpoints hinted for it",
+  );
+
+  // Flaps: one endpoint in, one out, at the count where Auto's minimum per zone stops (or starts) fitting.
+  const n = flapPoint(ratios);
+  let flipCount = 0;
+  let flapLine = "no endpoint count below 60 where one endpoint turns Auto's hints on or off";
+  if (n !== undefined && p.flaps > 0) {
+    const base: [number, number] = [Math.max(1, Math.floor(n / 3)), n - Math.max(1, Math.floor(n / 3))];
+    await setSplit(...base);
+    const hintedAt = (slices: Parameters<typeof hasHints>[0]) => hasHints(slices);
+    const states: boolean[] = [hintedAt(await serviceSlices(lab, namespace, "auto"))];
+    const eventsBefore = countByReason(await hintEvents(lab));
+    for (let i = 0; i < p.flaps; i++) {
+      await setSplit(base[0], base[1] + 1);
+      states.push(hintedAt(await serviceSlices(lab, namespace, "auto")));
+      await setSplit(...base);
+      states.push(hintedAt(await serviceSlices(lab, namespace, "auto")));
+    }
+    flipCount = states.slice(1).filter((s, i) => s !== states[i]).length;
+    const eventsAfter = countByReason(await hintEvents(lab));
+    const events = [...eventsAfter]
+      .map(([reason, k]) => ({ reason, n: k - (eventsBefore.get(reason) ?? 0) }))
+      .filter((e) => e.n > 0);
+    flapLine =
+      `flaps: ${n} ↔ ${n + 1} endpoints (${base[0]}:${base[1]} ↔ ${base[0]}:${base[1] + 1}), ${p.flaps} times: hints ${states.map((s) => (s ? "on" : "off")).join(" → ")}; ` +
+      `${flipCount} flips in ${2 * p.flaps} changes; events: ${events.map((e) => `${e.n}× ${e.reason}`).join(", ") || "none new"}` +
+      ` (controller's rule says: ${n} ${autoCanHint(ratios, n) ? "on" : "off"}, ${n + 1} ${autoCanHint(ratios, n + 1) ? "on" : "off"})`;
+  }
+  lines.push("", flapLine);
+  const allEvents = await hintEvents(lab);
+  lines.push(
+    `events on Service auto: ${[...new Set(allEvents.map((e) => `${e.reason}: ${e.message}`))].join(" | ") || "none"}`,
+  );
+
+  const twoTwenty = rows.find((r) => r.a < r.b) ?? rows[0];
+  const findings: ClaimFinding[] = [];
+  if (twoTwenty) {
+    findings.push({
+      claim: "C5",
+      measured:
+        `${twoTwenty.a}:${twoTwenty.b} with Auto: hints ${twoTwenty.auto ? "written" : "withheld"} (${twoTwenty.detail}), worst endpoint at ${twoTwenty.autoLoad.toFixed(2)}× an even share; ` +
+        `hints withheld in ${rows.filter((r) => !r.auto).length} of ${rows.length} splits; ${n !== undefined ? `at ${n}↔${n + 1} endpoints hints flipped ${flipCount} times in ${2 * p.flaps} changes` : "no flap point"}`,
+      verdict: "half right",
+      note:
+        "Auto does not send a zone's clients to its few endpoints: it re-points endpoints of other zones to it until each zone is within 20% of its CPU share; " +
+        "it withholds hints only when the total count cannot meet every zone's minimum (or node data is missing), which depends on the number of endpoints, not on the split; " +
+        "near such a count, one pod more or less flips hints on and off",
+    });
+    findings.push({
+      claim: "C7",
+      measured: `PreferSameZone on the same pods: every ready endpoint hinted for its own zone in every split; at ${twoTwenty.a}:${twoTwenty.b} the busiest endpoint gets ${twoTwenty.sameLoad.toFixed(2)}× an even share (Auto: ${twoTwenty.autoLoad.toFixed(2)}×)`,
+      verdict: rows.every((r) => r.sameOwnZone) ? "holds" : "wrong",
+      note: "the overload C5 describes is what PreferSameZone does, by design",
+    });
+  }
+  return { scenario: "topology-auto", lines, findings };
+}
+
+/** Events are aggregated (one object, a count), so occurrences are counted per reason. */
+function countByReason(events: readonly Event[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of events) {
+    const n = e.count ?? (e as { series?: { count?: number } }).series?.count ?? 1;
+    out.set(e.reason ?? "", (out.get(e.reason ?? "") ?? 0) + n);
+  }
+  return out;
+}
+
+async function hintEvents(lab: ScenarioLab): Promise<Event[]> {
+  const list = await lab.client.call<{ items: Event[] }>(
+    "GET",
+    `/api/v1/namespaces/${namespace}/events?fieldSelector=${encodeURIComponent("involvedObject.name=auto")}`,
+  );
+  return list.items
+    .filter((e) => (e.reason ?? "").startsWith("TopologyAwareHints"))
+    .sort((a, b) => ((a.metadata?.creationTimestamp ?? "") < (b.metadata?.creationTimestamp ?? "") ? -1 : 1));
+}

@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { freePort } from "../../src/controlplane/ports.js";
+import { realExec } from "../../src/netns/exec.js";
+import { labDown } from "../../src/netns/lab-down.js";
+import { labUp } from "../../src/netns/lab-up.js";
+import { hints } from "../../src/scenarios/hints.js";
+import { formatScenarioReport } from "../../src/scenarios/report.js";
+import type { Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
+import { sliceChurn } from "../../src/scenarios/slice-churn.js";
+import { topologyAuto } from "../../src/scenarios/topology-auto.js";
+import { repoRoot } from "../../src/self.js";
+import { missingControlPlane } from "../../src/testing.js";
+
+// Its own prefix and networks, so other labs on this host are left alone.
+const lab = { prefix: "sct", nodes: 3, zones: 2, nodeCidr: "198.18.12.0/24", clusterCidr: "10.250.0.0/16" };
+const apps = ["kube-proxy", "slice-controller", "cluster-dns"];
+const unbuilt = apps.filter((a) => !existsSync(join(repoRoot, "apps", a, "dist", "main.js")));
+const skip =
+  process.getuid?.() !== 0
+    ? "the netns runtime needs root (network namespaces, veth, routes)"
+    : unbuilt.length > 0
+      ? `apps not built (${unbuilt.join(", ")}); run npx turbo run build`
+      : missingControlPlane(["kube-controller-manager", "kube-scheduler", "kubectl"]);
+
+const ourNetns = () =>
+  execFileSync("ip", ["netns", "list"], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.split(" ")[0] ?? "")
+    .filter((n) => n.startsWith(`${lab.prefix}-`));
+
+const finding = (r: ScenarioReport, claim: string) => {
+  const f = r.findings.find((x) => x.claim === claim);
+  assert.ok(f, `a finding for ${claim}`);
+  return f;
+};
+
+describe("the controller and topology scenarios", { skip }, () => {
+  let dir: string;
+  const run = async (s: Scenario, params: Record<string, string>) => {
+    const report = await s.run({
+      stateDir: dir,
+      params: new Map(Object.entries(params)),
+      out: { write: () => {} },
+      exec: realExec,
+    });
+    console.log(formatScenarioReport(report).replace(/^/gm, "# "));
+    return report;
+  };
+  const line = (r: ScenarioReport, re: RegExp) => r.lines.find((l) => re.test(l)) ?? "";
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "switchyard-scenarios-"));
+    await labUp({
+      stateDir: dir,
+      lab,
+      ports: {
+        apiserver: await freePort(),
+        etcdClient: await freePort(),
+        etcdPeer: await freePort(),
+        controllerManager: await freePort(),
+        scheduler: await freePort(),
+      },
+      detached: false,
+      stack: "iptables",
+      readyTimeoutMs: 240_000,
+      out: { write: () => {} },
+    });
+  });
+
+  after(async () => {
+    if (dir && existsSync(dir)) await labDown(dir);
+  });
+
+  test("slice-churn: 300 pods in 100-endpoint slices, one deletion writes one slice", async () => {
+    const r = await run(sliceChurn, { pods: "300" });
+    const c1 = finding(r, "C1");
+    assert.equal(c1.verdict, "holds", c1.measured);
+    assert.match(c1.measured, /one pod deleted: 1 slice written \(\d+ writes\)/);
+    const slices = Number(/^(\d+) slices for 300 pods/.exec(c1.measured)?.[1]);
+    assert.ok(slices >= 3, `at least 3 slices, got ${slices}`);
+    assert.match(c1.measured, new RegExp(`${slices - 1} untouched`));
+    assert.match(line(r, /^deleting pod/), /to 1 slice\(s\)/);
+    assert.match(line(r, /churn-named-port:/), /2 port set\(s\)/);
+    assert.match(line(r, /churn-two-ports:/), /1 slices in 1 port set/);
+    assert.match(finding(r, "C2").measured, /\d+ pods \d+ at a time: 0 new slice/);
+  });
+
+  test("hints: node and zone hints, the local pod answers, the fallback chain", async () => {
+    const r = await run(hints, { connections: "60", "c13-connections": "400" });
+    for (const c of ["C6", "C7", "C9"])
+      assert.equal(finding(r, c).verdict, "holds", `${c}: ${finding(r, c).measured}`);
+    assert.match(line(r, /same-node \(PreferSameNode\)/), /connections from each node/);
+    // Every node's same-node connections were answered by its own pod alone.
+    const idx = r.lines.findIndex((l) => l.startsWith("same-node (PreferSameNode)"));
+    for (const l of r.lines.slice(idx + 1, idx + 4)) {
+      const m = /from (\S+): (\S+) (\d+) \(100\.0%\)$/.exec(l.trim());
+      assert.ok(m, `one pod answered all: ${l}`);
+      assert.equal(m[2], `echo-${m[1]}`);
+    }
+    assert.match(r.lines.join("\n"), /forNodes \[node-1\] forZones \[zone-a\]/);
+    assert.notEqual(finding(r, "C8").verdict, "wrong", finding(r, "C8").measured);
+    // The chain's probabilities, not the sample's p-value: a fair sample is below p = 0.01 one run in a hundred.
+    assert.match(finding(r, "C13").measured, /rule probabilities 0\.250, 0\.333, 0\.500/);
+  });
+
+  test("topology-auto: Auto re-points endpoints, PreferSameZone does not, hints flip at the threshold", async () => {
+    const r = await run(topologyAuto, { splits: "2:20", flaps: "1" });
+    assert.match(finding(r, "C5").measured, /hints written/);
+    assert.equal(finding(r, "C7").verdict, "holds", finding(r, "C7").measured);
+    assert.match(line(r, /^flaps:/), /2 flips in 2 changes/);
+  });
+
+  test("down leaves nothing of the lab", async () => {
+    await labDown(dir);
+    assert.deepEqual(ourNetns(), []);
+  });
+});
