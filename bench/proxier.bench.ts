@@ -1,10 +1,10 @@
 // switchyard-proxy side by side with the real kube-proxy v1.37.2 on one lab control plane and one kernel:
-// N Services x 10 endpoints (1k, 5k, 10k), iptables (iptables-nft backend) and nftables modes, each proxy
+// N Services x 10 endpoints (1k, 5k, 10k), iptables (iptables-nft and legacy backends) and nftables modes, each proxy
 // alone in its own node network namespace, one at a time. Per run: the start-up (full) sync, single-endpoint
 // (partial) syncs with the bytes each sends to the kernel, and first-packet latency to Service #1 and the
 // last Service. Before that, our renderers alone on 10k x 10 (time and heap). Writes bench/results/proxier.md.
 //
-//   npm run bench -- proxier [--quick] [--sizes 1000,5000] [--modes iptables,nftables] [--budget-min 40]
+//   npm run bench -- proxier [--quick] [--sizes 1000,5000] [--modes iptables,iptables-legacy,nftables] [--budget-min 40]
 //     [--impls kube-proxy,switchyard] [--no-render] [--out bench/results/proxier.md]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -20,7 +20,13 @@ import {
   samplePartialSyncs,
   waitForFullSync,
 } from "./proxier/measure.js";
-import { type Impl, type Mode, type ProxyUnderTest, startUnderTest } from "./proxier/proxies.js";
+import {
+  MODES as ALL_MODES,
+  type Impl,
+  type Mode,
+  type ProxyUnderTest,
+  startUnderTest,
+} from "./proxier/proxies.js";
 import { benchRender, type RenderResult } from "./proxier/render.js";
 import { MODE_LABEL, type RunResult, renderReport } from "./proxier/report.js";
 import { KernelWriteLog } from "./proxier/shim.js";
@@ -48,8 +54,8 @@ const renderSize = 10000;
 const modesFlag = argv.indexOf("--modes");
 const MODES: Mode[] =
   modesFlag >= 0
-    ? (argv[modesFlag + 1] ?? "").split(",").filter((m): m is Mode => m === "iptables" || m === "nftables")
-    : ["iptables", "nftables"];
+    ? (argv[modesFlag + 1] ?? "").split(",").filter((m): m is Mode => (ALL_MODES as string[]).includes(m))
+    : [...ALL_MODES];
 const skipRender = argv.includes("--no-render");
 const outFlag = argv.indexOf("--out");
 const outPath = outFlag >= 0 ? (argv[outFlag + 1] ?? "bench/results/proxier.md") : "bench/results/proxier.md";
@@ -70,7 +76,8 @@ const say = (msg: string) =>
 let cp: TestControlPlane | undefined;
 let current: ProxyUnderTest | undefined;
 let api: BenchApi | undefined;
-const shim = new KernelWriteLog();
+const shims = { nft: new KernelWriteLog("nft"), legacy: new KernelWriteLog("legacy") };
+const shimFor = (mode: Mode) => (mode === "iptables-legacy" ? shims.legacy : shims.nft);
 
 async function cleanup(): Promise<void> {
   await current?.stop().catch(() => {});
@@ -78,7 +85,8 @@ async function cleanup(): Promise<void> {
   api?.close();
   await cp?.stop().catch(() => {});
   cp = undefined;
-  shim.remove();
+  shims.nft.remove();
+  shims.legacy.remove();
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
@@ -89,7 +97,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 const runs: RunResult[] = [];
 let render: RenderResult[] = [];
-const shimOverheadMs = shim.measureOverhead();
+const shimOverheadMs = shims.nft.measureOverhead();
 
 function write(done: boolean): void {
   const text = renderReport({
@@ -180,6 +188,7 @@ try {
         }
         say(`${label}: starting (load ${load.toFixed(1)})`);
         try {
+          const shim = shimFor(mode);
           current = await startUnderTest({ impl, mode, subnet: subnet++, cp, shim });
           const full = await waitForFullSync(current, shim, targets, 10 * 60_000);
           say(
@@ -191,7 +200,7 @@ try {
           );
           const [first = [], last = []] = connectLatency(current, targets, connects);
           const positions =
-            mode === "iptables"
+            mode !== "nftables"
               ? (() => {
                   const [a, b] = kubeServicesPositions(current, targets);
                   return { first: a, last: b, chainLength: kubeServicesLength(current) };

@@ -2,7 +2,7 @@
 // bytes each sync sends to the kernel, and the first-packet latency of a TCP connect through its rules.
 import { setTimeout as sleep } from "node:timers/promises";
 import { type BenchApi, flipOneEndpoint } from "./cluster.js";
-import type { HistogramTotals, ProxyUnderTest, SyncCounters } from "./proxies.js";
+import type { HistogramTotals, Mode, ProxyUnderTest, SyncCounters } from "./proxies.js";
 import type { KernelWriteLog } from "./shim.js";
 
 export interface FullSync {
@@ -179,10 +179,13 @@ export function connectLatency(p: ProxyUnderTest, ips: readonly string[], n: num
   return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));
 }
 
+const iptablesOf = (mode: Mode) =>
+  mode === "iptables-legacy" ? "/usr/sbin/iptables-legacy" : "/usr/sbin/iptables-nft";
+
 /** 1-based position of each ClusterIP's rule in the nat KUBE-SERVICES chain (iptables mode). */
 export function kubeServicesPositions(p: ProxyUnderTest, ips: readonly string[]): (number | undefined)[] {
   const rules = p.net
-    .in(p.net.node, ["/usr/sbin/iptables-nft", "-w", "-t", "nat", "-S", "KUBE-SERVICES"])
+    .in(p.net.node, [iptablesOf(p.mode), "-w", "-t", "nat", "-S", "KUBE-SERVICES"])
     .split("\n")
     .filter((l) => l.startsWith("-A KUBE-SERVICES"));
   return ips.map((ip) => {
@@ -194,7 +197,7 @@ export function kubeServicesPositions(p: ProxyUnderTest, ips: readonly string[])
 /** How many rules the nat KUBE-SERVICES chain has (iptables mode). */
 export function kubeServicesLength(p: ProxyUnderTest): number {
   return p.net
-    .in(p.net.node, ["/usr/sbin/iptables-nft", "-w", "-t", "nat", "-S", "KUBE-SERVICES"])
+    .in(p.net.node, [iptablesOf(p.mode), "-w", "-t", "nat", "-S", "KUBE-SERVICES"])
     .split("\n")
     .filter((l) => l.startsWith("-A KUBE-SERVICES")).length;
 }

@@ -16,7 +16,13 @@ import { REAL_POD_IPS } from "./cluster.js";
 import type { KernelWriteLog } from "./shim.js";
 
 export type Impl = "switchyard" | "kube-proxy";
-export type Mode = "iptables" | "nftables";
+/** iptables-legacy: iptables mode on the legacy (x_tables) backend for both proxies. */
+export type Mode = "iptables" | "iptables-legacy" | "nftables";
+export const MODES: readonly Mode[] = ["iptables", "iptables-legacy", "nftables"];
+
+/** The --proxy-mode a bench mode runs. */
+export const proxyMode = (mode: Mode): "iptables" | "nftables" =>
+  mode === "nftables" ? "nftables" : "iptables";
 /** detect-local input for both proxies: every pod and fake endpoint address is inside it. */
 const CLUSTER_CIDR = "10.0.0.0/8";
 
@@ -85,7 +91,7 @@ export async function startUnderTest(options: {
     const metricsAddress = `${net.apiIP}:10249`;
     const common = [
       `--kubeconfig=${kubeconfig}`,
-      `--proxy-mode=${mode}`,
+      `--proxy-mode=${proxyMode(mode)}`,
       "--hostname-override=node1",
       `--cluster-cidr=${CLUSTER_CIDR}`,
       `--metrics-bind-address=${metricsAddress}`,
@@ -99,6 +105,9 @@ export async function startUnderTest(options: {
     let log: () => string;
     let stop: () => Promise<void>;
     if (impl === "switchyard") {
+      // Ours picks the backend kubelet uses, by kubelet's mangle chain (upstream runs `iptables` from PATH).
+      if (mode === "iptables-legacy")
+        net.in(net.node, ["iptables-legacy", "-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
       const run = startBuiltProxy(net.node, common, { PATH: shim.path() });
       pid = run.child.pid ?? 0;
       exited = () => run.child.exitCode !== null || run.child.signalCode !== null;

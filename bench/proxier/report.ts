@@ -44,6 +44,7 @@ const ratio = (ours: number | undefined, theirs: number | undefined) =>
 
 export const MODE_LABEL: Record<Mode, string> = {
   iptables: "iptables (iptables-nft backend)",
+  "iptables-legacy": "iptables (legacy backend)",
   nftables: "nftables",
 };
 
@@ -118,7 +119,7 @@ export function renderReport(r: Report): string {
     `${r.versions}. Sizes: ${r.sizes.join(", ")} Services x 10 endpoints; ${r.samples} single-endpoint changes per proxy; ${r.connects} connects per target. Whole run: ${r.wallMinutes.toFixed(1)} min.`,
     "",
     "Both proxies ran against the same API server and kernel, each alone in a fresh node network namespace, one at a",
-    "time (upstream first, then ours, per size and mode). iptables mode used the iptables-nft backend for both",
+    "time (upstream first, then ours, per size and mode). iptables mode ran on the iptables-nft backend, and on the legacy backend, for both",
     "(the host's `iptables-restore` is nf_tables; ours picks nft when kubelet left no legacy hint). minSyncPeriod 1 s",
     "(both defaults). Sync times come from each proxy's own `kubeproxy_sync_proxy_rules_duration_seconds` histogram",
     "(IPv4 series): the full sync is the start-up sync (one sample per proxy run; `≈` = two syncs fell between",

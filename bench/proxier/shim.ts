@@ -5,7 +5,16 @@
 // tools on PATH like ours does, so neither proxy knows it is measured; the cost is one bash and one tee
 // per call, for both (measured: `overheadMs`).
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median } from "../machine.js";
@@ -20,13 +29,31 @@ export interface KernelWrite {
   readonly family: "IPv4" | "IPv6";
 }
 
-const WRAPPED: Record<string, { real: string; stdinOnly: boolean }> = {
+type Wrapped = Record<string, { real: string; stdinOnly: boolean }>;
+
+const NFT_BACKEND: Wrapped = {
   "iptables-restore": { real: "/usr/sbin/iptables-restore", stdinOnly: false },
   "iptables-nft-restore": { real: "/usr/sbin/iptables-nft-restore", stdinOnly: false },
   "ip6tables-restore": { real: "/usr/sbin/ip6tables-restore", stdinOnly: false },
   "ip6tables-nft-restore": { real: "/usr/sbin/ip6tables-nft-restore", stdinOnly: false },
   // only `nft -f ...` carries a transaction on stdin; list/--json calls go straight through
   nft: { real: "/usr/sbin/nft", stdinOnly: true },
+};
+
+// The legacy backend: the plain names lead to the x_tables binaries too, so upstream kube-proxy
+// (which runs `iptables` and `iptables-restore` from PATH) uses it like ours does.
+const LEGACY_BACKEND: Wrapped = {
+  "iptables-restore": { real: "/usr/sbin/iptables-legacy-restore", stdinOnly: false },
+  "iptables-legacy-restore": { real: "/usr/sbin/iptables-legacy-restore", stdinOnly: false },
+  "ip6tables-restore": { real: "/usr/sbin/ip6tables-legacy-restore", stdinOnly: false },
+  "ip6tables-legacy-restore": { real: "/usr/sbin/ip6tables-legacy-restore", stdinOnly: false },
+  nft: { real: "/usr/sbin/nft", stdinOnly: true },
+};
+const LEGACY_LINKS: Record<string, string> = {
+  iptables: "/usr/sbin/iptables-legacy",
+  "iptables-save": "/usr/sbin/iptables-legacy-save",
+  ip6tables: "/usr/sbin/ip6tables-legacy",
+  "ip6tables-save": "/usr/sbin/ip6tables-legacy-save",
 };
 
 function wrapper(tool: string, real: string, stdinOnly: boolean, dir: string): string {
@@ -47,11 +74,16 @@ export class KernelWriteLog {
   readonly binDir: string;
   #overheadMs = 0;
 
-  constructor() {
+  constructor(backend: "nft" | "legacy" = "nft") {
     this.dir = mkdtempSync(join(tmpdir(), "sy-bench-proxier-shim-"));
     this.binDir = join(this.dir, "bin");
     mkdirSync(this.binDir);
-    for (const [tool, { real, stdinOnly }] of Object.entries(WRAPPED)) {
+    if (backend === "legacy") {
+      for (const [tool, real] of Object.entries(LEGACY_LINKS)) symlinkSync(real, join(this.binDir, tool));
+    }
+    for (const [tool, { real, stdinOnly }] of Object.entries(
+      backend === "legacy" ? LEGACY_BACKEND : NFT_BACKEND,
+    )) {
       if (!existsSync(real)) continue;
       const path = join(this.binDir, tool);
       writeFileSync(path, wrapper(tool, real, stdinOnly, this.dir));

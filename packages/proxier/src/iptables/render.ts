@@ -30,6 +30,8 @@ export interface IPTablesState {
   readonly natChains: ReadonlySet<string>;
   /** Stale chains whose deletion was put off (large-cluster mode). */
   readonly leftoverChains: readonly string[];
+  /** What the filter table and the top-level nat chains hold, as restore lines. */
+  readonly topText: { readonly filter: string; readonly nat: string };
   /** ms timestamp of the last sync that deleted stale chains. */
   readonly lastCleanup: number;
   /** Per service port key, what it wrote; replayed by partial syncs if unchanged. */
@@ -75,14 +77,18 @@ export function renderIPTables(
   const mark = masqueradeMark(options);
   const filterChains = new LineBuffer();
   const filterRules = new LineBuffer();
+  // The top-level nat chains (KUBE-SERVICES, KUBE-NODEPORTS, ...) apart from the per-service
+  // ones, so a partial sync can leave them out when their content did not change.
+  const natTopChains = new LineBuffer();
+  const natTopRules = new LineBuffer();
   const natChains = new LineBuffer();
   const natRules = new LineBuffer();
   const skipped = { natChains: new LineBuffer(), natRules: new LineBuffer() };
 
   for (const chain of FILTER_TOP_CHAINS) filterChains.write(chainLine(chain));
-  for (const chain of NAT_TOP_CHAINS) natChains.write(chainLine(chain));
+  for (const chain of NAT_TOP_CHAINS) natTopChains.write(chainLine(chain));
 
-  natRules.write(
+  natTopRules.write(
     "-A",
     N.KUBE_POSTROUTING_CHAIN,
     "-m",
@@ -94,8 +100,8 @@ export function renderIPTables(
     "RETURN",
   );
   // Clear the mark so a packet that traverses the stack again is not masqueraded twice.
-  natRules.write("-A", N.KUBE_POSTROUTING_CHAIN, "-j", "MARK", "--xor-mark", mark);
-  natRules.write(
+  natTopRules.write("-A", N.KUBE_POSTROUTING_CHAIN, "-j", "MARK", "--xor-mark", mark);
+  natTopRules.write(
     "-A",
     N.KUBE_POSTROUTING_CHAIN,
     "-m",
@@ -106,7 +112,7 @@ export function renderIPTables(
     "MASQUERADE",
     options.randomFully === false ? [] : ["--random-fully"],
   );
-  natRules.write("-A", N.KUBE_MARK_MASQ_CHAIN, "-j", "MARK", "--or-mark", mark);
+  natTopRules.write("-A", N.KUBE_MARK_MASQ_CHAIN, "-j", "MARK", "--or-mark", mark);
 
   const localhostNodePorts = localhostNodePortsEnabled(options);
   if (localhostNodePorts) {
@@ -145,7 +151,7 @@ export function renderIPTables(
     input.replay !== false && previous?.largeClusterMode === largeClusterMode
       ? previous.servicePorts
       : undefined;
-  const replayCtx = { filterRules, topNatRules: natRules };
+  const replayCtx = { filterRules, topNatRules: natTopRules };
   for (const key of [...input.services.keys()].sort(compareStrings)) {
     const sp = input.services.get(key);
     if (!sp) continue;
@@ -158,7 +164,7 @@ export function renderIPTables(
       record = held;
     } else {
       const filter = new RecordingSink(filterRules);
-      const top = new RecordingSink(natRules);
+      const top = new RecordingSink(natTopRules);
       const chains: string[] = [];
       const collect = { add: (chain: string) => chains.push(chain) };
       const outcome = writeServicePort(
@@ -196,7 +202,7 @@ export function renderIPTables(
     lastCleanup = input.now;
   }
 
-  writeNodePortsJump(options, natRules, localhostNodePorts);
+  writeNodePortsJump(options, natTopRules, localhostNodePorts);
 
   if (!options.conntrackTCPLiberal) {
     // Without nf_conntrack_tcp_be_liberal, an out-of-window packet is INVALID and would be
@@ -245,19 +251,37 @@ export function renderIPTables(
     "ACCEPT",
   );
 
-  const restore = `*filter\n${filterChains.text}${filterRules.text}COMMIT\n*nat\n${natChains.text}${natRules.text}COMMIT\n`;
+  // Every top-level chain is rewritten by every sync upstream. A partial sync here leaves out
+  // the filter table and the top-level nat chains when their text equals what the previous
+  // sync wrote: the kernel ends up the same, and iptables-restore gets a few lines instead of
+  // a KUBE-SERVICES of every Service (143 KiB at 1k Services) per endpoint change.
+  const topText = {
+    filter: filterChains.text + filterRules.text,
+    nat: natTopChains.text + natTopRules.text,
+  };
+  const keepFilter = fullSync || previous?.topText.filter !== topText.filter;
+  const keepNatTop = fullSync || previous?.topText.nat !== topText.nat;
+  const restore = [
+    keepFilter ? `*filter\n${topText.filter}COMMIT\n` : "",
+    `*nat\n${keepNatTop ? natTopChains.text : ""}${natChains.text}`,
+    `${keepNatTop ? natTopRules.text : ""}${natRules.text}COMMIT\n`,
+  ].join("");
   const leftoverChains = cleanup ? [] : stale;
   return {
     restore,
     fullSync,
     largeClusterMode,
     noLocalEndpoints,
-    rulesWritten: { filter: filterRules.length, nat: natRules.length },
+    rulesWritten: {
+      filter: keepFilter ? filterRules.length : 0,
+      nat: natRules.length + (keepNatTop ? natTopRules.length : 0),
+    },
     state: {
       get natChains() {
         return presentChains(servicePorts, leftoverChains);
       },
       leftoverChains,
+      topText,
       lastCleanup,
       servicePorts,
       largeClusterMode,

@@ -99,6 +99,7 @@ describe("iptables golden", () => {
         ),
       ],
     );
+    // The top-level chains' rules come before the per-service chains' (order matters only within a chain).
     const nat = renderIPTables(iptOptions("IPv6"), { ...maps, now: 0 })
       .restore.split("\n")
       .filter((l) => /KUBE-(SVC|SEP)-|NOTE/.test(l));
@@ -107,6 +108,7 @@ describe("iptables golden", () => {
       ":KUBE-SEP-OGYCNMB4EMRUSJ6N - [0:0]",
       ":KUBE-SEP-P2NYGPDH7GVZACN4 - [0:0]",
       '-A KUBE-SERVICES -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d fd00:172:30::41 --dport 80 -j KUBE-SVC-XPGD46QRK7WJZT7O',
+      '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS',
       '-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d fd00:172:30::41 --dport 80 ! -s fd00:10::/32 -j KUBE-MARK-MASQ',
       '-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment "ns1/svc1:p80 -> [fd00:10:180::1]:80" -m recent --name KUBE-SEP-OGYCNMB4EMRUSJ6N --rcheck --seconds 10800 --reap -j KUBE-SEP-OGYCNMB4EMRUSJ6N',
       '-A KUBE-SVC-XPGD46QRK7WJZT7O -m comment --comment "ns1/svc1:p80 -> [fd00:10:180::2]:80" -m recent --name KUBE-SEP-P2NYGPDH7GVZACN4 --rcheck --seconds 10800 --reap -j KUBE-SEP-P2NYGPDH7GVZACN4',
@@ -116,7 +118,6 @@ describe("iptables golden", () => {
       "-A KUBE-SEP-OGYCNMB4EMRUSJ6N -m comment --comment ns1/svc1:p80 -m recent --name KUBE-SEP-OGYCNMB4EMRUSJ6N --set -m tcp -p tcp -j DNAT --to-destination [fd00:10:180::1]:80",
       "-A KUBE-SEP-P2NYGPDH7GVZACN4 -m comment --comment ns1/svc1:p80 -s fd00:10:180::2 -j KUBE-MARK-MASQ",
       "-A KUBE-SEP-P2NYGPDH7GVZACN4 -m comment --comment ns1/svc1:p80 -m recent --name KUBE-SEP-P2NYGPDH7GVZACN4 --set -m tcp -p tcp -j DNAT --to-destination [fd00:10:180::2]:80",
-      '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS',
     ]);
   });
 

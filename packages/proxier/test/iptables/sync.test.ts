@@ -37,8 +37,25 @@ describe("iptables partial sync", () => {
     assert.equal(declared.length, 4);
     assert.ok(r.restore.includes(":KUBE-SVC-XPGD46QRK7WJZT7O "));
     assert.ok(!r.restore.includes("ns5/svc5:p80 -> "));
-    // The dispatch chains are rewritten in full every time.
-    assert.ok(r.restore.includes("ns5/svc5:p80 loadbalancer IP"));
+    // The top-level chains did not change, so they are left out (upstream rewrites them every time).
+    assert.ok(!r.restore.includes(":KUBE-SERVICES "));
+    assert.ok(!r.restore.includes("*filter"));
+    ipt.restore(r.restore);
+    assert.equal(ipt.dump(), fullSync(slices).ipt.dump());
+  });
+
+  test("a change to the top-level chains rewrites them whole", () => {
+    const { ipt, state } = fullSync(goldenSlices());
+    // svc1 loses every endpoint: its KUBE-SERVICES jump goes, a REJECT appears in filter.
+    const slices = withSvc1Endpoints([]);
+    const r = renderIPTables(
+      iptOptions(),
+      { ...buildMaps("IPv4", services, slices), changedServices: new Set(["ns1/svc1"]), now: 1000 },
+      state,
+    );
+    assert.ok(r.restore.includes(":KUBE-SERVICES "));
+    assert.ok(r.restore.includes("ns5/svc5:p80 loadbalancer IP"), "every Service's dispatch rules");
+    assert.ok(r.restore.includes("*filter") && r.restore.includes("ns1/svc1:p80 has no endpoints"));
     ipt.restore(r.restore);
     assert.equal(ipt.dump(), fullSync(slices).ipt.dump());
   });
