@@ -23,6 +23,7 @@ import {
   platformCleanup,
   realExec,
   ServiceHealthServer,
+  type SettingFiles,
   systemClock,
 } from "@switchyard/proxier";
 import type { Node, Service } from "kubernetes-types/core/v1.js";
@@ -33,7 +34,9 @@ import { withInjectedFaults } from "./faults.js";
 import { prepareIPVS } from "./ipvs-setup.js";
 import { proxyFamilies } from "./network.js";
 import { fetchNode } from "./node-info.js";
+import { applyStartupSettings } from "./node-settings.js";
 import { startServers } from "./servers.js";
+import { watchServiceCIDRs } from "./service-cidrs.js";
 
 export interface AppOptions {
   readonly logger: Logger;
@@ -43,6 +46,10 @@ export interface AppOptions {
   readonly iptablesBackend?: IPTablesBackend;
   /** Host path check for /proc/net/ip_vs; tests pretend IPVS exists. */
   readonly exists?: (path: string) => boolean;
+  /** /proc/sys and /sys/module access for the start-up sysctls; the real files when unset. */
+  readonly settingFiles?: SettingFiles;
+  /** CPUs for conntrack.maxPerCore; os.cpus() when unset. */
+  readonly numCPU?: number;
 }
 
 export interface App {
@@ -80,6 +87,11 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
   });
   const info = await fetchNode(client, nodeName, logger, opts.nodeWaitMs);
   const { families, nodeIPs } = proxyFamilies(o, info.ips);
+  const kernel = await applyStartupSettings(o, families, nodeIPs, {
+    logger,
+    files: opts.settingFiles,
+    numCPU: opts.numCPU,
+  });
   const metrics = newProxyMetrics(o.mode);
   const health = new ProxyHealth({
     clock: systemClock,
@@ -107,6 +119,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
         exec,
         metrics,
         logger: flog,
+        tcpBeLiberal: kernel.tcpBeLiberal,
         iptablesBackend: opts.iptablesBackend,
       },
       family,
@@ -139,24 +152,37 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
 
   const abort = new AbortController();
   const factory = new InformerFactory({ client, logger });
-  factory.informerFor(services, { labelSelector: PROXY_LABEL_SELECTOR }).addEventHandler({
+  const serviceInformer = factory.informerFor(services, { labelSelector: PROXY_LABEL_SELECTOR });
+  serviceInformer.addEventHandler({
     onAdd: (s) => meta.onServiceUpdate(undefined, s as Service),
     onUpdate: (a, b) => meta.onServiceUpdate(a as Service, b as Service),
     onDelete: (s) => meta.onServiceUpdate(s as Service, undefined),
   });
-  factory.informerFor(endpointSlices, { labelSelector: PROXY_LABEL_SELECTOR }).addEventHandler({
+  const sliceInformer = factory.informerFor(endpointSlices, { labelSelector: PROXY_LABEL_SELECTOR });
+  sliceInformer.addEventHandler({
     onAdd: (s) => meta.onEndpointSliceUpdate(s as EndpointSlice, false),
     onUpdate: (_a, b) => meta.onEndpointSliceUpdate(b as EndpointSlice, false),
     onDelete: (s) => meta.onEndpointSliceUpdate(s as EndpointSlice, true),
   });
-  factory.informerFor(nodes, { fieldSelector: `metadata.name=${nodeName}` }).addEventHandler({
+  const nodeInformer = factory.informerFor(nodes, { fieldSelector: `metadata.name=${nodeName}` });
+  nodeInformer.addEventHandler({
     onAdd: (n) => meta.onNode(n as Node),
     onUpdate: (_a, b) => meta.onNode(b as Node),
     onDelete: () => meta.onNode(undefined),
   });
+  const cidrWatch =
+    o.mode === "nftables"
+      ? await watchServiceCIDRs(client, factory, (cidrs) => meta.onServiceCIDRs(cidrs), logger)
+      : undefined;
   factory.start(abort.signal);
-  const started = factory.waitForCacheSync(abort.signal).then((synced) => {
-    if (!synced) return;
+  // As upstream, the first sync waits for Services, EndpointSlices and the Node, not for
+  // ServiceCIDRs: a late list forces one more full sync instead.
+  const started = Promise.all([
+    serviceInformer.waitForSync(abort.signal),
+    sliceInformer.waitForSync(abort.signal),
+    nodeInformer.waitForSync(abort.signal),
+  ]).then((synced) => {
+    if (!synced.every(Boolean)) return;
     logger.info("caches synced, programming rules", { mode: o.mode, families });
     meta.start();
   });
@@ -166,6 +192,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
     mode: o.mode,
     families,
     nodeIPs: families.map((f) => nodeIPs[f]),
+    serviceCIDRs: o.mode !== "nftables" ? "unused" : cidrWatch ? "watched" : "not served",
     metrics: servers.metricsAddress ?? "disabled",
     healthz: servers.healthzAddress ?? "disabled",
   });

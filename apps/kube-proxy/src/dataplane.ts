@@ -42,6 +42,8 @@ export interface BackendContext {
   readonly exec: Exec;
   readonly metrics: ProxyMetrics;
   readonly logger: ProxierLogger;
+  /** nf_conntrack_tcp_be_liberal as the kernel has it after start-up (upstream reads it back). */
+  readonly tcpBeLiberal: boolean;
   /** iptables backend; detected like iptables-wrapper when unset. */
   readonly iptablesBackend?: IPTablesBackend;
 }
@@ -83,7 +85,7 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
           ...common,
           localDetector: detector,
           localhostNodePorts: o.localhostNodePorts,
-          conntrackTCPLiberal: o.conntrackTCPBeLiberal,
+          conntrackTCPLiberal: ctx.tcpBeLiberal,
           syncPeriodMs: o.syncPeriodMs,
         },
         ipt: new IptablesRestoreApplier({ family, backend, exec: ctx.exec }),

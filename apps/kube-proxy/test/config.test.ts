@@ -162,3 +162,48 @@ test("bad flags fail with one line naming the flag, exit 2", async () => {
     assert.equal(err.trim().split("\n").length, 1, err);
   }
 });
+
+test("conntrack: null takes the default, an explicit 0 leaves the kernel's value; flags set it too", () => {
+  const header = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+  assert.deepEqual(resolve(parseConfigFile(`${header}conntrack: {maxPerCore: null}`)).conntrack, {
+    maxPerCore: 32768,
+    min: 131072,
+    tcpEstablishedTimeoutMs: 86_400_000,
+    tcpCloseWaitTimeoutMs: 3_600_000,
+    tcpBeLiberal: false,
+    udpTimeoutMs: 0,
+    udpStreamTimeoutMs: 0,
+  });
+  // kind's nodes cannot write nf_conntrack_max, so kind's file says maxPerCore: 0.
+  const kind = resolve(
+    parseConfigFile(
+      `${header}conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, udpTimeout: 45s, tcpBeLiberal: true}`,
+    ),
+  ).conntrack;
+  assert.equal(kind.maxPerCore, 0);
+  assert.equal(kind.tcpEstablishedTimeoutMs, 0);
+  assert.equal(kind.tcpCloseWaitTimeoutMs, 3_600_000);
+  assert.equal(kind.udpTimeoutMs, 45_000);
+  assert.equal(kind.tcpBeLiberal, true);
+  const flags = loadConfiguration(
+    parseCommandLine([
+      "--conntrack-max-per-core=0",
+      "--conntrack-min=1000",
+      "--conntrack-tcp-timeout-established=2h",
+      "--conntrack-udp-timeout-stream=3m",
+      "--conntrack-tcp-be-liberal",
+    ]),
+    () => "",
+  ).conntrack;
+  assert.deepEqual(
+    [
+      flags.maxPerCore,
+      flags.min,
+      flags.tcpEstablishedTimeoutMs,
+      flags.udpStreamTimeoutMs,
+      flags.tcpBeLiberal,
+    ],
+    [0, 1000, 7_200_000, 180_000, true],
+  );
+  assert.throws(() => parseCommandLine(["--conntrack-min=-1"]), FlagError);
+});

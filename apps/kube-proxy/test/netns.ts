@@ -76,6 +76,7 @@ export class Net {
   readonly #children: ChildProcess[] = [];
   readonly #hostLink: string;
   #forwarder: Server | undefined;
+  #hosts = 0;
 
   constructor(
     readonly prefix: string,
@@ -135,6 +136,30 @@ export class Net {
       await once(child.stdout, "data");
       this.pods.push(pod);
     }
+  }
+
+  /**
+   * A host outside the pod network, routed from the node over its own veth and answering like
+   * a pod (as `name`): an address the node forwards to unless a rule drops it.
+   */
+  async addHost(name: string, ip: string): Promise<void> {
+    const i = this.#hosts++;
+    const ns = `${this.prefix}-x${i}`;
+    const gateway = `169.254.99.${i + 1}`;
+    this.#netns(ns);
+    sh(["ip", "-n", this.node, "link", "add", `vx${i}`, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+    sh(["ip", "-n", this.node, "addr", "add", `${gateway}/32`, "dev", `vx${i}`]);
+    sh(["ip", "-n", this.node, "link", "set", `vx${i}`, "up"]);
+    sh(["ip", "-n", this.node, "route", "add", `${ip}/32`, "dev", `vx${i}`]);
+    sh(["ip", "-n", ns, "addr", "add", `${ip}/32`, "dev", "eth0"]);
+    sh(["ip", "-n", ns, "link", "set", "eth0", "up"]);
+    sh(["ip", "-n", ns, "route", "add", gateway, "dev", "eth0"]);
+    sh(["ip", "-n", ns, "route", "add", "default", "via", gateway]);
+    const child = spawn("ip", ["netns", "exec", ns, process.execPath, "-e", SERVER, name], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    this.#children.push(child);
+    await once(child.stdout, "data");
   }
 
   /** A kubeconfig that reaches `server` from the node namespace through a forwarder on the host veth. */
@@ -236,8 +261,16 @@ export interface ProxyRun {
   stop(): Promise<number | null>;
 }
 
-/** Starts switchyard-proxy (from source, through tsx) inside `ns`. */
-export function startProxy(ns: string, args: readonly string[], env: Record<string, string> = {}): ProxyRun {
+/**
+ * Starts switchyard-proxy (from source, through tsx) inside `ns`; `wrap` is a command that
+ * runs its arguments, e.g. to start the proxy in a private mount namespace.
+ */
+export function startProxy(
+  ns: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  wrap: readonly string[] = [],
+): ProxyRun {
   const logPath = join(mkdtempSync(join(tmpdir(), "sy-proxy-log-")), "proxy.log");
   const fd = openSync(logPath, "w");
   const child = spawn(
@@ -246,6 +279,7 @@ export function startProxy(ns: string, args: readonly string[], env: Record<stri
       "netns",
       "exec",
       ns,
+      ...wrap,
       process.execPath,
       "--import",
       "tsx",

@@ -7,6 +7,7 @@ export * from "./apply/ipvs-applier.js";
 export * from "./apply/nft-applier.js";
 export * from "./conntrack/conntrack.js";
 export * from "./conntrack/stale.js";
+export * from "./conntrack/sysctls.js";
 export * from "./healthcheck/http.js";
 export * from "./healthcheck/proxy-health.js";
 export * from "./healthcheck/response.js";
@@ -30,6 +31,7 @@ export {
   DEFAULT_SYNC_PERIOD_MS,
   type IPTablesOptions,
   type LocalDetector,
+  localhostNodePortsEnabled,
   masqueradeMark as iptablesMasqueradeMark,
 } from "./iptables/options.js";
 export * from "./iptables/render.js";
@@ -80,6 +82,7 @@ export * from "./proxier/ipvs-backend.js";
 export * from "./proxier/meta-proxier.js";
 export * from "./proxier/nftables-backend.js";
 export * from "./proxier/proxier.js";
+export * from "./proxier/service-cidrs.js";
 export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,
@@ -89,4 +92,7 @@ export {
 } from "./sync/bounded-frequency-runner.js";
 export * from "./sync/full-sync-policy.js";
 export * from "./sync/timers.js";
+export * from "./sysctl/node-setting.js";
+export * from "./sysctl/proc-files.js";
+export * from "./sysctl/route-localnet.js";
 export type { IPFamily } from "./util/ip.js";

@@ -13,6 +13,11 @@ import { CT_STATE_INVALID_NFACCT, renderIPTables } from "../src/iptables/render.
 import { LOCALHOST_NODEPORTS_NFACCT } from "../src/iptables/service-rules.js";
 import { ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
 import { renderNFTables } from "../src/nftables/render.js";
+import {
+  allServiceCIDRs,
+  type ServiceCIDRObject,
+  serviceCIDRsOfFamily,
+} from "../src/proxier/service-cidrs.js";
 import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "./fixtures.js";
 import { goldenServices, goldenSlices } from "./golden-cluster.js";
 import { sortIPTables } from "./ipt-helpers.js";
@@ -253,7 +258,13 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     const kp = await runRealKubeProxy("nftables", 202);
     const real = kp.dump;
     const { services, slices } = await readCluster(api);
-    const options = nftOptions("IPv4", { clusterCIDR: CLUSTER_CIDR, serviceCIDRs: [SERVICE_CIDR] });
+    // ServiceCIDRs as the app gets them: every object the API server holds, this family's share.
+    const cidrObjects = (
+      (await api.call("GET", "/apis/networking.k8s.io/v1/servicecidrs")) as { items: ServiceCIDRObject[] }
+    ).items;
+    const serviceCIDRs = serviceCIDRsOfFamily(allServiceCIDRs(cidrObjects), "IPv4").cidrs;
+    assert.deepEqual(serviceCIDRs, [SERVICE_CIDR]);
+    const options = nftOptions("IPv4", { clusterCIDR: CLUSTER_CIDR, serviceCIDRs });
     const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
 
     const ns = `sy-ours-nft-${tag}`;

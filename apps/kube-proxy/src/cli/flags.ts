@@ -42,6 +42,10 @@ const bool = (raw: string, bad: (why: string) => FlagError): boolean => {
   if (raw === "false" || raw === "0") return false;
   throw bad("want true or false");
 };
+const count = (raw: string, bad: (why: string) => FlagError): number => {
+  if (!/^\d+$/.test(raw) || Number(raw) > 2 ** 31 - 1) throw bad("want a non-negative integer");
+  return Number(raw);
+};
 const hostPort = (raw: string, bad: (why: string) => FlagError): string => {
   if (raw !== "" && parseHostPort(raw) === undefined) throw bad("want host:port, or empty to disable");
   return raw;
@@ -255,6 +259,62 @@ const SPEC: readonly FlagSpec[] = [
     help: "Timeout of IPVS UDP flows (0 leaves the kernel's).",
     set: (c, raw, bad) => {
       c.ipvs.udpTimeoutMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-max-per-core",
+    kind: "int",
+    help: "nf_conntrack_max per CPU (default 32768; 0 leaves the kernel's limit).",
+    set: (c, raw, bad) => {
+      c.conntrack.maxPerCore = count(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-min",
+    kind: "int",
+    help: "Lower bound of nf_conntrack_max (default 131072).",
+    set: (c, raw, bad) => {
+      c.conntrack.min = count(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-tcp-timeout-established",
+    kind: "duration",
+    help: "nf_conntrack_tcp_timeout_established (default 24h; 0 leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.conntrack.tcpEstablishedTimeoutMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-tcp-timeout-close-wait",
+    kind: "duration",
+    help: "nf_conntrack_tcp_timeout_close_wait (default 1h; 0 leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.conntrack.tcpCloseWaitTimeoutMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-tcp-be-liberal",
+    kind: "bool",
+    help: "Set nf_conntrack_tcp_be_liberal=1 (and then drop no INVALID packets in iptables mode).",
+    set: (c, raw, bad) => {
+      c.conntrack.tcpBeLiberal = bool(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-udp-timeout",
+    kind: "duration",
+    help: "nf_conntrack_udp_timeout (0, the default, leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.conntrack.udpTimeoutMs = ms(raw, bad);
+    },
+  },
+  {
+    name: "conntrack-udp-timeout-stream",
+    kind: "duration",
+    help: "nf_conntrack_udp_timeout_stream (0, the default, leaves the kernel's).",
+    set: (c, raw, bad) => {
+      c.conntrack.udpStreamTimeoutMs = ms(raw, bad);
     },
   },
   {

@@ -141,6 +141,24 @@ function decode(value: unknown, kind: Kind, path: string): unknown {
 const pick = <T>(v: unknown, fallback: T): T =>
   v === undefined || v === "" || v === 0 ? fallback : (v as T);
 
+/**
+ * Upstream's conntrack fields maxPerCore, min and the two TCP timeouts are pointers: only
+ * null/absent takes the default, and an explicit 0 (kind writes maxPerCore: 0) means "leave the
+ * kernel's value". The UDP timeouts have no default.
+ */
+function conntrackSection(ct: Decoded, d: ProxyConfig["conntrack"]): ProxyConfig["conntrack"] {
+  const num = (v: unknown, fallback: number) => (v as number | undefined) ?? fallback;
+  return {
+    maxPerCore: num(ct.maxPerCore, d.maxPerCore),
+    min: num(ct.min, d.min),
+    tcpEstablishedTimeoutMs: num(ct.tcpEstablishedTimeout, d.tcpEstablishedTimeoutMs),
+    tcpCloseWaitTimeoutMs: num(ct.tcpCloseWaitTimeout, d.tcpCloseWaitTimeoutMs),
+    tcpBeLiberal: pick(ct.tcpBeLiberal, false),
+    udpTimeoutMs: num(ct.udpTimeout, 0),
+    udpStreamTimeoutMs: num(ct.udpStreamTimeout, 0),
+  };
+}
+
 /** Parses the file's text into a defaulted ProxyConfig. */
 export function parseConfigFile(text: string): ProxyConfig {
   let raw: unknown;
@@ -206,7 +224,7 @@ export function parseConfigFile(text: string): ProxyConfig {
       tcpFinTimeoutMs: pick(ipvs.tcpFinTimeout, c.ipvs.tcpFinTimeoutMs),
       udpTimeoutMs: pick(ipvs.udpTimeout, c.ipvs.udpTimeoutMs),
     },
-    conntrack: { tcpBeLiberal: pick(sub("conntrack").tcpBeLiberal, false) },
+    conntrack: conntrackSection(sub("conntrack"), c.conntrack),
     verbosity: pick(sub("logging").verbosity, 0),
   };
 }

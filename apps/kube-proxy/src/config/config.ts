@@ -1,7 +1,7 @@
 // kube-proxy's configuration after defaulting: the v1alpha1 KubeProxyConfiguration fields
 // this proxy uses, durations in ms. Both the config file and the flags write into it, and
 // `resolve` turns it into what the app runs with.
-import type { ProxyMode } from "@switchyard/proxier";
+import { type ConntrackConfig, DEFAULT_CONNTRACK, type ProxyMode } from "@switchyard/proxier";
 
 export interface ProxyConfig {
   /** "" means the platform default, iptables, as upstream. */
@@ -28,7 +28,8 @@ export interface ProxyConfig {
   };
   nftables: { masqueradeAll: boolean; masqueradeBit: number; minSyncPeriodMs: number; syncPeriodMs: number };
   ipvs: IPVSConfig;
-  conntrack: { tcpBeLiberal: boolean };
+  /** The conntrack sysctls set at start-up (durations in ms; 0 leaves the kernel's value). */
+  conntrack: { -readonly [K in keyof ConntrackConfig]: ConntrackConfig[K] };
   verbosity: number;
 }
 
@@ -78,7 +79,7 @@ export function defaultConfig(): ProxyConfig {
       tcpFinTimeoutMs: 0,
       udpTimeoutMs: 0,
     },
-    conntrack: { tcpBeLiberal: false },
+    conntrack: { ...DEFAULT_CONNTRACK },
     verbosity: 0,
   };
 }
@@ -100,7 +101,7 @@ export interface ResolvedOptions {
   readonly localhostNodePorts: boolean;
   readonly minSyncPeriodMs: number;
   readonly syncPeriodMs: number;
-  readonly conntrackTCPBeLiberal: boolean;
+  readonly conntrack: Readonly<ConntrackConfig>;
   /** The ipvs section; read only in ipvs mode. */
   readonly ipvs: Readonly<IPVSConfig>;
   readonly verbosity: number;
@@ -129,7 +130,7 @@ export function resolve(c: ProxyConfig): ResolvedOptions {
     localhostNodePorts: c.iptables.localhostNodePorts,
     minSyncPeriodMs: section.minSyncPeriodMs,
     syncPeriodMs: section.syncPeriodMs,
-    conntrackTCPBeLiberal: c.conntrack.tcpBeLiberal,
+    conntrack: c.conntrack,
     ipvs: c.ipvs,
     verbosity: c.verbosity,
   };

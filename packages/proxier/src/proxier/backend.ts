@@ -28,6 +28,11 @@ export interface ProxyBackend {
   sync(input: BackendSyncInput): Promise<BackendSyncResult>;
   /** The node's topology labels changed; the next sync is full anyway (see FullSyncPolicy). */
   setNodeLabels(labels: Readonly<Record<string, string>>): void;
+  /**
+   * This family's ServiceCIDRs changed (sorted). Only backends that use them implement it;
+   * it returns whether the rules must change, and the next sync is then full.
+   */
+  setServiceCIDRs?(cidrs: readonly string[]): boolean;
 }
 
 /** The few log calls the proxier makes; @switchyard/kube's Logger fits. */

@@ -57,6 +57,11 @@ export class MetaProxier {
     for (const p of this.proxiers) p.onNodeLabels(labels);
   }
 
+  /** Every CIDR of every ServiceCIDR object; each proxier keeps its own family's. */
+  onServiceCIDRs(cidrs: readonly string[]): void {
+    for (const p of this.proxiers) p.onServiceCIDRs(cidrs);
+  }
+
   start(): void {
     for (const p of this.proxiers) p.start();
   }

@@ -36,6 +36,14 @@ export class NFTablesProxyBackend implements ProxyBackend {
     this.#options = { ...this.#options, nodeLabels: labels };
   }
 
+  /** The drop rule for unallocated ClusterIPs is part of the skeleton, written on full syncs. */
+  setServiceCIDRs(cidrs: readonly string[]): boolean {
+    const before = this.#options.serviceCIDRs ?? [];
+    if (before.length === cidrs.length && before.every((c, i) => c === cidrs[i])) return false;
+    this.#options = { ...this.#options, serviceCIDRs: [...cidrs] };
+    return true;
+  }
+
   async sync(input: BackendSyncInput): Promise<BackendSyncResult> {
     const previous = this.#state;
     // Until this sync has succeeded, what the kernel holds is unknown.

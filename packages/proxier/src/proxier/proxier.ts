@@ -19,6 +19,7 @@ import { FullSyncPolicy } from "../sync/full-sync-policy.js";
 import { type Clock, systemClock, systemTimers, type Timers } from "../sync/timers.js";
 import type { IPFamily } from "../util/ip.js";
 import { type ProxierLogger, type ProxyBackend, silentLogger } from "./backend.js";
+import { serviceCIDRsOfFamily } from "./service-cidrs.js";
 
 export interface ProxierOptions {
   readonly nodeName: string;
@@ -48,6 +49,9 @@ export class Proxier {
   /** What the kernel was last programmed with (for stale conntrack entries). */
   #view: ProxyView = { services: new Map(), endpoints: new Map() };
   #initialized = false;
+  /** A sync is running; a full sync asked for now must survive its end. */
+  #syncing = false;
+  #fullSyncAskedDuringSync = false;
   #syncs = { ok: 0, failed: 0, full: 0 };
 
   constructor(options: ProxierOptions) {
@@ -90,7 +94,24 @@ export class Proxier {
   /** The node's labels changed: topology may route differently, so rewrite everything. */
   onNodeLabels(labels: Readonly<Record<string, string>>): void {
     this.#o.backend.setNodeLabels(labels);
-    this.#policy.forceFullSync();
+    this.#forceFullSync();
+    if (this.#initialized) this.#request();
+  }
+
+  /**
+   * The cluster's ServiceCIDRs (all families) changed. kube-proxy v1.37 only records them and
+   * writes them at its next full sync, up to an hour later; we force that full sync now.
+   */
+  onServiceCIDRs(cidrs: readonly string[]): void {
+    const setter = this.#o.backend.setServiceCIDRs;
+    if (setter === undefined) return;
+    const mine = serviceCIDRsOfFamily(cidrs, this.family);
+    if (mine.invalid.length > 0) {
+      this.#log.warn("ignoring ServiceCIDR entries that are not CIDRs", { cidrs: mine.invalid });
+    }
+    if (!setter.call(this.#o.backend, mine.cidrs)) return;
+    this.#log.info("service CIDRs changed", { family: this.family, cidrs: mine.cidrs });
+    this.#forceFullSync();
     if (this.#initialized) this.#request();
   }
 
@@ -105,6 +126,15 @@ export class Proxier {
     await this.#runner.stop();
   }
 
+  /**
+   * The running sync may already have rendered with the old settings, and its end clears the
+   * policy's flag; so a request made during a sync is renewed once that sync is done.
+   */
+  #forceFullSync(): void {
+    this.#policy.forceFullSync();
+    if (this.#syncing) this.#fullSyncAskedDuringSync = true;
+  }
+
   #queued(kind: "service" | "endpoints", pending: number): void {
     recordQueued(this.#o.metrics, this.family, kind, this.#clock.now(), pending);
     // Before start-up the caches are partial; the first sync covers everything anyway.
@@ -117,6 +147,17 @@ export class Proxier {
   }
 
   async #sync(): Promise<void> {
+    this.#syncing = true;
+    try {
+      await this.#syncOnce();
+    } finally {
+      this.#syncing = false;
+      if (this.#fullSyncAskedDuringSync) this.#policy.forceFullSync();
+      this.#fullSyncAskedDuringSync = false;
+    }
+  }
+
+  async #syncOnce(): Promise<void> {
     const start = this.#clock.now();
     const full = this.#policy.fullSyncDue(start);
     const svc = this.#services.apply();
