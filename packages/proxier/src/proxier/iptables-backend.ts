@@ -4,10 +4,9 @@
 import type { IptablesRestoreApplier } from "../apply/iptables-restore.js";
 import type { IPTablesOptions } from "../iptables/options.js";
 import { type IPTablesState, renderIPTables } from "../iptables/render.js";
-import { ensureCanaryChains, ensureJumpChains } from "../iptables/skeleton.js";
+import { skeletonRestore } from "../iptables/skeleton-restore.js";
 import type { ProxyMetrics } from "../metrics/metrics.js";
 import type { BackendSyncInput, BackendSyncResult, ProxyBackend } from "./backend.js";
-import { runSkeleton } from "./run-skeleton.js";
 
 export interface IPTablesProxyBackendOptions {
   readonly options: IPTablesOptions;
@@ -25,9 +24,19 @@ export function savedChainNames(save: string): string[] {
   return out;
 }
 
-/** Runs the renderer's synchronous skeleton writers against the async applier, in order. */
-export async function ensureIPTablesSkeleton(ipt: IptablesRestoreApplier): Promise<void> {
-  await runSkeleton(ipt, ensureJumpChains, ensureCanaryChains);
+/**
+ * Ensures the jump rules and canary chains with one iptables-save per table and, when something
+ * is missing, one restore (see skeleton-restore.ts); returns the nat table as it was saved.
+ */
+export async function ensureIPTablesSkeleton(ipt: IptablesRestoreApplier): Promise<string> {
+  const saved = {
+    filter: await ipt.save("filter"),
+    nat: await ipt.save("nat"),
+    mangle: await ipt.save("mangle"),
+  };
+  const missing = skeletonRestore(saved);
+  if (missing !== "") await ipt.restore(missing, { noflush: true });
+  return saved.nat;
 }
 
 export class IPTablesProxyBackend implements ProxyBackend {
@@ -56,8 +65,10 @@ export class IPTablesProxyBackend implements ProxyBackend {
     const labels = { ip_family: this.#options.family };
     let existingNATChains: string[] | undefined;
     try {
-      if (full) await ensureIPTablesSkeleton(this.#o.ipt);
-      if (previous === undefined) existingNATChains = savedChainNames(await this.#o.ipt.save("nat"));
+      if (full) {
+        const nat = await ensureIPTablesSkeleton(this.#o.ipt);
+        if (previous === undefined) existingNATChains = savedChainNames(nat);
+      }
     } catch (err) {
       this.#o.metrics?.iptablesRestoreFailuresTotal?.inc(labels);
       throw err;

@@ -9,6 +9,8 @@ import { cleanupIPTablesLeftovers } from "../../src/apply/cleanup.js";
 import { type IPTablesBackend, IptablesRestoreApplier } from "../../src/apply/iptables-restore.js";
 import { type IPTablesState, renderIPTables } from "../../src/iptables/render.js";
 import { ensureCanaryChains, ensureJumpChains } from "../../src/iptables/skeleton.js";
+import { skeletonRestore } from "../../src/iptables/skeleton-restore.js";
+import { ensureIPTablesSkeleton } from "../../src/proxier/iptables-backend.js";
 import { buildMaps, iptOptions, makeService, makeSlice } from "../fixtures.js";
 import { kernelTestsUnavailable, Topology } from "./topology.js";
 
@@ -68,6 +70,33 @@ for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBack
     });
     after(async () => {
       await topo?.destroy();
+    });
+
+    test("the batched skeleton (one save per table, one restore) equals kube-proxy's rule-by-rule one", async () => {
+      const saveAll = async () => ({
+        filter: await ipt.save("filter"),
+        nat: await ipt.save("nat"),
+        mangle: await ipt.save("mangle"),
+      });
+      const nat = await ensureIPTablesSkeleton(ipt);
+      assert.ok(!nat.includes("KUBE-SERVICES"), "the nat table is returned as it was before");
+      const batched = await saveAll();
+      assert.ok(
+        batched.nat.includes(
+          '-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+        ),
+      );
+      // Nothing is missing now, and the rule-by-rule way finds nothing to add either.
+      assert.equal(skeletonRestore(batched), "");
+      await ensureSkeleton(ipt);
+      const strip = (t: string) => t.replace(/^#.*$/gm, "").replace(/\[\d+:\d+\]/g, "");
+      const after = await saveAll();
+      for (const table of ["filter", "nat", "mangle"] as const) {
+        assert.equal(strip(after[table]), strip(batched[table]), `${table} changed`);
+      }
+      // Idempotent: a second batched pass sends nothing.
+      await ensureIPTablesSkeleton(ipt);
+      assert.equal(strip((await saveAll()).filter), strip(batched.filter));
     });
 
     test("full sync: the ClusterIP and the NodePort reach both endpoints", async () => {
