@@ -86,9 +86,21 @@ function build() {
   run("npx", ["turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]);
 }
 
-function upstream() {
-  run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), "upstream", "build"]);
+function upstream(only) {
+  const args = only ? ["upstream", "build", "--only", only.join(",")] : ["upstream", "build"];
+  run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...args]);
 }
+
+// `npm run lab` on the kind runtime (asked for, or not root, so netns cannot work): no network-namespace
+// tools and only kubectl from upstream (kind itself is built on demand by `up`; the cluster's own
+// components come from the kindest/node image). Which runtime `up` picks is decided in
+// lab/src/kind/select-runtime.ts; this only avoids installing what that runtime does not use.
+const runtimeFlag = jobArgs.indexOf("--runtime");
+const wantsKind =
+  job === "lab" &&
+  (jobArgs[runtimeFlag + 1] === "kind" ||
+    jobArgs.includes("--runtime=kind") ||
+    (runtimeFlag < 0 && process.getuid?.() !== 0));
 
 const jobs = {
   test: () => run(process.execPath, [join(root, "scripts", "test-all.mjs"), ...jobArgs]),
@@ -103,9 +115,9 @@ if (!jobs[job]) {
   process.exit(2);
 }
 step("system packages", () =>
-  ensureSystemTools(job === "bench" ? { ...systemTools, ...benchTools } : systemTools),
+  ensureSystemTools(wantsKind ? {} : job === "bench" ? { ...systemTools, ...benchTools } : systemTools),
 );
 step("npm dependencies", ensureNpm);
 step("build", build);
-step("upstream binaries", upstream);
+step("upstream binaries", () => upstream(wantsKind ? ["kubectl"] : undefined));
 jobs[job]();
