@@ -6,7 +6,7 @@
 
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { freePort } from "../lab/src/controlplane/ports.js";
 import { startControlPlane } from "../lab/src/testing.js";
@@ -21,6 +21,9 @@ import { COREDNS_BIN, type RunningServer, type ServerKind, startServer } from ".
 import { workloads } from "./resolver/workloads.js";
 
 const quick = process.argv.includes("--quick");
+// switchyard-dns processes: `--workers N|auto` (default auto, one per core, as CoreDNS uses every core).
+const workersArg = process.argv.indexOf("--workers");
+const workers = workersArg >= 0 ? (process.argv[workersArg + 1] ?? "auto") : "auto";
 const settings = {
   warmupSeconds: quick ? 2 : 5,
   saturatedSeconds: quick ? 6 : 25,
@@ -109,6 +112,7 @@ try {
         dnsPort,
         readyPort: ports.ready,
         log: join(work, `${w.id}.${kind}.log`),
+        workers,
       });
       try {
         const base: Omit<DnsperfOptions, "seconds"> = {
@@ -172,11 +176,10 @@ const notes = [
     "The fixed-rate table compares latency below saturation; its p50 is the server's own time, while its p99 and " +
     "p99.9 follow how long the machine's scheduler kept the server (or dnsperf) off a core, so they are only " +
     "meaningful when others' CPU is near zero.",
-  "- switchyard-dns is one Node process (one JavaScript thread); CoreDNS ran with GOMAXPROCS unset (both cores). " +
-    "Node 20's dgram has no `reusePort` (it came in later Node versions). node:cluster does share one UDP socket " +
-    "between workers on Node 20 (the primary binds and hands each worker the handle; the kernel spreads the " +
-    "datagrams), but apps/cluster-dns has no worker mode: each worker would need its own informers and cache, and " +
-    "the prometheus, health and ready listeners would have to be aggregated. Not done here.",
+  `- switchyard-dns ran with \`-workers ${workers}\` (${workers === "auto" ? `${availableParallelism()} worker processes, one per core` : `${workers} worker process(es)`}; ` +
+    "each has its own informers and cache, and shares the DNS, ready and metrics sockets through node:cluster); " +
+    "CoreDNS ran with GOMAXPROCS unset (both cores). Server CPU and peak RSS are summed over the primary and its " +
+    "workers (the sum of per-process peaks, an upper bound).",
   "- dnsperf itself needs CPU on the same 2 cores; so does the upstream in the forwarded workload.",
   "",
   "Corefile (cache variant; the no-cache variant drops `cache 30`; the DNS port is given with `-dns.port`):",

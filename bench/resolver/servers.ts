@@ -1,6 +1,6 @@
 // Starting and stopping the DNS servers under test, and reading what they cost from /proc.
 import { type ChildProcess, spawn } from "node:child_process";
-import { openSync, readFileSync } from "node:fs";
+import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export type ServerKind = "switchyard" | "coredns";
@@ -23,6 +23,8 @@ export interface StartOptions {
   readyPort?: number;
   log: string;
   env?: NodeJS.ProcessEnv;
+  /** switchyard-dns `-workers` (a count or "auto"); CoreDNS ignores it. */
+  workers?: string;
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
@@ -30,7 +32,18 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
   const [bin, args] =
     o.kind === "coredns"
       ? [COREDNS_BIN, ["-conf", o.corefile, "-dns.port", String(o.dnsPort), "-quiet"]]
-      : [process.execPath, [SWITCHYARD_BIN, "-conf", o.corefile, "-dns.port", String(o.dnsPort), "-quiet"]];
+      : [
+          process.execPath,
+          [
+            SWITCHYARD_BIN,
+            "-conf",
+            o.corefile,
+            "-dns.port",
+            String(o.dnsPort),
+            "-quiet",
+            ...(o.workers ? ["-workers", o.workers] : []),
+          ],
+        ];
   const child = spawn(bin, args, { stdio: ["ignore", out, out], env: { ...process.env, ...o.env } });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const pid = child.pid;
@@ -87,18 +100,50 @@ function tail(path: string): string {
 
 const TICKS_PER_SECOND = 100;
 
-/** User + system CPU seconds of a process (all its threads) so far. */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(join("/proc", String(pid), "stat"), "utf8");
-  // Fields after the command name, which is in parentheses and may contain spaces.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+/** A process and its descendants (switchyard-dns `-workers` forks its workers), from /proc. */
+function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    const dir = join("/proc", String(out[i]), "task");
+    try {
+      for (const tid of readdirSync(dir)) {
+        const children = readFileSync(join(dir, tid, "children"), "utf8").trim();
+        if (children) out.push(...children.split(/\s+/).map(Number));
+      }
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
 }
 
-/** Peak resident set size (VmHWM) in MiB. */
+/** User + system CPU seconds so far of a process (all its threads) and its children. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(join("/proc", String(p), "stat"), "utf8");
+      // Fields after the command name, which is in parentheses and may contain spaces.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone: its time is lost, which only happens when a server dies mid-run.
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+/** Peak resident set size (VmHWM) in MiB, summed over the process and its children. */
 export function peakRssMiB(pid: number): number {
-  const status = readFileSync(join("/proc", String(pid), "status"), "utf8");
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+  let kb = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const status = readFileSync(join("/proc", String(p), "status"), "utf8");
+      kb += Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+    } catch {
+      // Gone.
+    }
+  }
   return kb / 1024;
 }
 

@@ -1,3 +1,5 @@
+import { availableParallelism } from "node:os";
+
 /** The command line CoreDNS 1.14 has, as far as a cluster DNS server needs it. */
 export interface Flags {
   conf: string;
@@ -7,13 +9,15 @@ export interface Flags {
   plugins: boolean;
   quiet: boolean;
   pidfile?: string;
+  /** Processes serving DNS (switchyard-dns only; CoreDNS has one process with many threads). */
+  workers: number;
 }
 
 export class FlagError extends Error {
   override name = "FlagError";
 }
 
-type Kind = "string" | "port" | "bool";
+type Kind = "string" | "port" | "bool" | "workers";
 
 const SPEC: Record<string, { kind: Kind; key: keyof Flags }> = {
   conf: { kind: "string", key: "conf" },
@@ -22,14 +26,25 @@ const SPEC: Record<string, { kind: Kind; key: keyof Flags }> = {
   plugins: { kind: "bool", key: "plugins" },
   quiet: { kind: "bool", key: "quiet" },
   pidfile: { kind: "string", key: "pidfile" },
+  workers: { kind: "workers", key: "workers" },
 };
+
+/** The most worker processes `-workers` takes; more than the cores only costs memory. */
+const MAX_WORKERS = 64;
 
 /**
  * Parses flags the way Go's flag package does: `-name value`, `-name=value`, one or two dashes, bare
  * booleans or `-name=false`; `--` ends the flags. Anything else is a FlagError naming the culprit.
  */
-export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: "Corefile", dnsPort: 53, version: false, plugins: false, quiet: false };
+export function parseFlags(argv: readonly string[], cores = availableParallelism()): Flags {
+  const flags: Flags = {
+    conf: "Corefile",
+    dnsPort: 53,
+    version: false,
+    plugins: false,
+    quiet: false,
+    workers: 1,
+  };
   const set = flags as unknown as Record<string, unknown>;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -53,7 +68,12 @@ export function parseFlags(argv: readonly string[]): Flags {
       value = argv[++i];
       if (value === undefined) throw new FlagError(`flag needs an argument: -${name}`);
     }
-    if (spec.kind === "port") {
+    if (spec.kind === "workers") {
+      const n = value === "auto" ? cores : /^\d{1,3}$/.test(value) ? Number(value) : Number.NaN;
+      if (!(n >= 1 && n <= MAX_WORKERS))
+        throw new FlagError(`invalid value "${value}" for flag -${name}: not "auto" or 1-${MAX_WORKERS}`);
+      set[spec.key] = n;
+    } else if (spec.kind === "port") {
       const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
       if (!(port >= 0 && port <= 65535))
         throw new FlagError(`invalid value "${value}" for flag -${name}: not a port`);
@@ -78,4 +98,6 @@ export const USAGE = `Usage of switchyard-dns:
     \tQuiet mode (no initialization output)
   -version
     \tShow version
+  -workers string
+    \tProcesses serving DNS, or "auto" for one per core (default "1")
 `;

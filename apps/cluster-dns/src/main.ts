@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { Resolver } from "@switchyard/resolver";
+import { answerCollects, Metrics, Resolver, scrapeThroughPrimary } from "@switchyard/resolver";
 import { FlagError, parseFlags, USAGE } from "./flags.js";
 import { pluginsText } from "./plugins-list.js";
 import { versionLines } from "./version.js";
@@ -33,7 +33,17 @@ export interface Running {
  * `switchyard-dns [-conf FILE] [-dns.port N] [-pidfile FILE] [-quiet] [-version] [-plugins]`.
  * Returns an exit code for commands that end at once, or the running server.
  */
-export async function main(argv: readonly string[], io: Io = processIo): Promise<number | Running> {
+/** Set in a worker process of `-workers N`: its number, and how it reaches the primary. */
+export interface WorkerRole {
+  /** 1-based; worker 1 prints the banner, the primary writes the pidfile. */
+  index: number;
+}
+
+export async function main(
+  argv: readonly string[],
+  io: Io = processIo,
+  worker?: WorkerRole,
+): Promise<number | Running> {
   if (argv.some((a) => /^--?(help|h)$/.test(a))) {
     io.out(USAGE);
     return 0;
@@ -71,15 +81,16 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       readFile,
       env: io.env,
       defaultPort: flags.dnsPort,
-      deps: { log: io.out, errorLog: io.out },
+      deps: { log: io.out, errorLog: io.out, ...(worker ? { scrape: scrapeThroughPrimary() } : {}) },
     });
+    if (worker) answerCollects(resolver.config.deps.metrics ?? new Metrics());
     await resolver.start();
   } catch (err) {
     io.err(`switchyard-dns: ${oneLine(err)}`);
     return 1;
   }
-  if (flags.pidfile) writeFileSync(flags.pidfile, `${process.pid}\n`);
-  if (!flags.quiet) {
+  if (flags.pidfile && !worker) writeFileSync(flags.pidfile, `${process.pid}\n`);
+  if (!flags.quiet && (worker?.index ?? 1) === 1) {
     for (const e of resolver.config.enabled) io.out(`${e.zone}:${e.port}`);
     for (const line of versionLines()) io.out(line);
   }
@@ -90,7 +101,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       stopping ??= (async () => {
         io.out(`[INFO] ${signal}: Shutting down servers then terminating`);
         await resolver.stop();
-        if (flags.pidfile) rmSync(flags.pidfile, { force: true });
+        if (flags.pidfile && !worker) rmSync(flags.pidfile, { force: true });
       })();
       return stopping;
     },

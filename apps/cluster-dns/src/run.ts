@@ -1,13 +1,28 @@
-import { main } from "./main.js";
+import cluster from "node:cluster";
+import { parseFlags } from "./flags.js";
+import { supervise, WORKER_ENV } from "./supervise.js";
 
 /**
  * The process around main(): exit codes, and signals as CoreDNS handles them. SIGTERM and SIGINT start
- * a lameduck shutdown and exit when it is over; SIGUSR1 reloads the Corefile.
+ * a lameduck shutdown and exit when it is over; SIGUSR1 reloads the Corefile. With `-workers N` (N > 1)
+ * this process only supervises, and each worker runs main().
  */
 export async function run(argv: readonly string[]): Promise<void> {
-  const result = await main(argv);
+  if (cluster.isPrimary) {
+    const flags = serving(argv);
+    if (flags && flags.workers > 1) {
+      supervise(flags, (line) => process.stdout.write(`${line}\n`));
+      return;
+    }
+  }
+  const worker = cluster.isWorker ? { index: Number(process.env[WORKER_ENV] ?? "1") } : undefined;
+  // Loaded here, not at the top: the primary of `-workers` never needs the resolver.
+  const { main } = await import("./main.js");
+  const result = await main(argv, undefined, worker);
   if (typeof result === "number") {
     process.exitCode = result;
+    // A worker's IPC channel would keep it alive.
+    if (worker) process.exit(result);
     return;
   }
   const stop = (signal: NodeJS.Signals) => {
@@ -25,4 +40,15 @@ export async function run(argv: readonly string[]): Promise<void> {
     process.stdout.write("[INFO] SIGUSR1: Reloading\n");
     void result.reload();
   });
+}
+
+/** The flags when they ask to serve DNS; undefined for bad flags and -help/-version/-plugins (main() handles those). */
+function serving(argv: readonly string[]) {
+  if (argv.some((a) => /^--?(help|h)$/.test(a))) return undefined;
+  try {
+    const flags = parseFlags(argv);
+    return flags.version || flags.plugins ? undefined : flags;
+  } catch {
+    return undefined;
+  }
 }

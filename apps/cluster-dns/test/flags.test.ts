@@ -10,6 +10,7 @@ describe("flags", () => {
       version: false,
       plugins: false,
       quiet: false,
+      workers: 1,
     });
   });
 
@@ -23,10 +24,16 @@ describe("flags", () => {
         plugins: false,
         quiet: true,
         pidfile: "/run/dns.pid",
+        workers: 1,
       },
     );
     assert.equal(parseFlags(["-quiet=false"]).quiet, false);
     assert.equal(parseFlags(["--version"]).version, true);
+  });
+
+  test("-workers: a count, or auto for one per core", () => {
+    assert.equal(parseFlags(["-workers", "3"]).workers, 3);
+    assert.equal(parseFlags(["-workers=auto"], 6).workers, 6);
   });
 
   test("mistakes name the flag", () => {
@@ -36,6 +43,8 @@ describe("flags", () => {
       [["-dns.port", "70000"], /^invalid value "70000" for flag -dns\.port: not a port$/],
       [["-quiet=maybe"], /^invalid boolean value "maybe" for -quiet$/],
       [["Corefile"], /^unexpected argument 'Corefile'$/],
+      [["-workers", "0"], /^invalid value "0" for flag -workers: not "auto" or 1-64$/],
+      [["-workers", "two"], /^invalid value "two" for flag -workers: not "auto" or 1-64$/],
     ];
     for (const [argv, message] of cases) {
       assert.throws(

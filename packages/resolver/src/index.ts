@@ -3,6 +3,7 @@ export { CorefileError } from "./corefile/errors.js";
 export type { ParseOptions, ServerBlock, Stanza } from "./corefile/parse.js";
 export { parseCorefile } from "./corefile/parse.js";
 export { Metrics } from "./metrics/metrics.js";
+export { answerCollects, scrapeThroughPrimary, serveScrapes } from "./metrics/workers.js";
 export type { BuiltConfig, ServerPlan } from "./plugin/build.js";
 export { buildConfig } from "./plugin/build.js";
 export type { Handler, Peer, QueryContext, ResponseWriter, Result } from "./plugin/handler.js";

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Gauge, Registry } from "prom-client";
+import { CounterFamily, HistogramFamily } from "./series.js";
 
 /** CoreDNS's duration buckets (plugin.TimeBuckets): 0.25 ms doubling up to about 8 s. */
 export const TIME_BUCKETS: readonly number[] = Array.from({ length: 16 }, (_, i) => 0.00025 * 2 ** i);
@@ -15,18 +16,35 @@ export const SIZE_BUCKETS: readonly number[] = [
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly families = new Map<string, Counter | Gauge | Histogram>();
+  private readonly families = new Map<string, CounterFamily | Gauge | HistogramFamily>();
 
-  counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
+  /** Counters and histograms are ours (see series.ts); gauges are prom-client's. */
+  counter(name: string, help: string, labelNames: readonly string[] = []): CounterFamily {
     return this.family(
       name,
-      () => new Counter({ name, help, labelNames, registers: [this.registry] }),
-      Counter,
+      () => {
+        const made = new CounterFamily(name, help, labelNames);
+        // A counter without labels shows 0 before its first increment, as prom-client's does.
+        if (labelNames.length === 0) made.series({});
+        this.registry.registerMetric(made as never);
+        return made;
+      },
+      CounterFamily,
     );
   }
 
-  gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge {
-    return this.family(name, () => new Gauge({ name, help, labelNames, registers: [this.registry] }), Gauge);
+  /** `aggregator`: how workers' values combine (`first` for facts every worker states alike). */
+  gauge(
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    aggregator: "sum" | "first" = "sum",
+  ): Gauge {
+    return this.family(
+      name,
+      () => new Gauge({ name, help, labelNames, aggregator, registers: [this.registry] }),
+      Gauge,
+    );
   }
 
   histogram(
@@ -34,11 +52,15 @@ export class Metrics {
     help: string,
     labelNames: readonly string[],
     buckets: readonly number[],
-  ): Histogram {
+  ): HistogramFamily {
     return this.family(
       name,
-      () => new Histogram({ name, help, labelNames, buckets: [...buckets], registers: [this.registry] }),
-      Histogram,
+      () => {
+        const made = new HistogramFamily(name, help, labelNames, buckets);
+        this.registry.registerMetric(made as never);
+        return made;
+      },
+      HistogramFamily,
     );
   }
 
@@ -47,7 +69,7 @@ export class Metrics {
     return this.registry.metrics();
   }
 
-  private family<T extends Counter | Gauge | Histogram>(
+  private family<T extends CounterFamily | Gauge | HistogramFamily>(
     name: string,
     make: () => T,
     kind: abstract new (...args: never[]) => T,

@@ -128,8 +128,16 @@ function buildChain<Deps>(
  * reply claims it before the wrapping writers (cache, loadbalance) pass it on.
  */
 function traced(name: string, handler: Handler): Handler {
+  const fast = handler.answerFromWire?.bind(handler);
   return {
     name: handler.name,
+    ...(fast && {
+      answerFromWire(q, ctx) {
+        const reply = fast(q, ctx);
+        if (reply) ctx.trace.plugin ??= name;
+        return reply;
+      },
+    }),
     serveDNS(ctx, w, r) {
       const trace = ctx.trace;
       if (!trace) return handler.serveDNS(ctx, w, r);

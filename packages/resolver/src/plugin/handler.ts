@@ -1,5 +1,6 @@
 import type { Transport } from "../wire/edns.js";
 import type { Message } from "../wire/message.js";
+import type { PeekedQuery } from "../wire/peek.js";
 
 /** Who asked, and over what. */
 export interface Peer {
@@ -42,9 +43,28 @@ export interface Result {
   error?: Error;
 }
 
+/** What a handler answering from raw bytes is told (see `Handler.answerFromWire`). */
+export interface WireAnswerContext {
+  readonly zone: string;
+  readonly server: string;
+  /** Bytes to leave free at the end of the reply, for the OPT record the server appends. */
+  readonly reserve: number;
+  /** The largest reply the client takes, reserve included; a larger one must not be answered here. */
+  readonly limit: number;
+  /** Filled in by the plugin that answered, as for `serveDNS`. */
+  readonly trace: { plugin?: string };
+}
+
 export interface Handler {
   readonly name: string;
   serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result>;
+  /**
+   * The fast path for the plainest queries, synchronous and without decoding: the finished reply
+   * (without OPT, with `reserve` spare bytes at the end), or undefined to take the query through
+   * `serveDNS` instead. Returning a reply must leave the same trace (reply, metrics, state) as
+   * `serveDNS` would have for this query. Handlers that cannot tell leave it out.
+   */
+  answerFromWire?(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined;
 }
 
 const NOTHING_WRITTEN = new Set([1, 2, 4, 5]);

@@ -27,8 +27,11 @@ export interface Site {
 export interface Outcome {
   /** The bytes to send back; undefined when the packet is dropped. */
   reply?: Buffer;
+  /** Absent for replies built from the query's bytes (`answerFast`); `qtype` is always there then. */
   request?: Message;
   response?: Message;
+  /** The question's type, when the packet had a readable question. */
+  qtype?: number;
   /** The zone that took the query, "dropped" when none did (CoreDNS's metric label). */
   zone: string;
   rcode?: number;

@@ -4,6 +4,7 @@ import type { Peer } from "../plugin/handler.js";
 import type { Transport } from "../wire/edns.js";
 import type { Outcome, Site } from "./dispatch.js";
 import { dispatch, notifyObservers } from "./dispatch.js";
+import { answerFast } from "./fast-path.js";
 import { FrameSplitter, frame } from "./frames.js";
 import type { Timers } from "./timers.js";
 import { systemTimers } from "./timers.js";
@@ -14,8 +15,16 @@ export interface Network {
   createTcpServer(): net.Server;
 }
 
+/**
+ * The kernel's default receive buffer (about 200 KiB) holds only some hundred queries; one JavaScript
+ * thread off the CPU for a few milliseconds under load overflows it and loses queries. The kernel caps
+ * this at net.core.rmem_max.
+ */
+const UDP_RECEIVE_BUFFER = 4 * 1024 * 1024;
+
 const nodeNetwork: Network = {
-  createUdpSocket: (family) => dgram.createSocket({ type: family, reuseAddr: false }),
+  createUdpSocket: (family) =>
+    dgram.createSocket({ type: family, reuseAddr: false, recvBufferSize: UDP_RECEIVE_BUFFER }),
   createTcpServer: () => net.createServer({ pauseOnConnect: false }),
 };
 
@@ -54,6 +63,9 @@ export class DnsServer {
   private readonly connections = new Set<Connection>();
   private readonly inflight = new Set<Promise<void>>();
   private stopping = false;
+  /** Fast-path replies handed to the socket and not yet sent. */
+  private unsent = 0;
+  private drained: (() => void) | undefined;
   private boundPort = 0;
   private readonly timers: Timers;
   private readonly network: Network;
@@ -86,11 +98,14 @@ export class DnsServer {
     // With port 0 the kernel picks the UDP port; TCP then asks for the same one, which can be taken.
     for (let attempt = 0; ; attempt++) {
       const udp = this.network.createUdpSocket(family);
+      // Listen before binding: a socket shared by node:cluster workers receives as soon as it is bound,
+      // and a datagram read with no listener yet would be lost.
+      udp.on("message", (packet, rinfo) => this.onUdp(udp, packet, rinfo));
       const port = await bindUdp(udp, address, wanted);
+      this.boundPort = port;
       try {
         this.tcp = await listenTcp(this.network.createTcpServer(), address, port);
         this.udp = udp;
-        this.boundPort = port;
         break;
       } catch (err) {
         udp.close();
@@ -99,7 +114,6 @@ export class DnsServer {
     }
     // Send failures (an ICMP unreachable, a client gone) concern one packet and must not end the server.
     this.udp.on("error", () => undefined);
-    this.udp.on("message", (packet, rinfo) => this.onUdp(packet, rinfo));
     this.tcp.on("connection", (socket) => this.onTcp(socket));
   }
 
@@ -116,7 +130,11 @@ export class DnsServer {
     const grace = new Promise<void>((resolve) => {
       handle = this.timers.setTimeout(resolve, graceMs);
     });
-    await Promise.race([Promise.allSettled([...this.inflight]), grace]);
+    const sent = new Promise<void>((resolve) => {
+      this.drained = resolve;
+      if (this.unsent === 0) resolve();
+    });
+    await Promise.race([Promise.all([Promise.allSettled([...this.inflight]), sent]), grace]);
     this.timers.clearTimeout(handle);
     for (const conn of this.connections) {
       this.timers.clearTimeout(conn.timer);
@@ -126,8 +144,13 @@ export class DnsServer {
     await tcpClosed;
   }
 
-  private onUdp(packet: Buffer, rinfo: dgram.RemoteInfo): void {
+  private onUdp(udp: dgram.Socket, packet: Buffer, rinfo: dgram.RemoteInfo): void {
     if (this.stopping) return;
+    const fast = answerFast(packet, this.sites, this.label, "udp");
+    if (fast) {
+      this.sendFast(udp, fast, rinfo);
+      return;
+    }
     const remote: Peer = {
       address: rinfo.address,
       port: rinfo.port,
@@ -137,9 +160,8 @@ export class DnsServer {
       dispatch(packet, { sites: this.sites, server: this.label, transport: "udp", remote }).then(
         async (out) => {
           const { reply } = out;
-          const udp = this.udp;
           // Wait for the send so that stop() does not close the socket under a reply still queued.
-          if (reply && udp)
+          if (reply)
             await new Promise<void>((done) => udp.send(reply, rinfo.port, rinfo.address, () => done()));
           this.options.onOutcome?.(out, "udp", remote);
           notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
@@ -147,6 +169,25 @@ export class DnsServer {
       ),
     );
   }
+
+  /** Sends a reply built from bytes; stop() waits for these sends like it waits for dispatches. */
+  private sendFast(udp: dgram.Socket, out: Outcome, rinfo: dgram.RemoteInfo): void {
+    if (!out.reply) return;
+    this.unsent++;
+    udp.send(out.reply, rinfo.port, rinfo.address, this.onFastSent);
+    const remote: Peer = {
+      address: rinfo.address,
+      port: rinfo.port,
+      family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
+    };
+    this.options.onOutcome?.(out, "udp", remote);
+    notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
+  }
+
+  private readonly onFastSent = (): void => {
+    this.unsent--;
+    if (this.unsent === 0) this.drained?.();
+  };
 
   private onTcp(socket: net.Socket): void {
     if (this.stopping || this.connections.size >= (this.options.maxTcpConnections ?? 1000)) {

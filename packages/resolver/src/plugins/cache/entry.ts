@@ -1,6 +1,7 @@
 import { encodeMessage } from "../../wire/encode.js";
 import type { Message, ResourceRecord } from "../../wire/message.js";
-import { nameToLabels } from "../../wire/name.js";
+import { lowerName, nameToLabels } from "../../wire/name.js";
+import type { PeekedQuery } from "../../wire/peek.js";
 import type { ResponseKind } from "./classify.js";
 
 /**
@@ -12,6 +13,7 @@ import type { ResponseKind } from "./classify.js";
 export interface Entry {
   readonly kind: ResponseKind;
   readonly name: string;
+  readonly lowerName: string;
   readonly qtype: number;
   readonly qclass: number;
   readonly message: Message;
@@ -36,6 +38,7 @@ export function newEntry(reply: Message, kind: ResponseKind, ttl: number, now: n
   return {
     kind,
     name: q?.name ?? ".",
+    lowerName: lowerName(q?.name ?? "."),
     qtype: q?.type ?? 0,
     qclass: q?.class ?? 1,
     message,
@@ -98,6 +101,29 @@ export function replyFromEntry(
   if (q) writeName(wire, 12, q.name);
   for (const at of e.ttlOffsets) wire.writeUInt32BE(ttl >>> 0, at);
   return { message, wire };
+}
+
+/**
+ * The same reply as `replyFromEntry`, built from a query that was only peeked at: the stored bytes with
+ * the query's ID, flags and question spelling (its bytes copied as sent) and `ttl` everywhere, and
+ * `reserve` spare bytes at the end.
+ */
+export function wireReplyFromEntry(e: Entry, q: PeekedQuery, ttl: number, reserve: number): Buffer {
+  const stored = e.wire;
+  const wire = Buffer.allocUnsafe(stored.length + reserve);
+  stored.copy(wire, 0);
+  const rd = q.flags & 0x100;
+  const cd = q.flags & 0x10;
+  const ad = e.message.ad && (q.dnssecOk || (q.flags & 0x20) !== 0);
+  wire.writeUInt16BE(q.id, 0);
+  wire.writeUInt16BE(
+    0x8000 | 0x400 | rd | (e.message.ra ? 0x80 : 0) | (ad ? 0x20 : 0) | cd | (e.message.rcode & 0xf),
+    2,
+  );
+  q.packet.copy(wire, 12, 12, q.nameEnd);
+  const offsets = e.ttlOffsets;
+  for (let i = 0; i < offsets.length; i++) wire.writeUInt32BE(ttl >>> 0, offsets[i] as number);
+  return wire;
 }
 
 /** Overwrites a name written without pointers at `at` with another spelling of the same name. */

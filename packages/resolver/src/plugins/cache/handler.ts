@@ -1,11 +1,20 @@
-import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
+import type { CounterSeries } from "../../metrics/series.js";
+import type {
+  Handler,
+  QueryContext,
+  ResponseWriter,
+  Result,
+  WireAnswerContext,
+} from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import { matchZone } from "../../plugin/zones.js";
+import { decodeMessage } from "../../wire/decode.js";
 import type { Message, Question, ResourceRecord } from "../../wire/message.js";
 import { lowerName } from "../../wire/name.js";
+import type { PeekedQuery } from "../../wire/peek.js";
 import { cacheable, classify, matchesQuestion, minimalTtl, storeFor } from "./classify.js";
 import type { Entry } from "./entry.js";
-import { newEntry, remaining, replyFromEntry } from "./entry.js";
+import { newEntry, remaining, replyFromEntry, wireReplyFromEntry } from "./entry.js";
 import type { CacheMetrics } from "./metrics.js";
 import type { CacheOptions } from "./options.js";
 import { EntryStore } from "./store.js";
@@ -32,6 +41,7 @@ export class CacheHandler implements Handler {
   readonly denial: EntryStore;
   private readonly pending = new Set<Promise<void>>();
   private readonly zonesLabel: string;
+  private readonly lookupSeries = new Map<string, LookupSeries>();
 
   constructor(
     private readonly next: Handler | undefined,
@@ -85,26 +95,68 @@ export class CacheHandler implements Handler {
 
   /** CoreDNS's getIfNotStale: denial first (a SERVFAIL yields to a live positive), then success. */
   private lookup(ctx: QueryContext, key: string, q: Question, now: number): Entry | undefined {
-    const labels = this.labels(ctx);
-    this.metrics.requests.inc(labels);
+    const counted = this.counted(ctx.server);
+    counted.requests.value++;
+    const entry = this.find(key, q.type, q.class, lowerName(q.name), now);
+    if (entry) {
+      this.countHit(counted, ctx.server, storeFor(entry.kind));
+    } else {
+      counted.misses ??= this.metrics.misses.series(this.labels(ctx));
+      counted.misses.value++;
+    }
+    return entry;
+  }
+
+  /** Series appear with their first increment, as CoreDNS's do. */
+  private countHit(counted: LookupSeries, server: string, type: "success" | "denial"): void {
+    const series = counted[type] ?? this.metrics.hits.series({ ...this.labels({ server }), type });
+    counted[type] = series;
+    series.value++;
+  }
+
+  /** The lookup counters of one server, resolved once. */
+  private counted(server: string): LookupSeries {
+    let c = this.lookupSeries.get(server);
+    if (!c) {
+      c = { requests: this.metrics.requests.series(this.labels({ server })) };
+      this.lookupSeries.set(server, c);
+    }
+    return c;
+  }
+
+  private find(key: string, qtype: number, qclass: number, lname: string, now: number): Entry | undefined {
     const usable = (e: Entry | undefined): e is Entry => {
-      if (!e || e.qtype !== q.type || e.qclass !== q.class || lowerName(e.name) !== lowerName(q.name))
-        return false;
+      if (!e || e.qtype !== qtype || e.qclass !== qclass || e.lowerName !== lname) return false;
       const ttl = remaining(e, now);
       return ttl > 0 || (this.opts.staleUpToMs > 0 && -ttl < this.opts.staleUpToMs / 1000);
     };
     const negative = this.denial.get(key);
     const positive = this.success.get(key);
-    if (usable(negative) && !(negative.kind === "servfail" && usable(positive))) {
-      this.metrics.hits.inc({ ...labels, type: "denial" });
-      return negative;
-    }
-    if (usable(positive)) {
-      this.metrics.hits.inc({ ...labels, type: "success" });
-      return positive;
-    }
-    this.metrics.misses.inc(labels);
+    if (usable(negative) && !(negative.kind === "servfail" && usable(positive))) return negative;
+    if (usable(positive)) return positive;
     return undefined;
+  }
+
+  /**
+   * A hit answered from the query's bytes. Misses, stale entries and replies too big for the client
+   * return undefined before anything is counted, so `serveDNS` then does all of it.
+   */
+  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
+    if (matchZone(q.name, this.opts.zones) === undefined) return undefined;
+    const key = `${q.dnssecOk ? 1 : 0}${q.flags & 0x10 ? 1 : 0}/${q.qtype}/${q.qclass}/${q.name}`;
+    const now = this.now();
+    const entry = this.find(key, q.qtype, q.qclass, q.name, now);
+    if (!entry) return undefined;
+    const ttl = remaining(entry, now);
+    if (ttl <= 0 || entry.wire.length + ctx.reserve > ctx.limit) return undefined;
+    const counted = this.counted(ctx.server);
+    counted.requests.value++;
+    this.countHit(counted, ctx.server, storeFor(entry.kind));
+    if (this.shouldPrefetch(entry, now, ttl)) {
+      const decoded = decodeMessage(q.packet);
+      if (decoded.kind === "message") this.refresh(ctx, decoded.message, key, entry, false);
+    }
+    return wireReplyFromEntry(entry, q, this.opts.keepTtl ? entry.origTtl : ttl, ctx.reserve);
   }
 
   private shouldPrefetch(e: Entry, now: number, ttl: number): boolean {
@@ -117,11 +169,18 @@ export class CacheHandler implements Handler {
   }
 
   /** Refreshes an entry in the background, at most once at a time per entry. */
-  private refresh(ctx: QueryContext, r: Message, key: string, entry: Entry, stale: boolean): void {
+  private refresh(
+    ctx: QueryContext | WireAnswerContext,
+    r: Message,
+    key: string,
+    entry: Entry,
+    stale: boolean,
+  ): void {
     if (entry.refreshing) return;
     entry.refreshing = true;
     this.metrics.prefetch.inc(this.labels(ctx));
-    const { trace: _ignored, ...background } = ctx;
+    const background: QueryContext = { zone: ctx.zone, server: ctx.server };
+    if ("signal" in ctx && ctx.signal) Object.assign(background, { signal: ctx.signal });
     const storing = this.storing(ctx, r, key, undefined, { background: true, onlyUsable: stale });
     const job = nextOrFailure(this.name, this.next, background, storing.writer, r)
       .then(() => {
@@ -212,9 +271,16 @@ export class CacheHandler implements Handler {
     return entry.wire;
   }
 
-  private labels(ctx: QueryContext): { server: string; zones: string; view: string } {
+  private labels(ctx: { server: string }): { server: string; zones: string; view: string } {
     return { server: ctx.server, zones: this.zonesLabel, view: "" };
   }
+}
+
+interface LookupSeries {
+  requests: CounterSeries;
+  misses?: CounterSeries;
+  success?: CounterSeries;
+  denial?: CounterSeries;
 }
 
 const NORMAL: StoreMode = { background: false, onlyUsable: false };

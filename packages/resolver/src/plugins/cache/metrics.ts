@@ -1,16 +1,17 @@
-import type { Counter, Gauge } from "prom-client";
+import type { Gauge } from "prom-client";
 import type { Metrics } from "../../metrics/metrics.js";
+import type { CounterFamily } from "../../metrics/series.js";
 
 /** The cache plugin's metric families (CoreDNS v1.14.7 names and labels). */
 export interface CacheMetrics {
   entries: Gauge;
-  requests: Counter;
-  hits: Counter;
-  misses: Counter;
-  prefetch: Counter;
-  drops: Counter;
-  servedStale: Counter;
-  evictions: Counter;
+  requests: CounterFamily;
+  hits: CounterFamily;
+  misses: CounterFamily;
+  prefetch: CounterFamily;
+  drops: CounterFamily;
+  servedStale: CounterFamily;
+  evictions: CounterFamily;
 }
 
 export function cacheMetrics(m: Metrics): CacheMetrics {

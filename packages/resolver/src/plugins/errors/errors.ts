@@ -1,9 +1,16 @@
-import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
+import type {
+  Handler,
+  QueryContext,
+  ResponseWriter,
+  Result,
+  WireAnswerContext,
+} from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { typeName } from "../../wire/constants.js";
 import type { Message } from "../../wire/message.js";
+import type { PeekedQuery } from "../../wire/peek.js";
 
 export type ErrorLogger = (line: string) => void;
 
@@ -18,6 +25,11 @@ export class ErrorsHandler implements Handler {
     private readonly next: Handler | undefined,
     private readonly log: ErrorLogger,
   ) {}
+
+  /** A reply from bytes carries no error, so there is nothing to log: pass it through. */
+  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
+    return this.next?.answerFromWire?.(q, ctx);
+  }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
     const result = await nextOrFailure(this.name, this.next, ctx, w, r);

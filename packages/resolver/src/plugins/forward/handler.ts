@@ -1,6 +1,6 @@
-import type { Counter, Histogram } from "prom-client";
 import type { Metrics } from "../../metrics/metrics.js";
 import { TIME_BUCKETS } from "../../metrics/metrics.js";
+import type { CounterFamily, HistogramFamily } from "../../metrics/series.js";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure, PluginError } from "../../plugin/handler.js";
 import { matchZone } from "../../plugin/zones.js";
@@ -20,10 +20,10 @@ const OVERALL_TIMEOUT_MS = 5000;
 const READ_TIMEOUT_MS = 2000;
 
 export interface ForwardMetrics {
-  duration: Histogram;
-  healthcheckFailures: Counter;
-  healthcheckBroken: Counter;
-  maxConcurrentRejects: Counter;
+  duration: HistogramFamily;
+  healthcheckFailures: CounterFamily;
+  healthcheckBroken: CounterFamily;
+  maxConcurrentRejects: CounterFamily;
 }
 
 export function forwardMetrics(m: Metrics): ForwardMetrics {
@@ -118,11 +118,12 @@ export class ForwardHandler implements Handler {
       let proto: "udp" | "tcp" =
         this.opts.forceTcp || (w.transport === "tcp" && !this.opts.preferUdp) ? "tcp" : "udp";
       let reply: Message;
+      let raw: Buffer;
       try {
-        reply = await this.ask(upstream, r, proto);
+        ({ reply, raw } = await this.ask(upstream, r, proto));
         if (reply.tc && proto === "udp" && this.opts.preferUdp) {
           proto = "tcp";
-          reply = await this.ask(upstream, r, proto);
+          ({ reply, raw } = await this.ask(upstream, r, proto));
         }
       } catch (err) {
         lastError = err instanceof Error ? err : new Error(String(err));
@@ -137,7 +138,10 @@ export class ForwardHandler implements Handler {
       }
       if (this.opts.next.includes(reply.rcode) && this.next)
         return nextOrFailure(this.name, this.next, ctx, w, r);
-      w.write({ ...reply, id: r.id });
+      // Without an OPT record of the upstream's to drop, its bytes are the reply: only the ID differs.
+      const wire = reply.edns === undefined && reply.rcode <= 0xf ? Buffer.from(raw) : undefined;
+      wire?.writeUInt16BE(r.id, 0);
+      w.write({ ...reply, id: r.id }, wire);
       return { rcode: 0 };
     }
     return {
@@ -149,18 +153,26 @@ export class ForwardHandler implements Handler {
   }
 
   /** One exchange with one upstream, under a fresh random ID. */
-  private async ask(upstream: Upstream, r: Message, proto: "udp" | "tcp"): Promise<Message> {
+  private async ask(
+    upstream: Upstream,
+    r: Message,
+    proto: "udp" | "tcp",
+  ): Promise<{ reply: Message; raw: Buffer }> {
     const started = this.rt.now();
     const query: Message = { ...r, id: this.rt.randomId() };
     // Without EDNS from the client, still offer the upstream 512 bytes at least (miekg's default).
-    const wire = await exchange(upstream.to, encodeMessage(query), proto, READ_TIMEOUT_MS, this.rt.timers);
+    const encoded = encodeMessage(query);
+    const wire =
+      proto === "udp"
+        ? await upstream.udp.exchange(encoded, READ_TIMEOUT_MS)
+        : await exchange(upstream.to, encoded, proto, READ_TIMEOUT_MS, this.rt.timers);
     const d = decodeMessage(wire);
     if (d.kind !== "message") throw new Error(`unreadable reply from ${upstream.addr}`);
     this.metrics.duration.observe(
       { proxy_name: this.name, to: upstream.addr, rcode: rcodeName(d.message.rcode) },
       (this.rt.now() - started) / 1000,
     );
-    return d.message;
+    return { reply: d.message, raw: wire };
   }
 
   private matches(name: string): boolean {

@@ -39,6 +39,7 @@ export const setupForward: Setup<ForwardDeps> = (ctx) => {
           timers,
           randomId,
           (addr) => metrics.healthcheckFailures.inc({ proxy_name: "forward", to: addr }),
+          opts.expireMs,
         ),
     );
     all.push(...upstreams);

@@ -4,6 +4,7 @@ import { encodeMessage } from "../../wire/encode.js";
 import { newQuery } from "../../wire/message.js";
 import type { HostPort } from "./exchange.js";
 import { exchange, label } from "./exchange.js";
+import { UdpPool } from "./udp-pool.js";
 
 export interface HealthCheckOptions {
   intervalMs: number;
@@ -23,6 +24,8 @@ export class Upstream {
   private probing = false;
   private timer: unknown;
   private stopped = false;
+  /** Sockets for queries over UDP, reused until they expire. */
+  readonly udp: UdpPool;
 
   constructor(
     readonly to: HostPort,
@@ -30,7 +33,10 @@ export class Upstream {
     private readonly timers: Timers,
     private readonly randomId: () => number,
     private readonly onProbeFailure: (addr: string) => void,
-  ) {}
+    expireMs = 10_000,
+  ) {
+    this.udp = new UdpPool(to, expireMs, timers, () => performance.now());
+  }
 
   get addr(): string {
     return label(this.to);
@@ -50,6 +56,7 @@ export class Upstream {
   stop(): void {
     this.stopped = true;
     this.timers.clearTimeout(this.timer);
+    this.udp.close();
   }
 
   private async probe(): Promise<void> {

@@ -17,7 +17,8 @@ export type Upstream = (name: string, qtype: number) => Promise<Message | undefi
  * error in a fallthrough zone), or return an rcode without writing (REFUSED for transfers).
  */
 export type Outcome =
-  | { action: "reply"; reply: Message }
+  /** `pure`: the reply depends on nothing but the question and the cluster view (no upstream was asked). */
+  | { action: "reply"; reply: Message; pure: boolean }
   | { action: "next" }
   | { action: "rcode"; rcode: number };
 
@@ -39,20 +40,21 @@ export async function answer(
     if (fallsThrough(opts, q.name)) return { action: "next" };
     // Before the caches sync a miss may be wrong; SERVFAIL makes clients retry instead of caching it.
     const rcode = view.hasSynced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL;
-    return { action: "reply", reply: negative(request, view, opts, zone, rcode) };
+    return { action: "reply", reply: negative(request, view, opts, zone, rcode), pure: true };
   }
   if (result.kind === "nodata")
-    return { action: "reply", reply: negative(request, view, opts, zone, Rcode.NOERROR) };
+    return { action: "reply", reply: negative(request, view, opts, zone, Rcode.NOERROR), pure: true };
+  const pure = result.upstream.length === 0;
 
   const { answer: records, tc } = await completeUpstream(result, upstream);
   if (records.length === 0)
-    return { action: "reply", reply: negative(request, view, opts, zone, Rcode.NOERROR) };
+    return { action: "reply", reply: negative(request, view, opts, zone, Rcode.NOERROR), pure };
   const reply = replyTo(request);
   reply.aa = true;
   reply.tc = tc;
   reply.answer = records;
   reply.additional = result.extra;
-  return { action: "reply", reply };
+  return { action: "reply", reply, pure };
 }
 
 function fallsThrough(opts: KubernetesOptions, name: string): boolean {

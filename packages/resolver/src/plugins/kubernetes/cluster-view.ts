@@ -22,6 +22,11 @@ export interface ClusterView {
   hasSynced(): boolean;
   /** Unix seconds of the last change; the SOA serial. */
   modified(): number;
+  /**
+   * A number that moves on every change answers could depend on, in the same turn as the change. With
+   * it the plugin keeps encoded replies until it moves; views without it are asked every time.
+   */
+  generation?(): number;
 }
 
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";

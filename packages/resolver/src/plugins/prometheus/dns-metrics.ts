@@ -1,5 +1,6 @@
 import type { Metrics } from "../../metrics/metrics.js";
 import { SIZE_BUCKETS, TIME_BUCKETS } from "../../metrics/metrics.js";
+import type { CounterSeries, HistogramSeries } from "../../metrics/series.js";
 import type { OutcomeObserver } from "../../server/dispatch.js";
 import { rcodeName, typeName } from "../../wire/constants.js";
 
@@ -65,20 +66,51 @@ export function dnsObserver(m: Metrics): OutcomeObserver {
     ["server", "zone", "view", "proto"],
     SIZE_BUCKETS,
   );
+  // The series one kind of query feeds, looked up once per distinct key.
+  interface Fed {
+    requests: CounterSeries;
+    duration: HistogramSeries;
+    requestSize: HistogramSeries;
+    responseSize: HistogramSeries;
+  }
+  const fed = new Map<string, Fed>();
+  const answered = new Map<string, CounterSeries>();
   return (out, info) => {
-    const q = out.request?.question[0];
-    if (!out.request || !q) return;
-    const where = { server: info.server, zone: out.zone, view: "" };
-    const type = typeName(q.type);
-    requests.inc({
-      ...where,
-      proto: info.transport,
-      family: info.remote.family === "IPv6" ? "2" : "1",
-      type: NAMED_TYPES.has(type) ? type : "other",
-    });
-    responses.inc({ ...where, rcode: rcodeName(out.rcode ?? 2), plugin: out.plugin ?? "" });
-    duration.observe(where, out.duration);
-    requestSize.observe({ ...where, proto: info.transport }, out.requestSize);
-    responseSize.observe({ ...where, proto: info.transport }, out.reply?.length ?? 0);
+    const qtype = out.qtype ?? out.request?.question[0]?.type;
+    if (qtype === undefined) return;
+    const family = info.remote.family === "IPv6" ? "2" : "1";
+    const key = `${info.server} ${out.zone} ${info.transport} ${family} ${qtype}`;
+    let f = fed.get(key);
+    if (!f) {
+      const where = { server: info.server, zone: out.zone, view: "" };
+      const type = typeName(qtype);
+      const sized = { ...where, proto: info.transport };
+      f = {
+        requests: requests.series({ ...sized, family, type: NAMED_TYPES.has(type) ? type : "other" }),
+        duration: duration.series(where),
+        requestSize: requestSize.series(sized),
+        responseSize: responseSize.series(sized),
+      };
+      fed.set(key, f);
+    }
+    const rcode = out.rcode ?? 2;
+    const plugin = out.plugin ?? "";
+    const answerKey = `${info.server} ${out.zone} ${rcode} ${plugin}`;
+    let r = answered.get(answerKey);
+    if (!r) {
+      r = responses.series({
+        server: info.server,
+        zone: out.zone,
+        view: "",
+        rcode: rcodeName(rcode),
+        plugin,
+      });
+      answered.set(answerKey, r);
+    }
+    f.requests.value++;
+    r.value++;
+    f.duration.observe(out.duration);
+    f.requestSize.observe(out.requestSize);
+    f.responseSize.observe(out.reply?.length ?? 0);
   };
 }

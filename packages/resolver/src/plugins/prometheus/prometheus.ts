@@ -8,6 +8,8 @@ import { dnsObserver } from "./dns-metrics.js";
 
 export interface PrometheusDeps extends HealthDeps {
   metrics?: Metrics;
+  /** What /metrics serves; default this resolver's registry (a worker process serves every worker's sum). */
+  scrape?: () => Promise<string>;
 }
 
 interface Endpoint {
@@ -35,17 +37,17 @@ export const setupPrometheus: Setup<PrometheusDeps> = (ctx) => {
     observe = dnsObserver(metrics);
     observers.set(metrics, observe);
     metrics
-      .gauge("coredns_build_info", "Version of this build.", ["version", "revision", "goversion"])
+      .gauge("coredns_build_info", "Version of this build.", ["version", "revision", "goversion"], "first")
       .set({ version: "0.1.0", revision: "", goversion: process.version }, 1);
     metrics.counter("coredns_panics_total", "Handler crashes caught by the server.");
   }
   ctx.observe(observe);
-  const enabled = metrics.gauge("coredns_plugin_enabled", "Plugins enabled per server block.", [
-    "server",
-    "zone",
-    "view",
-    "name",
-  ]);
+  const enabled = metrics.gauge(
+    "coredns_plugin_enabled",
+    "Plugins enabled per server block.",
+    ["server", "zone", "view", "name"],
+    "first",
+  );
   for (const zone of ctx.blockZones)
     for (const name of ctx.plugins) enabled.set({ server: `dns://:${ctx.port}`, zone, view: "", name }, 1);
 
@@ -57,7 +59,7 @@ export const setupPrometheus: Setup<PrometheusDeps> = (ctx) => {
   ctx.lifecycle.onStartup(async () => {
     endpoint.starting ??= listenHttpAsync(listen.host, listen.port, "/metrics", async () => ({
       status: 200,
-      body: await metrics.text(),
+      body: await (ctx.deps.scrape ?? (() => metrics.text()))(),
       contentType: metrics.registry.contentType,
     })).then((started) => {
       endpoint.server = started.server;

@@ -58,6 +58,8 @@ export class KubeClusterView implements ClusterView {
   private readonly now: () => number;
   private readonly abort = new AbortController();
   private lastModified: number;
+  /** Counts every event of every informer (namespaces too: they decide which names exist). */
+  private changes = 0;
 
   constructor(private readonly options: KubeClusterViewOptions) {
     this.now = options.now ?? Date.now;
@@ -150,12 +152,21 @@ export class KubeClusterView implements ClusterView {
     return this.lastModified;
   }
 
+  generation(): number {
+    return this.changes;
+  }
+
   /** Every change to what answers depend on moves the SOA serial; slices also feed the latency metric. */
   private watchChanges(): void {
     const touch = () => {
       this.lastModified = Math.floor(this.now() / 1000);
+      this.changes++;
     };
     const touching = { onAdd: touch, onUpdate: touch, onDelete: touch };
+    const counted = () => {
+      this.changes++;
+    };
+    this.namespaces.addEventHandler({ onAdd: counted, onUpdate: counted, onDelete: counted });
     this.services.addEventHandler(touching);
     this.pods?.addEventHandler(touching);
     const slices = this.slices;

@@ -1,0 +1,48 @@
+import cluster, { type Worker } from "node:cluster";
+import { rmSync, writeFileSync } from "node:fs";
+// The workers entry only: the primary serves no DNS, so it does not load the resolver.
+import { serveScrapes } from "@switchyard/resolver/workers";
+import type { Flags } from "./flags.js";
+
+/** The environment variable that tells a forked worker its number. */
+export const WORKER_ENV = "SWITCHYARD_DNS_WORKER";
+
+/**
+ * `-workers N` in the primary process: forks N copies of this command, which share the DNS, health,
+ * ready and metrics sockets (node:cluster hands each worker the primary's listening handles; the kernel
+ * spreads UDP datagrams over the workers, the primary deals out TCP connections). The primary serves
+ * nothing itself. It passes signals on, sums metrics for scrapes, and ends when the workers have: if one
+ * dies on its own, it stops the others and exits with that worker's code.
+ */
+export function supervise(flags: Flags, log: (line: string) => void): void {
+  const workers = new Set<Worker>();
+  let stopping = false;
+  let exitCode = 0;
+  const stopAll = (signal: NodeJS.Signals) => {
+    stopping = true;
+    for (const w of workers) w.process.kill(signal);
+  };
+  for (let index = 1; index <= flags.workers; index++) {
+    const worker = cluster.fork({ [WORKER_ENV]: String(index) });
+    serveScrapes(worker, () => [...workers]);
+    workers.add(worker);
+  }
+  if (flags.pidfile) writeFileSync(flags.pidfile, `${process.pid}\n`);
+  cluster.on("exit", (worker, code, signal) => {
+    workers.delete(worker);
+    const failed = code !== 0 || (signal !== null && !stopping);
+    if (failed && exitCode === 0) exitCode = code || 1;
+    if (!stopping) {
+      log(`[ERROR] worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); stopping the others`);
+      stopAll("SIGTERM");
+    }
+    if (workers.size > 0) return;
+    if (flags.pidfile) rmSync(flags.pidfile, { force: true });
+    process.exit(exitCode);
+  });
+  process.on("SIGTERM", () => stopAll("SIGTERM"));
+  process.on("SIGINT", () => stopAll("SIGINT"));
+  process.on("SIGUSR1", () => {
+    for (const w of workers) w.process.kill("SIGUSR1");
+  });
+}

@@ -1,0 +1,101 @@
+import * as dgram from "node:dgram";
+import * as net from "node:net";
+import type { Timers } from "../../server/timers.js";
+import type { HostPort } from "./exchange.js";
+import { label } from "./exchange.js";
+
+/** Idle sockets kept per upstream at most; a burst beyond that closes its sockets after use. */
+const MAX_IDLE = 256;
+
+interface Pooled {
+  socket: dgram.Socket;
+  /** When it was last put back, in `now()` milliseconds. */
+  idleSince: number;
+  /** The exchange waiting on this socket, if any; a socket serves one query at a time. */
+  waiting?: { id: number; done: (err: Error | undefined, reply?: Buffer) => void };
+}
+
+/**
+ * UDP sockets to one upstream, reused the way CoreDNS reuses its connections: a query takes an idle
+ * socket (or opens one, on a kernel-chosen random port), and gives it back when its reply came. A socket
+ * carries one query at a time, so each query still has its own source port and random ID; a reply under
+ * another ID or from another port is ignored. Sockets idle longer than `expireMs` (forward's `expire`)
+ * are closed, and so is a socket whose exchange failed, since a late reply could still arrive on it.
+ */
+export class UdpPool {
+  private readonly idle: Pooled[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly to: HostPort,
+    private readonly expireMs: number,
+    private readonly timers: Timers,
+    private readonly now: () => number,
+  ) {}
+
+  /** Sends `query` and resolves with the first reply under its ID; rejects on timeout or socket error. */
+  exchange(query: Buffer, timeoutMs: number): Promise<Buffer> {
+    const pooled = this.take();
+    const id = query.readUInt16BE(0);
+    return new Promise((resolve, reject) => {
+      const timer = this.timers.setTimeout(
+        () => finish(new Error(`read udp ${label(this.to)}: i/o timeout`)),
+        timeoutMs,
+      );
+      const finish = (err: Error | undefined, reply?: Buffer) => {
+        if (pooled.waiting?.done !== finish) return;
+        pooled.waiting = undefined;
+        this.timers.clearTimeout(timer);
+        if (err) {
+          pooled.socket.close();
+          reject(err);
+          return;
+        }
+        this.giveBack(pooled);
+        resolve(reply as Buffer);
+      };
+      pooled.waiting = { id, done: finish };
+      pooled.socket.send(query, this.to.port, this.to.host);
+    });
+  }
+
+  /** Closes the idle sockets; sockets still in an exchange close when it ends. */
+  close(): void {
+    this.closed = true;
+    for (const p of this.idle.splice(0)) p.socket.close();
+  }
+
+  private take(): Pooled {
+    const now = this.now();
+    for (;;) {
+      const p = this.idle.pop();
+      if (!p) break;
+      if (now - p.idleSince <= this.expireMs) return p;
+      p.socket.close();
+    }
+    return this.open();
+  }
+
+  private giveBack(p: Pooled): void {
+    if (this.closed || this.idle.length >= MAX_IDLE) {
+      p.socket.close();
+      return;
+    }
+    p.idleSince = this.now();
+    this.idle.push(p);
+  }
+
+  private open(): Pooled {
+    const socket = dgram.createSocket(net.isIPv6(this.to.host) ? "udp6" : "udp4");
+    // Idle sockets must not keep the process alive; a pending exchange has its timer for that.
+    socket.unref();
+    const pooled: Pooled = { socket, idleSince: 0 };
+    socket.on("error", (err) => pooled.waiting?.done(err));
+    socket.on("message", (msg, rinfo) => {
+      const w = pooled.waiting;
+      if (!w || rinfo.port !== this.to.port || msg.length < 12 || msg.readUInt16BE(0) !== w.id) return;
+      w.done(undefined, msg);
+    });
+    return pooled;
+  }
+}
