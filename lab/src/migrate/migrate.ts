@@ -138,7 +138,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
  * Once per lab: the original DaemonSet learns to keep off labelled nodes. Its pods roll in place in the same mode
  * (rules stay, the new pod resyncs them); the time is reported apart from the switches.
  */
-async function prepare(
+export async function prepare(
   client: KubeClient,
   ds: KubeObject,
   nodes: NodePlan[],

@@ -10,7 +10,8 @@ export const realExec: Exec = (argv) =>
       reject(new Error("empty command"));
       return;
     }
-    execFile(bin, args, { encoding: "utf8" }, (err, stdout, stderr) => {
+    // Rule dumps of a large cluster (iptables-save at 5000 Services) run to tens of MiB; the default is 1 MiB.
+    execFile(bin, args, { encoding: "utf8", maxBuffer: 512 * 2 ** 20 }, (err, stdout, stderr) => {
       if (!err) {
         resolve(stdout);
         return;

@@ -1,10 +1,281 @@
-import type { Scenario } from "./scenario.js";
+import type { ConfigMap } from "kubernetes-types/core/v1.js";
+import { loadDelta } from "../agent/loadgen-stats.js";
+import { contentTypes } from "../kubeapi/client.js";
+import { applyObjects } from "../stack/apply.js";
+import { waitUntil } from "../stack/wait.js";
+import { lameduckOf, withLameduck } from "./corefile.js";
+import { type LabHandle, listParam, openLab, sleep } from "./lab-handle.js";
+import { proxyMetrics } from "./node-proxy.js";
+import { histogram, programmingHistogram } from "./prom.js";
+import { type Propagation, PropagationWatch } from "./propagation.js";
+import { type ClaimFinding, numberParam, type Scenario, type ScenarioContext } from "./scenario.js";
+import { Undo } from "./undo.js";
+import {
+  deleteNamespace,
+  loadgenDaemonSet,
+  loadgenStats,
+  loadgensRunning,
+  namespace,
+  podsOf,
+  rolledOut,
+} from "./workloads.js";
+
+/**
+ * C16: CoreDNS's lameduck against the proxy's propagation delay. Under steady lookups from a client on every
+ * node, the DNS Deployment is rolled (`kubectl rollout restart`'s annotation) once per lameduck setting; the
+ * report counts failed lookups per setting and how long each node's rules kept sending to a deleted DNS pod.
+ *
+ * The agent reads ConfigMap volumes when a container starts (like a kubelet before its refresh), and a pod's
+ * lameduck is the one it started with, so each setting takes two rolls: one to start pods with it (not counted),
+ * one measured, whose deleted pods are the ones running the setting.
+ *
+ * The clients resolve with c-ares (Node's resolver), which opens a new UDP socket once its queries are done, so
+ * each round of lookups is a new conntrack entry and follows the rules as they are at that moment.
+ *
+ * --set lameducks=0s,5s (the settings, in order), interval=50 (ms between a client's rounds), settle=3 (s of
+ * counting after each roll).
+ */
+const ns = "switchyard-scenario-lameduck";
+const dnsNames = ["kubernetes.default.svc.cluster.local.", "kube-dns.kube-system.svc.cluster.local."];
+const corefilePath = "/api/v1/namespaces/kube-system/configmaps/coredns";
+
+interface Lookups {
+  byNode: Record<string, { attempts: number; failures: number }>;
+  errors: Record<string, number>;
+  /** Seconds from the latest deletion before each failure to the failure. */
+  offsets: number[];
+}
+
+interface Run {
+  lameduck: string;
+  lookups: Lookups;
+  propagation: Propagation[];
+  resolutionMs: number;
+  /** Per node: mean kubeproxy_network_programming_duration_seconds over the roll, ms. */
+  programmingMs: Record<string, number | undefined>;
+  rollSeconds: number;
+}
 
 export const lameduck: Scenario = {
   name: "lameduck",
-  summary: "(not written yet)",
-  claims: [],
-  run() {
-    return Promise.reject(new Error("scenario lameduck is not written yet"));
+  summary:
+    "rolls the DNS Deployment under lookups with lameduck 0s and 5s; failed lookups, proxy propagation",
+  claims: ["C16"],
+  async run(ctx: ScenarioContext) {
+    const lab = openLab(ctx, "lameduck");
+    const undo = new Undo();
+    const settings = listParam(ctx, "lameducks", ["0s", "5s"]);
+    for (const s of settings) withLameduck("lameduck 5s", s); // validate before changing anything
+    const intervalMs = numberParam(ctx, "interval", 50);
+    const settleMs = numberParam(ctx, "settle", 3) * 1000;
+    const runs: Run[] = [];
+    let restoreFailures: string[] = [];
+    try {
+      lab.progress.update("starting a DNS client on every node", true);
+      undo.push(`namespace ${ns}`, () => deleteNamespace(lab.client, ns, lab.deadline()));
+      await applyObjects(lab.client, [namespace(ns), loadgenDaemonSet(ns, [], dnsNames, intervalMs)]);
+      await waitUntil(
+        "the DNS clients",
+        () => loadgensRunning(lab.client, ns, lab.plan.nodes),
+        lab.deadline(),
+        lab.progress,
+      );
+
+      const cm = await lab.client.call<ConfigMap>("GET", corefilePath);
+      const original = cm.data?.Corefile ?? "";
+      let running = original;
+      undo.push(`the coredns ConfigMap (lameduck ${lameduckOf(original)}) and pods running it`, async () => {
+        await setCorefile(lab, original);
+        if (running !== original) await roll(lab);
+      });
+      for (const setting of settings) {
+        lab.progress.update(`lameduck ${setting}: starting DNS pods with it (one roll, not counted)`, true);
+        await setCorefile(lab, withLameduck(original, setting));
+        running = withLameduck(original, setting);
+        await roll(lab);
+        lab.progress.update(`lameduck ${setting}: the measured roll`, true);
+        runs.push(await measuredRoll(lab, setting, settleMs));
+      }
+    } finally {
+      restoreFailures = await undo.run(lab.progress);
+      lab.close();
+    }
+    lab.progress.done("lameduck done");
+    return { scenario: "lameduck", lines: lines(runs, restoreFailures), findings: [finding(runs)] };
   },
 };
+
+async function setCorefile(lab: LabHandle, corefile: string) {
+  await lab.client.call("PATCH", corefilePath, { data: { Corefile: corefile } }, contentTypes.merge);
+}
+
+/** `kubectl rollout restart`: a new pod-template annotation, then wait until no old pod is left. */
+async function roll(lab: LabHandle) {
+  await lab.client.call(
+    "PATCH",
+    "/apis/apps/v1/namespaces/kube-system/deployments/coredns",
+    {
+      spec: {
+        template: {
+          metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": new Date().toISOString() } },
+        },
+      },
+    },
+    contentTypes.merge,
+  );
+  await sleep(500);
+  await waitUntil(
+    "the coredns roll",
+    () => rolledOut(lab.client, "kube-system", "coredns"),
+    lab.deadline(),
+    lab.progress,
+  );
+}
+
+async function measuredRoll(lab: LabHandle, setting: string, settleMs: number): Promise<Run> {
+  const watch = new PropagationWatch(
+    lab.client,
+    lab.exec,
+    lab.plan.nodeList,
+    "kube-system",
+    "k8s-app=kube-dns",
+  );
+  await watch.start();
+  const metricsBefore = await Promise.all(lab.plan.nodeList.map((n) => proxyMetrics(lab.exec, n.netns)));
+  const before = await loadgenStats(lab.client, ns);
+  const t0 = Date.now();
+  await roll(lab);
+  const rollSeconds = (Date.now() - t0) / 1000;
+  // The last deleted pod drains for its lameduck after the roll looks done; count until it is gone, and then some.
+  await waitUntil(
+    "the old DNS pods to go",
+    async () => {
+      const pods = await podsOf(lab.client, "kube-system", "k8s-app=kube-dns");
+      const going = pods.filter((p) => p.metadata?.deletionTimestamp).length;
+      return going === 0 ? true : `${going} terminating`;
+    },
+    lab.deadline(),
+    lab.progress,
+  );
+  await sleep(settleMs);
+  const after = await loadgenStats(lab.client, ns);
+  const { results, resolutionMs } = await watch.stop(lab.deadline(30_000));
+  const metricsAfter = await Promise.all(lab.plan.nodeList.map((n) => proxyMetrics(lab.exec, n.netns)));
+  const deletions = results.map((p) => p.deletedAt).sort((a, b) => a - b);
+  const lookups: Lookups = { byNode: {}, errors: {}, offsets: [] };
+  for (const [node, a] of Object.entries(after)) {
+    const b = before[node];
+    if (!b || b.startedAt !== a.startedAt) continue;
+    const d = loadDelta(b, a);
+    lookups.byNode[node] = d.dns;
+    for (const f of d.recent) {
+      lookups.errors[f.error] = (lookups.errors[f.error] ?? 0) + 1;
+      const at = Date.parse(f.at);
+      const last = deletions.filter((t) => t <= at).at(-1);
+      if (last !== undefined) lookups.offsets.push((at - last) / 1000);
+    }
+  }
+  const programmingMs: Run["programmingMs"] = {};
+  lab.plan.nodeList.forEach((n, i) => {
+    const b = histogram(metricsBefore[i] ?? "", programmingHistogram);
+    const a = histogram(metricsAfter[i] ?? "", programmingHistogram);
+    programmingMs[n.name] = a.count > b.count ? ((a.sum - b.sum) / (a.count - b.count)) * 1000 : undefined;
+  });
+  return { lameduck: setting, lookups, propagation: results, resolutionMs, programmingMs, rollSeconds };
+}
+
+const total = (r: Run) =>
+  Object.values(r.lookups.byNode).reduce(
+    (s, x) => ({ attempts: s.attempts + x.attempts, failures: s.failures + x.failures }),
+    { attempts: 0, failures: 0 },
+  );
+const ratio = (x: { attempts: number; failures: number }) => `${x.failures}/${x.attempts}`;
+const propagationValues = (r: Run) => r.propagation.flatMap((p) => Object.values(p.byNode));
+const maxPropagation = (r: Run) => Math.max(0, ...propagationValues(r));
+const ms = (v: number | undefined) => (v === undefined ? "-" : `${Math.round(v)}ms`);
+
+function lines(runs: Run[], restoreFailures: string[]): string[] {
+  const out = [
+    "DNS Deployment rolled under lookups from every node (failed/attempted lookups); propagation: from a DNS pod's",
+    "deletion (seen on a watch) to each node's rules no longer sending to it",
+    "",
+    "LAMEDUCK  LOOKUPS FAILED  PROPAGATION MAX  ROLL",
+  ];
+  for (const r of runs)
+    out.push(
+      `${r.lameduck.padEnd(10)}${ratio(total(r)).padEnd(16)}${ms(maxPropagation(r)).padEnd(17)}${r.rollSeconds.toFixed(1)}s`,
+    );
+  for (const r of runs) {
+    out.push(
+      "",
+      `lameduck ${r.lameduck}: per deleted DNS pod, ms until each node's rules dropped it (poll round ≈${Math.round(r.resolutionMs)}ms)`,
+    );
+    for (const p of r.propagation)
+      out.push(
+        `  ${p.pod} (${p.ip}): ${
+          Object.entries(p.byNode)
+            .map(([n, v]) => `${n} ${v}`)
+            .join(", ") || "never seen dropped"
+        }`,
+      );
+    const prog = Object.entries(r.programmingMs)
+      .map(([n, v]) => `${n} ${ms(v)}`)
+      .join(", ");
+    out.push(`  kubeproxy_network_programming_duration_seconds, mean over the roll: ${prog}`);
+    out.push(
+      `  lookups by client node: ${Object.entries(r.lookups.byNode)
+        .map(([n, x]) => `${n} ${ratio(x)}`)
+        .join(", ")}`,
+    );
+    if (Object.keys(r.lookups.errors).length > 0)
+      out.push(
+        `  failed: ${Object.entries(r.lookups.errors)
+          .map(([e, n]) => `${e} ${n}`)
+          .join(
+            ", ",
+          )}; seconds after the latest deletion: ${r.lookups.offsets.map((x) => x.toFixed(1)).join(" ")}`,
+      );
+  }
+  if (restoreFailures.length > 0) out.push("", "NOT RESTORED:", ...restoreFailures.map((f) => `  ${f}`));
+  return out;
+}
+
+function finding(runs: Run[]): ClaimFinding {
+  const zero = runs.find((r) => parseMs(r.lameduck) === 0);
+  const longest = runs.reduce<Run | undefined>(
+    (a, r) => (!a || parseMs(r.lameduck) > parseMs(a.lameduck) ? r : a),
+    undefined,
+  );
+  const prop = Math.max(0, ...runs.map(maxPropagation));
+  const measured = runs
+    .map(
+      (r) =>
+        `lameduck ${r.lameduck}: ${ratio(total(r))} lookups failed, propagation up to ${ms(maxPropagation(r))}`,
+    )
+    .join("; ");
+  if (!zero || !longest || zero === longest)
+    return { claim: "C16", measured, verdict: "not measured", note: "needs lameducks=0s and a longer one" };
+  const longMs = parseMs(longest.lameduck);
+  // Failures of the long setting after its lameduck ran out would be the claim's mechanism; earlier ones are not.
+  const late = longest.lookups.offsets.filter((x) => x * 1000 >= longMs).length;
+  const early = longest.lookups.offsets.length - late;
+  const advice = `propagation here is up to ${ms(prop)}, so ${longest.lameduck} covers it; 30 s is a margin to size against your nodes' p99 of kubeproxy_network_programming_duration_seconds, not a constant (this lab needs no 30 s)`;
+  const earlyNote = early
+    ? `; ${early} lookup(s) failed with ${longest.lameduck} within ${Math.max(...longest.lookups.offsets).toFixed(1)}s of a deletion, while the pod was still draining: not the exited-pod case, cause not established`
+    : "";
+  const shortFails = total(zero).failures > 0 && total(zero).failures > total(longest).failures;
+  if (shortFails && late === 0)
+    return { claim: "C16", measured, verdict: "holds", note: `${advice}${earlyNote}` };
+  return {
+    claim: "C16",
+    measured,
+    verdict: "half right",
+    note: `${shortFails ? "" : "lameduck 0s lost no more than the longer one; "}${advice}${earlyNote}`,
+  };
+}
+
+function parseMs(d: string): number {
+  const m = /^(\d+)(ms|s|m)$/.exec(d);
+  if (!m) return 0;
+  return Number(m[1]) * (m[2] === "ms" ? 1 : m[2] === "s" ? 1000 : 60_000);
+}

@@ -1,0 +1,171 @@
+import type { Deployment } from "kubernetes-types/apps/v1.js";
+import type { Pod } from "kubernetes-types/core/v1.js";
+import type { LoadStats } from "../agent/loadgen-stats.js";
+import { isNotFound, type KubeClient } from "../kubeapi/client.js";
+import type { Progress } from "../progress.js";
+import type { KubeObject } from "../stack/manifests.js";
+import { httpGet, waitUntil } from "../stack/wait.js";
+
+/** The objects scenarios run: echo servers, pause pods, traffic generators; each in the scenario's namespace. */
+export const loadgenStatsPort = 8080;
+
+export const namespace = (name: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Namespace",
+  metadata: { name },
+});
+
+export function deployment(
+  ns: string,
+  name: string,
+  replicas: number,
+  image: "switchyard/echo" | "registry.k8s.io/pause:3.10",
+): KubeObject {
+  const labels = { app: name };
+  const echo = image === "switchyard/echo";
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: ns },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          // Pause pods have nothing to drain; echo servers close at once too.
+          terminationGracePeriodSeconds: echo ? 5 : 1,
+          containers: [
+            {
+              name,
+              image,
+              ...(echo ? { readinessProbe: { tcpSocket: { port: 9000 }, periodSeconds: 2 } } : {}),
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export const clusterIpService = (ns: string, name: string, app: string, port = 9000): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Service",
+  metadata: { name, namespace: ns },
+  spec: { selector: { app }, ports: [{ name: "tcp", port, targetPort: port, protocol: "TCP" }] },
+});
+
+/** A traffic generator on every node (agent/loadgen.ts): TCP targets and DNS names, counters on :8080. */
+export function loadgenDaemonSet(
+  ns: string,
+  tcp: string[],
+  dns: string[],
+  intervalMs = 100,
+  name = "loadgen",
+  extraArgs: string[] = [],
+): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "DaemonSet",
+    metadata: { name, namespace: ns },
+    spec: {
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          tolerations: [{ operator: "Exists" }],
+          containers: [
+            {
+              name: "loadgen",
+              image: "switchyard/loadgen",
+              args: [
+                ...tcp.flatMap((t) => ["--tcp", t]),
+                ...dns.flatMap((d) => ["--dns", d]),
+                ...["--interval-ms", String(intervalMs), "--stats-port", String(loadgenStatsPort)],
+                ...extraArgs,
+              ],
+              readinessProbe: { tcpSocket: { port: loadgenStatsPort }, periodSeconds: 2 },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export async function podsOf(client: KubeClient, ns: string, selector: string): Promise<Pod[]> {
+  const list = await client.call<{ items: Pod[] }>(
+    "GET",
+    `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`,
+  );
+  return list.items;
+}
+
+/** Every traffic generator's counters in `ns` (of the DaemonSet `app`), by node. */
+export async function loadgenStats(
+  client: KubeClient,
+  ns: string,
+  app = "loadgen",
+): Promise<Record<string, LoadStats>> {
+  const out: Record<string, LoadStats> = {};
+  for (const p of await podsOf(client, ns, `app=${app}`)) {
+    const ip = p.status?.podIP;
+    const node = p.spec?.nodeName;
+    if (!ip || !node) continue;
+    const res = await httpGet(`http://${ip}:${loadgenStatsPort}/`).catch(() => undefined);
+    if (res?.status === 200) out[node] = JSON.parse(res.body) as LoadStats;
+  }
+  return out;
+}
+
+export async function loadgensRunning(
+  client: KubeClient,
+  ns: string,
+  want: number,
+  app = "loadgen",
+): Promise<true | string> {
+  const running = Object.values(await loadgenStats(client, ns, app)).filter((s) => s.rounds > 0).length;
+  return running >= want ? true : `${running}/${want} generating`;
+}
+
+/** A Deployment fully rolled out: new ReplicaSet everywhere, all Ready, no old or terminating pod left. */
+export async function rolledOut(client: KubeClient, ns: string, name: string): Promise<true | string> {
+  const d = await client.call<Deployment>("GET", `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
+  const want = d.spec?.replicas ?? 1;
+  const s = d.status;
+  if ((s?.observedGeneration ?? 0) < (d.metadata?.generation ?? 1)) return "not observed yet";
+  if ((s?.updatedReplicas ?? 0) < want) return `${s?.updatedReplicas ?? 0}/${want} updated`;
+  if ((s?.readyReplicas ?? 0) < want) return `${s?.readyReplicas ?? 0}/${want} ready`;
+  const selector = Object.entries(d.spec?.selector.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const pods = await podsOf(client, ns, selector);
+  return pods.length === want ? true : `${pods.length} pods (want ${want})`;
+}
+
+/** Deletes a namespace and waits until it is gone (its pods stopped, its Services' rules removed after). */
+export async function deleteNamespace(client: KubeClient, ns: string, deadline: number, progress?: Progress) {
+  await client.call("DELETE", `/api/v1/namespaces/${ns}`).catch((err) => {
+    if (!isNotFound(err)) throw err;
+  });
+  await waitUntil(
+    `namespace ${ns} to go`,
+    async () => {
+      try {
+        await client.call("GET", `/api/v1/namespaces/${ns}`);
+        return "still terminating";
+      } catch (err) {
+        if (isNotFound(err)) return true;
+        throw err;
+      }
+    },
+    deadline,
+    progress,
+  );
+}
+
+/** Waits until the namespace's default ServiceAccount exists (pods are refused before). */
+export async function namespaceReady(client: KubeClient, ns: string): Promise<true | string> {
+  await client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`);
+  return true;
+}
