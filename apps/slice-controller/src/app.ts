@@ -4,7 +4,6 @@ import {
   byServiceName,
   type Clock,
   defaultControllerRateLimiter,
-  EventRecorder,
   endpointSlices,
   endpoints,
   HttpRestClient,
@@ -29,12 +28,15 @@ import { EndpointSliceController } from "./endpointslice-controller.js";
 import { ControllerMetrics, MirroringMetrics } from "./metrics.js";
 import { MirroringController } from "./mirroring-controller.js";
 import { startServers } from "./servers.js";
+import { TypedEventRecorder } from "./typed-event-recorder.js";
 
 export interface AppOptions {
   logger: Logger;
   clock?: Clock;
   /** Leader-election identity; hostname plus a random suffix by default, as client-go does. */
   identity?: string;
+  /** Managed-by value of the EndpointSlice controller's slices; only tests running next to upstream's change it. */
+  sliceControllerName?: string;
 }
 
 export interface App {
@@ -71,7 +73,7 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
   }) as unknown as Informer<EndpointSlice>;
 
   const recorder = (component: string) =>
-    new EventRecorder({ client, component, host: identity, clock, logger });
+    new TypedEventRecorder({ client, component, host: identity, clock, logger });
   const sliceQueue = new RateLimitingQueue<string>({ name: "endpoint_slice", registry, clock });
   const mirroringQueue = new RateLimitingQueue<string>({
     name: "endpoint_slice_mirroring",
@@ -94,6 +96,8 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
     logger,
     maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
     batchPeriodMs: flags.endpointUpdatesBatchPeriodMs,
+    clock,
+    ...(options.sliceControllerName ? { controllerName: options.sliceControllerName } : {}),
   });
   const mirroringController = new MirroringController({
     client,
@@ -106,6 +110,7 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
     logger,
     maxEndpointsPerSubset: flags.mirroringMaxEndpointsPerSubset,
     batchPeriodMs: flags.mirroringEndpointUpdatesBatchPeriodMs,
+    clock,
   });
 
   let leading = false;

@@ -1,10 +1,12 @@
 import {
+  type Clock,
   type EventRecorder,
   type Informer,
   indexNames,
   type Logger,
   type RateLimitingQueue,
   type RestClient,
+  realClock,
   runWorkers,
 } from "@switchyard/kube";
 import {
@@ -23,6 +25,7 @@ import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import { applyOperations, type TrackerRef } from "./apply.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { NodeTopology } from "./node-topology.js";
+import { ownWritesSeen } from "./own-writes.js";
 import { servicesForPodUpdate, servicesSelecting } from "./pod-services.js";
 import { selectorMatches } from "./selector.js";
 import { sliceEventHandler } from "./slice-events.js";
@@ -46,6 +49,12 @@ export interface EndpointSliceControllerOptions {
   maxEndpointsPerSlice: number;
   /** --endpointslice-updates-batch-period, in ms. */
   batchPeriodMs: number;
+  /**
+   * The managed-by value of the slices written and read; endpointslice-controller.k8s.io unless a test
+   * runs this controller next to kube-controller-manager's, which must not see our slices as its own.
+   */
+  controllerName?: string;
+  clock?: Clock;
 }
 
 // Syncs caused by slice events wait at least this long, so a burst of our own echoes is one sync.
@@ -62,11 +71,13 @@ export class EndpointSliceController {
   readonly #tracker: TrackerRef = { value: {} };
   readonly #triggerTimes = new TriggerTimes();
   readonly #topology: NodeTopology;
+  readonly #controllerName: string;
   #topologyCache: TopologyCacheState = EMPTY_TOPOLOGY_CACHE;
 
   constructor(options: EndpointSliceControllerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ controller: "endpointslice" });
+    this.#controllerName = options.controllerName ?? CONTROLLER_NAME;
     this.#topology = new NodeTopology(
       () => this.#topologyCache,
       (next) => {
@@ -100,7 +111,7 @@ export class EndpointSliceController {
 
     slices.addEventHandler(
       sliceEventHandler({
-        managedBy: CONTROLLER_NAME,
+        managedBy: this.#controllerName,
         tracker: this.#tracker,
         enqueue: (key) => queue.addAfter(key, Math.max(SLICE_CHANGE_MIN_DELAY_MS, batchPeriodMs)),
       }),
@@ -134,8 +145,8 @@ export class EndpointSliceController {
   }
 
   /** Makes one Service's slices match its Pods. Throws to be retried with backoff. */
-  async syncService(key: string): Promise<void> {
-    const { services, pods, slices, nodes, client, metrics } = this.#o;
+  async syncService(key: string, waited = false): Promise<void> {
+    const { services, pods, nodes, client, metrics } = this.#o;
     const [namespace = "", name = ""] = key.split("/");
     const service = services.get(namespace, name);
     if (service === undefined) {
@@ -146,13 +157,16 @@ export class EndpointSliceController {
     // ExternalName Services have no endpoints; selectorless ones get theirs from whoever manages them.
     if (service.spec?.type === "ExternalName" || selector == null) return;
 
-    const selected = pods.list(namespace).filter((pod) => selectorMatches(selector, pod.metadata?.labels));
-    const listed = slices
-      .byIndex(indexNames.serviceName, key)
-      .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === CONTROLLER_NAME);
+    const listed = this.#managedSlices(key);
     if (staleSlices(this.#tracker.value, key, listed)) {
+      // Everything read so far may have moved on while waiting, so the sync starts over.
+      const stale = () => staleSlices(this.#tracker.value, key, this.#managedSlices(key));
+      if (!waited && (await ownWritesSeen(stale, this.#o.clock ?? realClock))) {
+        return this.syncService(key, true);
+      }
       throw new StaleInformerCacheError(`EndpointSlice informer cache is out of date for Service ${key}`);
     }
+    const selected = pods.list(namespace).filter((pod) => selectorMatches(selector, pod.metadata?.labels));
     const existingSlices = listed.filter((s) => s.metadata?.deletionTimestamp == null);
 
     const topologyCache = this.#topologyCache;
@@ -163,7 +177,7 @@ export class EndpointSliceController {
       existingSlices,
       triggerTime: this.#triggerTimes.compute(key, service, selected),
       topologyCache,
-      options: { maxEndpointsPerSlice: this.#o.maxEndpointsPerSlice },
+      options: { maxEndpointsPerSlice: this.#o.maxEndpointsPerSlice, controllerName: this.#controllerName },
     });
     // reconcile is synchronous, so no other sync changed the cache in between.
     this.#topologyCache = plan.topologyCache ?? topologyCache;
@@ -181,6 +195,12 @@ export class EndpointSliceController {
       for (const e of plan.events) this.#o.recorder.event(subject, e.type, e.reason, e.message);
     }
     metrics.observeSync(key, plan.metrics, result);
+  }
+
+  #managedSlices(key: string): EndpointSlice[] {
+    return this.#o.slices
+      .byIndex(indexNames.serviceName, key)
+      .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === this.#controllerName);
   }
 
   #forget(key: string): void {

@@ -1,10 +1,12 @@
 import {
+  type Clock,
   type EventRecorder,
   type Informer,
   indexNames,
   type Logger,
   type RateLimitingQueue,
   type RestClient,
+  realClock,
   runWorkers,
 } from "@switchyard/kube";
 import {
@@ -20,6 +22,7 @@ import {
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import { applyOperations, type TrackerRef } from "./apply.js";
 import type { MirroringMetrics } from "./metrics.js";
+import { ownWritesSeen } from "./own-writes.js";
 import { sliceEventHandler } from "./slice-events.js";
 
 export interface MirroringControllerOptions {
@@ -34,6 +37,7 @@ export interface MirroringControllerOptions {
   maxEndpointsPerSubset: number;
   /** --mirroring-endpointslice-updates-batch-period, in ms. */
   batchPeriodMs: number;
+  clock?: Clock;
 }
 
 const MAX_RETRIES = 15;
@@ -80,14 +84,23 @@ export class MirroringController {
     });
   }
 
-  async syncEndpoints(key: string): Promise<void> {
-    const { services, endpoints, slices, client } = this.#o;
-    const service = services.getByKey(key);
-    const object = endpoints.getByKey(key);
-    const listed = slices
+  #managedSlices(key: string): EndpointSlice[] {
+    return this.#o.slices
       .byIndex(indexNames.serviceName, key)
       .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MIRRORING_CONTROLLER_NAME);
+  }
+
+  async syncEndpoints(key: string, waited = false): Promise<void> {
+    const { services, endpoints, client } = this.#o;
+    const service = services.getByKey(key);
+    const object = endpoints.getByKey(key);
+    const listed = this.#managedSlices(key);
     if (staleSlices(this.#tracker.value, key, listed)) {
+      // Everything read so far may have moved on while waiting, so the sync starts over.
+      const stale = () => staleSlices(this.#tracker.value, key, this.#managedSlices(key));
+      if (!waited && (await ownWritesSeen(stale, this.#o.clock ?? realClock))) {
+        return this.syncEndpoints(key, true);
+      }
       throw new Error(`EndpointSlice informer cache is out of date for Endpoints ${key}`);
     }
     const existingSlices = listed.filter((s) => s.metadata?.deletionTimestamp == null);

@@ -12,7 +12,13 @@ export type SliceTracker = Readonly<Record<string, Readonly<Record<string, numbe
 export const EMPTY_TRACKER: SliceTracker = {};
 
 interface TrackedSlice {
-  metadata?: { uid?: string; namespace?: string; generation?: number; labels?: Record<string, string> };
+  metadata?: {
+    uid?: string;
+    namespace?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string;
+  };
 }
 
 function serviceKeyOf(slice: TrackedSlice): string {
@@ -54,6 +60,8 @@ export function shouldSync(tracker: SliceTracker, slice: TrackedSlice): boolean 
  * Whether the listed slices are older than what the controller wrote: a slice at a lower generation
  * than recorded, one expected deleted still present, or a written one missing. Reconciling on such a
  * cache would undo the controller's own writes, so the sync is refused (syncs{result="stale"}).
+ * Slices already marked for deletion are left out first, as upstream does: one held by a finalizer
+ * after our delete would otherwise look "expected deleted, still present" until the finalizer goes.
  */
 export function staleSlices(
   tracker: SliceTracker,
@@ -64,6 +72,7 @@ export function staleSlices(
   if (generations === undefined) return false;
   const present = new Set<string>();
   for (const slice of listed) {
+    if (slice.metadata?.deletionTimestamp != null) continue;
     const uid = slice.metadata?.uid ?? "";
     present.add(uid);
     const recorded = generations[uid];

@@ -126,6 +126,34 @@ describe("Auto hints through reconcile", () => {
     assert.equal(plan.metrics.topology, "Auto");
   });
 
+  test("hints withheld, then possible again: Disabled, then Enabled once more (topology-auto's flaps)", () => {
+    const on = run({ service: auto, pods: podsIn("aaaaaabbbc"), nodes, topologyCache: cache });
+    const off = run({
+      service: auto,
+      pods: podsIn("ab"),
+      nodes,
+      existingSlices: applyPlan([], on),
+      topologyCache: on.topologyCache as TopologyCacheState,
+    });
+    assert.deepEqual(
+      off.events.map((e) => `${e.reason}: ${e.message}`),
+      [
+        "TopologyAwareHintsDisabled: Insufficient number of endpoints (2 endpoints, 3 zones), addressType: IPv4",
+      ],
+    );
+    const again = run({
+      service: auto,
+      pods: podsIn("aaaaaabbbc"),
+      nodes,
+      existingSlices: applyPlan(applyPlan([], on), off),
+      topologyCache: off.topologyCache as TopologyCacheState,
+    });
+    assert.deepEqual(
+      again.events.map((e) => `${e.type} ${e.reason}`),
+      ["Normal TopologyAwareHintsEnabled"],
+    );
+  });
+
   test("the next sync keeps fitting hints, writes nothing and emits no event", () => {
     const pods = podsIn("aaaaaabbbc");
     const first = run({ service: auto, pods, nodes, topologyCache: cache });

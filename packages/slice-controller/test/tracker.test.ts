@@ -39,6 +39,22 @@ describe("slice tracker", () => {
     assert.equal(staleSlices(tracker, "ns/other", []), false);
   });
 
+  test("staleSlices leaves out slices marked for deletion, as upstream does before its check", () => {
+    const deleting = (name: string, generation: number) => {
+      const slice = at(name, generation);
+      return deepFreeze({
+        ...slice,
+        metadata: { ...slice.metadata, deletionTimestamp: "2026-11-29T10:00:00Z" },
+      });
+    };
+    // Deleted by us and held by a finalizer: not a sign of a stale cache.
+    const deleted = trackerExpectDeletion(trackerUpdate(EMPTY_TRACKER, at("a", 2)), at("gone", 1));
+    assert.equal(staleSlices(deleted, "ns/web", [at("a", 2), deleting("gone", 1)]), false);
+    // Written by us and now being deleted by someone else: as if missing, so the sync waits for the event.
+    const written = trackerUpdate(EMPTY_TRACKER, at("a", 2));
+    assert.equal(staleSlices(written, "ns/web", [deleting("a", 2)]), true);
+  });
+
   test("handling a deletion says whether it was expected and forgets the slice", () => {
     const tracker = deepFreeze(trackerExpectDeletion(trackerUpdate(EMPTY_TRACKER, at("a", 2)), at("b", 1)));
     const expected = trackerHandleDeletion(tracker, at("b", 1));
