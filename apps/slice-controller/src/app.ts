@@ -4,6 +4,7 @@ import {
   byServiceName,
   type Clock,
   defaultControllerRateLimiter,
+  EventRecorder,
   endpointSlices,
   endpoints,
   HttpRestClient,
@@ -28,7 +29,6 @@ import { EndpointSliceController } from "./endpointslice-controller.js";
 import { ControllerMetrics, MirroringMetrics } from "./metrics.js";
 import { MirroringController } from "./mirroring-controller.js";
 import { startServers } from "./servers.js";
-import { TypedEventRecorder } from "./typed-event-recorder.js";
 
 export interface AppOptions {
   logger: Logger;
@@ -73,7 +73,7 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
   }) as unknown as Informer<EndpointSlice>;
 
   const recorder = (component: string) =>
-    new TypedEventRecorder({ client, component, host: identity, clock, logger });
+    new EventRecorder({ client, component, host: identity, clock, logger });
   const sliceQueue = new RateLimitingQueue<string>({ name: "endpoint_slice", registry, clock });
   const mirroringQueue = new RateLimitingQueue<string>({
     name: "endpoint_slice_mirroring",

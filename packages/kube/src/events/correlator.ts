@@ -67,7 +67,9 @@ export class EventCorrelator {
     const now = this.#o.clock.now();
     const ref = event.involvedObject;
     const source = `${event.source?.component ?? ""}/${event.source?.host ?? ""}`;
-    const spamKey = [source, refKey(ref)].join("|");
+    // Per event type too, as client-go since v1.31: a run of warnings must not use up the budget of
+    // the Normal event that says the problem is gone.
+    const spamKey = [source, refKey(ref), event.type].join("|");
     let bucket = this.#spam.get(spamKey);
     if (!bucket) {
       bucket = new TokenBucket(this.#o.spamQps, this.#o.spamBurst, this.#o.clock);
@@ -75,7 +77,7 @@ export class EventCorrelator {
     }
     if (!bucket.tryTake()) return { action: "drop" };
 
-    const similarKey = [spamKey, event.type, event.reason].join("|");
+    const similarKey = [spamKey, event.reason].join("|");
     let similar = this.#similar.get(similarKey);
     if (!similar || now - similar.since > this.#o.similarWindowMs) {
       similar = { messages: new Set(), since: now };

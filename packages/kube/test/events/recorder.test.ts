@@ -75,6 +75,20 @@ describe("EventRecorder", () => {
     assert.equal(combined?.message, "(combined from similar events): attempt 14");
   });
 
+  test("warnings do not use up the spam budget of Normal events (per type, as client-go)", async () => {
+    const { api, recorder } = setup({ spamBurst: 5 });
+    for (let i = 0; i < 30; i++) recorder.event(svc, "Warning", "Disabled", `not now (${i % 2})`);
+    recorder.event(svc, "Normal", "Enabled", "back");
+    await recorder.flush();
+    const all = await stored(api);
+    assert.ok(
+      all.some((e) => e.reason === "Enabled"),
+      "the Normal event after a run of warnings is recorded",
+    );
+    const warnings = all.filter((e) => e.type === "Warning").reduce((n, e) => n + (e.count ?? 1), 0);
+    assert.equal(warnings, 5, "the warnings themselves are throttled");
+  });
+
   test("a hot loop is throttled per object by the spam filter", async () => {
     const { api, clock, recorder } = setup({ spamBurst: 5 });
     for (let i = 0; i < 50; i++) recorder.event(svc, "Normal", "Loop", "again");
