@@ -1,6 +1,7 @@
 // What is measured on one running proxy: its start-up (full) sync, single-endpoint (partial) syncs, the
 // bytes each sync sends to the kernel, and the first-packet latency of a TCP connect through its rules.
 import { setTimeout as sleep } from "node:timers/promises";
+import { CONNECT_TIMES_SCRIPT } from "../../lab/src/scenarios/probes.js";
 import { type BenchApi, flipOneEndpoint } from "./cluster.js";
 import type { HistogramTotals, Mode, ProxyUnderTest, SyncCounters } from "./proxies.js";
 import type { KernelWriteLog } from "./shim.js";
@@ -147,35 +148,10 @@ export async function samplePartialSyncs(
   return samples;
 }
 
-// Connects n times to each target in turn (interleaved, so drift hits all alike) and prints the
-// connect times in microseconds; the first 5 rounds are warm-up and dropped. Each connect is a new
-// connection, so its SYN is the first packet of a new conntrack entry and walks the nat rules.
-const LATENCY = `
-const net = require("node:net");
-const targets = JSON.parse(process.argv[1]);
-const n = +process.argv[2];
-const once = (host) => new Promise((resolve) => {
-  // close gracefully (FIN, reading the pod's answer): a reset would kill the pods' test server
-  let us = -1;
-  const t0 = process.hrtime.bigint();
-  const s = net.connect({ host, port: 80 });
-  s.setTimeout(2000, () => s.destroy());
-  s.on("connect", () => { us = Number(process.hrtime.bigint() - t0) / 1000; s.end(); });
-  s.on("error", () => {});
-  s.on("close", () => resolve(us));
-  s.resume();
-});
-(async () => {
-  const out = targets.map(() => []);
-  for (let i = 0; i < n + 5; i++)
-    for (const [k, host] of targets.entries()) { const us = await once(host); if (i >= 5) out[k].push(us); }
-  console.log(JSON.stringify(out));
-})();
-`;
-
 /** Connect times (µs) to each ClusterIP from the client namespace; failed connects are dropped. */
 export function connectLatency(p: ProxyUnderTest, ips: readonly string[], n: number): number[][] {
-  const out = p.net.in(p.net.client, [process.execPath, "-e", LATENCY, JSON.stringify(ips), String(n)]);
+  const targets = JSON.stringify(ips.map((ip) => [ip, 80]));
+  const out = p.net.in(p.net.client, [process.execPath, "-e", CONNECT_TIMES_SCRIPT, targets, String(n)]);
   return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));
 }
 

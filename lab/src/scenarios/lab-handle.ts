@@ -1,37 +1,8 @@
-import { adminCredentials, KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
-import type { LabPlan } from "../netns/plan.js";
-import { type LabState, labPaths, readLabState } from "../netns/state.js";
-import { Progress } from "../progress.js";
 import type { ScenarioContext } from "./scenario.js";
 
-/** What every scenario works with: the lab's state and plan, an admin client, the exec, a progress line. */
-export interface LabHandle {
-  state: LabState;
-  plan: LabPlan;
-  client: KubeClient;
-  exec: Exec;
-  progress: Progress;
-  /** A deadline `ms` from now: bounds a wait that hangs, never measures anything. */
-  deadline(ms?: number): number;
-  close(): void;
-}
-
-export function openLab(ctx: ScenarioContext, label: string): LabHandle {
-  const state = readLabState(ctx.stateDir);
-  if (!state?.server) throw new Error(`no lab in ${ctx.stateDir}; run switchyard-lab up`);
-  if (!state.stack) throw new Error(`scenario ${label}: this lab runs without the stack (up --no-stack)`);
-  const client = new KubeClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane));
-  return {
-    state,
-    plan: state.plan,
-    client,
-    exec: ctx.exec,
-    progress: new Progress(label, ctx.out, Date.now, 5_000),
-    deadline: (ms = 180_000) => Date.now() + ms,
-    close: () => client.close(),
-  };
-}
+// The proxy and DNS scenarios' name for the lab handle every scenario opens (scenario-lab.ts).
+export { openLab, type ScenarioLab as LabHandle, sleep } from "./scenario-lab.js";
 
 /** A `--set` list parameter: "1000,5000" → ["1000", "5000"]; the default when unset. */
 export function listParam(ctx: ScenarioContext, name: string, fallback: readonly string[]): string[] {
@@ -48,8 +19,6 @@ export function listParam(ctx: ScenarioContext, name: string, fallback: readonly
 /** A `--set` string parameter with its default. */
 export const stringParam = (ctx: ScenarioContext, name: string, fallback: string): string =>
   ctx.params.get(name) ?? fallback;
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs a command in a namespace; "" when it fails (a probe's failure is data, not an error). */
 export const inNetns = (exec: Exec, netns: string, argv: readonly string[]) =>

@@ -28,8 +28,9 @@ export async function digA(exec: Exec, netns: string, server: string, name: stri
 
 // Connect times in microseconds to each target in turn (interleaved, so drift hits all alike); five warm-up
 // rounds are dropped; -1 marks a failed connect. Each connect is a new connection, so its SYN is the first
-// packet of a new conntrack entry and walks the nat rules. Runs with the lab's node binary in the namespace.
-const connectScript = `
+// packet of a new conntrack entry and walks the nat rules. Runs with the lab's node binary in the namespace
+// (the proxy benchmark runs it too). Arguments: JSON [[host, port], ...] and the number of rounds.
+export const CONNECT_TIMES_SCRIPT = `
 const net = require("node:net");
 const [targets, n] = [JSON.parse(process.argv[1]), +process.argv[2]];
 const once = ([host, port]) => new Promise((resolve) => {
@@ -58,7 +59,7 @@ export async function connectTimes(
   n: number,
 ): Promise<number[][]> {
   const out = await exec([
-    ...["ip", "netns", "exec", netns, process.execPath, "-e", connectScript],
+    ...["ip", "netns", "exec", netns, process.execPath, "-e", CONNECT_TIMES_SCRIPT],
     ...[JSON.stringify(targets), String(n)],
   ]);
   return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));

@@ -5,13 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
-import { freePort } from "../../src/controlplane/ports.js";
 import { adminCredentials, isNotFound, KubeClient } from "../../src/kubeapi/client.js";
 import { contains } from "../../src/netns/ipv4.js";
 import { labDown } from "../../src/netns/lab-down.js";
-import { labUp } from "../../src/netns/lab-up.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { missingControlPlane } from "../../src/testing.js";
+import { upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so a lab brought up by hand on this host is left alone.
 const lab = { prefix: "syt", nodes: 2, zones: 2, nodeCidr: "198.18.7.0/24", clusterCidr: "10.250.0.0/16" };
@@ -62,19 +61,7 @@ describe("netns lab runtime", { skip }, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-lab-"));
-    state = await labUp({
-      stateDir: dir,
-      lab,
-      ports: {
-        apiserver: await freePort(),
-        etcdClient: await freePort(),
-        etcdPeer: await freePort(),
-        controllerManager: await freePort(),
-        scheduler: await freePort(),
-      },
-      detached: false,
-      out: { write: () => {} },
-    });
+    state = await upTestLab(dir, lab);
     console.log(`# lab up in ${state.upSeconds?.toFixed(1)}s`);
     client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
     await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });

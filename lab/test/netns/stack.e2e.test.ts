@@ -6,16 +6,15 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { freePort } from "../../src/controlplane/ports.js";
 import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { formatReport } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
-import { labUp } from "../../src/netns/lab-up.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { repoRoot } from "../../src/self.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
 import { missingControlPlane } from "../../src/testing.js";
+import { upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clusterCidr: "10.249.0.0/16" };
@@ -68,21 +67,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-stack-"));
-    state = await labUp({
-      stateDir: dir,
-      lab,
-      ports: {
-        apiserver: await freePort(),
-        etcdClient: await freePort(),
-        etcdPeer: await freePort(),
-        controllerManager: await freePort(),
-        scheduler: await freePort(),
-      },
-      detached: false,
-      stack: "iptables",
-      readyTimeoutMs: 240_000,
-      out: { write: () => {} },
-    });
+    state = await upTestLab(dir, lab, { stack: "iptables", readyTimeoutMs: 240_000 });
     console.log(
       `# lab with the stack up in ${state.upSeconds?.toFixed(1)}s (nodes ${state.nodesSeconds?.toFixed(1)}s)`,
     );

@@ -4,17 +4,15 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { freePort } from "../../src/controlplane/ports.js";
-import { realExec } from "../../src/netns/exec.js";
 import { labDown } from "../../src/netns/lab-down.js";
-import { labUp } from "../../src/netns/lab-up.js";
 import { lameduck } from "../../src/scenarios/lameduck.js";
 import { proxyDown } from "../../src/scenarios/proxy-down.js";
-import { formatScenarioReport } from "../../src/scenarios/report.js";
 import { scale } from "../../src/scenarios/scale.js";
-import type { Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
+import type { Scenario } from "../../src/scenarios/scenario.js";
 import { repoRoot } from "../../src/self.js";
 import { missingControlPlane } from "../../src/testing.js";
+import { upTestLab } from "../netns/test-lab.js";
+import { finding, runScenario } from "./harness.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "scp", nodes: 3, zones: 2, nodeCidr: "198.18.16.0/24", clusterCidr: "10.251.0.0/16" };
@@ -38,43 +36,17 @@ const skip =
         : missingControlPlane(["kube-controller-manager", "kube-scheduler"]);
 
 const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
-const finding = (r: ScenarioReport, claim: string) => {
-  const f = r.findings.find((x) => x.claim === claim);
-  assert.ok(f, `a finding for ${claim}`);
-  return f;
-};
-
 describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () => {
   let dir: string;
   const run = async (s: Scenario, params: Record<string, string>) => {
-    const report = await s.run({
-      stateDir: dir,
-      params: new Map(Object.entries(params)),
-      out: { write: () => {} },
-      exec: realExec,
-    });
-    console.log(formatScenarioReport(report).replace(/^/gm, "# "));
+    const report = await runScenario(dir, s, params);
     assert.ok(!report.lines.includes("NOT RESTORED:"), "everything the scenario changed was restored");
     return report;
   };
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-scp-"));
-    const state = await labUp({
-      stateDir: dir,
-      lab,
-      ports: {
-        apiserver: await freePort(),
-        etcdClient: await freePort(),
-        etcdPeer: await freePort(),
-        controllerManager: await freePort(),
-        scheduler: await freePort(),
-      },
-      detached: false,
-      stack: "iptables",
-      readyTimeoutMs: 300_000,
-      out: { write: () => {} },
-    });
+    const state = await upTestLab(dir, lab, { stack: "iptables", readyTimeoutMs: 300_000 });
     console.log(`# lab with the stack up in ${state.upSeconds?.toFixed(1)}s`);
   });
 

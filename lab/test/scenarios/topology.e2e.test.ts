@@ -4,17 +4,15 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { freePort } from "../../src/controlplane/ports.js";
-import { realExec } from "../../src/netns/exec.js";
 import { labDown } from "../../src/netns/lab-down.js";
-import { labUp } from "../../src/netns/lab-up.js";
 import { hints } from "../../src/scenarios/hints.js";
-import { formatScenarioReport } from "../../src/scenarios/report.js";
 import type { Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
 import { sliceChurn } from "../../src/scenarios/slice-churn.js";
 import { topologyAuto } from "../../src/scenarios/topology-auto.js";
 import { repoRoot } from "../../src/self.js";
 import { missingControlPlane } from "../../src/testing.js";
+import { upTestLab } from "../netns/test-lab.js";
+import { finding, runScenario } from "./harness.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sct", nodes: 3, zones: 2, nodeCidr: "198.18.12.0/24", clusterCidr: "10.250.0.0/16" };
@@ -33,43 +31,17 @@ const ourNetns = () =>
     .map((l) => l.split(" ")[0] ?? "")
     .filter((n) => n.startsWith(`${lab.prefix}-`));
 
-const finding = (r: ScenarioReport, claim: string) => {
-  const f = r.findings.find((x) => x.claim === claim);
-  assert.ok(f, `a finding for ${claim}`);
-  return f;
-};
-
 describe("the controller and topology scenarios", { skip }, () => {
   let dir: string;
   const run = async (s: Scenario, params: Record<string, string>) => {
-    const report = await s.run({
-      stateDir: dir,
-      params: new Map(Object.entries(params)),
-      out: { write: () => {} },
-      exec: realExec,
-    });
-    console.log(formatScenarioReport(report).replace(/^/gm, "# "));
+    const report = await runScenario(dir, s, params);
     return report;
   };
   const line = (r: ScenarioReport, re: RegExp) => r.lines.find((l) => re.test(l)) ?? "";
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-scenarios-"));
-    await labUp({
-      stateDir: dir,
-      lab,
-      ports: {
-        apiserver: await freePort(),
-        etcdClient: await freePort(),
-        etcdPeer: await freePort(),
-        controllerManager: await freePort(),
-        scheduler: await freePort(),
-      },
-      detached: false,
-      stack: "iptables",
-      readyTimeoutMs: 240_000,
-      out: { write: () => {} },
-    });
+    await upTestLab(dir, lab, { stack: "iptables", readyTimeoutMs: 240_000 });
   });
 
   after(async () => {

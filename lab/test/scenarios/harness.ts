@@ -1,0 +1,26 @@
+// Running a scenario inside a test: its report printed as TAP comments, and a claim's finding looked up.
+import assert from "node:assert/strict";
+import { realExec } from "../../src/netns/exec.js";
+import { formatScenarioReport } from "../../src/scenarios/report.js";
+import type { ClaimFinding, Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
+
+export async function runScenario(
+  stateDir: string,
+  scenario: Scenario,
+  params: Record<string, string>,
+): Promise<ScenarioReport> {
+  const report = await scenario.run({
+    stateDir,
+    params: new Map(Object.entries(params)),
+    out: { write: () => {} },
+    exec: realExec,
+  });
+  console.log(formatScenarioReport(report).replace(/^/gm, "# "));
+  return report;
+}
+
+export function finding(report: ScenarioReport, claim: string): ClaimFinding {
+  const f = report.findings.find((x) => x.claim === claim);
+  assert.ok(f, `a finding for ${claim}`);
+  return f;
+}
