@@ -5,10 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../../lab/src/controlplane/ports.js";
-import {
-  CONTROLLER_MANAGER,
-  startEndpointSliceController,
-} from "../../packages/slice-controller/test/upstream/controller-manager.js";
+import { startUpstreamSliceController } from "../../lab/src/testing.js";
 
 /**
  * "upstream-unthrottled" is the same kube-controller-manager with its client's rate limit (default
@@ -69,7 +66,7 @@ function findPid(parts: readonly string[]): number | undefined {
 }
 
 async function startUpstream(stateDir: string): Promise<RunningController> {
-  const kcm = startEndpointSliceController(stateDir);
+  const kcm = startUpstreamSliceController(stateDir);
   const marker = `--kubeconfig=${join(stateDir, "controller-manager.kubeconfig")}`;
   let pid: number | undefined;
   for (let i = 0; i < 100 && pid === undefined; i++) {
@@ -88,28 +85,11 @@ async function startUpstream(stateDir: string): Promise<RunningController> {
 
 /** kube-controller-manager with the helper's flags plus a client rate limit high enough never to bind. */
 async function startUpstreamUnthrottled(stateDir: string): Promise<RunningController> {
-  const kubeconfig = join(stateDir, "controller-manager.kubeconfig");
-  const logPath = join(stateDir, "logs", "kcm-endpointslice-unthrottled.log");
-  const log = openSync(logPath, "a");
-  const child = spawn(
-    CONTROLLER_MANAGER,
-    [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      "--controllers=endpointslice-controller",
-      "--use-service-account-credentials=true",
-      "--leader-elect=false",
-      "--bind-address=127.0.0.1",
-      "--secure-port=0",
-      "--profiling=false",
-      "--v=2",
-      "--kube-api-qps=10000",
-      "--kube-api-burst=10000",
-    ],
-    { stdio: ["ignore", log, log] },
-  );
-  return stoppable("upstream-unthrottled", child, logPath, () => staleFromLog(logPath));
+  const kcm = startUpstreamSliceController(stateDir, {
+    extraArgs: ["--kube-api-qps=10000", "--kube-api-burst=10000"],
+    logName: "kcm-endpointslice-unthrottled.log",
+  });
+  return stoppable("upstream-unthrottled", kcm.child, kcm.logPath, () => staleFromLog(kcm.logPath));
 }
 
 function stoppable(

@@ -134,3 +134,4 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
 // these two modules export is meant for tests, so they are re-exported whole.
 export * from "./testing/api.js";
 export * from "./testing/cluster.js";
+export * from "./testing/upstream-slice-controller.js";

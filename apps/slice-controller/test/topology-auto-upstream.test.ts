@@ -9,17 +9,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import {
+  logTail,
+  missingControllerManager,
+  missingControlPlane,
+  startControlPlane,
+  startUpstreamSliceController,
+  type TestControlPlane,
+  type UpstreamSliceController,
+} from "@switchyard/lab/testing";
 import type { EndpointSlice } from "@switchyard/slice-controller";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.js";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
 import { Api, createNamespace, createNode, deletePod, setPodReady } from "./helpers.js";
-import {
-  logTail,
-  missingControllerManager,
-  startUpstreamSliceController,
-  type UpstreamSliceController,
-} from "./upstream-kcm.js";
 
 const NS = "topology-auto";
 const OURS = "switchyard-slice-controller.test";

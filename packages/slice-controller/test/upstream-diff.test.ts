@@ -18,22 +18,20 @@ import {
   createService,
   deletePod,
   listSlices,
+  logTail,
+  missingControllerManager,
   missingControlPlane,
   type PodSpecOptions,
   readInputs,
   readyTransition,
   setPodReady,
+  startUpstreamSliceController,
+  type UpstreamSliceController,
 } from "@switchyard/lab/testing";
 import type { Container, Pod, ServiceSpec } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "../src/index.js";
 import { comparable, hintFlows, layout, type OurResult, runOurs, withoutHints } from "./upstream/compare.js";
 import { type ControlPlane, startDualStackControlPlane } from "./upstream/control-plane.js";
-import {
-  missingControllerManager,
-  startEndpointSliceController,
-  tail,
-  type UpstreamSliceController,
-} from "./upstream/controller-manager.js";
 import { countSliceWrites, settledSlices, totalEndpoints, type WriteCounts } from "./upstream/observe.js";
 
 const skip = missingControlPlane(["kube-controller-manager"]) ?? missingControllerManager();
@@ -76,7 +74,7 @@ describe("reconcile against upstream's EndpointSlice controller", { skip }, () =
     cp = await startDualStackControlPlane();
     api = new Api(cp.server, cp.stateDir);
     for (const n of NODES) await createNode(api, n.name, n.zone, n.cpu);
-    kcm = startEndpointSliceController(cp.stateDir);
+    kcm = startUpstreamSliceController(cp.stateDir);
   });
 
   after(async () => {
@@ -90,7 +88,7 @@ describe("reconcile against upstream's EndpointSlice controller", { skip }, () =
     try {
       return await settledSlices(api, ns, name, (s) => s.length > 0 && totalEndpoints(s) === endpoints);
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n--- kube-controller-manager:\n${tail(kcm.logPath)}`);
+      throw new Error(`${(error as Error).message}\n--- kube-controller-manager:\n${logTail(kcm.logPath)}`);
     }
   }
 
@@ -465,7 +463,7 @@ describe("reconcile against upstream's EndpointSlice controller", { skip }, () =
     await kcm.stop();
     await change();
     const counter = await countSliceWrites(api, ns);
-    kcm = startEndpointSliceController(cp.stateDir);
+    kcm = startUpstreamSliceController(cp.stateDir);
     const upstream = await settle(ns, name, endpoints);
     counter.stop();
     const input = await readInputs(api, ns, name);
