@@ -22,7 +22,13 @@ const APP_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 export function sh(args: readonly string[], input?: string): string {
   const [cmd = "", ...rest] = args;
-  return execFileSync(cmd, rest, { input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] });
+  // Rule listings of a 10k-Service node run to tens of MiB; the default 1 MiB would fail them (ENOBUFS).
+  return execFileSync(cmd, rest, {
+    input,
+    encoding: "utf8",
+    stdio: ["pipe", "pipe", "pipe"],
+    maxBuffer: 512 * 2 ** 20,
+  });
 }
 
 /** Why these tests cannot run here, or undefined. */
