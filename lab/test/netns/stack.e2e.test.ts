@@ -215,6 +215,29 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     assert.ok(other && shIn(other.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
   });
 
+  test("migrate --all moves the remaining nodes; a rollback of one node leaves no nftables table", async () => {
+    const all = await migrate({ stateDir: dir, to: "nftables", out: { write: () => {} } });
+    console.log(formatReport(all).replace(/^/gm, "# "));
+    const first = state.plan.nodeList[0]?.name ?? "";
+    assert.deepEqual(all.skipped, [first], "the node already in nftables mode is left alone");
+    assert.equal(all.switches.length, lab.nodes - 1);
+    for (const sw of all.switches) {
+      assert.equal(sw.leftovers, 0, `${sw.node}: iptables leftovers`);
+      assert.ok(sw.rulesAfter.nftables > 0 && sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft === 0);
+    }
+
+    const back = await migrate({ stateDir: dir, to: "iptables", nodes: [first], out: { write: () => {} } });
+    console.log(formatReport(back).replace(/^/gm, "# "));
+    const sw = back.switches[0];
+    assert.ok(sw, "one switch back");
+    assert.equal(sw.from, "nftables");
+    assert.equal(sw.leftovers, 0);
+    assert.equal(sw.rulesAfter.nftables, 0, "no kube-proxy nftables table after the rollback");
+    assert.ok(sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft > 0, "iptables rules again");
+    const node = state.plan.nodeList[0];
+    assert.ok(node && shIn(node.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
+  });
+
   test("down leaves no namespace, link, process or host rule behind", async () => {
     client.close();
     await labDown(dir);
