@@ -58,13 +58,16 @@ const LEGACY_LINKS: Record<string, string> = {
 
 function wrapper(tool: string, real: string, stdinOnly: boolean, dir: string): string {
   const v6 = tool.startsWith("ip6") ? "echo 1" : `head -c 400 "$f" | grep -c "ip6 "`;
+  // SY_BENCH_KEEP_WRITES=<dir>: every input is kept there (to compare what the two proxies send).
+  const keep = process.env.SY_BENCH_KEEP_WRITES;
+  const dispose = keep ? `mv "$f" ${keep}/${tool}.$t` : `rm -f "$f"`;
   return `#!/bin/bash
 ${stdinOnly ? `[[ " $* " == *" -f "* ]] || exec ${real} "$@"` : ""}
 t=$EPOCHREALTIME
 f=${dir}/in.$$.$RANDOM
 tee "$f" | ${real} "$@"
 rc=\${PIPESTATUS[1]}
-( printf '%s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" >> ${dir}/log; rm -f "$f" ) </dev/null >/dev/null 2>&1 &
+( printf '%s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" >> ${dir}/log; ${dispose} ) </dev/null >/dev/null 2>&1 &
 exit $rc
 `;
 }
