@@ -29,8 +29,13 @@ interface Request {
   body?: unknown;
   contentType?: string;
   signal?: AbortSignal;
-  /** Watches must not time out client-side; the informer's stall guard covers them. */
+  /** Overrides the per-request timeout; 0 for none. */
   timeoutMs?: number;
+  /**
+   * The timeout covers only the wait for the response headers (watches: the stream itself must not time out
+   * client-side; the informer's stall guard covers a stream that goes quiet).
+   */
+  headersOnly?: boolean;
 }
 
 /**
@@ -168,7 +173,9 @@ export class HttpRestClient implements RestClient {
       fieldSelector: opts.fieldSelector,
     });
     const path = resourcePath(res, opts.namespace) + query;
-    const response = await this.#send({ method: "GET", path, signal: opts.signal, timeoutMs: 0 });
+    // The stream itself runs for as long as the server keeps it open; only its start is bounded, so a
+    // connection that never comes up (a ClusterIP before the node's proxy has rules) fails and is retried.
+    const response = await this.#send({ method: "GET", path, signal: opts.signal, headersOnly: true });
     const status = response.statusCode ?? 0;
     if (status < 200 || status > 299) {
       throw ApiError.fromResponse(status, await readText(response), `watch ${res.resource}`);
@@ -222,7 +229,10 @@ export class HttpRestClient implements RestClient {
     };
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
     return new Promise((resolve, reject) => {
-      const request = (isHttps ? https : http).request(options, resolve);
+      const request = (isHttps ? https : http).request(options, (response) => {
+        if (req.headersOnly) request.setTimeout(0);
+        resolve(response);
+      });
       request.on("error", reject);
       if (timeoutMs > 0) {
         request.setTimeout(timeoutMs, () => {

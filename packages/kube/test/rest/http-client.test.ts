@@ -183,6 +183,26 @@ describe("HttpRestClient", () => {
     assert.equal(url.searchParams.get("resourceVersion"), "4");
   });
 
+  test("a watch that gets no response fails after the request timeout; a quiet stream does not", async () => {
+    const quick = () => new HttpRestClient(loadKubeConfig({ kubeconfig }), { requestTimeoutMs: 200 });
+    route = () => {}; // never answers
+    await assert.rejects(async () => {
+      for await (const _ of quick().watch(pods, {})) break;
+    }, /no response within 200 ms/);
+    // Headers at once, then the first event only after several timeouts' worth of silence.
+    route = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.flushHeaders(); // as the apiserver does for a watch
+      setTimeout(
+        () => res.end(`${JSON.stringify({ type: "ADDED", object: { metadata: { name: "late" } } })}\n`),
+        600,
+      );
+    };
+    const names: (string | undefined)[] = [];
+    for await (const e of quick().watch(pods, {})) names.push(e.object.metadata?.name);
+    assert.deepEqual(names, ["late"]);
+  });
+
   test("aborting a watch ends the iteration quietly", async () => {
     route = (_req, res) => {
       res.writeHead(200, { "Content-Type": "application/json" });
