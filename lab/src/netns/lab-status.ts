@@ -31,13 +31,16 @@ export async function labStatus(dir: string): Promise<LabStatus> {
         `${name.padEnd(12)}${(ready ? "yes" : "no").padEnd(7)}${zone.padEnd(9)}${(n.spec?.podCIDR ?? "-").padEnd(17)}${alive}`,
       );
     }
-    lines.push("", "POD                                          PHASE      READY  IP              NODE");
-    for (const p of pods.items) {
+    // The name column is as wide as the longest name, so a long pod name never runs into its phase.
+    const names = pods.items.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+    const width = Math.max(44, ...names.map((n) => n.length)) + 1;
+    lines.push("", `${"POD".padEnd(width)}PHASE      READY  IP              NODE`);
+    pods.items.forEach((p, i) => {
       const ready = p.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
       lines.push(
-        `${`${p.metadata?.namespace}/${p.metadata?.name}`.padEnd(45)}${(p.status?.phase ?? "-").padEnd(11)}${(ready ? "yes" : "no").padEnd(7)}${(p.status?.podIP ?? "-").padEnd(16)}${p.spec?.nodeName ?? "-"}`,
+        `${(names[i] ?? "").padEnd(width)}${(p.status?.phase ?? "-").padEnd(11)}${(ready ? "yes" : "no").padEnd(7)}${(p.status?.podIP ?? "-").padEnd(16)}${p.spec?.nodeName ?? "-"}`,
       );
-    }
+    });
     return { healthy: allReady && deadAgents.length === 0, text: lines.join("\n") };
   } catch (err) {
     lines.push(`apiserver unreachable: ${(err as Error).message}`);
