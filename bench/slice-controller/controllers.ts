@@ -5,7 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../../lab/src/controlplane/ports.js";
-import { startUpstreamSliceController } from "../../lab/src/testing.js";
+import { startUpstreamSliceController, stopChild } from "../../lab/src/testing.js";
 
 /**
  * "upstream-unthrottled" is the same kube-controller-manager with its client's rate limit (default
@@ -105,14 +105,7 @@ function stoppable(
     pid,
     logPath,
     staleSyncs,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child),
   };
 }
 

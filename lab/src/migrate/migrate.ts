@@ -7,15 +7,16 @@ import { type Exec, realExec } from "../netns/exec.js";
 import { type NodePlan, nodeByName } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { Progress, type ProgressSink } from "../progress.js";
+import { loadgenStats } from "../scenarios/workloads.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
 import { deploymentReady } from "../stack/deploy.js";
 import { configMode, type KubeObject, type ProxyMode, readManifests } from "../stack/manifests.js";
-import { httpGet, waitUntil } from "../stack/wait.js";
+import { waitUntil } from "../stack/wait.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "./canary.js";
 import { leftovers, meanSyncMs, proxyView, ruleCounts } from "./measure.js";
 import type { MigrationReport, NodeSwitch, TrafficDelta } from "./report.js";
-import { loadgenStatsPort, trafficNamespace, trafficObjects } from "./workload.js";
+import { trafficNamespace, trafficObjects } from "./workload.js";
 
 export interface MigrateOptions {
   stateDir: string;
@@ -87,7 +88,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       }
       progress.update(`switching ${node.name} from ${before.mode || "?"} to ${o.to}`, true);
       const rulesBefore = await ruleCounts(exec, node.netns);
-      const trafficBefore = await loadgenStats(client);
+      const trafficBefore = await loadgenStats(client, trafficNamespace);
       const t0 = Date.now();
       const label = o.to === defaultMode ? null : o.to;
       await client.call(
@@ -110,7 +111,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       await sleep(o.settleMs ?? 3000);
       const after = await proxyView(exec, node.netns);
       const rulesAfter = await ruleCounts(exec, node.netns);
-      const trafficAfter = await loadgenStats(client);
+      const trafficAfter = await loadgenStats(client, trafficNamespace);
       const zero = { count: 0, sumSeconds: 0 };
       const sw: NodeSwitch = {
         node: node.name,
@@ -206,26 +207,9 @@ async function switched(
 }
 
 async function loadgensReady(client: KubeClient, want: number): Promise<true | string> {
-  const stats = await loadgenStats(client);
+  const stats = await loadgenStats(client, trafficNamespace);
   const running = Object.values(stats).filter((s) => s.rounds > 0).length;
   return running >= want ? true : `${running}/${want} generating`;
-}
-
-/** Every traffic generator's counters, by the node it runs on. */
-async function loadgenStats(client: KubeClient): Promise<Record<string, LoadStats>> {
-  const pods = await client.call<{ items: Pod[] }>(
-    "GET",
-    `/api/v1/namespaces/${trafficNamespace}/pods?labelSelector=app%3Dloadgen`,
-  );
-  const out: Record<string, LoadStats> = {};
-  for (const p of pods.items) {
-    const ip = p.status?.podIP;
-    const node = p.spec?.nodeName;
-    if (!ip || !node) continue;
-    const res = await httpGet(`http://${ip}:${loadgenStatsPort}/`).catch(() => undefined);
-    if (res?.status === 200) out[node] = JSON.parse(res.body) as LoadStats;
-  }
-  return out;
 }
 
 function trafficBetween(
