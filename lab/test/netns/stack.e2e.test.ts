@@ -11,21 +11,12 @@ import { migrate } from "../../src/migrate/migrate.js";
 import { formatReport } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
-import { repoRoot } from "../../src/self.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
-import { missingControlPlane } from "../../src/testing.js";
-import { upTestLab } from "./test-lab.js";
+import { stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clusterCidr: "10.249.0.0/16" };
-const apps = ["kube-proxy", "slice-controller", "cluster-dns"];
-const unbuilt = apps.filter((a) => !existsSync(join(repoRoot, "apps", a, "dist", "main.js")));
-const skip =
-  process.getuid?.() !== 0
-    ? "the netns runtime needs root (network namespaces, veth, routes)"
-    : unbuilt.length > 0
-      ? `apps not built (${unbuilt.join(", ")}); run npx turbo run build`
-      : missingControlPlane(["kube-controller-manager", "kube-scheduler"]);
+const skip = stackLabSkip();
 
 const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
 const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);

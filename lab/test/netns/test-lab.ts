@@ -1,10 +1,24 @@
 // A lab for an end-to-end test: its own free control-plane ports, agents attached to the test process (they die
 // with it), quiet progress. Each test file passes its own prefix and networks so labs never meet.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { freePort } from "../../src/controlplane/ports.js";
 import { labUp } from "../../src/netns/lab-up.js";
 import type { LabInput } from "../../src/netns/plan.js";
 import type { LabState } from "../../src/netns/state.js";
+import { repoRoot } from "../../src/self.js";
 import type { ProxyMode } from "../../src/stack/manifests.js";
+import { missingControlPlane } from "../../src/testing.js";
+import type { UpstreamBinary } from "../../src/upstream/binaries.js";
+
+/** Why a test of a lab with the stack cannot run here (not root, apps not built, binaries missing), or undefined. */
+export function stackLabSkip(extra: readonly UpstreamBinary[] = []): string | undefined {
+  if (process.getuid?.() !== 0) return "the netns runtime needs root (network namespaces, veth, routes)";
+  const apps = ["kube-proxy", "slice-controller", "cluster-dns"];
+  const unbuilt = apps.filter((a) => !existsSync(join(repoRoot, "apps", a, "dist", "main.js")));
+  if (unbuilt.length > 0) return `apps not built (${unbuilt.join(", ")}); run npx turbo run build`;
+  return missingControlPlane(["kube-controller-manager", "kube-scheduler", ...extra]);
+}
 
 export async function upTestLab(
   stateDir: string,

@@ -9,15 +9,11 @@ import { lameduck } from "../../src/scenarios/lameduck.js";
 import { proxyDown } from "../../src/scenarios/proxy-down.js";
 import { scale } from "../../src/scenarios/scale.js";
 import type { Scenario } from "../../src/scenarios/scenario.js";
-import { repoRoot } from "../../src/self.js";
-import { missingControlPlane } from "../../src/testing.js";
-import { upTestLab } from "../netns/test-lab.js";
+import { stackLabSkip, upTestLab } from "../netns/test-lab.js";
 import { finding, runScenario } from "./harness.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "scp", nodes: 3, zones: 2, nodeCidr: "198.18.16.0/24", clusterCidr: "10.251.0.0/16" };
-const apps = ["kube-proxy", "slice-controller", "cluster-dns"];
-const unbuilt = apps.filter((a) => !existsSync(join(repoRoot, "apps", a, "dist", "main.js")));
 const missingTools = ["nft", "iptables-nft-save", "dig", "curl"].filter((t) => {
   try {
     execFileSync("which", [t], { stdio: "ignore" });
@@ -27,13 +23,7 @@ const missingTools = ["nft", "iptables-nft-save", "dig", "curl"].filter((t) => {
   }
 });
 const skip =
-  process.getuid?.() !== 0
-    ? "the netns runtime needs root (network namespaces, veth, routes)"
-    : unbuilt.length > 0
-      ? `apps not built (${unbuilt.join(", ")}); run npx turbo run build`
-      : missingTools.length > 0
-        ? `missing tools: ${missingTools.join(", ")}`
-        : missingControlPlane(["kube-controller-manager", "kube-scheduler"]);
+  stackLabSkip() ?? (missingTools.length > 0 ? `missing tools: ${missingTools.join(", ")}` : undefined);
 
 const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
 describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () => {

@@ -9,21 +9,12 @@ import { hints } from "../../src/scenarios/hints.js";
 import type { Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
 import { sliceChurn } from "../../src/scenarios/slice-churn.js";
 import { topologyAuto } from "../../src/scenarios/topology-auto.js";
-import { repoRoot } from "../../src/self.js";
-import { missingControlPlane } from "../../src/testing.js";
-import { upTestLab } from "../netns/test-lab.js";
+import { stackLabSkip, upTestLab } from "../netns/test-lab.js";
 import { finding, runScenario } from "./harness.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sct", nodes: 3, zones: 2, nodeCidr: "198.18.12.0/24", clusterCidr: "10.250.0.0/16" };
-const apps = ["kube-proxy", "slice-controller", "cluster-dns"];
-const unbuilt = apps.filter((a) => !existsSync(join(repoRoot, "apps", a, "dist", "main.js")));
-const skip =
-  process.getuid?.() !== 0
-    ? "the netns runtime needs root (network namespaces, veth, routes)"
-    : unbuilt.length > 0
-      ? `apps not built (${unbuilt.join(", ")}); run npx turbo run build`
-      : missingControlPlane(["kube-controller-manager", "kube-scheduler", "kubectl"]);
+const skip = stackLabSkip(["kubectl"]);
 
 const ourNetns = () =>
   execFileSync("ip", ["netns", "list"], { encoding: "utf8" })
