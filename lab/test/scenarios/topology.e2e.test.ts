@@ -50,7 +50,11 @@ describe("the controller and topology scenarios", { skip }, () => {
     assert.match(line(r, /^deleting pod/), /to 1 slice\(s\)/);
     assert.match(line(r, /churn-named-port:/), /2 port set\(s\)/);
     assert.match(line(r, /churn-two-ports:/), /1 slices in 1 port set/);
-    assert.match(finding(r, "C2").measured, /\d+ pods \d+ at a time: 0 new slice/);
+    // Nothing is merged or deleted on the way down (deterministic); how many slices the refill creates depends on
+    // how the batches meet the controller's syncs (0 or 1 at this size), so only that it was measured is checked.
+    const c2 = finding(r, "C2").measured;
+    assert.match(c2, /\(0 deleted, none merged\)/);
+    assert.match(c2, /\d+ pods \d+ at a time: \d+ new slice/);
   });
 
   test("hints: node and zone hints, the local pod answers, the fallback chain", async () => {
