@@ -7,6 +7,7 @@ import type { Upstream } from "./answer.js";
 import type { ClusterView } from "./cluster-view.js";
 import { KubernetesHandler } from "./handler.js";
 import { connect } from "./kube/connect.js";
+import { informerLogger } from "./kube/klog-lines.js";
 import { KubeClusterView } from "./kube/kube-cluster-view.js";
 import type { KubernetesOptions } from "./options.js";
 import { defaultOptions } from "./options.js";
@@ -167,6 +168,7 @@ function watchCluster(
     client,
     pods: opts.podMode === "verified",
     endpoints: opts.endpoints,
+    logger: informerLogger(log),
     ...(ctx.deps.metrics ? { metrics: ctx.deps.metrics } : {}),
     onStop: () => client.close(),
   });
