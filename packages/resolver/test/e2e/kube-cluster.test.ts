@@ -273,7 +273,9 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
       for (const resource of ["services", "namespaces", "endpointslices"]) {
         assert.ok(
           lines.some((l) =>
-            new RegExp(`^\\[ERROR\\] plugin/kubernetes: ${resource}: list/watch failed, retrying: .*ECONNREFUSED`).test(l),
+            new RegExp(
+              `^\\[ERROR\\] plugin/kubernetes: ${resource}: list/watch failed, retrying: .*ECONNREFUSED`,
+            ).test(l),
           ),
           `no list failure for ${resource} in ${JSON.stringify(lines)}`,
         );
