@@ -10,6 +10,7 @@ import { machineFacts } from "../kind/probes.js";
 import { isLabRuntime, type LabRuntime, labRuntimes, selectRuntime } from "../kind/select-runtime.js";
 import { readKindState } from "../kind/state.js";
 import { kindUpSummary } from "../kind/summary.js";
+import { withLabLock } from "../lock.js";
 import { migrate } from "../migrate/migrate.js";
 import { formatReport } from "../migrate/report.js";
 import { labDown } from "../netns/lab-down.js";
@@ -17,7 +18,7 @@ import { labStatus } from "../netns/lab-status.js";
 import { labUp } from "../netns/lab-up.js";
 import { defaultLabInput } from "../netns/plan.js";
 import { defaultLabDir, labPaths, readLabRuntime, readLabState } from "../netns/state.js";
-import { isProxyMode, proxyModes } from "../stack/manifests.js";
+import { isProxyMode, type ProxyMode, proxyModes } from "../stack/manifests.js";
 import { upSummary } from "./up-summary.js";
 import { parseFlags, UsageError } from "./usage.js";
 
@@ -99,53 +100,12 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
       throw new Error(
         `a ${existing} lab is up in ${dir}; run switchyard-lab down first, or pick another --state-dir`,
       );
-    if (runtime === "kind") {
-      const state = await kindLabUp({
-        stateDir: dir,
-        input: {
-          ...(nodes ? { nodes } : {}),
-          ...(zones ? { zones } : {}),
-          ...(values.name ? { name: values.name } : {}),
-          ...(values["node-image"] ? { nodeImage: values["node-image"] } : {}),
-          ...(values["cluster-cidr"] ? { clusterCidr: values["cluster-cidr"] } : {}),
-          ...(values["service-cidr"] ? { serviceCidr: values["service-cidr"] } : {}),
-        },
-        ...(timeout ? { timeoutSeconds: timeout } : {}),
-        ...(values["no-stack"] ? {} : { stack: proxyMode }),
-      });
-      console.log(kindUpSummary(state));
-      return 0;
-    }
-    const state = await labUp({
-      stateDir: dirOf(values["state-dir"]),
-      lab: {
-        ...(nodes ? { nodes } : {}),
-        ...(zones ? { zones } : {}),
-        prefix: values.prefix ?? defaultLabInput.prefix,
-        nodeCidr: values["node-cidr"] ?? defaultLabInput.nodeCidr,
-        clusterCidr: values["cluster-cidr"] ?? defaultLabInput.clusterCidr,
-        serviceCidr: values["service-cidr"] ?? defaultLabInput.serviceCidr,
-      },
-      ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
-      ...(values["no-stack"] ? {} : { stack: proxyMode }),
-    });
-    console.log(upSummary(state));
-    return 0;
+    return withLabLock(dir, "up", () => upOn(dir, runtime, values, { nodes, zones, timeout, proxyMode }));
   }
   if (sub === "down") {
     const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" }, keep: { type: "boolean" } });
     const dir = dirOf(values["state-dir"]);
-    if (!existsSync(dir)) {
-      console.log(`no lab in ${dir}`);
-      return 0;
-    }
-    if (readLabRuntime(dir) === "kind") {
-      for (const r of await kindDown(dir, { keepFiles: values.keep ?? false })) console.log(`removed ${r}`);
-      return 0;
-    }
-    const result = await labDown(dir, { keepFiles: values.keep ?? false });
-    for (const r of result.removed) console.log(`removed ${r}`);
-    return 0;
+    return withLabLock(dir, "down", () => downOn(dir, values.keep ?? false));
   }
   if (sub === "status") {
     const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
@@ -179,6 +139,71 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
     return 0;
   }
   throw new UsageError(`unknown command "${sub}"`);
+}
+
+interface UpFlags {
+  name?: string;
+  "node-image"?: string;
+  "cluster-cidr"?: string;
+  "service-cidr"?: string;
+  prefix?: string;
+  "node-cidr"?: string;
+  "no-stack"?: boolean;
+}
+
+async function upOn(
+  dir: string,
+  runtime: LabRuntime,
+  values: UpFlags,
+  o: { nodes?: number; zones?: number; timeout?: number; proxyMode: ProxyMode },
+): Promise<number> {
+  const { nodes, zones, timeout, proxyMode } = o;
+  if (runtime === "kind") {
+    const state = await kindLabUp({
+      stateDir: dir,
+      input: {
+        ...(nodes ? { nodes } : {}),
+        ...(zones ? { zones } : {}),
+        ...(values.name ? { name: values.name } : {}),
+        ...(values["node-image"] ? { nodeImage: values["node-image"] } : {}),
+        ...(values["cluster-cidr"] ? { clusterCidr: values["cluster-cidr"] } : {}),
+        ...(values["service-cidr"] ? { serviceCidr: values["service-cidr"] } : {}),
+      },
+      ...(timeout ? { timeoutSeconds: timeout } : {}),
+      ...(values["no-stack"] ? {} : { stack: proxyMode }),
+    });
+    console.log(kindUpSummary(state));
+    return 0;
+  }
+  const state = await labUp({
+    stateDir: dir,
+    lab: {
+      ...(nodes ? { nodes } : {}),
+      ...(zones ? { zones } : {}),
+      prefix: values.prefix ?? defaultLabInput.prefix,
+      nodeCidr: values["node-cidr"] ?? defaultLabInput.nodeCidr,
+      clusterCidr: values["cluster-cidr"] ?? defaultLabInput.clusterCidr,
+      serviceCidr: values["service-cidr"] ?? defaultLabInput.serviceCidr,
+    },
+    ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
+    ...(values["no-stack"] ? {} : { stack: proxyMode }),
+  });
+  console.log(upSummary(state));
+  return 0;
+}
+
+async function downOn(dir: string, keep: boolean): Promise<number> {
+  if (!existsSync(dir)) {
+    console.log(`no lab in ${dir}`);
+    return 0;
+  }
+  if (readLabRuntime(dir) === "kind") {
+    for (const r of await kindDown(dir, { keepFiles: keep })) console.log(`removed ${r}`);
+    return 0;
+  }
+  const result = await labDown(dir, { keepFiles: keep });
+  for (const r of result.removed) console.log(`removed ${r}`);
+  return 0;
 }
 
 /** A component's log: control-plane components and agents by name, pods' containers by namespace/pod[/container]. */

@@ -69,6 +69,8 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     await bringUp(o, plan, state, exec, progress);
   } catch (err) {
     await labDown(o.stateDir, { keepFiles: true, exec }).catch(() => {});
+    // The logs outlive the lab: say where, since the error alone rarely says why a pod never got ready.
+    if (err instanceof Error) err.message += ` (lab removed; logs kept: switchyard-lab logs <component>)`;
     throw err;
   }
   state.upSeconds = (Date.now() - started) / 1000;

@@ -1,4 +1,5 @@
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
+import type { Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
@@ -87,7 +88,37 @@ export async function deploymentReady(
   const d = await client.call<Deployment>("GET", `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
   const want = d.spec?.replicas ?? 1;
   const ready = d.status?.readyReplicas ?? 0;
-  return ready >= want ? true : `${ready}/${want} ready`;
+  if (ready >= want) return true;
+  // Which pods are behind, where, and why: the first thing to look at when a bring-up times out.
+  const selector = Object.entries(d.spec?.selector?.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const pods = await client
+    .call<{ items: Pod[] }>(
+      "GET",
+      `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`,
+    )
+    .then((l) => l.items)
+    .catch(() => []);
+  const behind = pods.filter((p) => !isReady(p)).map(describePod);
+  return `${ready}/${want} ready${behind.length ? ` (${behind.join("; ")})` : ""}`;
+}
+
+function isReady(p: Pod): boolean {
+  return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+/** `name on node: phase, why` for a pod that is not Ready; see `switchyard-lab logs ns/name` for more. */
+function describePod(p: Pod): string {
+  const where = p.spec?.nodeName ? ` on ${p.spec.nodeName}` : " (not scheduled)";
+  const c = p.status?.containerStatuses?.[0];
+  const why =
+    c?.state?.waiting?.reason ??
+    (c?.state?.terminated ? `exited ${c.state.terminated.exitCode}` : undefined) ??
+    (c?.state?.running ? "running, not ready" : undefined) ??
+    p.status?.reason ??
+    "";
+  return `${p.metadata?.name ?? "?"}${where}: ${p.status?.phase ?? "Unknown"}${why ? `, ${why}` : ""}`;
 }
 
 async function kubeDnsSliced(client: KubeClient): Promise<true | string> {
