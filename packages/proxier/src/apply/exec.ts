@@ -11,8 +11,14 @@ export interface ExecResult {
 }
 
 export interface ExecOptions {
-  /** Written to the program's stdin, which is then closed. */
-  readonly stdin?: string;
+  /** Written to the program's stdin, which is then closed; pieces are written in order. */
+  readonly stdin?: string | readonly (string | Uint8Array)[];
+}
+
+/** What a program's stdin receives, as one string (for fakes and logs). */
+export function stdinText(stdin: ExecOptions["stdin"]): string {
+  if (typeof stdin === "string") return stdin;
+  return (stdin ?? []).map((p) => (typeof p === "string" ? p : Buffer.from(p).toString("utf8"))).join("");
 }
 
 /** Runs a program to completion. Rejects only when it cannot be started at all. */
@@ -50,7 +56,12 @@ export const realExec: Exec = (command, args, options = {}) =>
     // A program that exits without reading stdin makes the write fail with EPIPE; its exit
     // status already says what went wrong.
     child.stdin.on("error", () => {});
-    child.stdin.end(options.stdin ?? "");
+    const input = options.stdin ?? "";
+    if (typeof input === "string") child.stdin.end(input);
+    else {
+      for (const piece of input) child.stdin.write(piece);
+      child.stdin.end();
+    }
   });
 
 /** Runs every command inside the named network namespace (`ip netns exec`). */

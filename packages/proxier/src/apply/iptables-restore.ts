@@ -56,7 +56,11 @@ export class IptablesRestoreApplier {
     this.#exec = options.exec ?? realExec;
   }
 
-  async #run(tool: "" | "-save" | "-restore", args: readonly string[], stdin?: string) {
+  async #run(
+    tool: "" | "-save" | "-restore",
+    args: readonly string[],
+    stdin?: string | readonly (string | Uint8Array)[],
+  ) {
     const command = iptablesBinary(tool, this.family, this.backend);
     try {
       return { command, result: await this.#exec(command, args, stdin === undefined ? {} : { stdin }) };
@@ -68,7 +72,10 @@ export class IptablesRestoreApplier {
   }
 
   /** Applies restore input atomically per table; throws with iptables-restore's first error line. */
-  async restore(text: string, options: RestoreOptions = {}): Promise<void> {
+  async restore(
+    text: string | readonly (string | Uint8Array)[],
+    options: RestoreOptions = {},
+  ): Promise<void> {
     const args: string[] = [...WAIT_ARGS];
     if (options.noflush ?? true) args.push("--noflush");
     if (options.counters) args.push("--counters");

@@ -59,6 +59,8 @@ export interface IPTablesSyncInput {
 export interface IPTablesSyncResult {
   /** Input for `iptables-restore --noflush --counters` (or ip6tables-restore). */
   readonly restore: string;
+  /** The same input in pieces, to pipe without joining it. */
+  readonly restoreChunks: readonly (string | Buffer)[];
   readonly state: IPTablesState;
   readonly fullSync: boolean;
   readonly largeClusterMode: boolean;
@@ -261,14 +263,24 @@ export function renderIPTables(
   };
   const keepFilter = fullSync || previous?.topText.filter !== topText.filter;
   const keepNatTop = fullSync || previous?.topText.nat !== topText.nat;
-  const restore = [
-    keepFilter ? `*filter\n${topText.filter}COMMIT\n` : "",
-    `*nat\n${keepNatTop ? natTopChains.text : ""}${natChains.text}`,
-    `${keepNatTop ? natTopRules.text : ""}${natRules.text}COMMIT\n`,
-  ].join("");
+  // In pieces: at 10k Services the input is 31 MiB, and joining it only to pipe it cost two copies.
+  const restoreChunks = [
+    ...(keepFilter ? ["*filter\n", topText.filter, "COMMIT\n"] : []),
+    "*nat\n",
+    ...(keepNatTop ? natTopChains.chunks : []),
+    ...natChains.chunks,
+    ...(keepNatTop ? natTopRules.chunks : []),
+    ...natRules.chunks,
+    "COMMIT\n",
+  ];
+  let restore: string | undefined;
   const leftoverChains = cleanup ? [] : stale;
   return {
-    restore,
+    get restore() {
+      restore ??= restoreChunks.map((c) => (typeof c === "string" ? c : c.toString("utf8"))).join("");
+      return restore;
+    },
+    restoreChunks,
     fullSync,
     largeClusterMode,
     noLocalEndpoints,

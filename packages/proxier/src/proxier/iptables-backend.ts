@@ -75,7 +75,7 @@ export class IPTablesProxyBackend implements ProxyBackend {
     }
     const r = renderIPTables(this.#options, { ...input, existingNATChains }, previous);
     try {
-      await this.#o.ipt.restore(r.restore, { noflush: true, counters: true });
+      await this.#o.ipt.restore(r.restoreChunks, { noflush: true, counters: true });
     } catch (err) {
       this.#o.metrics?.iptablesRestoreFailuresTotal?.inc(labels);
       if (!r.fullSync) this.#o.metrics?.iptablesPartialRestoreFailuresTotal?.inc(labels);

@@ -1,5 +1,5 @@
 // A scripted Exec: records every call and answers from a handler.
-import { CommandNotFoundError, type Exec, type ExecResult } from "../../src/apply/exec.js";
+import { CommandNotFoundError, type Exec, type ExecResult, stdinText } from "../../src/apply/exec.js";
 
 export interface Call {
   readonly command: string;
@@ -13,7 +13,11 @@ export function fakeExec(answer: (call: Call) => Partial<ExecResult> | "missing"
 } {
   const calls: Call[] = [];
   const exec: Exec = async (command, args, options) => {
-    const call = { command, args: [...args], stdin: options?.stdin };
+    const call = {
+      command,
+      args: [...args],
+      stdin: options?.stdin === undefined ? undefined : stdinText(options.stdin),
+    };
     calls.push(call);
     const a = answer(call);
     if (a === "missing") throw new CommandNotFoundError(command);

@@ -1,7 +1,7 @@
 // An Exec that plays the kernel for IPVSApplier and IptablesRestoreApplier: ipvsadm, ipset,
 // ip and iptables commands land on FakeIPVS, FakeIPSet, FakeIPTables and a set of bound
 // addresses, so the real appliers and the backend run unchanged on top of the fakes.
-import type { Exec, ExecResult } from "../../src/apply/exec.js";
+import { type Exec, type ExecResult, stdinText } from "../../src/apply/exec.js";
 import { argsText, FakeIPTables } from "../../src/iptables/fake.js";
 import { FakeIPVS } from "../../src/ipvs/fake.js";
 import { FakeIPSet } from "../../src/ipvs/fake-ipset.js";
@@ -43,7 +43,11 @@ export class FakeKernelExec {
   readonly failures = new Map<string, number>();
 
   readonly exec: Exec = async (command, args, options) => {
-    const call = { command, args: [...args], stdin: options?.stdin };
+    const call = {
+      command,
+      args: [...args],
+      stdin: options?.stdin === undefined ? undefined : stdinText(options.stdin),
+    };
     this.calls.push(call);
     const key = `${command} ${args[0] ?? ""}`.trim();
     for (const k of [key, command]) {
@@ -54,7 +58,7 @@ export class FakeKernelExec {
       }
     }
     try {
-      return { code: 0, stdout: "", stderr: "", ...this.#answer(command, args, options?.stdin ?? "") };
+      return { code: 0, stdout: "", stderr: "", ...this.#answer(command, args, call.stdin ?? "") };
     } catch (e) {
       return { code: 1, stdout: "", stderr: `${(e as Error).message}\n` };
     }
