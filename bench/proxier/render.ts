@@ -1,4 +1,5 @@
-// Our renderers alone, no kernel: renderIPTables / renderNFTables on N Services x 10 endpoints, full sync
+// Our renderers alone, no kernel, up to the text each tool reads: renderIPTables / renderNFTables (and its
+// nft script) on N Services x 10 endpoints, full sync
 // and a one-endpoint partial sync (from the previous state), median of several runs, and the heap the
 // result keeps (heapUsed after minus before, both after a forced GC).
 import { setFlagsFromString } from "node:v8";
@@ -98,6 +99,13 @@ function measure<R>(
   };
 }
 
+/** The nftables renderer returns operations; the text `nft -f` gets is part of the render, as iptables' is. */
+function withScript<R extends { transaction: { script(): string }; cleanup: { script(): string } | null }>(
+  r: R,
+): R & { script: string } {
+  return { ...r, script: r.transaction.script() + (r.cleanup?.script() ?? "") };
+}
+
 export function benchRender(n: number, runs: number): RenderResult[] {
   const base = cluster(n);
   const changed = cluster(n, true);
@@ -115,15 +123,16 @@ export function benchRender(n: number, runs: number): RenderResult[] {
       runs,
       () => renderIPTables(ipt, { ...maps, now: 0 }),
       (prev) => renderIPTables(ipt, { ...mapsAfter, changedServices, now: 1000 }, prev.state),
-      (r) => Buffer.byteLength(r.restore),
+      (r) =>
+        r.restoreChunks.reduce((n, c) => n + (typeof c === "string" ? Buffer.byteLength(c) : c.length), 0),
     ),
     measure(
       "nftables",
       n,
       runs,
-      () => renderNFTables(nft, { ...maps, now: 0 }),
-      (prev) => renderNFTables(nft, { ...mapsAfter, changedServices, now: 1000 }, prev.state),
-      (r) => Buffer.byteLength(r.transaction.toString()) + Buffer.byteLength(r.cleanup?.toString() ?? ""),
+      () => withScript(renderNFTables(nft, { ...maps, now: 0 })),
+      (prev) => withScript(renderNFTables(nft, { ...mapsAfter, changedServices, now: 1000 }, prev.state)),
+      (r) => Buffer.byteLength(r.script),
     ),
   );
   return out;

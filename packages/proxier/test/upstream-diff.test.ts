@@ -271,7 +271,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     H.deleteNetns(ns);
     cleanups.push(() => H.deleteNetns(ns));
     H.createNetns(ns);
-    H.inNetns(ns, ["nft", "-f", "-"], result.transaction.toString());
+    H.inNetns(ns, ["nft", "-f", "-"], result.transaction.script()); // what the applier sends
     const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
     // The only normalisation is order: kube-proxy adds per-service objects in Go map order, and
     // nft lists set elements in hash order; canonicalNFTList sorts both and keeps rule order.
@@ -289,7 +289,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     );
     assert.equal(partial.fullSync, false);
     assert.doesNotMatch(partial.transaction.toString(), /ns1\/svc1/);
-    H.inNetns(ns, ["nft", "-f", "-"], partial.transaction.toString());
+    H.inNetns(ns, ["nft", "-f", "-"], partial.transaction.script());
     const oursAfter = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
     report(
       "nft list table ip kube-proxy after a partial sync",

@@ -69,7 +69,7 @@ export class NftApplier implements NFTRunner {
     // A builder error means the transaction is incomplete; sending the rest would half-apply it.
     if (tx.error) throw tx.error;
     if (tx.size === 0) return;
-    await this.script(tx.toString(), flags);
+    await this.script(tx.script(), flags);
   }
 
   /** Runs an `nft -f -` script. */

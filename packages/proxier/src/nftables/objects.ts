@@ -118,14 +118,17 @@ export function renderOperation(op: Operation, family: NFTFamily, table: string)
         o.comment === undefined ? undefined : `comment ${quote(o.comment)}`,
       ])}`;
     }
-    case "element": {
-      const container = o.set ?? o.map ?? "";
-      let body = o.key.join(" . ");
-      if (full && o.comment !== undefined) body += ` comment ${quote(o.comment)}`;
-      if (full && o.value !== undefined) body += ` : ${o.value.join(" . ")}`;
-      return `${verb} element ${where} ${container} { ${body} }`;
-    }
+    case "element":
+      return `${verb} element ${where} ${o.set ?? o.map ?? ""} { ${elementBody(o, full)} }`;
   }
+}
+
+/** What goes between the braces for one element: `key [comment "..."] [: value]`. */
+export function elementBody(o: ElementObject, withProps = true): string {
+  let body = o.key.join(" . ");
+  if (withProps && o.comment !== undefined) body += ` comment ${quote(o.comment)}`;
+  if (withProps && o.value !== undefined) body += ` : ${o.value.join(" . ")}`;
+  return body;
 }
 
 /** The object's identity within its kind (chain name, "chain: rule", "set key"...). */

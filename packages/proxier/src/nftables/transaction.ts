@@ -3,7 +3,14 @@
 // and whoever runs the transaction gets that error. Call sites stay free of checks.
 
 import { NAME_LENGTH_MAX } from "./names.js";
-import { type NFTFamily, type NFTObject, type Operation, renderOperation, type Verb } from "./objects.js";
+import {
+  elementBody,
+  type NFTFamily,
+  type NFTObject,
+  type Operation,
+  renderOperation,
+  type Verb,
+} from "./objects.js";
 
 const NAME_PATTERN = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
 
@@ -104,7 +111,51 @@ export class Transaction {
     return this.#ops.length;
   }
 
-  /** The `nft -f` script; a stored error is appended as a trailing comment. */
+  /**
+   * The `nft -f` script the kernel gets: the same operations, but element adds gathered into one
+   * statement per set or map. One statement per element (as toString() and upstream write them) makes
+   * one netlink message each, and the kernel revalidates the table for every message that adds a jump
+   * or goto verdict: at 10k Services that was a third of a full sync's kernel time. A group is written
+   * before anything else touches its set, and all groups before a chain or table is deleted, so the
+   * outcome, and any failure, stay those of the one-per-line script.
+   */
+  script(): string {
+    const where = `${this.family} ${this.table}`;
+    const lines: string[] = [];
+    const pending = new Map<string, string[]>();
+    const emit = (container: string) => {
+      const bodies = pending.get(container);
+      if (!bodies) return;
+      lines.push(`add element ${where} ${container} { ${bodies.join(", ")} }`);
+      pending.delete(container);
+    };
+    for (const op of this.#ops) {
+      const o = op.object;
+      if (o.kind === "element") {
+        const container = o.set ?? o.map ?? "";
+        if (op.verb === "add") {
+          const bodies = pending.get(container);
+          if (bodies) bodies.push(elementBody(o));
+          else pending.set(container, [elementBody(o)]);
+          continue;
+        }
+        emit(container);
+      } else if (o.kind === "set" || o.kind === "map") {
+        emit(o.name);
+      } else if (
+        (o.kind === "chain" || o.kind === "table") &&
+        (op.verb === "delete" || op.verb === "destroy")
+      ) {
+        for (const container of [...pending.keys()]) emit(container);
+      }
+      lines.push(renderOperation(op, this.family, this.table));
+    }
+    for (const container of [...pending.keys()]) emit(container);
+    if (this.#err) lines.push(`# ERROR: ${this.#err.message}`);
+    return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
+  }
+
+  /** The `nft -f` script, one operation per line; a stored error is appended as a trailing comment. */
   toString(): string {
     const lines = this.#ops.map((op) => renderOperation(op, this.family, this.table));
     if (this.#err) lines.push(`# ERROR: ${this.#err.message}`);
