@@ -1,10 +1,10 @@
 // One iptables sync as a pure function: (cluster state, previous rendered state) in, the
 // iptables-restore --noflush input and the next state out. Running it is the caller's job.
 
-import { compareStrings } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import { namespacedName } from "../model/service-port-name.js";
+import { sortedKeys } from "../util/sorted-keys.js";
 import { chainLine, LineBuffer, RecordingSink } from "./line-buffer.js";
 import * as N from "./names.js";
 import {
@@ -38,6 +38,8 @@ export interface IPTablesState {
   readonly servicePorts: ReadonlyMap<string, ServicePortRecord>;
   /** The mode the records were written in; they are only replayed in the same mode. */
   readonly largeClusterMode: boolean;
+  /** The service port keys in the order they were written (see sortedKeys). */
+  readonly sortedKeys: readonly string[];
 }
 
 export interface IPTablesSyncInput {
@@ -154,7 +156,8 @@ export function renderIPTables(
       ? previous.servicePorts
       : undefined;
   const replayCtx = { filterRules, topNatRules: natTopRules };
-  for (const key of [...input.services.keys()].sort(compareStrings)) {
+  const keys = sortedKeys(input.services, previous?.sortedKeys);
+  for (const key of keys) {
     const sp = input.services.get(key);
     if (!sp) continue;
     const unchanged =
@@ -297,6 +300,7 @@ export function renderIPTables(
       lastCleanup,
       servicePorts,
       largeClusterMode,
+      sortedKeys: keys,
     },
   };
 }

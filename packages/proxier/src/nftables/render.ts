@@ -5,6 +5,7 @@ import { compareStrings } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import { namespacedName } from "../model/service-port-name.js";
+import { sortedKeys } from "../util/sorted-keys.js";
 import { type ElementContents, ElementStore } from "./element-store.js";
 import { isAffinitySetName, isServiceChainName, KUBE_PROXY_TABLE } from "./names.js";
 import { ipX, type NFTablesOptions } from "./options.js";
@@ -26,6 +27,8 @@ export interface NFTablesState {
   readonly staleChains: ReadonlyMap<string, number>;
   /** Per service port key, what it contributed; replayed by partial syncs if unchanged. */
   readonly servicePorts: ReadonlyMap<string, ServicePortRecord>;
+  /** The service port keys in the order they were written (see sortedKeys). */
+  readonly sortedKeys: readonly string[];
 }
 
 export interface NFTablesSyncInput {
@@ -77,13 +80,16 @@ export function renderNFTables(
   // reference, so stale chains are flushed first and deleted on a later sync.
   let cleanup: Transaction | null = null;
   const staleChains = new Map(previous?.staleChains);
-  const presentChains = new Set(previous?.serviceChains ?? input.existing?.chains.filter(isServiceChainName));
+  // Read, never copied: at 10k Services a copy per partial sync cost more than the change.
+  const presentChains: ReadonlySet<string> =
+    previous?.serviceChains ?? new Set(input.existing?.chains.filter(isServiceChainName));
+  const deleted = new Set<string>();
   for (const [chain, since] of [...staleChains].sort(([a], [b]) => compareStrings(a, b))) {
     if (since > input.now - STALE_CHAIN_DELETE_DELAY_MS) continue;
     cleanup ??= newTransaction(options);
     cleanup.delete({ kind: "chain", name: chain });
     staleChains.delete(chain);
-    presentChains.delete(chain);
+    deleted.add(chain);
   }
 
   const tx = newTransaction(options);
@@ -104,7 +110,8 @@ export function renderNFTables(
   const noLocalEndpoints = { internal: 0, external: 0 };
   const servicePorts = new Map<string, ServicePortRecord>();
   const replayCtx = { tx, stores, activeChains, activeAffinitySets };
-  for (const key of [...input.services.keys()].sort(compareStrings)) {
+  const keys = sortedKeys(input.services, previous?.sortedKeys);
+  for (const key of keys) {
     const sp = input.services.get(key);
     if (!sp) continue;
     const svc = namespacedName(sp.name.namespace, sp.name.name);
@@ -132,6 +139,7 @@ export function renderNFTables(
   // present chain made a partial sync cost as much as the cluster.
   const goneChains: string[] = [];
   for (const chain of presentChains) {
+    if (deleted.has(chain)) continue;
     if (activeChains.has(chain)) staleChains.delete(chain);
     else goneChains.push(chain);
   }
@@ -152,10 +160,17 @@ export function renderNFTables(
     noLocalEndpoints,
     state: {
       elements: new Map(CONTAINERS.map((c) => [c.name, stores[c.name].contents])),
-      serviceChains: new Set([...activeChains, ...staleChains.keys()]),
+      // Stale chains are never active, so the active set (ours alone) can take them in place.
+      serviceChains: addAll(activeChains, staleChains.keys()),
       affinitySets: activeAffinitySets,
       staleChains,
       servicePorts,
+      sortedKeys: keys,
     },
   };
+}
+
+function addAll<T>(set: Set<T>, items: Iterable<T>): Set<T> {
+  for (const item of items) set.add(item);
+  return set;
 }
