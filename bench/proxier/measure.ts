@@ -16,6 +16,8 @@ export interface FullSync {
   /** The largest single IPv4 write (iptables-restore input or nft transaction) during start-up. */
   readonly bytes: number;
   readonly lines: number;
+  /** How long that largest write's tool (iptables-restore, `nft -f`) ran, ms. */
+  readonly toolMs: number;
 }
 
 export interface PartialSample {
@@ -25,6 +27,8 @@ export interface PartialSample {
   readonly bytes: number;
   readonly lines: number;
   readonly writes: number;
+  /** Time spent in the kernel tools during this sync, ms. */
+  readonly toolMs: number;
 }
 
 const delta = (a: HistogramTotals, b: HistogramTotals) => ({ count: b.count - a.count, sum: b.sum - a.sum });
@@ -90,13 +94,14 @@ export async function waitForFullSync(
   const exactFromFull = full !== undefined && full.count === 1;
   await sleep(300); // let the wrappers' background loggers finish
   const writes = shim.between(p.startedAt, readyAt);
-  const big = writes.reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, lines: 0 });
+  const big = writes.reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, lines: 0, ms: 0 });
   return {
     seconds: exactFromFull ? full.sum : biggest.sum,
     exact: exactFromFull || biggest.count === 1,
     readySeconds: (readyAt - p.startedAt) / 1000,
     bytes: big.bytes,
     lines: big.lines,
+    toolMs: big.ms,
   };
 }
 
@@ -142,6 +147,7 @@ export async function samplePartialSyncs(
         bytes: writes.reduce((s, w) => s + w.bytes, 0),
         lines: writes.reduce((s, w) => s + w.lines, 0),
         writes: writes.length,
+        toolMs: writes.reduce((s, w) => s + w.ms, 0),
       });
     }
   }

@@ -111,6 +111,38 @@ function ratios(runs: readonly RunResult[]): string[] {
   return out;
 }
 
+/**
+ * Each sync split into the kernel tool's share (iptables-restore or `nft -f`, timed by the wrapper) and
+ * the rest (the proxy's own work: change tracking, render, process start). The tool's share is what no
+ * proxy writing the same rules can remove, so "floor" = our tool time / upstream's whole sync.
+ */
+function toolShare(runs: readonly RunResult[]): string[] {
+  const out = [
+    "| Services | mode | proxy | full sync: tool / rest | partial median: tool / rest | floor for ours (tool time / upstream's sync): full, partial |",
+    "|---|---|---|---|---|---|",
+  ];
+  for (const r of runs) {
+    if (r.error || !r.full) continue;
+    const partials = r.partials ?? [];
+    const pTool = partials.length ? median(partials.map((x) => x.toolMs)) / 1000 : undefined;
+    const pRest = partials.length ? median(partials.map((x) => x.seconds - x.toolMs / 1000)) : undefined;
+    const fTool = r.full.toolMs / 1000;
+    let floor = "";
+    if (r.impl === "switchyard") {
+      const theirs = runs.find(
+        (t) => t.impl === "kube-proxy" && t.services === r.services && t.mode === r.mode && !t.error,
+      );
+      const tp = theirs ? partialStats(theirs) : undefined;
+      floor = `${ratio(fTool, theirs?.full?.seconds)}, ${ratio(pTool, tp?.median)}`;
+    }
+    const name = r.impl === "kube-proxy" ? "kube-proxy v1.37.2" : "switchyard-proxy";
+    out.push(
+      `| ${r.services} | ${MODE_LABEL[r.mode]} | ${name} | ${ms(fTool)} / ${ms(Math.max(0, r.full.seconds - fTool))} | ${pTool === undefined || pRest === undefined ? "n/a" : `${ms(pTool)} / ${ms(Math.max(0, pRest))}`} | ${floor} |`,
+    );
+  }
+  return out;
+}
+
 export function renderReport(r: Report): string {
   const lines = [
     `# Proxier: switchyard-proxy vs kube-proxy v1.37.2 (${r.date})${r.quick ? " — QUICK run" : ""}`,
@@ -139,6 +171,14 @@ export function renderReport(r: Report): string {
     "## Against the goals",
     "",
     ...ratios(r.runs),
+    "",
+    "## Where the time goes",
+    "",
+    "The tool column is how long each proxy waited for iptables-restore or `nft -f` (the largest write of the",
+    "full sync; all writes of a partial one), timed by the same wrapper; the rest is the proxy's own work. A",
+    "floor above 0.5x means the goal cannot be met by a proxy that hands the kernel tool the same rules.",
+    "",
+    ...toolShare(r.runs),
     "",
     `## Pure render (our renderers, no kernel; median of ${r.renderRuns} runs; goal ≤ 300 ms)`,
     "",

@@ -1,7 +1,7 @@
 // What each proxy sends to the kernel, measured the same way for both: a directory put first on PATH
 // with wrappers for iptables-restore (and our iptables-nft-restore) and `nft -f`. A wrapper copies its
 // stdin with tee into a file while the real binary reads it, and logs (in the background, so the proxy
-// does not wait for it) start time, tool, bytes, lines and IP family. Upstream kube-proxy finds these
+// does not wait for it) start and end time, tool, bytes, lines and IP family. Upstream kube-proxy finds these
 // tools on PATH like ours does, so neither proxy knows it is measured; the cost is one bash and one tee
 // per call, for both (measured: `overheadMs`).
 import { execFileSync } from "node:child_process";
@@ -27,6 +27,8 @@ export interface KernelWrite {
   /** Lines of input: rules/chains for iptables-restore, commands for nft. */
   readonly lines: number;
   readonly family: "IPv4" | "IPv6";
+  /** How long the proxy waited for the real tool (wrapper start to the tool's exit), ms. */
+  readonly ms: number;
 }
 
 type Wrapped = Record<string, { real: string; stdinOnly: boolean }>;
@@ -67,10 +69,13 @@ t=$EPOCHREALTIME
 f=${dir}/in.$$.$RANDOM
 tee "$f" | ${real} "$@"
 rc=\${PIPESTATUS[1]}
-( printf '%s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" >> ${dir}/log; ${dispose} ) </dev/null >/dev/null 2>&1 &
+e=$EPOCHREALTIME
+( printf '%s %s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" "$e" >> ${dir}/log; ${dispose} ) </dev/null >/dev/null 2>&1 &
 exit $rc
 `;
 }
+
+const ORIGINAL_PATH = process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin";
 
 export class KernelWriteLog {
   readonly dir: string;
@@ -95,9 +100,13 @@ export class KernelWriteLog {
     writeFileSync(join(this.dir, "log"), "");
   }
 
-  /** PATH with the wrappers first. */
+  /**
+   * PATH with these wrappers first, in front of the PATH the benchmark started with: the runs set
+   * process.env.PATH, and building on it put the legacy backend's `iptables` link ahead of the host's
+   * for every run after a legacy one (upstream's jump rules then went to x_tables, its restore to nft).
+   */
   path(): string {
-    return `${this.binDir}:${process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`;
+    return `${this.binDir}:${ORIGINAL_PATH}`;
   }
 
   /** Every call logged so far (the background logger may lag a few ms: read after a short settle). */
@@ -106,13 +115,14 @@ export class KernelWriteLog {
       .split("\n")
       .filter((l) => l.trim() !== "")
       .map((l) => {
-        const [at = "0", tool = "", bytes = "0", lines = "0", v6 = "0"] = l.split(" ");
+        const [at = "0", tool = "", bytes = "0", lines = "0", v6 = "0", end = at] = l.split(" ");
         return {
           at: Number(at) * 1000,
           tool,
           bytes: Number(bytes),
           lines: Number(lines),
           family: Number(v6) > 0 ? "IPv6" : "IPv4",
+          ms: (Number(end) - Number(at)) * 1000,
         } as const;
       });
   }
