@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { statePaths } from "./controlplane/args.js";
 import { type ControlPlaneState, down, up, writeState } from "./controlplane/controlplane.js";
 import { probe } from "./controlplane/health.js";
-import { checkPortFree, freePort } from "./controlplane/ports.js";
+import { checkPortFree, freeControlPlanePorts } from "./controlplane/ports.js";
 import {
   isOurs,
   lastLines,
@@ -57,13 +57,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     detached: false,
     controllerManager: options.controllerManager ?? false,
     scheduler: options.scheduler ?? false,
-    ports: {
-      apiserver: await freePort(),
-      etcdClient: await freePort(),
-      etcdPeer: await freePort(),
-      controllerManager: await freePort(),
-      scheduler: await freePort(),
-    },
+    ports: await freeControlPlanePorts(),
     out: { write: () => {} },
   });
   const tls = {
@@ -132,6 +126,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
 
 // A kube-apiserver client and object builders for tests that run against a control plane. Everything
 // these two modules export is meant for tests, so they are re-exported whole.
+export { freeControlPlanePorts } from "./controlplane/ports.js";
 export * from "./testing/api.js";
 export * from "./testing/cluster.js";
 export * from "./testing/upstream-slice-controller.js";

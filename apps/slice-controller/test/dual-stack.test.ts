@@ -2,13 +2,12 @@
 // only, and then the apiserver refuses any Service asking for IPv6.
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
 import { down, up } from "@switchyard/lab";
-import { missingControlPlane } from "@switchyard/lab/testing";
+import { freeControlPlanePorts, missingControlPlane } from "@switchyard/lab/testing";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
 import {
   Api,
@@ -20,17 +19,6 @@ import {
   slicesOf,
   summary,
 } from "./helpers.js";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: 0 }, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 describe("dual-stack Services", { skip: missingControlPlane() }, () => {
   let stateDir: string;
@@ -45,13 +33,7 @@ describe("dual-stack Services", { skip: missingControlPlane() }, () => {
       controllerManager: false,
       scheduler: false,
       serviceCidr: "10.96.0.0/16,fd00:10:96::/112",
-      ports: {
-        apiserver: await freePort(),
-        etcdClient: await freePort(),
-        etcdPeer: await freePort(),
-        controllerManager: await freePort(),
-        scheduler: await freePort(),
-      },
+      ports: await freeControlPlanePorts(),
       out: { write: () => {} },
     });
     api = new Api(state.server, stateDir);

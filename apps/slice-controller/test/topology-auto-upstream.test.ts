@@ -21,6 +21,7 @@ import {
 import type { EndpointSlice } from "@switchyard/slice-controller";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.js";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
+import { prng } from "./churn.js";
 import { Api, createNamespace, createNode, deletePod, setPodReady } from "./helpers.js";
 
 const NS = "topology-auto";
@@ -51,25 +52,14 @@ const STEPS: Array<[number, number]> = [
 
 const skip = missingControlPlane(["kube-controller-manager"]) ?? missingControllerManager();
 
-/** A small seeded generator, so the interleaving of Pod changes is the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Pause pods as a scheduler and kubelet would move them along, pinned by zone. */
 class Pods {
   readonly #have: Record<Zone, string[]> = { "zone-a": [], "zone-b": [] };
   readonly #inFlight: Promise<void>[] = [];
-  readonly #random = seeded(7);
+  // Seeded, so the interleaving of Pod changes is the same on every run.
+  readonly #random = prng(7);
   #serial = 0;
 
   constructor(readonly api: Api) {}

@@ -1,4 +1,5 @@
 import { createServer } from "node:net";
+import type { ControlPlanePorts } from "./options.js";
 
 /** Resolves when nothing listens on host:port; rejects with the reason otherwise (EADDRINUSE, EACCES...). */
 export function checkPortFree(host: string, port: number): Promise<void> {
@@ -20,6 +21,17 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Free loopback ports for every component of a control plane (tests and benchmarks run several side by side). */
+export async function freeControlPlanePorts(): Promise<ControlPlanePorts> {
+  return {
+    apiserver: await freePort(),
+    etcdClient: await freePort(),
+    etcdPeer: await freePort(),
+    controllerManager: await freePort(),
+    scheduler: await freePort(),
+  };
 }
 
 export class PortInUseError extends Error {}

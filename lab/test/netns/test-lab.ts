@@ -2,7 +2,7 @@
 // with it), quiet progress. Each test file passes its own prefix and networks so labs never meet.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../../src/controlplane/ports.js";
+import { freeControlPlanePorts } from "../../src/controlplane/ports.js";
 import { labUp } from "../../src/netns/lab-up.js";
 import type { LabInput } from "../../src/netns/plan.js";
 import type { LabState } from "../../src/netns/state.js";
@@ -28,13 +28,7 @@ export async function upTestLab(
   return labUp({
     stateDir,
     lab,
-    ports: {
-      apiserver: await freePort(),
-      etcdClient: await freePort(),
-      etcdPeer: await freePort(),
-      controllerManager: await freePort(),
-      scheduler: await freePort(),
-    },
+    ports: await freeControlPlanePorts(),
     detached: false,
     ...(options.stack ? { stack: options.stack } : {}),
     ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),

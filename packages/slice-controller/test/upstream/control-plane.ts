@@ -2,10 +2,10 @@
 // service CIDR: with the lab's IPv4-only default the apiserver refuses every Service with an IPv6
 // family, and the controller's per-family reconcile could not be compared at all.
 import { mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { down, up } from "@switchyard/lab";
+import { freeControlPlanePorts } from "@switchyard/lab/testing";
 
 export const SERVICE_CIDRS = "10.96.0.0/16,fd00:10:96::/112";
 
@@ -13,18 +13,6 @@ export interface ControlPlane {
   server: string;
   stateDir: string;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: 0 }, () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startDualStackControlPlane(): Promise<ControlPlane> {
@@ -35,13 +23,7 @@ export async function startDualStackControlPlane(): Promise<ControlPlane> {
     controllerManager: false,
     scheduler: false,
     serviceCidr: SERVICE_CIDRS,
-    ports: {
-      apiserver: await freePort(),
-      etcdClient: await freePort(),
-      etcdPeer: await freePort(),
-      controllerManager: await freePort(),
-      scheduler: await freePort(),
-    },
+    ports: await freeControlPlanePorts(),
     out: { write: () => {} },
   });
   return {
