@@ -1,14 +1,20 @@
-// Against a real etcd + kube-apiserver from @switchyard/lab/testing. Skips, saying why, when the upstream
-// binaries are missing.
+// @switchyard/kube against a real etcd + kube-apiserver from @switchyard/lab/testing. These tests live in the
+// root test workspace because the lab depends on kube, so kube cannot depend on the lab. Skips, saying why,
+// when the upstream binaries are missing.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import {
+  configMaps,
+  HttpRestClient,
+  Informer,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  loadKubeConfig,
+  namespaces,
+} from "@switchyard/kube";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
-import { Informer } from "../../src/informer/informer.js";
-import { isAlreadyExists, isConflict, isNotFound } from "../../src/rest/api-error.js";
-import { HttpRestClient } from "../../src/rest/http-client.js";
-import { loadKubeConfig } from "../../src/rest/kubeconfig.js";
-import { configMaps, namespaces } from "../../src/rest/resources.js";
 
 const skip = missingControlPlane();
 
