@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { join } from "node:path";
+import { parseApiJson } from "@switchyard/kube";
 import type { Service } from "kubernetes-types/core/v1.js";
 
 export const BENCH_NS = "bench";
@@ -52,7 +53,7 @@ export class BenchApi {
           res.on("end", () => {
             if ((res.statusCode ?? 500) >= 300)
               reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
-            else resolve(JSON.parse(text) as T);
+            else resolve(parseApiJson(text) as T);
           });
         },
       );

@@ -1,4 +1,5 @@
 import { existsSync, writeFileSync } from "node:fs";
+import { parseApiJson } from "@switchyard/kube";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../netns/exec.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
@@ -28,8 +29,10 @@ export async function kindStatus(
     };
   const kubectl = [tools.kubectl, "--kubeconfig", state.kubeconfig];
   try {
-    const nodes = JSON.parse(await exec([...kubectl, "get", "nodes", "-o", "json"])) as { items: Node[] };
-    const pods = JSON.parse(await exec([...kubectl, "get", "pods", "-A", "-o", "json"])) as { items: Pod[] };
+    const nodes = parseApiJson(await exec([...kubectl, "get", "nodes", "-o", "json"])) as { items: Node[] };
+    const pods = parseApiJson(await exec([...kubectl, "get", "pods", "-A", "-o", "json"])) as {
+      items: Pod[];
+    };
     return kindStatusText(header, nodes.items, pods.items);
   } catch (err) {
     return {

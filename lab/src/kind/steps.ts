@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { parseApiJson } from "@switchyard/kube";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { writtenByOurController } from "../stack/deploy.js";
 import type { KubeObject } from "../stack/manifests.js";
@@ -141,7 +142,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
 
 /** True once kube-dns has a ready endpoint in a slice written by Switchyard's slice controller. */
 export function kubeDnsSliced(stdout: string): true | string {
-  const ours = (JSON.parse(stdout) as { items: EndpointSlice[] }).items.filter(writtenByOurController);
+  const ours = (parseApiJson(stdout) as { items: EndpointSlice[] }).items.filter(writtenByOurController);
   const ready = ours.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
   return ready > 0 ? true : `${ours.length} slices of ours, no ready endpoint`;
 }

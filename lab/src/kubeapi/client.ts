@@ -2,10 +2,11 @@ import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { parseApiJson } from "@switchyard/kube";
 
 /**
- * The lab's own small REST client. The lab cannot depend on @switchyard/kube (kube's tests depend on the lab, and
- * turbo refuses the cycle), and what the node agent needs is a handful of JSON calls and one watch stream.
+ * The lab's own small REST client: what the node agent and the CLI need is a handful of JSON calls and one
+ * watch stream. It decodes answers as @switchyard/kube does (null fields read as absent).
  */
 export interface Credentials {
   server: string;
@@ -69,7 +70,7 @@ export class KubeClient {
     const res = await this.open(method, path, body, contentType, 30_000);
     const text = await readAll(res);
     const status = res.statusCode ?? 0;
-    if (status >= 200 && status < 300) return (text ? JSON.parse(text) : {}) as T;
+    if (status >= 200 && status < 300) return (text ? parseApiJson(text) : {}) as T;
     let reason = "";
     let message = text.trim();
     try {
@@ -92,7 +93,7 @@ export class KubeClient {
     const lines = createInterface({ input: res, crlfDelay: Number.POSITIVE_INFINITY });
     try {
       for await (const line of lines) {
-        if (line.trim()) yield JSON.parse(line) as WatchEvent<T>;
+        if (line.trim()) yield parseApiJson(line) as WatchEvent<T>;
       }
     } catch (err) {
       if (!signal.aborted) throw err;

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { join } from "node:path";
+import { parseApiJson } from "@switchyard/kube";
 
 export class ApiError extends Error {
   constructor(
@@ -68,7 +69,7 @@ export class Api {
           const text = Buffer.concat(chunks).toString("utf8");
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300) reject(new ApiError(status, text, `${method} ${path}`));
-          else resolve(JSON.parse(text) as T);
+          else resolve(parseApiJson(text) as T);
         });
       });
     });
@@ -118,7 +119,7 @@ export class Api {
           while (newline >= 0) {
             const line = buffered.slice(0, newline).trim();
             buffered = buffered.slice(newline + 1);
-            if (line !== "") onEvent(JSON.parse(line) as WatchEvent<T>);
+            if (line !== "") onEvent(parseApiJson(line) as WatchEvent<T>);
             newline = buffered.indexOf("\n");
           }
         });

@@ -53,6 +53,7 @@ export {
   type WatchOptions,
   type WriteOptions,
 } from "./rest/client.js";
+export { dropNullFields, parseApiJson } from "./rest/decode.js";
 export { HttpRestClient, type HttpRestClientOptions } from "./rest/http-client.js";
 export { type LoadKubeConfigOptions, loadKubeConfig } from "./rest/kubeconfig.js";
 export {

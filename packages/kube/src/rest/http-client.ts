@@ -12,6 +12,7 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from "./client.js";
+import { parseApiJson } from "./decode.js";
 import { ndjson } from "./ndjson.js";
 import type { KubeList, KubeObject, WatchEvent } from "./object.js";
 import { queryString, resourcePath } from "./paths.js";
@@ -198,7 +199,7 @@ export class HttpRestClient implements RestClient {
     if (status < 200 || status > 299) {
       throw ApiError.fromResponse(status, text, `${req.method} ${req.path.split("?")[0]}`);
     }
-    return (text ? JSON.parse(text) : undefined) as T;
+    return (text ? parseApiJson(text) : undefined) as T;
   }
 
   async #send(req: Request): Promise<http.IncomingMessage> {

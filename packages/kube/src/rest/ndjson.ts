@@ -1,6 +1,9 @@
+import { parseApiJson } from "./decode.js";
+
 /**
- * Splits a byte stream into parsed JSON values, one per line. Watch streams
- * are newline-delimited JSON, and a line may arrive split across chunks.
+ * Splits a byte stream into parsed JSON values, one per line, decoded as API
+ * objects (null fields read as absent). Watch streams are newline-delimited
+ * JSON, and a line may arrive split across chunks.
  */
 export async function* ndjson(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<unknown> {
   const decoder = new TextDecoder();
@@ -11,10 +14,10 @@ export async function* ndjson(chunks: AsyncIterable<Buffer | string>): AsyncGene
     while (newline >= 0) {
       const line = pending.slice(0, newline).trim();
       pending = pending.slice(newline + 1);
-      if (line) yield JSON.parse(line);
+      if (line) yield parseApiJson(line);
       newline = pending.indexOf("\n");
     }
   }
   pending += decoder.decode();
-  if (pending.trim()) yield JSON.parse(pending);
+  if (pending.trim()) yield parseApiJson(pending);
 }

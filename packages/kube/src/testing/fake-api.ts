@@ -8,6 +8,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from "../rest/client.js";
+import { parseApiJson } from "../rest/decode.js";
 import {
   type KubeList,
   type KubeObject,
@@ -17,6 +18,14 @@ import {
 } from "../rest/object.js";
 import { apiVersionOf, type ResourceDescriptor } from "../rest/resources.js";
 import { matchesFieldSelector, matchesLabelSelector } from "./selectors.js";
+
+/**
+ * What a client gets back: the stored object as JSON, decoded as HttpRestClient decodes the apiserver's
+ * answers (null fields read as absent). Tests may store objects with nulls, as the apiserver sends them.
+ */
+function onTheWire<T>(value: T): T {
+  return parseApiJson(JSON.stringify(value)) as T;
+}
 
 export type FakeVerb = "get" | "list" | "create" | "update" | "patch" | "delete" | "watch";
 
@@ -118,7 +127,7 @@ export class FakeApi implements RestClient {
     name: string,
   ): T | undefined {
     const obj = this.#bucket(res).get(keyOf(res.namespaced ? namespace : undefined, name));
-    return obj ? (structuredClone(obj) as T) : undefined;
+    return obj ? (onTheWire(obj) as T) : undefined;
   }
 
   async get<T extends KubeObject>(
@@ -129,7 +138,7 @@ export class FakeApi implements RestClient {
     this.#call("get", res, name);
     const obj = this.#bucket(res).get(keyOf(res.namespaced ? opts.namespace : undefined, name));
     if (!obj) throw notFound(res, name);
-    return structuredClone(obj) as T;
+    return onTheWire(obj) as T;
   }
 
   async list<T extends KubeObject>(res: ResourceDescriptor<T>, opts: ListOptions = {}): Promise<KubeList<T>> {
@@ -145,7 +154,7 @@ export class FakeApi implements RestClient {
       apiVersion: apiVersionOf(res),
       kind: `${res.kind}List`,
       metadata: { resourceVersion: String(this.#rv), continue: end < all.length ? String(end) : undefined },
-      items: structuredClone(page) as T[],
+      items: onTheWire(page) as T[],
     };
   }
 
@@ -190,7 +199,7 @@ export class FakeApi implements RestClient {
       },
     });
     this.#emit(res, "ADDED", stored);
-    return structuredClone(stored) as T;
+    return onTheWire(stored) as T;
   }
 
   async update<T extends KubeObject>(
@@ -213,7 +222,7 @@ export class FakeApi implements RestClient {
       metadata: { ...structuredClone(obj.metadata ?? {}), uid: current.metadata?.uid, namespace },
     });
     this.#emit(res, "MODIFIED", stored);
-    return structuredClone(stored) as T;
+    return onTheWire(stored) as T;
   }
 
   async patch<T extends KubeObject>(
@@ -239,7 +248,7 @@ export class FakeApi implements RestClient {
     if (wantRv && wantRv !== current.metadata?.resourceVersion) throw conflict(res, name);
     const stored = this.#store(res, key, merged);
     this.#emit(res, "MODIFIED", stored);
-    return structuredClone(stored) as T;
+    return onTheWire(stored) as T;
   }
 
   async delete(res: ResourceDescriptor, name: string, opts: DeleteOptions = {}): Promise<void> {
@@ -285,7 +294,7 @@ export class FakeApi implements RestClient {
       resource,
       opts,
       push: (event) => {
-        queue.push(structuredClone(event));
+        queue.push(onTheWire(event));
         wake?.();
       },
       end: (err) => {
