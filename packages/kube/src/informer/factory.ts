@@ -79,6 +79,14 @@ export class InformerFactory {
     return [...this.#informers.values()].every((i) => i.hasSynced());
   }
 
+  /** "resource: why" for every informer not synced yet; empty once all have. For readiness bodies. */
+  notSynced(): string[] {
+    return [...this.#informers.values()].flatMap((informer) => {
+      const reason = informer.notSyncedReason();
+      return reason === undefined ? [] : [`${informer.resource.resource}: ${reason}`];
+    });
+  }
+
   async stop(): Promise<void> {
     await Promise.all([...this.#informers.values()].map((i) => i.stop()));
   }

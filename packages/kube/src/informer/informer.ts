@@ -8,7 +8,8 @@ import { type Lister, Store } from "./store.js";
 
 /**
  * Callbacks for cache changes. Objects are deep-frozen: copy before changing
- * (structuredClone). A handler that throws or rejects is logged, not retried.
+ * (structuredClone). A handler that throws or rejects is logged with the
+ * object's key, once per object and error, and not retried.
  */
 export interface EventHandler<T extends KubeObject> {
   onAdd?(obj: T): unknown;
@@ -39,6 +40,8 @@ export class Informer<T extends KubeObject> implements Lister<T> {
   readonly #handlers = new Set<EventHandler<T>>();
   readonly #syncWaiters = new Set<() => void>();
   readonly #transform: (obj: T) => T;
+  /** The last error logged per object key, so that a relist does not log the same failure again. */
+  readonly #reported = new Map<string, string>();
   #synced = false;
   #abort: AbortController | undefined;
   #running: Promise<void> | undefined;
@@ -61,7 +64,7 @@ export class Informer<T extends KubeObject> implements Lister<T> {
    */
   addEventHandler(handler: EventHandler<T>): () => void {
     this.#handlers.add(handler);
-    for (const obj of this.#store.list()) this.#call("onAdd", () => handler.onAdd?.(obj));
+    for (const obj of this.#store.list()) this.#call("onAdd", obj, () => handler.onAdd?.(obj));
     return () => {
       this.#handlers.delete(handler);
     };
@@ -115,6 +118,12 @@ export class Informer<T extends KubeObject> implements Lister<T> {
     return this.#reflector.lastSyncResourceVersion();
   }
 
+  /** Why the cache has not synced yet (the last list/watch error, or that the first list is pending). */
+  notSyncedReason(): string | undefined {
+    if (this.#synced) return undefined;
+    return this.#reflector.lastError() ?? "waiting for the first list";
+  }
+
   get(namespace: string | undefined, name: string): T | undefined {
     return this.#store.get(namespace, name);
   }
@@ -132,10 +141,19 @@ export class Informer<T extends KubeObject> implements Lister<T> {
   }
 
   #replace(items: T[]): void {
-    const { added, updated, deleted } = this.#store.replace(items.map(this.#transform));
-    for (const obj of deleted) this.#emit("onDelete", (h) => h.onDelete?.(obj));
-    for (const { oldObj, newObj } of updated) this.#emit("onUpdate", (h) => h.onUpdate?.(oldObj, newObj));
-    for (const obj of added) this.#emit("onAdd", (h) => h.onAdd?.(obj));
+    const admitted: T[] = [];
+    for (const item of items) {
+      const obj = this.#admit(item);
+      // An object the transform throws on keeps the version cached before, if any.
+      const kept = obj ?? this.#store.getByKey(objectKey(item));
+      if (kept) admitted.push(kept);
+    }
+    const { added, updated, deleted, rejected } = this.#store.replace(admitted);
+    for (const { obj, error } of rejected) this.#report(obj, "indexing", error);
+    for (const obj of deleted) this.#emit("onDelete", obj, (h) => h.onDelete?.(obj));
+    for (const { oldObj, newObj } of updated)
+      this.#emit("onUpdate", newObj, (h) => h.onUpdate?.(oldObj, newObj));
+    for (const obj of added) this.#emit("onAdd", obj, (h) => h.onAdd?.(obj));
     if (!this.#synced) {
       this.#synced = true;
       for (const wake of this.#syncWaiters) wake();
@@ -143,37 +161,72 @@ export class Informer<T extends KubeObject> implements Lister<T> {
   }
 
   #apply(type: "ADDED" | "MODIFIED" | "DELETED", received: T): void {
-    const obj = this.#transform(received);
     if (type === "DELETED") {
-      const old = this.#store.remove(objectKey(obj));
+      const key = objectKey(received);
+      this.#reported.delete(key);
+      const old = this.#store.remove(key);
+      if (!old) return;
       // The watch's copy is the final state; it is ours alone, so freeze it in place.
-      const gone = deepFreeze(obj);
-      if (old) this.#emit("onDelete", (h) => h.onDelete?.(gone));
+      const gone = deepFreeze(this.#admit(received) ?? old);
+      this.#emit("onDelete", gone, (h) => h.onDelete?.(gone));
       return;
     }
+    const obj = this.#admit(received);
+    if (!obj) return;
     const current = this.#store.getByKey(objectKey(obj));
     // A replayed event for a version we already hold is not a change.
     if (current && current.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
-    const old = this.#store.upsert(obj);
+    let old: T | undefined;
+    try {
+      old = this.#store.upsert(obj);
+    } catch (error) {
+      this.#report(obj, "indexing", error);
+      return;
+    }
     const stored = this.#store.getByKey(objectKey(obj)) as T;
-    if (old) this.#emit("onUpdate", (h) => h.onUpdate?.(old, stored));
-    else this.#emit("onAdd", (h) => h.onAdd?.(stored));
+    if (old) this.#emit("onUpdate", stored, (h) => h.onUpdate?.(old, stored));
+    else this.#emit("onAdd", stored, (h) => h.onAdd?.(stored));
   }
 
-  #emit(kind: keyof EventHandler<T>, invoke: (h: EventHandler<T>) => unknown): void {
-    for (const handler of this.#handlers) this.#call(kind, () => invoke(handler));
+  /** The object as the cache keeps it, or undefined when the transform throws on it (reported). */
+  #admit(received: T): T | undefined {
+    try {
+      const obj = this.#transform(received);
+      this.#reported.delete(objectKey(received));
+      return obj;
+    } catch (error) {
+      this.#report(received, "transform", error);
+      return undefined;
+    }
   }
 
-  #call(kind: string, invoke: () => unknown): void {
+  /**
+   * One object that cannot be taken must not stop the informer: it is skipped (or, for a handler, that
+   * handler's call is), and the failure is logged once per object and message.
+   */
+  #report(obj: T, stage: string, error: unknown): void {
+    const key = objectKey(obj);
+    const message = `${stage}: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.#reported.get(key) === message) return;
+    this.#reported.set(key, message);
+    this.#log.error("skipping an object that failed", {
+      object: key,
+      resourceVersion: obj.metadata?.resourceVersion,
+      stage,
+      error,
+    });
+  }
+
+  #emit(kind: keyof EventHandler<T>, obj: T, invoke: (h: EventHandler<T>) => unknown): void {
+    for (const handler of this.#handlers) this.#call(kind, obj, () => invoke(handler));
+  }
+
+  #call(kind: keyof EventHandler<T>, obj: T, invoke: () => unknown): void {
     try {
       const result = invoke();
-      if (result instanceof Promise) {
-        result.catch((err: unknown) =>
-          this.#log.error("event handler rejected", { handler: kind, error: err }),
-        );
-      }
+      if (result instanceof Promise) result.catch((err: unknown) => this.#report(obj, kind, err));
     } catch (err) {
-      this.#log.error("event handler threw", { handler: kind, error: err });
+      this.#report(obj, kind, err);
     }
   }
 }

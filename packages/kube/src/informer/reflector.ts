@@ -59,6 +59,7 @@ export class Reflector<T extends KubeObject> {
   readonly #backoff: Backoff;
   #resourceVersion: string | undefined;
   #consecutiveGone = 0;
+  #lastError: string | undefined;
 
   constructor(options: ReflectorOptions<T>, sink: ReflectorSink<T>) {
     this.#opts = options;
@@ -72,6 +73,11 @@ export class Reflector<T extends KubeObject> {
   /** The resourceVersion of the last list, event or bookmark seen. */
   lastSyncResourceVersion(): string | undefined {
     return this.#resourceVersion;
+  }
+
+  /** Why the last list or watch failed, until a list or a watch event succeeds again. */
+  lastError(): string | undefined {
+    return this.#lastError;
   }
 
   /** Runs until `signal` aborts; never rejects. */
@@ -88,6 +94,7 @@ export class Reflector<T extends KubeObject> {
   }
 
   async #recover(err: unknown, signal: AbortSignal): Promise<void> {
+    this.#lastError = `list/watch failed: ${err instanceof Error ? err.message : String(err)}`;
     if (isGone(err)) {
       this.#resourceVersion = undefined;
       this.#consecutiveGone++;
@@ -118,6 +125,7 @@ export class Reflector<T extends KubeObject> {
       rv,
     );
     this.#resourceVersion = rv;
+    this.#lastError = undefined;
     this.#log.debug("listed", { count: list.items.length, resourceVersion: rv });
   }
 
@@ -161,6 +169,7 @@ export class Reflector<T extends KubeObject> {
         if (event.type !== "BOOKMARK") this.#sink.apply(event.type, event.object);
         if (rv) this.#resourceVersion = rv;
         events++;
+        this.#lastError = undefined;
         this.#consecutiveGone = 0;
         this.#backoff.reset();
       }

@@ -17,6 +17,8 @@ export interface ReplaceResult<T> {
   added: T[];
   updated: { oldObj: T; newObj: T }[];
   deleted: T[];
+  /** Objects an index function threw on; the version stored before, if any, is kept. */
+  rejected: { obj: T; error: unknown }[];
 }
 
 /**
@@ -38,7 +40,13 @@ export class Store<T extends KubeObject> implements Lister<T> {
       if (this.#indexers.has(name)) continue;
       this.#indexers.set(name, fn);
       this.#indices.set(name, new Map());
-      for (const [key, obj] of this.#items) this.#index(name, fn, key, obj);
+      for (const [key, obj] of this.#items) {
+        try {
+          this.#index(name, fn, key, obj);
+        } catch {
+          // The object stays findable by key and in the other indexes; upsert reports such a throw.
+        }
+      }
     }
   }
 
@@ -70,14 +78,18 @@ export class Store<T extends KubeObject> implements Lister<T> {
     return this.#items.size;
   }
 
-  /** Stores `obj` (frozen) and returns what it replaced. */
+  /**
+   * Stores `obj` (frozen) and returns what it replaced. The index values are worked out first, so an
+   * index function that throws leaves the store as it was.
+   */
   upsert(obj: T): T | undefined {
     const key = objectKey(obj);
+    const frozen = deepFreeze(obj);
+    const values = [...this.#indexers].map(([name, fn]) => [name, fn(frozen)] as const);
     const previous = this.#items.get(key);
     if (previous) this.#unindex(key, previous);
-    const frozen = deepFreeze(obj);
     this.#items.set(key, frozen);
-    for (const [name, fn] of this.#indexers) this.#index(name, fn, key, frozen);
+    for (const [name, indexed] of values) this.#addToIndex(name, indexed, key);
     return previous;
   }
 
@@ -95,14 +107,20 @@ export class Store<T extends KubeObject> implements Lister<T> {
    * counts as updated only when its resourceVersion differs.
    */
   replace(objects: readonly T[]): ReplaceResult<T> {
-    const result: ReplaceResult<T> = { added: [], updated: [], deleted: [] };
+    const result: ReplaceResult<T> = { added: [], updated: [], deleted: [], rejected: [] };
     const seen = new Set<string>();
     for (const obj of objects) {
       const key = objectKey(obj);
       seen.add(key);
       const old = this.#items.get(key);
       if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) continue;
-      const stored = this.upsert(obj);
+      let stored: T | undefined;
+      try {
+        stored = this.upsert(obj);
+      } catch (error) {
+        result.rejected.push({ obj, error });
+        continue;
+      }
       const frozen = this.#items.get(key) as T;
       if (stored) result.updated.push({ oldObj: stored, newObj: frozen });
       else result.added.push(frozen);
@@ -116,9 +134,13 @@ export class Store<T extends KubeObject> implements Lister<T> {
   }
 
   #index(name: string, fn: (obj: T) => string[], key: string, obj: T): void {
+    this.#addToIndex(name, fn(obj), key);
+  }
+
+  #addToIndex(name: string, values: readonly string[], key: string): void {
     const index = this.#indices.get(name);
     if (!index) return;
-    for (const value of fn(obj)) {
+    for (const value of values) {
       let keys = index.get(value);
       if (!keys) {
         keys = new Set();
