@@ -10,6 +10,8 @@ export type Plugin = (next: Handler | undefined) => Handler;
 export interface Readiness {
   readonly name: string;
   ready(): boolean;
+  /** Why it is not ready, one line per cause, for the /ready body (kubectl describe shows only the code). */
+  notReadyReasons?(): string[];
 }
 
 /** Start and stop hooks a plugin registers during setup (caddy's OnStartup / OnShutdown). */

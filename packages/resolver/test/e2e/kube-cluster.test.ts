@@ -262,9 +262,15 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
 
   test("startup_timeout: an unreachable API server is waited for, then misses are SERVFAIL", async () => {
     const lines: string[] = [];
+    let readyPort = 0;
     const down = Resolver.fromCorefile(
       corefile("       endpoint http://127.0.0.1:1\n       startup_timeout 300ms"),
-      { env: {}, deps: { log: (l) => lines.push(l) }, address: "127.0.0.1", portOverride: 0 },
+      {
+        env: {},
+        deps: { log: (l) => lines.push(l), onHttpListen: (_p, port) => (readyPort = port) },
+        address: "127.0.0.1",
+        portOverride: 0,
+      },
     );
     await down.start();
     try {
@@ -282,6 +288,17 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
       }
       const downPort = down.servers[0]?.address.port ?? 0;
       assert.equal(status(await dig(downPort, `web.${NS}.svc.${ZONE}`, "A")), "SERVFAIL");
+      // /ready says why, not only that: the names CoreDNS gives, then one line per informer not synced.
+      const ready = await fetch(`http://127.0.0.1:${readyPort}/ready`);
+      const body = (await ready.text()).split("\n");
+      assert.equal(ready.status, 503);
+      assert.equal(body[0], "kubernetes");
+      for (const resource of ["services", "namespaces", "endpointslices"]) {
+        assert.ok(
+          body.some((l) => new RegExp(`^kubernetes: ${resource}: list/watch failed: .*ECONNREFUSED`).test(l)),
+          `no cause for ${resource} in ${JSON.stringify(body)}`,
+        );
+      }
     } finally {
       await down.stop();
     }

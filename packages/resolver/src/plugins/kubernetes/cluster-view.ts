@@ -20,6 +20,8 @@ export interface ClusterView {
   podsByIP(ip: string): Pod[];
   /** Whether the initial list of every watched kind has been seen. */
   hasSynced(): boolean;
+  /** Why not, one line per kind not synced yet ("endpointslices: list/watch failed: …"). */
+  notSyncedReasons?(): string[];
   /** Unix seconds of the last change; the SOA serial. */
   modified(): number;
   /**
@@ -88,7 +90,8 @@ export class FixtureCluster implements ClusterView {
 
 /** A Service's ClusterIPs, `None` excluded; falls back to spec.clusterIP for old objects. */
 export function clusterIPs(svc: Service): string[] {
-  const ips = svc.spec?.clusterIPs ?? (svc.spec?.clusterIP ? [svc.spec.clusterIP] : []);
+  // By length, as CoreDNS does: an empty clusterIPs is no clusterIPs, not a Service without addresses.
+  const ips = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : svc.spec?.clusterIP ? [svc.spec.clusterIP] : [];
   return ips.filter((ip) => ip !== "" && ip !== "None");
 }
 

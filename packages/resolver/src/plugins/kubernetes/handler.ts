@@ -67,6 +67,10 @@ export class KubernetesHandler implements Handler, Readiness {
   ready(): boolean {
     return this.view.hasSynced();
   }
+
+  notReadyReasons(): string[] {
+    return this.view.notSyncedReasons?.() ?? [];
+  }
 }
 
 /** A presentation name as its wire labels, one byte per character (the form memo keys use). */

@@ -5,16 +5,21 @@ import type { HealthDeps } from "../health/health.js";
 import { closeHttp, listenHttp, parseListenAddress } from "../http-endpoint.js";
 
 /**
- * Whether every reporter is ready: 200 `OK`, or 503 with the names of those that are not. Once all have
- * been ready it stays OK (CoreDNS's default `monitor until-ready`).
+ * Whether every reporter is ready: 200 `OK`, or 503 with the names of those that are not (CoreDNS's body),
+ * followed by one line per cause a reporter gives, e.g. `kubernetes: endpointslices: list/watch failed: …`.
+ * Once all have been ready it stays OK (CoreDNS's default `monitor until-ready`).
  */
 export function readiness(
   reporters: readonly Readiness[],
   state: { everReady: boolean },
 ): { status: number; body: string } {
   if (state.everReady) return { status: 200, body: "OK" };
-  const waiting = reporters.filter((r) => !r.ready()).map((r) => r.name);
-  if (waiting.length > 0) return { status: 503, body: [...new Set(waiting)].sort().join(",") };
+  const waiting = reporters.filter((r) => !r.ready());
+  if (waiting.length > 0) {
+    const names = [...new Set(waiting.map((r) => r.name))].sort().join(",");
+    const causes = waiting.flatMap((r) => (r.notReadyReasons?.() ?? []).map((why) => `${r.name}: ${why}`));
+    return { status: 503, body: [names, ...new Set(causes)].join("\n") };
+  }
   state.everReady = true;
   return { status: 200, body: "OK" };
 }

@@ -9,7 +9,10 @@ export function informerLogger(log: (line: string) => void): Logger {
   return new Logger({ level: "warn", out: { write: (json: string) => log(toCoreDnsLine(json)) } });
 }
 
-/** One structured log line as `[ERROR] plugin/kubernetes: <reflector>: <msg>: <error>`. */
+/**
+ * One structured log line as `[ERROR] plugin/kubernetes: <resource>: <msg>: <error>`; an object the
+ * informer skipped is named too: `<resource>: skipping an object that failed: <ns/name> (<stage>): <error>`.
+ */
 export function toCoreDnsLine(json: string): string {
   let entry: Record<string, unknown>;
   try {
@@ -18,7 +21,9 @@ export function toCoreDnsLine(json: string): string {
     return `[ERROR] plugin/kubernetes: ${json.trim()}`;
   }
   const level = entry.level === "error" || entry.level === "warn" ? "ERROR" : "INFO";
-  const parts = [entry.reflector, entry.msg, entry.error].filter(
+  const object =
+    typeof entry.object === "string" ? `${entry.object}${entry.stage ? ` (${entry.stage})` : ""}` : undefined;
+  const parts = [entry.reflector ?? entry.informer, entry.msg, object, entry.error].filter(
     (p): p is string => typeof p === "string" && p !== "",
   );
   return `[${level}] plugin/kubernetes: ${parts.join(": ")}`;

@@ -18,7 +18,6 @@ import type { ClusterView } from "../cluster-view.js";
 import { clusterIPs, SERVICE_NAME_LABEL } from "../cluster-view.js";
 import { ProgrammingLatency } from "./programming-latency.js";
 import { slimEndpointSlice, slimNamespace, slimPod, slimService } from "./slim.js";
-import { resourceKey, type Slimmer, slimmingClient } from "./slimming-client.js";
 
 export interface KubeClusterViewOptions {
   client: RestClient;
@@ -37,13 +36,6 @@ export interface KubeClusterViewOptions {
 const BY_CLUSTER_IP = "cluster-ip";
 const BY_ENDPOINT_IP = "endpoint-ip";
 const BY_POD_IP = "pod-ip";
-
-const SLIMMERS = new Map<string, Slimmer>([
-  [resourceKey(services), slimService as unknown as Slimmer],
-  [resourceKey(endpointSlices), slimEndpointSlice as unknown as Slimmer],
-  [resourceKey(pods), slimPod as unknown as Slimmer],
-  [resourceKey(namespaces), slimNamespace as unknown as Slimmer],
-]);
 
 /**
  * The cluster as the kubernetes plugin sees it, kept by informers: Services, EndpointSlices and
@@ -65,15 +57,19 @@ export class KubeClusterView implements ClusterView {
     this.now = options.now ?? Date.now;
     this.lastModified = Math.floor(this.now() / 1000);
     this.factory = new InformerFactory({
-      client: slimmingClient(options.client, SLIMMERS),
+      client: options.client,
       ...(options.logger ? { logger: options.logger } : {}),
     });
+    // Each informer slims its objects as it stores them: an object a slimmer cannot take is skipped and
+    // logged by the informer, and the rest keep serving.
     this.services = this.factory.informerFor(services, {
+      transform: slimService,
       indexers: { [BY_CLUSTER_IP]: (svc) => clusterIPs(svc) },
     });
-    this.namespaces = this.factory.informerFor(namespaces);
+    this.namespaces = this.factory.informerFor(namespaces, { transform: slimNamespace });
     if (options.endpoints !== false) {
       this.slices = this.factory.informerFor(endpointSlices, {
+        transform: slimEndpointSlice,
         indexers: {
           [indexNames.serviceName]: byServiceName as (s: EndpointSlice) => string[],
           [BY_ENDPOINT_IP]: (s) => s.endpoints.flatMap((ep) => ep.addresses),
@@ -82,6 +78,7 @@ export class KubeClusterView implements ClusterView {
     }
     if (options.pods) {
       this.pods = this.factory.informerFor(pods, {
+        transform: slimPod,
         indexers: {
           [BY_POD_IP]: (p) => [
             ...new Set([
@@ -146,6 +143,10 @@ export class KubeClusterView implements ClusterView {
 
   hasSynced(): boolean {
     return this.factory.hasSynced();
+  }
+
+  notSyncedReasons(): string[] {
+    return this.factory.notSynced();
   }
 
   modified(): number {
