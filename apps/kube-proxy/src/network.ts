@@ -105,7 +105,12 @@ export function localDetector(o: ResolvedOptions, family: IPFamily, node: Node |
       return cidr ? { mode: "ClusterCIDR", cidr } : { mode: "none" };
     }
     case "NodeCIDR": {
-      const cidrs = node?.spec?.podCIDRs ?? (node?.spec?.podCIDR ? [node.spec.podCIDR] : []);
+      // By length: an empty podCIDRs is no podCIDRs (Go cannot tell them apart), so podCIDR still counts.
+      const cidrs = node?.spec?.podCIDRs?.length
+        ? node.spec.podCIDRs
+        : node?.spec?.podCIDR
+          ? [node.spec.podCIDR]
+          : [];
       const cidr = cidrs.find((c) => familyOf(c) === family);
       return cidr ? { mode: "NodeCIDR", cidr } : { mode: "none" };
     }

@@ -82,7 +82,8 @@ export function endpointsFromSlices(
       const key = servicePortKey(spn);
       const seen = byPort.get(key) ?? new Map<string, EndpointInfo>();
       byPort.set(key, seen);
-      for (const ep of slice.endpoints) {
+      // An EndpointSlice with ports and no endpoints comes back from the apiserver without `endpoints`.
+      for (const ep of slice.endpoints ?? []) {
         const parsed = parseIP(ep.addresses[0] ?? "");
         if (!parsed || parsed.family !== family) continue;
         const info = endpointInfo(ep, formatIP(parsed), port.port, nodeName);

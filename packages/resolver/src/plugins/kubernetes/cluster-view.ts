@@ -91,7 +91,11 @@ export class FixtureCluster implements ClusterView {
 /** A Service's ClusterIPs, `None` excluded; falls back to spec.clusterIP for old objects. */
 export function clusterIPs(svc: Service): string[] {
   // By length, as CoreDNS does: an empty clusterIPs is no clusterIPs, not a Service without addresses.
-  const ips = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : svc.spec?.clusterIP ? [svc.spec.clusterIP] : [];
+  const ips = svc.spec?.clusterIPs?.length
+    ? svc.spec.clusterIPs
+    : svc.spec?.clusterIP
+      ? [svc.spec.clusterIP]
+      : [];
   return ips.filter((ip) => ip !== "" && ip !== "None");
 }
 
