@@ -1,12 +1,12 @@
 /**
  * Whether `labels` satisfy a Service selector (equality only, as Services allow). An empty selector
- * matches nothing here: upstream's controller treats `{}` as "no Pods" for Services.
+ * matches every Pod, as upstream's `labels.Set{}.AsSelectorPreValidated()` does; only a missing selector
+ * means "selectorless" (callers check that first). The apiserver never sends `{}`: it stores an empty map
+ * as none, so in a real cluster `selector: {}` reads back absent.
  */
 export function selectorMatches(
   selector: Readonly<Record<string, string>>,
   labels: Readonly<Record<string, string>> | undefined,
 ): boolean {
-  const entries = Object.entries(selector);
-  if (entries.length === 0) return false;
-  return entries.every(([key, value]) => labels?.[key] === value);
+  return Object.entries(selector).every(([key, value]) => labels?.[key] === value);
 }

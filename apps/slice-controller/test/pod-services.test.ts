@@ -24,7 +24,6 @@ function services(): Store<Service> {
     svc("web-v2", { app: "web", track: "v2" }),
     svc("db", { app: "db" }),
     svc("manual"),
-    svc("empty", {}),
     svc("elsewhere", { app: "web" }, "other"),
   ])
     store.upsert(s);
@@ -32,10 +31,11 @@ function services(): Store<Service> {
 }
 
 describe("selectorMatches", () => {
-  test("every key must match; an empty selector selects nothing", () => {
+  test("every key must match; an empty selector selects every Pod, as upstream", () => {
     assert.equal(selectorMatches({ app: "web" }, { app: "web", x: "y" }), true);
     assert.equal(selectorMatches({ app: "web", track: "v2" }, { app: "web" }), false);
-    assert.equal(selectorMatches({}, { app: "web" }), false);
+    assert.equal(selectorMatches({}, { app: "web" }), true);
+    assert.equal(selectorMatches({}, undefined), true);
     assert.equal(selectorMatches({ app: "web" }, undefined), false);
   });
 });
@@ -47,6 +47,13 @@ describe("Services a Pod change syncs", () => {
       "ns/web",
       "ns/web-v2",
     ]);
+  });
+
+  test("a Service with an empty selector selects every Pod of its namespace; one without a selector none", () => {
+    const store = services();
+    store.upsert(svc("empty", {}));
+    assert.deepEqual(servicesSelecting(store, pod({ app: "db" })).sort(), ["ns/db", "ns/empty"]);
+    assert.deepEqual(servicesSelecting(store, pod({})).sort(), ["ns/empty"]);
   });
 
   test("a label change syncs the Services of both the old and the new labels", () => {
