@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
+import { adminCredentials, contentTypes, KubeClient } from "../../src/kubeapi/client.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { formatReport } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
@@ -21,6 +22,7 @@ const skip = stackLabSkip();
 const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
 const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const execFileAsync = promisify(execFile);
 
 /** Polls until `check` returns a value; the deadline only bounds a hang, nothing asserts on time. */
 async function eventually<T>(
@@ -42,6 +44,10 @@ async function eventually<T>(
   throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
 }
 
+const isReady = (p: Pod) =>
+  p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+const hasEndpoints = (s: EndpointSlice) => (s.endpoints ?? []).length > 0;
+
 const ourNetns = () =>
   sh(["ip", "netns", "list"])
     .split("\n")
@@ -55,6 +61,61 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
   const ns = "stack-e2e";
   let clientNetns = "";
   let clientNode = "";
+
+  const webSlices = async () =>
+    (
+      await client.call<{ items: EndpointSlice[] }>(
+        "GET",
+        `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb`,
+      )
+    ).items;
+  /** dig +short from the client pod; retried, since a single UDP query may be lost. */
+  const lookup = (server: string, name: string) =>
+    eventually(`${name} from ${server}`, async () => {
+      const out = shIn(clientNetns, ["dig", `@${server}`, "+short", "+time=2", "+tries=1", name]).trim();
+      return out ? out : undefined;
+    });
+  /**
+   * Looks `name` up through kube-dns from the client pod until stopped, one lookup at a time, as an
+   * application's resolver would (glibc's defaults: 5 s per try, 2 tries). Returns what failed, and when.
+   */
+  const lookupLoop = (name: string) => {
+    let running = true;
+    let attempted = 0;
+    const failed: string[] = [];
+    const loop = (async () => {
+      while (running) {
+        attempted++;
+        const args = [
+          "netns",
+          "exec",
+          clientNetns,
+          "dig",
+          `@${state.plan.dnsIp}`,
+          "+short",
+          "+time=5",
+          "+tries=2",
+          name,
+        ];
+        const out = await execFileAsync("ip", args, { encoding: "utf8" }).then(
+          (r) => r.stdout.trim(),
+          (e) => `error ${e}`,
+        );
+        if (!/^\d+\.\d+\.\d+\.\d+$/.test(out))
+          failed.push(`${new Date().toISOString()} ${out || "no answer"}`);
+        await sleep(200);
+      }
+    })();
+    return {
+      stop: async () => {
+        running = false;
+        await loop;
+        return { attempted, failed: [...failed] };
+      },
+    };
+  };
+  const fetchInNetns = (ip: string, port: number, path: string) =>
+    shIn(clientNetns, ["curl", "-s", "--max-time", "3", `http://${ip}:${port}${path}`]).trim();
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-stack-"));
@@ -101,7 +162,11 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     assert.ok(clientNetns, "the client pod's namespace");
   });
 
+  /** Loops still running when a test failed midway; stopped before the lab goes down. */
+  const loops: { stop(): Promise<unknown> }[] = [];
+
   after(async () => {
+    for (const loop of loops) await loop.stop();
     client?.close();
     if (dir && existsSync(dir)) await labDown(dir);
   });
@@ -170,13 +235,103 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     assert.match(readFileSync(join(pods, podDir, "resolv.conf"), "utf8"), /^nameserver 10\.96\.0\.10$/m);
   });
 
+  test("Services with no endpoints or no ports: DNS keeps answering and a new DNS pod becomes Ready", async () => {
+    // The user sequence of issue 11: a Service whose pods are all gone gets the placeholder slice, which the
+    // apiserver sends back as "endpoints": null, "ports": null; a portless headless Service gets slices with
+    // "ports": null. A DNS pod started after that used to stay unready, failing its list on the nulls.
+    const lookups = lookupLoop(`echo.${ns}.svc.cluster.local`);
+    loops.push(lookups);
+    const labels = { app: "web" };
+    await client.call("POST", `/apis/apps/v1/namespaces/${ns}/deployments`, {
+      metadata: { name: "web" },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "switchyard/echo" }] } },
+      },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: "web" },
+      spec: { selector: labels, ports: [{ port: 9000, targetPort: 9000, protocol: "TCP" }] },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: "portless" },
+      spec: { clusterIP: "None", selector: { app: "echo" } },
+    });
+    await eventually("a ready endpoint for web", async () =>
+      (await webSlices()).some(hasEndpoints) ? true : undefined,
+    );
+    await client.call(
+      "PATCH",
+      `/apis/apps/v1/namespaces/${ns}/deployments/web`,
+      { spec: { replicas: 0 } },
+      contentTypes.merge,
+    );
+    await eventually("only the placeholder slice for web", async () => {
+      const slices = await webSlices();
+      return slices.length === 1 && !slices.some(hasEndpoints) ? true : undefined;
+    });
+
+    const dns = await client.call<{ items: Pod[] }>(
+      "GET",
+      "/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-dns",
+    );
+    const before = new Set(dns.items.map((p) => p.metadata?.name));
+    const victim = dns.items[0]?.metadata?.name ?? "";
+    await client.call("DELETE", `/api/v1/namespaces/kube-system/pods/${victim}`);
+    const replacement = await eventually(
+      "a new DNS pod Ready",
+      async () => {
+        const now = await client.call<{ items: Pod[] }>(
+          "GET",
+          "/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-dns",
+        );
+        return now.items.find((p) => !before.has(p.metadata?.name) && isReady(p));
+      },
+      120_000,
+    );
+
+    // The new pod itself answers: a name with endpoints, the Service with none (its ClusterIP), and the
+    // portless headless Service (its pods' addresses); and so does the kube-dns Service.
+    const podIp = replacement.status?.podIP ?? "";
+    const svc = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/web`);
+    const echoPods = await client.call<{ items: Pod[] }>(
+      "GET",
+      `/api/v1/namespaces/${ns}/pods?labelSelector=app%3Decho`,
+    );
+    const echoIps = echoPods.items.map((p) => p.status?.podIP ?? "").sort();
+    for (const server of [podIp, state.plan.dnsIp]) {
+      assert.equal(
+        await lookup(server, `web.${ns}.svc.cluster.local`),
+        svc.spec?.clusterIP,
+        `web via ${server}`,
+      );
+      assert.deepEqual(
+        (await lookup(server, `portless.${ns}.svc.cluster.local`)).split("\n").sort(),
+        echoIps,
+        `portless via ${server}`,
+      );
+    }
+    const ready = await fetchInNetns(podIp, 8181, "/ready");
+    assert.equal(ready, "OK");
+    const { attempted, failed } = await lookups.stop();
+    console.log(
+      `# lookups of echo through kube-dns during the sequence: ${failed.length} failed of ${attempted}`,
+    );
+    assert.ok(attempted > 0);
+    assert.deepEqual(failed, [], "every lookup answered (with glibc's default timeout:5 attempts:2)");
+    await client.call("DELETE", `/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    for (const name of ["web", "portless"])
+      await client.call("DELETE", `/api/v1/namespaces/${ns}/services/${name}`);
+  });
+
   test("the EndpointSlices were written by our slice controller", async () => {
     const list = await eventually("a slice with both endpoints", async () => {
       const l = await client.call<{ items: EndpointSlice[] }>(
         "GET",
-        `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`,
+        `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Decho`,
       );
-      return l.items.flatMap((s) => s.endpoints).length === 2 ? l : undefined;
+      return l.items.flatMap((s) => s.endpoints ?? []).length === 2 ? l : undefined;
     });
     assert.ok(list.items.length > 0 && list.items.every(writtenByOurController));
   });
