@@ -50,11 +50,17 @@ const started = Date.now();
 const child = spawn(process.execPath, args, { cwd: root, stdio: "inherit" });
 child.on("close", (code) => {
   const text = existsSync(tap) ? readFileSync(tap, "utf8") : "";
-  // The tap reporter ends with "# pass N", "# fail N", "# skipped N" (and cancelled/todo) for the whole run.
+  // The tap reporter ends with "# pass N", "# fail N" (and cancelled/todo) for the whole run.
   const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
   const failed = count("fail") + count("cancelled");
+  // Its "# skipped N" counts skipped tests only: a skipped describe (a whole kernel or control-plane suite)
+  // shows only as "ok N - name # SKIP reason". Every such line counts, suites included, and is listed.
+  const skips = [...text.matchAll(/^\s*(?:not )?ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map(
+    (m) => `${m[1]}: ${m[2] || "skipped"}`,
+  );
   rmSync(tmp, { recursive: true, force: true });
   console.log(`\ntest-all: ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  console.log(`${count("pass")} passed, ${failed} failed, ${count("skipped")} skipped`);
+  for (const skip of skips) console.log(`skipped: ${skip}`);
+  console.log(`${count("pass")} passed, ${failed} failed, ${skips.length} skipped`);
   process.exit(code === 0 && failed === 0 ? 0 : 1);
 });
