@@ -5,12 +5,27 @@
 //   2. npm dependencies (npm ci when node_modules is missing or older than package-lock.json)
 //   3. the TypeScript build (turbo, cached)
 //   4. the upstream binaries (built from lab/upstream into ~/.cache/switchyard, reused when present)
-// Plain Node with no dependencies: it must run before `npm ci` has.
+//   0. the project's Node (.node-version): when the running Node is another major line, it is installed into
+//      ~/.cache/switchyard/node and this script runs again under it, with its bin directory first on PATH so
+//      that npm, npx, turbo and tsx run on it too (scripts/project-node.mjs)
+// Plain Node with no dependencies: it must run before `npm ci` has, on the system's Node, whatever it is.
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
+import { ensureProjectNode, runningWantedMajor, wantedNodeVersion } from "./project-node.mjs";
 
 const root = join(import.meta.dirname, "..");
+
+if (!runningWantedMajor()) {
+  const node = ensureProjectNode();
+  console.error(
+    `[setup] Node ${process.versions.node} is not the project's line: running under ${wantedNodeVersion()}`,
+  );
+  const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}` };
+  const again = spawnSync(node, process.argv.slice(1), { stdio: "inherit", env });
+  process.exit(again.status ?? 1);
+}
+
 const job = process.argv[2];
 const jobArgs = process.argv.slice(3);
 
