@@ -28,7 +28,7 @@ import { ensureProjectNode, wantedNodeVersion } from "./project-node.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const suite = "bookworm";
 // Bumped when what goes into the images changes, so a cached image made by an older recipe is not reused.
-const recipe = "1";
+const recipe = "2";
 const distrolessPackages = [
   "base-files",
   "netbase",
@@ -105,11 +105,48 @@ function debootstrap(rootfs, mirrors) {
     join(rootfs, "etc/apt/sources.list"),
     `deb ${mirrors.main} ${suite} main\ndeb ${mirrors.main} ${suite}-updates main\ndeb ${mirrors.security} ${suite}-security main\n`,
   );
+  slimDown(rootfs);
   rmSync(join(rootfs, "var/cache/apt/archives"), { recursive: true, force: true });
   rmSync(join(rootfs, "var/lib/apt/lists"), { recursive: true, force: true });
   mkdirSync(join(rootfs, "var/cache/apt/archives/partial"), { recursive: true });
   mkdirSync(join(rootfs, "var/lib/apt/lists/partial"), { recursive: true });
   say(`debootstrap done in ${((Date.now() - started) / 1000).toFixed(0)}s`);
+}
+
+// What makes Debian's -slim images slim, in our own files: dpkg leaves out documentation, manual pages and
+// translations (copyright files stay), and apt keeps no package caches (pkgcache.bin and srcpkgcache.bin
+// alone are ~80 MB after an apt-get update) and no downloaded .debs. Then the same is removed from what
+// debootstrap already installed.
+function slimDown(rootfs) {
+  writeFileSync(
+    join(rootfs, "etc/dpkg/dpkg.cfg.d/switchyard-slim"),
+    [
+      "path-exclude /usr/share/doc/*",
+      "path-include /usr/share/doc/*/copyright",
+      "path-exclude /usr/share/man/*",
+      "path-exclude /usr/share/info/*",
+      "path-exclude /usr/share/groff/*",
+      "path-exclude /usr/share/lintian/*",
+      "path-exclude /usr/share/locale/*",
+      "",
+    ].join("\n"),
+  );
+  writeFileSync(
+    join(rootfs, "etc/apt/apt.conf.d/switchyard-slim"),
+    [
+      'Dir::Cache::pkgcache "";',
+      'Dir::Cache::srcpkgcache "";',
+      'DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb || true"; };',
+      'APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb || true"; };',
+      'Acquire::Languages "none";',
+      'APT::Install-Recommends "false";',
+      "",
+    ].join("\n"),
+  );
+  sh(
+    `cd '${rootfs}' && find usr/share/doc -mindepth 1 ! -name copyright ! -type d -delete && find usr/share/doc -mindepth 1 -type d -empty -delete && rm -rf usr/share/man/* usr/share/info/* usr/share/groff/* usr/share/lintian/* usr/share/locale/* var/cache/apt/*.bin`,
+    "slimming the rootfs",
+  );
 }
 
 // npm as the node image ships it: /usr/local/lib/node_modules/npm with npm and npx on PATH. The version is the
