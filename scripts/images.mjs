@@ -101,8 +101,10 @@ function build(app, version, buildArgs) {
       for (const line of lines) {
         tail.push(line);
         if (tail.length > 30) tail.shift();
-        // Step lines: the classic builder's "Step 3/20 : RUN ...", BuildKit's "#7 [build 3/9] RUN ...".
-        if (/^Step \d+\/\d+ :|^#\d+ \[[^\]]+\d+\/\d+\]/.test(line)) say(`${app}: ${line.slice(0, 150)}`);
+        // The steps that take time, FROM and RUN: the classic builder's "Step 3/20 : RUN ...", BuildKit's
+        // "#7 [build 3/9] RUN ..."; the many COPY steps would only bury them.
+        if (/^(Step \d+\/\d+ :|#\d+ \[[^\]]+\d+\/\d+\]) (FROM|RUN)\b/.test(line))
+          say(`${app}: ${line.slice(0, 150)}`);
       }
     };
     child.stdout.on("data", onData);
