@@ -5,12 +5,32 @@
 //   2. npm dependencies (npm ci when node_modules is missing or older than package-lock.json)
 //   3. the TypeScript build (turbo, cached)
 //   4. the upstream binaries (built from lab/upstream into ~/.cache/switchyard, reused when present)
-// Plain Node with no dependencies: it must run before `npm ci` has.
+//   5. for `test`: a Docker engine for the container tests (scripts/docker-engine.mjs: the one `docker info`
+//      answers, else a private one when root on Linux; without either those tests skip and say why)
+// `npm run images` needs only 0 and the engine: the images are built inside Docker (scripts/images.mjs).
+//   0. the project's Node (.node-version): when the running Node is another major line, it is installed into
+//      ~/.cache/switchyard/node and this script runs again under it, with its bin directory first on PATH so
+//      that npm, npx, turbo and tsx run on it too (scripts/project-node.mjs)
+// Plain Node with no dependencies: it must run before `npm ci` has, on the system's Node, whatever it is.
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
+import { ensureEngine } from "./docker-engine.mjs";
+import { buildImages } from "./images.mjs";
+import { ensureProjectNode, runningWantedMajor, wantedNodeVersion } from "./project-node.mjs";
 
 const root = join(import.meta.dirname, "..");
+
+if (!runningWantedMajor()) {
+  const node = ensureProjectNode();
+  console.error(
+    `[setup] Node ${process.versions.node} is not the project's line: running under ${wantedNodeVersion()}`,
+  );
+  const env = { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ""}` };
+  const again = spawnSync(node, process.argv.slice(1), { stdio: "inherit", env });
+  process.exit(again.status ?? 1);
+}
+
 const job = process.argv[2];
 const jobArgs = process.argv.slice(3);
 
@@ -110,8 +130,31 @@ const jobs = {
   upstream: () => {},
 };
 
+// The engine for the container tests; children find it through DOCKER_HOST.
+async function dockerEngine() {
+  try {
+    const host = await ensureEngine();
+    if (host) process.env.DOCKER_HOST = host;
+  } catch (err) {
+    console.error(`[setup] no Docker engine, the container tests will skip: ${err.message}`);
+  }
+}
+
+if (job === "images") {
+  const names = jobArgs.filter((a) => !a.startsWith("-"));
+  try {
+    await buildImages(names.length > 0 ? names : undefined, {
+      forceLocal: jobArgs.includes("--local-bases"),
+    });
+  } catch (err) {
+    console.error(`[images] ${err.message}`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
+
 if (!jobs[job]) {
-  console.error(`usage: node scripts/run.mjs ${Object.keys(jobs).join("|")} [args]`);
+  console.error(`usage: node scripts/run.mjs ${[...Object.keys(jobs), "images"].join("|")} [args]`);
   process.exit(2);
 }
 step("system packages", () =>
@@ -120,4 +163,5 @@ step("system packages", () =>
 step("npm dependencies", ensureNpm);
 step("build", build);
 step("upstream binaries", () => upstream(wantsKind ? ["kubectl"] : undefined));
+if (job === "test") await dockerEngine();
 jobs[job]();
