@@ -10,6 +10,7 @@
 // reaches nothing outside the host; `docker build --network host` reaches package registries as the host does.
 // Plain Node with no dependencies (it runs before npm ci).
 import { spawn, spawnSync } from "node:child_process";
+import { connect } from "node:net";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -129,7 +130,20 @@ function tail(file) {
     : "(no log)";
 }
 
-function startPrivate() {
+// True when some process accepts connections on the unix socket at `path`.
+function socketTaken(path) {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const conn = connect(path);
+    conn.once("connect", () => {
+      conn.destroy();
+      resolve(true);
+    });
+    conn.once("error", () => resolve(false));
+  });
+}
+
+async function startPrivate() {
   if (process.platform !== "linux" || process.getuid?.() !== 0)
     fail(
       "no Docker engine answers (docker info failed) and starting one needs root on Linux: start Docker yourself, or set DOCKER_HOST",
@@ -139,6 +153,8 @@ function startPrivate() {
     fail(
       `a private dockerd runs (pid ${running}, ${engine.pidfile}) but does not answer on ${engine.socket}`,
     );
+  if (await socketTaken(engine.socket))
+    fail(`${engine.socket} is taken by a process that does not answer as Docker; stop it or remove the socket`);
   installDockerd();
   // A socket or pidfile left by a dockerd that is gone would make the new one refuse to start.
   rmSync(engine.pidfile, { force: true });
@@ -169,7 +185,7 @@ export async function ensureEngine() {
     return privateHost;
   }
   const started = Date.now();
-  const pid = startPrivate();
+  const pid = await startPrivate();
   const version = await waitForEngine(pid);
   say(`private engine ready (server ${version}) in ${((Date.now() - started) / 1000).toFixed(1)}s`);
   say(`point clients at it: export DOCKER_HOST=${privateHost}`);
