@@ -10,8 +10,8 @@
 // reaches nothing outside the host; `docker build --network host` reaches package registries as the host does.
 // Plain Node with no dependencies (it runs before npm ci).
 import { spawn, spawnSync } from "node:child_process";
-import { connect } from "node:net";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { missingPrivilegedCaps, writeRuntimeShim } from "./docker-runtime-shim.mjs";
@@ -154,7 +154,9 @@ async function startPrivate() {
       `a private dockerd runs (pid ${running}, ${engine.pidfile}) but does not answer on ${engine.socket}`,
     );
   if (await socketTaken(engine.socket))
-    fail(`${engine.socket} is taken by a process that does not answer as Docker; stop it or remove the socket`);
+    fail(
+      `${engine.socket} is taken by a process that does not answer as Docker; stop it or remove the socket`,
+    );
   installDockerd();
   // A socket or pidfile left by a dockerd that is gone would make the new one refuse to start.
   rmSync(engine.pidfile, { force: true });
