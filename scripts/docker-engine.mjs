@@ -11,6 +11,7 @@
 // Plain Node with no dependencies (it runs before npm ci).
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { missingPrivilegedCaps, writeRuntimeShim } from "./docker-runtime-shim.mjs";
@@ -113,10 +114,13 @@ async function waitForEngine(pid) {
   for (let i = 1; ; i++) {
     const version = answers(privateHost);
     if (version) return version;
-    if (!pidAlive(pid))
+    // A dockerd started at the same moment by another run holds the pidfile; this one then exits, and that one answers.
+    if (!pidAlive(pid) && !answers(privateHost))
       fail(`dockerd exited during start-up; last lines of ${engine.log}:\n${tail(engine.log)}`);
     if (Date.now() - started > 60_000)
-      fail(`dockerd (pid ${pid}) did not answer on ${engine.socket} within 60 s; see ${engine.log}`);
+      fail(
+        `dockerd (pid ${pid}) did not answer on ${engine.socket} within 60 s; see ${engine.log}, or stop it: node scripts/docker-engine.mjs stop`,
+      );
     if (i % 5 === 0)
       say(`waiting for dockerd on ${engine.socket} (${Math.round((Date.now() - started) / 1000)}s)`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -129,15 +133,27 @@ function tail(file) {
     : "(no log)";
 }
 
-function startPrivate() {
+// True when some process accepts connections on the unix socket at `path`.
+function socketTaken(path) {
+  if (!existsSync(path)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const conn = connect(path);
+    conn.once("connect", () => {
+      conn.destroy();
+      resolve(true);
+    });
+    conn.once("error", () => resolve(false));
+  });
+}
+
+async function startPrivate() {
   if (process.platform !== "linux" || process.getuid?.() !== 0)
     fail(
       "no Docker engine answers (docker info failed) and starting one needs root on Linux: start Docker yourself, or set DOCKER_HOST",
     );
-  const running = privatePid();
-  if (running)
+  if (await socketTaken(engine.socket))
     fail(
-      `a private dockerd runs (pid ${running}, ${engine.pidfile}) but does not answer on ${engine.socket}`,
+      `${engine.socket} is taken by a process that does not answer as Docker; stop it or remove the socket`,
     );
   installDockerd();
   // A socket or pidfile left by a dockerd that is gone would make the new one refuse to start.
@@ -169,7 +185,10 @@ export async function ensureEngine() {
     return privateHost;
   }
   const started = Date.now();
-  const pid = startPrivate();
+  // Another run (a second CI job, a test) may have just started it: wait for it rather than start a second one.
+  const running = privatePid();
+  if (running) say(`a private dockerd (pid ${running}) runs but does not answer yet; waiting for it`);
+  const pid = running ?? (await startPrivate());
   const version = await waitForEngine(pid);
   say(`private engine ready (server ${version}) in ${((Date.now() - started) / 1000).toFixed(1)}s`);
   say(`point clients at it: export DOCKER_HOST=${privateHost}`);
