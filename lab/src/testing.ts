@@ -38,6 +38,11 @@ export interface TestControlPlane {
 export interface TestControlPlaneOptions {
   controllerManager?: boolean;
   scheduler?: boolean;
+  /**
+   * Where kube-apiserver listens (and the address its certificate names) instead of 127.0.0.1, e.g. the host's
+   * address on Docker's bridge so that a container reaches it as a pod reaches the kubernetes Service.
+   */
+  apiserverBindAddress?: string;
 }
 
 const required: UpstreamBinary[] = ["etcd", "kube-apiserver"];
@@ -57,6 +62,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     detached: false,
     controllerManager: options.controllerManager ?? false,
     scheduler: options.scheduler ?? false,
+    ...(options.apiserverBindAddress ? { apiserverBindAddress: options.apiserverBindAddress } : {}),
     ports: await freeControlPlanePorts(),
     out: { write: () => {} },
   });
@@ -125,8 +131,10 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
 }
 
 // A kube-apiserver client and object builders for tests that run against a control plane. Everything
-// these two modules export is meant for tests, so they are re-exported whole.
+// these modules export is meant for tests, so they are re-exported whole.
 export { freeControlPlanePorts } from "./controlplane/ports.js";
 export * from "./testing/api.js";
 export * from "./testing/cluster.js";
+export * from "./testing/docker.js";
+export * from "./testing/serviceaccount.js";
 export * from "./testing/upstream-slice-controller.js";

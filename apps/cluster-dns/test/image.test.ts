@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { buildImage, dockerEngine, docker as dockerIn, removeContainers } from "@switchyard/lab/testing";
 import { eventually } from "./helpers/process.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -24,22 +25,8 @@ const image = "switchyard/cluster-dns:dev";
 const upstreamName = "upstream.switchyard.test";
 const upstreamAddress = "192.0.2.53";
 
-// The engine: scripts/docker-engine.mjs uses the one that answers, else starts the private one (root).
-function dockerHost(): { host?: string; skip?: string } {
-  const r = spawnSync(process.execPath, [join(root, "scripts", "docker-engine.mjs"), "start"], {
-    encoding: "utf8",
-  });
-  if (r.status !== 0) return { skip: `no Docker engine: ${r.stderr.trim().split("\n").pop()}` };
-  return { host: /^DOCKER_HOST=(\S+)$/m.exec(r.stdout)?.[1] ?? process.env.DOCKER_HOST };
-}
-const engine = dockerHost();
-const env = { ...process.env, ...(engine.host ? { DOCKER_HOST: engine.host } : {}) };
-
-function docker(args: string[]): string {
-  const r = spawnSync("docker", args, { env, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`docker ${args.join(" ")}: ${r.stderr.trim()}`);
-  return r.stdout.trim();
-}
+const engine = dockerEngine();
+const docker = (args: string[]) => dockerIn(engine, args);
 
 // The upstream's reply to `msg`: A `upstreamName` -> `upstreamAddress`, NXDOMAIN to anything else.
 function reply(msg: Buffer): Buffer | undefined {
@@ -139,11 +126,7 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
 
   before(async () => {
     // Builds (or, when nothing changed, finds in the engine's cache) the image from apps/cluster-dns/Dockerfile.
-    const build = spawnSync(process.execPath, [join(root, "scripts", "images.mjs"), "cluster-dns"], {
-      env,
-      stdio: ["ignore", "inherit", "inherit"],
-    });
-    assert.equal(build.status, 0, "scripts/images.mjs cluster-dns failed");
+    buildImage(engine, "cluster-dns");
     stub = await upstream();
     const gateway = bridgeGateway();
     dir = mkdtempSync(join(tmpdir(), "sy-dns-image-"));
@@ -152,7 +135,7 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
     writeFileSync(join(dir, "Corefile"), corefile.replace("UPSTREAM", `${gateway}:${stub.port}`), {
       mode: 0o644,
     });
-    spawnSync("docker", ["rm", "-f", name], { env, stdio: "ignore" });
+    removeContainers(engine, [name]);
     docker([
       "run",
       "-d",
@@ -182,7 +165,7 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
   });
 
   after(() => {
-    if (!engine.skip) spawnSync("docker", ["rm", "-f", name], { env, stdio: "ignore" });
+    removeContainers(engine, [name]);
     stub?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -236,7 +219,7 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
           "-e",
           bind53,
         ],
-        { env, encoding: "utf8" },
+        { env: engine.env, encoding: "utf8" },
       );
     const withCap = run(["--cap-add", "NET_BIND_SERVICE"]);
     assert.equal(withCap.stdout.trim(), "bound", withCap.stderr);

@@ -84,9 +84,14 @@ export class Net {
   #forwarder: Server | undefined;
   #hosts = 0;
 
+  /**
+   * `nodePid`: build the node in that process's network namespace (named with `ip netns attach`) instead of
+   * a new one, so a container started with `--network none` becomes the node (the image tests).
+   */
   constructor(
     readonly prefix: string,
     subnet: number,
+    readonly nodePid?: number,
   ) {
     this.node = `${prefix}-node`;
     this.client = `${prefix}-client`;
@@ -95,8 +100,8 @@ export class Net {
     this.#hostLink = `${prefix}h`.slice(0, 15);
   }
 
-  #netns(name: string): void {
-    sh(["ip", "netns", "add", name]);
+  #netns(name: string, pid?: number): void {
+    sh(pid ? ["ip", "netns", "attach", name, String(pid)] : ["ip", "netns", "add", name]);
     this.#namespaces.push(name);
     sh(["ip", "-n", name, "link", "set", "lo", "up"]);
   }
@@ -107,7 +112,7 @@ export class Net {
 
   async build(podIPs: readonly string[]): Promise<void> {
     const n = this.node;
-    this.#netns(n);
+    this.#netns(n, this.nodePid);
     this.#netns(this.client);
     this.in(n, ["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
     sh(["ip", "-n", n, "link", "add", "br0", "type", "bridge"]);
