@@ -5,20 +5,78 @@
 // `ARG *_IMAGE=<default>` line: the default is used when the engine has it or can pull it; when it can not (no
 // registry answers), the local equivalents of scripts/local-base-images.mjs are made (once, then reused) and
 // passed as build arguments. Prints each build step, and each image's size at the end.
-//   node scripts/images.mjs [kube-proxy] [cluster-dns] [slice-controller] [--local-bases]
-// --local-bases skips the pull attempt. Plain Node with no dependencies (it runs before npm ci).
+//   node scripts/images.mjs [kube-proxy] [cluster-dns] [slice-controller] [--upstream] [--local-bases]
+// --local-bases skips the pull attempt. --upstream builds, instead, upstream's CoreDNS and kube-proxy images
+// from lab/upstream/images/<name>/Dockerfile around the binaries lab/upstream built, tagged
+// switchyard-upstream/<name>:<upstream version>, for comparing sizes (and for the kind runtime's upstream
+// stack). Plain Node with no dependencies (it runs before npm ci); only --upstream reads lab's build output.
 import { spawn, spawnSync } from "node:child_process";
-import { createWriteStream, existsSync, readdirSync, readFileSync } from "node:fs";
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureEngine } from "./docker-engine.mjs";
-import { ensureLocalBaseImages } from "./local-base-images.mjs";
+import { ensureLocalBaseImages, ensureUpstreamBaseImages } from "./local-base-images.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const apps = ["kube-proxy", "cluster-dns", "slice-controller"];
-// Which local image stands in for which build argument's upstream default.
-const localFor = { NODE_IMAGE: "node", RUNTIME_IMAGE: "distroless" };
+// Upstream's images: the binary each one wraps and the entry of lab/upstream/versions.json that tags it.
+export const upstreamImages = [
+  { name: "coredns", binary: "coredns", version: "coredns" },
+  { name: "kube-proxy", binary: "kube-proxy", version: "kubernetes" },
+];
+// Which local image stands in for which build argument's upstream default (the debootstrap Debian with node
+// also serves where a plain Debian is wanted: DEBIAN_IMAGE only runs apt-get and setcap).
+const localFor = {
+  NODE_IMAGE: "node",
+  RUNTIME_IMAGE: "distroless",
+  DEBIAN_IMAGE: "node",
+  STATIC_IMAGE: "static",
+  IPTABLES_IMAGE: "iptables",
+};
+
+// What one build needs: its Dockerfile, its context directory and its tags (the first is the one measured).
+function appTarget(app) {
+  const version = JSON.parse(readFileSync(join(root, "apps", app, "package.json"), "utf8")).version;
+  return {
+    name: app,
+    dockerfile: join(root, "apps", app, "Dockerfile"),
+    context: root,
+    tags: [`switchyard/${app}:dev`, `switchyard/${app}:${version}`],
+  };
+}
+
+// An upstream image's context is a fresh directory with only its Dockerfile and binary: the cache folder
+// holds every upstream binary (~550 MB), which docker would otherwise send whole. The binary is found as
+// the lab finds it (lab/src/upstream/binaries.ts, built into lab/dist).
+async function upstreamTarget(image) {
+  const lab = join(root, "lab", "dist", "upstream");
+  if (!existsSync(join(lab, "binaries.js"))) throw new Error("lab is not built: run npm run build first");
+  const { resolveBinary } = await import(join(lab, "binaries.js"));
+  const { readVersions } = await import(join(lab, "versions.js"));
+  const binary = resolveBinary(image.binary);
+  if (!binary.path)
+    throw new Error(`no upstream ${image.binary} binary: run npx switchyard-lab upstream build`);
+  const context = mkdtempSync(join(tmpdir(), `switchyard-upstream-${image.name}-`));
+  const dockerfile = join(context, "Dockerfile");
+  copyFileSync(join(root, "lab", "upstream", "images", image.name, "Dockerfile"), dockerfile);
+  copyFileSync(binary.path, join(context, image.binary));
+  return {
+    name: `upstream ${image.name}`,
+    dockerfile,
+    context,
+    tags: [`switchyard-upstream/${image.name}:${readVersions()[image.version]}`],
+    cleanup: () => rmSync(context, { recursive: true, force: true }),
+  };
+}
 
 function say(line) {
   console.error(`[images] ${line}`);
@@ -28,8 +86,8 @@ function seconds(since) {
   return `${((Date.now() - since) / 1000).toFixed(1)}s`;
 }
 
-function baseArgs(app) {
-  const text = readFileSync(join(root, "apps", app, "Dockerfile"), "utf8");
+function baseArgs(target) {
+  const text = readFileSync(target.dockerfile, "utf8");
   return [...text.matchAll(/^ARG (\w+_IMAGE)=(\S+)$/gm)].map((m) => ({ name: m[1], image: m[2] }));
 }
 
@@ -43,18 +101,22 @@ function haveOrPull(image) {
 }
 
 // Build argument -> local image, for every base image that has to be replaced by a local one.
-function resolveBases(selected, forceLocal) {
+function resolveBases(targets, forceLocal) {
   const pulled = new Map();
   const needLocal = new Set();
-  for (const app of selected)
-    for (const arg of baseArgs(app)) {
+  for (const target of targets)
+    for (const arg of baseArgs(target)) {
       if (!localFor[arg.name])
-        throw new Error(`apps/${app}/Dockerfile: no local equivalent for ARG ${arg.name}`);
+        throw new Error(`${target.dockerfile}: no local equivalent for ARG ${arg.name}`);
       if (!pulled.has(arg.image)) pulled.set(arg.image, !forceLocal && haveOrPull(arg.image));
       if (!pulled.get(arg.image)) needLocal.add(arg.name);
     }
   if (needLocal.size === 0) return new Map();
-  const tags = ensureLocalBaseImages();
+  const kinds = new Set([...needLocal].map((name) => localFor[name]));
+  const tags = {
+    ...(kinds.has("node") || kinds.has("distroless") ? ensureLocalBaseImages() : {}),
+    ...(kinds.has("static") || kinds.has("iptables") ? ensureUpstreamBaseImages() : {}),
+  };
   return new Map([...needLocal].map((name) => [name, tags[localFor[name]]]));
 }
 
@@ -71,27 +133,26 @@ function localCaCerts(dir = "/usr/local/share/ca-certificates") {
 }
 
 // The --build-arg flags of one app: only the arguments its Dockerfile declares.
-function buildArgsFor(app, local, caCerts) {
-  const args = baseArgs(app)
+function buildArgsFor(target, local, caCerts) {
+  const args = baseArgs(target)
     .filter((arg) => local.has(arg.name))
     .flatMap((arg) => ["--build-arg", `${arg.name}=${local.get(arg.name)}`]);
-  const declaresCa = /^ARG EXTRA_CA_CERTS=/m.test(
-    readFileSync(join(root, "apps", app, "Dockerfile"), "utf8"),
-  );
+  const declaresCa = /^ARG EXTRA_CA_CERTS=/m.test(readFileSync(target.dockerfile, "utf8"));
   if (caCerts && declaresCa) args.push("--build-arg", `EXTRA_CA_CERTS=${caCerts}`);
   return args;
 }
 
 // Runs one docker build; its step lines go to the terminal, everything to a log file.
-function build(app, version, buildArgs) {
-  const log = join(tmpdir(), `switchyard-image-${app}.log`);
-  const args = ["build", "--network", "host", "-f", `apps/${app}/Dockerfile`];
-  args.push("-t", `switchyard/${app}:${version}`, "-t", `switchyard/${app}:dev`, ...buildArgs, ".");
+function build(target, buildArgs) {
+  const app = target.name;
+  const log = join(tmpdir(), `switchyard-image-${app.replace(" ", "-")}.log`);
+  const args = ["build", "--network", "host", "-f", target.dockerfile];
+  args.push(...target.tags.flatMap((t) => ["-t", t]), ...buildArgs, target.context);
   const shown = args.map((a) => (a.startsWith("EXTRA_CA_CERTS=") ? "EXTRA_CA_CERTS=<PEM>" : a));
   say(`${app}: docker ${shown.join(" ")} (log: ${log})`);
   const out = createWriteStream(log);
   return new Promise((resolve, reject) => {
-    const child = spawn("docker", args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("docker", args, { cwd: target.context, stdio: ["ignore", "pipe", "pipe"] });
     let partial = "";
     const tail = [];
     const onData = (chunk) => {
@@ -122,48 +183,55 @@ function sizeOf(image) {
   return Number(r.stdout.trim());
 }
 
-export async function buildImages(selected = apps, { forceLocal = false } = {}) {
+// Builds the apps named in `selected` and, with `upstream`, upstream's images; returns what was built.
+export async function buildImages(selected = apps, { forceLocal = false, upstream = false } = {}) {
   const started = Date.now();
   const host = await ensureEngine();
   if (host) process.env.DOCKER_HOST = host;
-  const local = resolveBases(selected, forceLocal);
-  const caCerts = localCaCerts();
-  if (caCerts)
-    say("passing this host's /usr/local/share/ca-certificates to npm ci in the builds (EXTRA_CA_CERTS)");
+  const targets = selected.map(appTarget);
+  if (upstream) for (const image of upstreamImages) targets.push(await upstreamTarget(image));
   const done = [];
-  for (const app of selected) {
-    const version = JSON.parse(readFileSync(join(root, "apps", app, "package.json"), "utf8")).version;
-    const t = Date.now();
-    await build(app, version, buildArgsFor(app, local, caCerts));
-    done.push({
-      image: `switchyard/${app}`,
-      tags: `${version}, dev`,
-      size: sizeOf(`switchyard/${app}:dev`),
-      time: seconds(t),
-    });
+  try {
+    const local = resolveBases(targets, forceLocal);
+    const caCerts = localCaCerts();
+    if (caCerts)
+      say("passing this host's /usr/local/share/ca-certificates to npm ci in the builds (EXTRA_CA_CERTS)");
+    for (const target of targets) {
+      const t = Date.now();
+      await build(target, buildArgsFor(target, local, caCerts));
+      done.push({ tags: target.tags, size: sizeOf(target.tags[0]), time: seconds(t) });
+    }
+    say(
+      `built ${done.length} image(s) in ${seconds(started)}${local.size ? ` on local bases (${[...new Set(local.values())].join(", ")})` : ""}`,
+    );
+  } finally {
+    for (const target of targets) target.cleanup?.();
   }
-  say(
-    `built ${done.length} image(s) in ${seconds(started)}${local.size ? ` on local bases (${[...new Set(local.values())].join(", ")})` : ""}`,
-  );
   for (const d of done)
     console.log(
-      `${d.image.padEnd(30)} ${d.tags.padEnd(12)} ${(d.size / 1e6).toFixed(1).padStart(7)} MB  built in ${d.time}`,
+      `${d.tags.join(", ").padEnd(52)} ${(d.size / 1e6).toFixed(1).padStart(7)} MB  built in ${d.time}`,
     );
   return done;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const words = process.argv.slice(2);
-  const unknown = words.filter((w) => w !== "--local-bases" && !apps.includes(w));
+  const flags = ["--local-bases", "--upstream"];
+  const unknown = words.filter((w) => !flags.includes(w) && !apps.includes(w));
   if (unknown.length > 0) {
     console.error(
-      `usage: node scripts/images.mjs [${apps.join("] [")}] [--local-bases] (unknown: ${unknown.join(" ")})`,
+      `usage: node scripts/images.mjs [${apps.join("] [")}] [--upstream] [--local-bases] (unknown: ${unknown.join(" ")})`,
     );
     process.exit(2);
   }
   const selected = apps.filter((a) => words.includes(a));
+  const upstream = words.includes("--upstream");
   try {
-    await buildImages(selected.length ? selected : apps, { forceLocal: words.includes("--local-bases") });
+    // --upstream alone builds only upstream's images; app names add ours.
+    await buildImages(selected.length || upstream ? selected : apps, {
+      forceLocal: words.includes("--local-bases"),
+      upstream,
+    });
   } catch (err) {
     say(err.message);
     process.exit(1);

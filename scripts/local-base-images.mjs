@@ -86,7 +86,7 @@ export function aptMirrors() {
   };
 }
 
-function debootstrap(rootfs, mirrors) {
+function debootstrap(rootfs, mirrors, extraPackages = []) {
   if (!spawnSync("sh", ["-c", "command -v debootstrap"]).stdout.length) {
     say("installing debootstrap (apt-get install debootstrap)");
     sh(
@@ -97,7 +97,7 @@ function debootstrap(rootfs, mirrors) {
   const started = Date.now();
   say(`debootstrap --variant=minbase ${suite} from ${mirrors.main} (a few minutes; log: ${rootfs}.log)`);
   sh(
-    `debootstrap --variant=minbase --include=ca-certificates,tzdata,netbase,libssl3 ${suite} '${rootfs}' '${mirrors.main}' >'${rootfs}.log' 2>&1 || { tail -20 '${rootfs}.log'; exit 1; }`,
+    `debootstrap --variant=minbase --include=${["ca-certificates", "tzdata", "netbase", "libssl3", ...extraPackages].join(",")} ${suite} '${rootfs}' '${mirrors.main}' >'${rootfs}.log' 2>&1 || { tail -20 '${rootfs}.log'; exit 1; }`,
     "debootstrap",
   );
   // Where the upstream Debian images point apt: the release, its updates and the security archive.
@@ -171,12 +171,12 @@ function dockerImport(dir, tag, changes) {
   say(`made ${tag}`);
 }
 
-// The files the distroless-like image keeps: every path the chosen packages installed, with directories
-// resolved through the rootfs's merged-/usr symlinks so that tar does not write through a symlink.
-function distrolessFileList(rootfs) {
-  const listed = spawnSync("chroot", [rootfs, "dpkg", "-L", ...distrolessPackages], { encoding: "utf8" });
+// The files a distroless-like image keeps: every path the given packages installed (plus `extra`), with
+// directories resolved through the rootfs's merged-/usr symlinks so that tar does not write through a symlink.
+function distrolessFileList(rootfs, packages, extra = []) {
+  const listed = spawnSync("chroot", [rootfs, "dpkg", "-L", ...packages], { encoding: "utf8" });
   if (listed.status !== 0) fail(`dpkg -L in the rootfs failed: ${listed.stderr.trim()}`);
-  const paths = new Set(["bin", "sbin", "lib", "lib64", "etc/ssl/certs/ca-certificates.crt"]);
+  const paths = new Set(["bin", "sbin", "lib", "lib64", "etc/ssl/certs/ca-certificates.crt", ...extra]);
   for (const line of listed.stdout.split("\n")) {
     if (!line.startsWith("/") || line === "/.") continue;
     const full = join(rootfs, line);
@@ -187,9 +187,11 @@ function distrolessFileList(rootfs) {
   return [...paths].filter((p) => p && existsSync(join(rootfs, p))).sort();
 }
 
-function makeDistroless(rootfs, node, out) {
-  const list = join(dirname(out), "distroless.list");
-  writeFileSync(list, `${distrolessFileList(rootfs).join("\n")}\n`);
+// Copies the file set into `out` and adds what distroless images have besides packages: their users, /tmp,
+// the home directories.
+function makeDistroless(rootfs, out, files) {
+  const list = `${out}.list`;
+  writeFileSync(list, `${files.join("\n")}\n`);
   mkdirSync(out, { recursive: true });
   sh(
     `tar --numeric-owner --no-recursion -C '${rootfs}' -c -T '${list}' | tar --numeric-owner -C '${out}' -x`,
@@ -202,7 +204,7 @@ function makeDistroless(rootfs, node, out) {
   );
   writeFileSync(join(out, "etc/group"), "root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n");
   sh(
-    `install -d -m 1777 '${out}/tmp' && install -d -m 0700 '${out}/root' && install -d -m 0700 -o 65532 -g 65532 '${out}/home/nonroot' && install -D -m 0755 '${node}' '${out}/nodejs/bin/node'`,
+    `install -d -m 1777 '${out}/tmp' && install -d -m 0700 '${out}/root' && install -d -m 0700 -o 65532 -g 65532 '${out}/home/nonroot'`,
     "laying out the distroless image",
   );
 }
@@ -233,7 +235,8 @@ export function ensureLocalBaseImages() {
   try {
     const rootfs = join(work, "rootfs");
     debootstrap(rootfs, aptMirrors());
-    makeDistroless(rootfs, node, join(work, "distroless"));
+    makeDistroless(rootfs, join(work, "distroless"), distrolessFileList(rootfs, distrolessPackages));
+    sh(`install -D -m 0755 '${node}' '${work}/distroless/nodejs/bin/node'`, "copying node");
     addNodeAndNpm(rootfs, node, work);
     const path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     dockerImport(rootfs, tags.node, [
@@ -252,5 +255,96 @@ export function ensureLocalBaseImages() {
     removeWork(work);
   }
   say(`base images made in ${((Date.now() - started) / 1000).toFixed(0)}s`);
+  return tags;
+}
+
+// The bases of upstream's own images, for building them side by side with ours (lab/upstream/images):
+//   switchyard-local/static-debian12:nonroot     distroless static-like (CoreDNS's base): base-files, netbase,
+//                                                 tzdata, ca-certificates; no libc, no shell, uid 65532
+//   switchyard-local/distroless-iptables:bookworm distroless-like with what kube-proxy calls (kube-proxy's
+//                                                 base): iptables (both backends), nft, ipset, conntrack and
+//                                                 the libraries they link, no shell
+const upstreamRecipe = "1";
+const staticPackages = ["base-files", "netbase", "tzdata", "ca-certificates"];
+const iptablesTools = ["iptables", "nftables", "ipset", "conntrack"];
+
+export function upstreamBaseTags() {
+  return {
+    static: `switchyard-local/static-debian12:nonroot-r${upstreamRecipe}`,
+    iptables: `switchyard-local/distroless-iptables:${suite}-r${upstreamRecipe}`,
+  };
+}
+
+// The installed packages `packages` need at run time: the closure of their Depends and Pre-Depends in the
+// rootfs's dpkg database (of alternatives, the first one installed).
+function dependencyClosure(rootfs, packages) {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${...} is dpkg-query's format syntax
+  const statusFormat = "-f=${Status}";
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${...} is dpkg-query's format syntax
+  const dependsFormat = "-f=${Depends}, ${Pre-Depends}";
+  const installed = (name) =>
+    spawnSync("chroot", [rootfs, "dpkg-query", "-W", statusFormat, name], { encoding: "utf8" }).stdout ===
+    "install ok installed";
+  const seen = new Set();
+  const queue = [...packages];
+  while (queue.length > 0) {
+    const name = queue.shift();
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const q = spawnSync("chroot", [rootfs, "dpkg-query", "-W", dependsFormat, name], {
+      encoding: "utf8",
+    });
+    if (q.status !== 0) fail(`dpkg-query ${name} in the rootfs failed: ${q.stderr.trim()}`);
+    for (const clause of q.stdout.split(",")) {
+      const options = clause.split("|").map((o) => o.trim().split(/[\s:(]/)[0]);
+      const pick = options.find((o) => o && installed(o));
+      if (pick && !seen.has(pick)) queue.push(pick);
+    }
+  }
+  return [...seen].sort();
+}
+
+// iptables, ip6tables and their -save/-restore are update-alternatives links made by the package's postinst,
+// not files dpkg lists: keep the links and what /etc/alternatives points them at (Debian's default, nft).
+function alternativesLinks(rootfs) {
+  const names = readdirSync(join(rootfs, "etc/alternatives")).filter((n) =>
+    /^(ip6?tables|ebtables|arptables)/.test(n),
+  );
+  return names.flatMap((n) => [`etc/alternatives/${n}`, `usr/sbin/${n}`]);
+}
+
+// Makes the two upstream base images when they are not there yet; returns their tags.
+export function ensureUpstreamBaseImages() {
+  const tags = upstreamBaseTags();
+  if (imageExists(tags.static) && imageExists(tags.iptables)) {
+    say(`reusing ${tags.static} and ${tags.iptables}`);
+    return tags;
+  }
+  if (process.getuid?.() !== 0) fail("making base images needs root (debootstrap, chroot); run as root");
+  const started = Date.now();
+  const work = mkdtempSync(join(tmpdir(), "switchyard-base-"));
+  try {
+    const rootfs = join(work, "rootfs");
+    debootstrap(rootfs, aptMirrors(), iptablesTools);
+    const config = [
+      "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      "ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+    ];
+    makeDistroless(rootfs, join(work, "static"), distrolessFileList(rootfs, staticPackages));
+    dockerImport(join(work, "static"), tags.static, [...config, "USER 65532:65532", "WORKDIR /home/nonroot"]);
+    // The closure of the tools only: ca-certificates' own dependencies (debconf, openssl) only generate the
+    // bundle at install time, and distroless images keep just the files.
+    const packages = [...new Set([...distrolessPackages, ...dependencyClosure(rootfs, iptablesTools)])];
+    say(`distroless-iptables packages: ${packages.join(" ")}`);
+    makeDistroless(
+      rootfs,
+      join(work, "iptables"),
+      distrolessFileList(rootfs, packages, alternativesLinks(rootfs)),
+    );
+    dockerImport(join(work, "iptables"), tags.iptables, config);
+  } finally {
+    removeWork(work);
+  }
+  say(`upstream base images made in ${((Date.now() - started) / 1000).toFixed(0)}s`);
   return tags;
 }

@@ -143,8 +143,10 @@ async function dockerEngine() {
 if (job === "images") {
   const names = jobArgs.filter((a) => !a.startsWith("-"));
   try {
-    await buildImages(names.length > 0 ? names : undefined, {
+    const upstream = jobArgs.includes("--upstream");
+    await buildImages(names.length > 0 || upstream ? names : undefined, {
       forceLocal: jobArgs.includes("--local-bases"),
+      upstream,
     });
   } catch (err) {
     console.error(`[images] ${err.message}`);
