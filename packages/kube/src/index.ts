@@ -55,7 +55,8 @@ export {
 } from "./rest/client.js";
 export { dropNullFields, parseApiJson } from "./rest/decode.js";
 export { HttpRestClient, type HttpRestClientOptions } from "./rest/http-client.js";
-export { type LoadKubeConfigOptions, loadKubeConfig } from "./rest/kubeconfig.js";
+export { type ClusterAccess, type InClusterOptions, inClusterAccess } from "./rest/in-cluster.js";
+export { type LoadKubeConfigOptions, loadKubeConfig, loadKubeConfigFile } from "./rest/kubeconfig.js";
 export {
   type KubeList,
   type KubeObject,

@@ -1,6 +1,5 @@
 import * as http from "node:http";
 import * as https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { ApiError } from "./api-error.js";
 import {
   type DeleteOptions,
@@ -13,6 +12,7 @@ import {
   type WriteOptions,
 } from "./client.js";
 import { parseApiJson } from "./decode.js";
+import type { ClusterAccess } from "./in-cluster.js";
 import { ndjson } from "./ndjson.js";
 import type { KubeList, KubeObject, WatchEvent } from "./object.js";
 import { queryString, resourcePath } from "./paths.js";
@@ -40,19 +40,19 @@ interface Request {
 }
 
 /**
- * The REST client over node:http(s). client-node is used only for its
- * KubeConfig (files, in-cluster config, auth); requests, keep-alive and the
- * watch stream are ours, on raw JSON.
+ * The REST client over node:http(s). The configuration says where the server is and how each request
+ * authenticates (client-node's KubeConfig for kubeconfig files, in-cluster.ts for a pod's service
+ * account); requests, keep-alive and the watch stream are ours, on raw JSON.
  */
 export class HttpRestClient implements RestClient {
   readonly server: URL;
-  readonly #kc: KubeConfig;
+  readonly #kc: ClusterAccess;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
   #agent: http.Agent | undefined;
   #agentKey = "";
 
-  constructor(kc: KubeConfig, options: HttpRestClientOptions = {}) {
+  constructor(kc: ClusterAccess, options: HttpRestClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster");
     this.server = new URL(cluster.server);

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { type ClusterAccess, inClusterAccess, serviceAccountDir } from "./in-cluster.js";
 import { applyKubectlTokenFiles } from "./token-file.js";
 
 export interface LoadKubeConfigOptions {
@@ -15,29 +17,43 @@ export interface LoadKubeConfigOptions {
   inClusterPathPrefix?: string;
 }
 
-const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+/**
+ * client-node's KubeConfig class, loaded on first use: only kubeconfig files need it (contexts, exec
+ * plugins, auth providers), and a process that never reads one (a pod on its service account) is spared
+ * the library's memory. Node 24 loads the ES module synchronously through require.
+ */
+function kubeConfigClass(): typeof KubeConfig {
+  const load = createRequire(import.meta.url);
+  return (load("@kubernetes/client-node") as { KubeConfig: typeof KubeConfig }).KubeConfig;
+}
+
+/** One kubeconfig file through client-node (kubectl's `tokenFile` users included). */
+export function loadKubeConfigFile(path: string, source = "--kubeconfig"): KubeConfig {
+  const kc = new (kubeConfigClass())();
+  try {
+    kc.loadFromFile(path);
+    applyKubectlTokenFiles(kc, path);
+  } catch (err) {
+    throw new Error(`kubeconfig ${path} (${source}) is invalid: ${(err as Error).message}`);
+  }
+  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig ${path} (${source}) has no current cluster`);
+  return kc;
+}
 
 /**
- * Loads a KubeConfig in the order kubectl users expect: an explicit path,
+ * Finds the configuration in the order kubectl users expect: an explicit path,
  * then $KUBECONFIG, then in-cluster config, then ~/.kube/config. Fails with
- * one line naming what was tried.
+ * one line naming what was tried. Files are read by client-node; the
+ * in-cluster configuration is read without it (in-cluster.ts).
  */
-export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
+export function loadKubeConfig(options: LoadKubeConfigOptions = {}): ClusterAccess {
   const env = options.env ?? process.env;
-  const kc = new KubeConfig();
   const tried: string[] = [];
 
   const fromFile = (path: string, source: string): KubeConfig | undefined => {
     tried.push(`${source} ${path}`);
     if (!existsSync(path)) return undefined;
-    try {
-      kc.loadFromFile(path);
-      applyKubectlTokenFiles(kc, path);
-    } catch (err) {
-      throw new Error(`kubeconfig ${path} (${source}) is invalid: ${(err as Error).message}`);
-    }
-    if (!kc.getCurrentCluster()) throw new Error(`kubeconfig ${path} (${source}) has no current cluster`);
-    return kc;
+    return loadKubeConfigFile(path, source);
   };
 
   if (options.kubeconfig) {
@@ -54,11 +70,8 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   if (env.KUBERNETES_SERVICE_HOST) {
     const prefix = options.inClusterPathPrefix ?? "";
     tried.push(`in-cluster ${prefix}${serviceAccountDir}`);
-    if (existsSync(`${prefix}${serviceAccountDir}/token`)) {
-      // client-node reads the host and port from process.env itself.
-      kc.loadFromCluster(prefix);
-      return kc;
-    }
+    if (existsSync(`${prefix}${serviceAccountDir}/token`))
+      return inClusterAccess({ env, pathPrefix: prefix });
   }
   const loaded = fromFile(join(options.home ?? homedir(), ".kube", "config"), "default");
   if (loaded) return loaded;

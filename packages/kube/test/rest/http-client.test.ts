@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { isAlreadyExists, isConflict, isGone, isNotFound } from "../../src/rest/api-error.js";
 import { listAll } from "../../src/rest/client.js";
 import { HttpRestClient } from "../../src/rest/http-client.js";
-import { loadKubeConfig } from "../../src/rest/kubeconfig.js";
+import { loadKubeConfig, loadKubeConfigFile } from "../../src/rest/kubeconfig.js";
 import { endpointSlices, nodes, pods } from "../../src/rest/resources.js";
 
 interface Seen {
@@ -221,10 +221,12 @@ describe("HttpRestClient", () => {
 describe("loadKubeConfig", () => {
   test("takes an explicit path, else the first existing $KUBECONFIG entry", () => {
     const home = mkdtempSync(join(tmpdir(), "kube-home-"));
-    assert.equal(loadKubeConfig({ kubeconfig, env: {}, home }).getCurrentContext(), "ctx");
+    const server = loadKubeConfigFile(kubeconfig).getCurrentCluster()?.server;
+    assert.match(server ?? "", /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(loadKubeConfig({ kubeconfig, env: {}, home }).getCurrentCluster()?.server, server);
     assert.equal(
-      loadKubeConfig({ env: { KUBECONFIG: `/nope:${kubeconfig}` }, home }).getCurrentContext(),
-      "ctx",
+      loadKubeConfig({ env: { KUBECONFIG: `/nope:${kubeconfig}` }, home }).getCurrentCluster()?.server,
+      server,
     );
   });
 

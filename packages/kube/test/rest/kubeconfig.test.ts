@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { inClusterAccess } from "../../src/rest/in-cluster.js";
 import { loadKubeConfig } from "../../src/rest/kubeconfig.js";
 
 function kubeconfigWith(user: string): string {
@@ -49,6 +51,87 @@ describe("loadKubeConfig", () => {
     assert.throws(
       () => loadKubeConfig({ kubeconfig: "/nonexistent/kubeconfig", env: {} }),
       /^Error: kubeconfig \/nonexistent\/kubeconfig does not exist$/,
+    );
+  });
+});
+
+describe("in-cluster configuration", () => {
+  function serviceAccount(token: string): string {
+    const prefix = mkdtempSync(join(tmpdir(), "sy-sa-"));
+    const dir = join(prefix, "var/run/secrets/kubernetes.io/serviceaccount");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "token"), token);
+    writeFileSync(join(dir, "ca.crt"), "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+    writeFileSync(join(dir, "namespace"), "kube-system");
+    return prefix;
+  }
+  const env = { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" };
+
+  test("the server from KUBERNETES_SERVICE_HOST/PORT, the CA and the bearer token from the service account", async () => {
+    const prefix = serviceAccount("tok-1\n");
+    const access = loadKubeConfig({ env, home: "/nonexistent", inClusterPathPrefix: prefix });
+    assert.equal(access.getCurrentCluster()?.server, "https://10.96.0.1:443");
+    const opts: { headers?: Record<string, string>; ca?: Buffer } = {};
+    await access.applyToHTTPSOptions(opts);
+    assert.equal(opts.headers?.Authorization, "Bearer tok-1");
+    assert.match(String(opts.ca), /BEGIN CERTIFICATE/);
+    const v6 = inClusterAccess({ env: { ...env, KUBERNETES_SERVICE_HOST: "fd00::1" }, pathPrefix: prefix });
+    assert.equal(v6.getCurrentCluster()?.server, "https://[fd00::1]:443");
+  });
+
+  test("a rotated token is read again after a minute, as client-go does; not on every request", async () => {
+    const prefix = serviceAccount("old");
+    let now = 1_000_000;
+    const access = inClusterAccess({ env, pathPrefix: prefix, now: () => now });
+    const token = async () => {
+      const opts: { headers?: Record<string, string> } = {};
+      await access.applyToHTTPSOptions(opts);
+      return opts.headers?.Authorization;
+    };
+    const file = join(prefix, "var/run/secrets/kubernetes.io/serviceaccount/token");
+    writeFileSync(file, "new");
+    // The same second: the mtime may or may not have moved, so only the minute is asserted.
+    now += 61_000;
+    assert.equal(await token(), "Bearer new");
+  });
+
+  test("it loads without client-node: a pod on its service account never pays for that library", () => {
+    // A resolve hook that refuses client-node, in a process that loads the built package (dist: no tsx).
+    const dist = new URL("../../dist/index.js", import.meta.url).href;
+    const run = (call: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          [
+            'import { registerHooks } from "node:module";',
+            "registerHooks({ resolve(spec, ctx, next) {",
+            '  if (spec.startsWith("@kubernetes/client-node")) throw new Error("client-node was loaded");',
+            "  return next(spec, ctx); } });",
+            `const kube = await import(${JSON.stringify(dist)});`,
+            call,
+          ].join("\n"),
+          serviceAccount("t"),
+        ],
+        { encoding: "utf8" },
+      );
+    const pod = run(
+      `kube.loadKubeConfig({ env: ${JSON.stringify(env)}, home: "/nonexistent", inClusterPathPrefix: process.argv[1] });`,
+    );
+    assert.equal(pod.status, 0, pod.stderr);
+    // The hook does catch a load: reading a kubeconfig file needs client-node.
+    const dir = mkdtempSync(join(tmpdir(), "sy-kc-"));
+    writeFileSync(join(dir, "kubeconfig"), kubeconfigWith("{token: t}"));
+    const file = run(`kube.loadKubeConfigFile(${JSON.stringify(join(dir, "kubeconfig"))});`);
+    assert.notEqual(file.status, 0);
+    assert.match(file.stderr, /client-node was loaded/);
+  });
+
+  test("no host and port is one line, as client-go says it", () => {
+    assert.throws(
+      () => inClusterAccess({ env: {}, pathPrefix: serviceAccount("t") }),
+      /^Error: unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined$/,
     );
   });
 });

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { HttpRestClient, loadKubeConfig } from "@switchyard/kube";
+import { existsSync, readFileSync } from "node:fs";
+import { HttpRestClient, inClusterAccess, loadKubeConfigFile } from "@switchyard/kube";
 import type { KubernetesOptions } from "../options.js";
 
 type KubeConfigLike = ConstructorParameters<typeof HttpRestClient>[0];
@@ -13,7 +13,9 @@ const USER_AGENT = "switchyard-dns/0.1.0";
  */
 export function connect(opts: KubernetesOptions, env: NodeJS.ProcessEnv = process.env): HttpRestClient {
   if (opts.kubeconfig) {
-    const kc = loadKubeConfig({ kubeconfig: opts.kubeconfig.path, env });
+    if (!existsSync(opts.kubeconfig.path))
+      throw new Error(`kubeconfig ${opts.kubeconfig.path} does not exist`);
+    const kc = loadKubeConfigFile(opts.kubeconfig.path, "kubeconfig");
     const context = opts.kubeconfig.context;
     if (context !== undefined) {
       if (!kc.getContextObject(context))
@@ -24,19 +26,9 @@ export function connect(opts: KubernetesOptions, env: NodeJS.ProcessEnv = proces
   }
   if (opts.endpoint)
     return new HttpRestClient(endpointConfig(opts.endpoint, opts.tls), { userAgent: USER_AGENT });
-  if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
-    throw new Error(
-      "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined",
-    );
-  }
-  // Only the service account: CoreDNS never falls back to $KUBECONFIG or ~/.kube/config.
-  const inCluster = {
-    KUBERNETES_SERVICE_HOST: env.KUBERNETES_SERVICE_HOST,
-    KUBERNETES_SERVICE_PORT: env.KUBERNETES_SERVICE_PORT,
-  };
-  return new HttpRestClient(loadKubeConfig({ env: inCluster, home: "/nonexistent" }), {
-    userAgent: USER_AGENT,
-  });
+  // Only the service account: CoreDNS never falls back to $KUBECONFIG or ~/.kube/config. Read without
+  // client-node, which a DNS pod under kubeadm's 170Mi limit cannot afford to load.
+  return new HttpRestClient(inClusterAccess({ env }), { userAgent: USER_AGENT });
 }
 
 /**
