@@ -50,3 +50,52 @@ export function upstreamCorefile(): string {
     "",
   ].join("\n");
 }
+
+export interface KubeadmPorts extends ServerPorts {
+  /** In the Corefile itself (kubeadm's names `.:53`), so `-dns.port` does not apply. */
+  dns: number;
+  health: number;
+}
+
+export interface KubeadmOptions {
+  kubeconfigPath: string;
+  kubeContext: string;
+  upstreamPort: number;
+  ports: KubeadmPorts;
+}
+
+/**
+ * kubeadm v1.37.2's Corefile (its CoreDNS ConfigMap), changed only where a benchmark on a shared machine
+ * must: every listener on 127.0.0.1 and a free port instead of :53, :8080, :8181 and :9153, a
+ * `kubeconfig` line (no service account outside a pod), and `forward` to the local upstream instead of
+ * /etc/resolv.conf (whose servers are off this machine). Every plugin and option is kubeadm's.
+ */
+export function kubeadmCorefile(o: KubeadmOptions): string {
+  return [
+    `.:${o.ports.dns} {`,
+    "    errors",
+    `    health 127.0.0.1:${o.ports.health} {`,
+    "       lameduck 5s",
+    "    }",
+    `    ready 127.0.0.1:${o.ports.ready}`,
+    `    kubernetes ${ZONE} in-addr.arpa ip6.arpa {`,
+    `       kubeconfig ${o.kubeconfigPath} ${o.kubeContext}`,
+    "       pods insecure",
+    "       fallthrough in-addr.arpa ip6.arpa",
+    "       ttl 30",
+    "    }",
+    `    prometheus 127.0.0.1:${o.ports.metrics}`,
+    `    forward . 127.0.0.1:${o.upstreamPort} {`,
+    "       max_concurrent 1000",
+    "    }",
+    "    cache 30 {",
+    `       disable success ${ZONE}`,
+    `       disable denial ${ZONE}`,
+    "    }",
+    "    loop",
+    "    reload",
+    "    loadbalance",
+    "}",
+    "",
+  ].join("\n");
+}

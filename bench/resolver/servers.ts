@@ -25,6 +25,15 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** switchyard-dns `-workers` (a count or "auto"); CoreDNS ignores it. */
   workers?: string;
+  /** Node options before the script (switchyard-dns only), e.g. `--import` of a probe. */
+  nodeArgs?: string[];
+  /**
+   * A cgroup v1 memory cgroup directory to run in: the process joins it before exec, so everything it
+   * ever allocates is charged there, as in a container.
+   */
+  cgroup?: string;
+  /** Another switchyard-dns entry script than the checkout's (e.g. a prototype build elsewhere). */
+  bin?: string;
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
@@ -35,7 +44,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
       : [
           process.execPath,
           [
-            SWITCHYARD_BIN,
+            ...(o.nodeArgs ?? []),
+            o.bin ?? SWITCHYARD_BIN,
             "-conf",
             o.corefile,
             "-dns.port",
@@ -44,7 +54,11 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
             ...(o.workers ? ["-workers", o.workers] : []),
           ],
         ];
-  const child = spawn(bin, args, { stdio: ["ignore", out, out], env: { ...process.env, ...o.env } });
+  // In a cgroup: a shell joins it, then execs the server, so the server keeps the shell's pid.
+  const [file, argv] = o.cgroup
+    ? ["/bin/sh", ["-c", `echo $$ > '${o.cgroup}/cgroup.procs' && exec "$0" "$@"`, bin, ...args]]
+    : [bin, args];
+  const child = spawn(file, argv, { stdio: ["ignore", out, out], env: { ...process.env, ...o.env } });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const pid = child.pid;
   if (pid === undefined) throw new Error(`${o.kind}: did not start`);

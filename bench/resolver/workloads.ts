@@ -99,3 +99,30 @@ export function workloads(n: ClusterNames): Workload[] {
     },
   ];
 }
+
+/**
+ * What pods behind kubeadm's Corefile ask, in one query file: Service and endpoint A (headless ones
+ * several records, so loadbalance shuffles them), SRV and AAAA for some Services, the NXDOMAINs a
+ * `ndots:5` search path produces, and names outside the cluster: forwarded to the upstream once, then
+ * answered by `cache` (only they are cached: kubeadm disables caching for cluster.local).
+ */
+export function kubeadmMix(n: ClusterNames, externalNames: number): string[] {
+  const quarter = n.clusterIp.slice(0, Math.ceil(n.clusterIp.length / 4));
+  const external = Array.from({ length: externalNames }, (_, i) => `host-${i}.${UPSTREAM_ZONE}`);
+  return shuffled(
+    [
+      ...clusterA(n),
+      ...quarter.map((s) => `_http._tcp.${svc(s)} SRV`),
+      ...quarter.map((s) => `${svc(s)} AAAA`),
+      ...missing(n),
+      // A pod in team-0 resolving an outside name walks its search path first.
+      ...external.flatMap((name) => [
+        `${name}.${n.namespaces[0]}.svc.${ZONE} A`,
+        `${name}.svc.${ZONE} A`,
+        `${name}.${ZONE} A`,
+        `${name} A`,
+      ]),
+    ],
+    5,
+  );
+}

@@ -21,9 +21,9 @@ import { promisify } from "node:util";
 import { readVersions, resolveBinary } from "@switchyard/lab";
 import {
   Api,
+  bridgeGateway,
   buildImage,
   containerLog,
-  type DockerEngine,
   docker,
   dockerEngine,
   missingControlPlane,
@@ -39,23 +39,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const ns = "sy-dns-kubeadm";
 const engine = dockerEngine();
 const skip = engine.skip ?? missingControlPlane(["kubectl"]);
-
-// The host's address on Docker's default bridge. Docker 20.10 may list only the subnet; the gateway is then
-// its first address.
-function bridgeGateway(e: DockerEngine): string {
-  const config = JSON.parse(
-    docker(e, ["network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}"]),
-  ) as {
-    Subnet?: string;
-    Gateway?: string;
-  }[];
-  const v4 = config.find((c) => c.Subnet?.includes("."));
-  if (v4?.Gateway) return v4.Gateway;
-  const octets = (v4?.Subnet ?? "").split("/")[0]?.split(".").map(Number) ?? [];
-  if (octets.length !== 4) throw new Error(`no IPv4 subnet on Docker's bridge: ${JSON.stringify(config)}`);
-  octets[3] = (octets[3] ?? 0) + 1;
-  return octets.join(".");
-}
 
 // The upstream kubectl on the control plane's admin kubeconfig; its stdout.
 function kubectl(cp: TestControlPlane, args: string[]): string {

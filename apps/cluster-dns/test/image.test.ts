@@ -17,7 +17,13 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { buildImage, dockerEngine, docker as dockerIn, removeContainers } from "@switchyard/lab/testing";
+import {
+  bridgeGateway,
+  buildImage,
+  dockerEngine,
+  docker as dockerIn,
+  removeContainers,
+} from "@switchyard/lab/testing";
 import { eventually } from "./helpers/process.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -93,25 +99,6 @@ async function upstream(): Promise<{ port: number; close(): void }> {
   };
 }
 
-// The host's address on Docker's default bridge, where a container reaches the test's upstream. Docker 20.10
-// lists only the subnet of its default bridge; the gateway is then the subnet's first address.
-function bridgeGateway(): string {
-  const config = JSON.parse(
-    docker(["network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}"]),
-  ) as {
-    Subnet?: string;
-    Gateway?: string;
-  }[];
-  const v4 = config.find((c) => c.Subnet?.includes("."));
-  if (v4?.Gateway) return v4.Gateway;
-  const [network = ""] = (v4?.Subnet ?? "").split("/");
-  const octets = network.split(".").map(Number);
-  if (octets.length !== 4)
-    throw new Error(`no IPv4 subnet on Docker's bridge network: ${JSON.stringify(config)}`);
-  octets[3] = (octets[3] ?? 0) + 1;
-  return octets.join(".");
-}
-
 // Asynchronous on purpose: the upstream answers from this process's event loop, which spawnSync would block.
 async function dig(server: string, name: string, tcp: boolean): Promise<string> {
   const args = [`@${server}`, name, "A", "+time=2", "+tries=2", ...(tcp ? ["+tcp"] : [])];
@@ -128,7 +115,7 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
     // Builds (or, when nothing changed, finds in the engine's cache) the image from apps/cluster-dns/Dockerfile.
     buildImage(engine, "cluster-dns");
     stub = await upstream();
-    const gateway = bridgeGateway();
+    const gateway = bridgeGateway(engine);
     dir = mkdtempSync(join(tmpdir(), "sy-dns-image-"));
     chmodSync(dir, 0o755);
     const corefile = readFileSync(join(root, "apps", "cluster-dns", "test", "image.Corefile"), "utf8");

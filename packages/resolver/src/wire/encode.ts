@@ -98,6 +98,17 @@ export interface EncodeOptions {
   pointIntoQuestion?: boolean;
 }
 
+/**
+ * A copy of `buf` in memory of its own. Small Buffers are slices of a shared pool slab (64 KiB on Node 24),
+ * and one slice kept alive keeps its whole slab: encodings that live long (cache entries, kept replies)
+ * are copied with this, or each would pin a slab of mostly per-query garbage.
+ */
+export function ownedCopy(buf: Buffer): Buffer {
+  const out = Buffer.allocUnsafeSlow(buf.length);
+  buf.copy(out, 0);
+  return out;
+}
+
 /** Encodes a message. */
 export function encodeMessage(msg: Message, options: EncodeOptions = {}): Buffer {
   const w = new Writer(options.compress ?? true);

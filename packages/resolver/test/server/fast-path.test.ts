@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { newEntry } from "../../src/plugins/cache/entry.js";
+import { ReplyMemo } from "../../src/plugins/kubernetes/reply-memo.js";
 import { Resolver } from "../../src/resolver.js";
 import type { DispatchContext, Site } from "../../src/server/dispatch.js";
 import { dispatch } from "../../src/server/dispatch.js";
 import { answerFast } from "../../src/server/fast-path.js";
 import { encodeMessage } from "../../src/wire/encode.js";
 import type { Message } from "../../src/wire/message.js";
-import { newQuery } from "../../src/wire/message.js";
+import { newQuery, replyTo } from "../../src/wire/message.js";
 import { peekQuery } from "../../src/wire/peek.js";
 import { fixtureCluster } from "../kubernetes/fixture.js";
 
@@ -90,6 +92,61 @@ describe("fast path", () => {
       }
     });
   }
+
+  test("kubeadm's chain (loadbalance, cache disabled for cluster.local): the same bytes as the full path", async () => {
+    const cluster = changingCluster();
+    // A fixed draw per n, so the full path and the fast path shuffle alike; for 3 records it moves them.
+    const random = (n: number) => Math.floor(n / 2);
+    const resolver = Resolver.fromCorefile(
+      `.:53 {
+    errors
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 60
+    }
+    cache 30 {
+        disable success cluster.local
+        disable denial cluster.local
+    }
+    loadbalance
+}`,
+      { deps: { cluster, random, now: () => 1_700_000_000_000 } },
+    );
+    const sites = resolver.config.servers[0]?.sites ?? [];
+    const headlessSrv = query("_http._tcp.hdls.testns.svc.cluster.local.", 33);
+    const cases: [string, Buffer][] = [...plain, ["headless SRV (records of several owners)", headlessSrv]];
+    for (const [what, packet] of cases) {
+      const first = await dispatch(packet, ctx(sites));
+      const fast = answerFast(packet, sites, SERVER, "udp");
+      const slow = await dispatch(packet, ctx(sites));
+      assert.ok(fast?.reply && slow.reply && first.reply, `${what}: answered from bytes`);
+      assert.deepEqual(fast.reply, slow.reply, `${what}: fast and full replies differ`);
+      assert.equal(fast.plugin, "kubernetes", what);
+      assert.equal(fast.rcode, slow.rcode, what);
+    }
+    // The cache caps every TTL at 30 as it passes replies on (kubernetes says 60), fast or not.
+    const fast = answerFast(plain[0]?.[1] as Buffer, sites, SERVER, "udp");
+    assert.ok(fast?.reply);
+    assert.equal(fast.reply.readUInt32BE(fast.reply.length - 10), 30);
+    // Misses are counted as the full path counts them: every query above, none a hit.
+    const text = await resolver.config.deps.metrics?.text();
+    const count = (name: string) =>
+      Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)`, "m").exec(text ?? "")?.[1]);
+    assert.equal(count("coredns_cache_requests_total"), cases.length * 3 + 1);
+    assert.equal(count("coredns_cache_misses_total"), cases.length * 3 + 1);
+  });
+
+  test("kept replies and cache entries own their bytes (no pool slab kept alive with them)", () => {
+    const reply = replyTo(newQuery("a.example.", 1));
+    const wire = encodeMessage(reply);
+    assert.ok(wire.buffer.byteLength > wire.length, "a small encoding is a slice of the pool");
+    const memo = new ReplyMemo();
+    memo.set("k", 1, wire);
+    assert.equal(memo.get("k", 1)?.buffer.byteLength, wire.length);
+    const entry = newEntry(reply, "noerror", 30, 0);
+    assert.equal(entry.wire.buffer.byteLength, entry.wire.length);
+  });
 
   test("a cluster change drops kept kubernetes replies", async () => {
     const { sites, cluster } = resolverSites(false);

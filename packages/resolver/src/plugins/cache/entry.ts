@@ -1,4 +1,4 @@
-import { encodeMessage } from "../../wire/encode.js";
+import { encodeMessage, ownedCopy } from "../../wire/encode.js";
 import type { Message, ResourceRecord } from "../../wire/message.js";
 import { lowerName, nameToLabels } from "../../wire/name.js";
 import type { PeekedQuery } from "../../wire/peek.js";
@@ -34,7 +34,8 @@ export function newEntry(reply: Message, kind: ResponseKind, ttl: number, now: n
   const q = reply.question[0];
   const message: Message = { ...reply, question: reply.question.map((x) => ({ ...x })) };
   delete message.edns;
-  const wire = encodeMessage(message, { pointIntoQuestion: false });
+  // Its own memory: entries live for their TTL, and a pool slice would keep a whole slab alive with them.
+  const wire = ownedCopy(encodeMessage(message, { pointIntoQuestion: false }));
   return {
     kind,
     name: q?.name ?? ".",

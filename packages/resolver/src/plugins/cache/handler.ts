@@ -17,6 +17,7 @@ import type { Entry } from "./entry.js";
 import { newEntry, remaining, replyFromEntry, wireReplyFromEntry } from "./entry.js";
 import type { CacheMetrics } from "./metrics.js";
 import type { CacheOptions } from "./options.js";
+import { passWire } from "./pass.js";
 import { EntryStore } from "./store.js";
 
 /** CoreDNS keys on the DO and CD bits, qtype, qclass and the lower-cased name. */
@@ -143,6 +144,7 @@ export class CacheHandler implements Handler {
    */
   answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
     if (matchZone(q.name, this.opts.zones) === undefined) return undefined;
+    if (this.neverStored(q.name)) return this.passFromWire(q, ctx);
     const key = `${q.dnssecOk ? 1 : 0}${q.flags & 0x10 ? 1 : 0}/${q.qtype}/${q.qclass}/${q.name}`;
     const now = this.now();
     const entry = this.find(key, q.qtype, q.qclass, q.name, now);
@@ -157,6 +159,34 @@ export class CacheHandler implements Handler {
       if (decoded.kind === "message") this.refresh(ctx, decoded.message, key, entry, false);
     }
     return wireReplyFromEntry(entry, q, this.opts.keepTtl ? entry.origTtl : ttl, ctx.reserve);
+  }
+
+  /** Whether no reply for `name` is ever stored: `disable success` and `disable denial` both cover it. */
+  private neverStored(name: string): boolean {
+    const o = this.opts;
+    return (
+      o.successExcept.length > 0 &&
+      o.denialExcept.length > 0 &&
+      matchZone(name, o.successExcept) !== undefined &&
+      matchZone(name, o.denialExcept) !== undefined
+    );
+  }
+
+  /**
+   * A name nothing is kept for (kubeadm's Corefile disables both caches for cluster.local) always misses,
+   * so the rest of the chain may answer it from bytes (the kubernetes plugin's kept replies). The reply
+   * gets what serveDNS's writer gives a reply it does not store (passWire), and the miss is counted.
+   */
+  private passFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
+    const reply = this.next?.answerFromWire?.(q, ctx);
+    if (!reply) return undefined;
+    const showAd = q.dnssecOk || (q.flags & 0x20) !== 0;
+    if (!passWire(reply, reply.length - ctx.reserve, q.qtype, this.opts, showAd)) return undefined;
+    const counted = this.counted(ctx.server);
+    counted.requests.value++;
+    counted.misses ??= this.metrics.misses.series(this.labels(ctx));
+    counted.misses.value++;
+    return reply;
   }
 
   private shouldPrefetch(e: Entry, now: number, ttl: number): boolean {

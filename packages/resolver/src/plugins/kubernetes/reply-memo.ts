@@ -1,3 +1,5 @@
+import { ownedCopy } from "../../wire/encode.js";
+
 /**
  * Encoded replies of the kubernetes plugin, kept until the cluster view changes. An answer depends only on
  * the question (its exact spelling: owner names repeat it byte for byte) and the view, so while the view's
@@ -27,7 +29,8 @@ export class ReplyMemo {
     }
     // Many distinct names (a scan of random names) start over rather than grow without bound.
     if (this.replies.size >= this.capacity) this.replies.clear();
-    this.replies.set(key, wire);
+    // A copy in memory of its own: a pool slice would keep its whole slab alive as long as the reply is kept.
+    this.replies.set(key, ownedCopy(wire));
   }
 }
 

@@ -1,10 +1,18 @@
-import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
+import type {
+  Handler,
+  QueryContext,
+  ResponseWriter,
+  Result,
+  WireAnswerContext,
+} from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { onlyOnce, stanzaError } from "../../plugin/setup.js";
 import type { Message } from "../../wire/message.js";
+import type { PeekedQuery } from "../../wire/peek.js";
 import type { RandomIndex } from "./shuffle.js";
 import { mathRandomIndex, roundRobin } from "./shuffle.js";
+import { roundRobinWire } from "./wire.js";
 
 /**
  * `loadbalance`: shuffles the address records of every NOERROR reply on its way out. It sits before
@@ -17,6 +25,16 @@ export class LoadBalanceHandler implements Handler {
     private readonly next: Handler | undefined,
     private readonly random: RandomIndex,
   ) {}
+
+  /**
+   * A reply the rest of the chain answers from bytes (kubeadm's Corefile puts loadbalance before cache and
+   * kubernetes), in the order serveDNS would give it: same rules, same random draws.
+   */
+  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
+    const reply = this.next?.answerFromWire?.(q, ctx);
+    if (!reply || q.qtype === 252 || q.qtype === 251 || ((reply[3] as number) & 0xf) !== 0) return reply;
+    return roundRobinWire(reply, reply.length - ctx.reserve, this.random) ?? reply;
+  }
 
   serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
     const qtype = r.question[0]?.type;
