@@ -64,3 +64,19 @@ export function buildImage(
     throw new Error(`scripts/images.mjs ${app} failed (log: /tmp/switchyard-image-${app}.log)`);
   return `switchyard/${app}:dev`;
 }
+
+/**
+ * The host's address on Docker's default bridge: where a container on the bridge reaches a server of the test
+ * (an upstream, the apiserver). Docker 20.10 may list only the subnet; the gateway is then its first address.
+ */
+export function bridgeGateway(engine: DockerEngine): string {
+  const config = JSON.parse(
+    docker(engine, ["network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}"]),
+  ) as { Subnet?: string; Gateway?: string }[];
+  const v4 = config.find((c) => c.Subnet?.includes("."));
+  if (v4?.Gateway) return v4.Gateway;
+  const octets = (v4?.Subnet ?? "").split("/")[0]?.split(".").map(Number) ?? [];
+  if (octets.length !== 4) throw new Error(`no IPv4 subnet on Docker's bridge: ${JSON.stringify(config)}`);
+  octets[3] = (octets[3] ?? 0) + 1;
+  return octets.join(".");
+}
