@@ -2,11 +2,12 @@
 // v1.37.2's Corefile, on a lab control plane with 1000 Services, under a long dnsperf load. Each server runs
 // alone in a memory cgroup of its own (cgroup v1), once with kubeadm's 170Mi limit and once without a limit,
 // and its peaks are read from /proc and from the cgroup. switchyard-dns also reports its heap from inside
-// (bench/resolver/memory-probe.mjs). Writes bench/results/resolver-memory.md.
+// (bench/resolver/memory-probe.mjs). Writes bench/results/resolver-memory.md (resolver-memory-in-cluster.md
+// with --in-cluster).
 //
 //   npm run bench -- resolver-memory [--seconds 60] [--limits 170,0] [--node-args "--flag ..."]
 //                                    [--heap-snapshot] [--only switchyard|coredns] [--external N]
-//                                    [--switchyard LABEL=BIN,...] [--quick]
+//                                    [--switchyard LABEL=BIN,...] [--quick] [--in-cluster]
 //
 // `--switchyard` runs several switchyard-dns builds in the same run as CoreDNS (e.g. the checkout and a copy
 // of an older one), each labelled in the table; by default only the checkout's
@@ -17,7 +18,14 @@ import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writ
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { freePort } from "../lab/src/controlplane/ports.js";
-import { startControlPlane } from "../lab/src/testing.js";
+import {
+  Api,
+  applyManifests,
+  readManifests,
+  serviceAccountFolder,
+  serviceAccountToken,
+  startControlPlane,
+} from "../lab/src/testing.js";
 import { readVersions } from "../lab/src/upstream/versions.js";
 import { machineLine } from "./machine.js";
 import { type ClusterShape, populate } from "./resolver/cluster.js";
@@ -44,6 +52,9 @@ const seconds = Number(opt("--seconds") ?? (quick ? 10 : 60));
 const limits = (opt("--limits") ?? "170,0").split(",").map(Number);
 const nodeArgs = (opt("--node-args") ?? "").split(" ").filter((a) => a !== "");
 const heapSnapshot = argv.includes("--heap-snapshot");
+// Each server on a ServiceAccount token with the shipped RBAC, mounted where a pod has it, and no
+// `kubeconfig` line: the configuration a DNS pod really runs with (see servers.ts).
+const inCluster = argv.includes("--in-cluster");
 const only = opt("--only") as ServerKind | undefined;
 interface Server {
   kind: ServerKind;
@@ -129,6 +140,7 @@ try {
   const queries = kubeadmMix(names, settings.externalNames);
   writeFileSync(queryFile, `${queries.join("\n")}\n`);
 
+  const pod = inCluster ? await podCredentials() : undefined;
   const upstreamPort = await freePort();
   writeFileSync(join(work, "Corefile.upstream"), upstreamCorefile());
   upstream = await startServer({
@@ -153,7 +165,7 @@ try {
       writeFileSync(
         corefile,
         kubeadmCorefile({
-          kubeconfigPath: cp.kubeconfigPath,
+          ...(pod ? {} : { kubeconfigPath: cp.kubeconfigPath }),
           kubeContext: KUBE_CONTEXT,
           upstreamPort,
           ports,
@@ -171,6 +183,7 @@ try {
         readyPort: ports.ready,
         log: join(work, `${name}.${limitMiB}.log`),
         ...(cgroup ? { cgroup } : {}),
+        ...(pod ? { serviceAccount: pod.folder } : {}),
         ...(kind === "switchyard"
           ? {
               ...(bin ? { bin } : {}),
@@ -180,9 +193,11 @@ try {
                 "--import",
                 "./bench/resolver/memory-probe.mjs",
               ],
-              env: { SWITCHYARD_BENCH_PROBE: probeFile },
+              env: { SWITCHYARD_BENCH_PROBE: probeFile, ...pod?.env },
             }
-          : {}),
+          : pod
+            ? { env: pod.env }
+            : {}),
       });
       const sampler = sampleMemory(server.pid, cgroup, limitBytes);
       let died = false;
@@ -355,12 +370,16 @@ lines.push(
     "(heap limit column), so the unconstrained run shows how the heap grows when Node thinks it has the whole machine.",
 );
 lines.push("");
-lines.push("Corefile (kubeadm v1.37.2's, with local ports, a kubeconfig line and the local upstream):");
+lines.push(
+  inCluster
+    ? "Corefile (kubeadm v1.37.2's, with local ports and the local upstream; each server on the `kube-system/coredns` ServiceAccount token of apps/cluster-dns/deploy/rbac.yaml, mounted at /var/run/secrets/kubernetes.io/serviceaccount in its own mount namespace, KUBERNETES_SERVICE_HOST/PORT set, as in a pod):"
+    : "Corefile (kubeadm v1.37.2's, with local ports, a kubeconfig line and the local upstream):",
+);
 lines.push("");
 lines.push("```");
 lines.push(
   kubeadmCorefile({
-    kubeconfigPath: "<lab admin.kubeconfig>",
+    ...(inCluster ? {} : { kubeconfigPath: "<lab admin.kubeconfig>" }),
     kubeContext: KUBE_CONTEXT,
     upstreamPort: 0,
     ports: { dns: 0, health: 0, ready: 0, metrics: 0 },
@@ -372,7 +391,29 @@ lines.push(
 lines.push("```");
 const report = `${lines.join("\n")}\n`;
 console.log(report);
-const target = quick ? "bench/results/raw/resolver-memory-quick.md" : "bench/results/resolver-memory.md";
+const target = quick
+  ? "bench/results/raw/resolver-memory-quick.md"
+  : `bench/results/resolver-memory${inCluster ? "-in-cluster" : ""}.md`;
 mkdirSync(dirname(target), { recursive: true });
 writeFileSync(target, report);
 say(`wrote ${target}; done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+/** A token of kube-system/coredns bound by apps/cluster-dns/deploy/rbac.yaml, laid out as a pod gets it. */
+async function podCredentials(): Promise<{ folder: string; env: NodeJS.ProcessEnv }> {
+  const api = new Api(cp.server, cp.stateDir);
+  try {
+    const rbac = readManifests(process.cwd(), ["apps/cluster-dns/deploy"]).filter((o) =>
+      ["ServiceAccount", "ClusterRole", "ClusterRoleBinding"].includes(o.kind),
+    );
+    await applyManifests(api, rbac);
+    const token = await serviceAccountToken(api, "kube-system", "coredns");
+    const folder = serviceAccountFolder(token, join(cp.stateDir, "pki", "ca.crt"), "kube-system");
+    const server = new URL(cp.server);
+    return {
+      folder,
+      env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
+    };
+  } finally {
+    api.close();
+  }
+}

@@ -58,7 +58,8 @@ export interface KubeadmPorts extends ServerPorts {
 }
 
 export interface KubeadmOptions {
-  kubeconfigPath: string;
+  /** Undefined: no `kubeconfig` line, the server uses its in-cluster service account as in a pod. */
+  kubeconfigPath?: string;
   kubeContext: string;
   upstreamPort: number;
   ports: KubeadmPorts;
@@ -67,7 +68,7 @@ export interface KubeadmOptions {
 /**
  * kubeadm v1.37.2's Corefile (its CoreDNS ConfigMap), changed only where a benchmark on a shared machine
  * must: every listener on 127.0.0.1 and a free port instead of :53, :8080, :8181 and :9153, a
- * `kubeconfig` line (no service account outside a pod), and `forward` to the local upstream instead of
+ * `kubeconfig` line unless the server runs on a service account as a pod does (`--in-cluster`), and `forward` to the local upstream instead of
  * /etc/resolv.conf (whose servers are off this machine). Every plugin and option is kubeadm's.
  */
 export function kubeadmCorefile(o: KubeadmOptions): string {
@@ -79,7 +80,7 @@ export function kubeadmCorefile(o: KubeadmOptions): string {
     "    }",
     `    ready 127.0.0.1:${o.ports.ready}`,
     `    kubernetes ${ZONE} in-addr.arpa ip6.arpa {`,
-    `       kubeconfig ${o.kubeconfigPath} ${o.kubeContext}`,
+    ...(o.kubeconfigPath ? [`       kubeconfig ${o.kubeconfigPath} ${o.kubeContext}`] : []),
     "       pods insecure",
     "       fallthrough in-addr.arpa ip6.arpa",
     "       ttl 30",

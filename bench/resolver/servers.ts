@@ -34,6 +34,23 @@ export interface StartOptions {
   cgroup?: string;
   /** Another switchyard-dns entry script than the checkout's (e.g. a prototype build elsewhere). */
   bin?: string;
+  /**
+   * A folder laid out as a pod's service-account volume: the server runs in a private mount namespace with
+   * it at /var/run/secrets/kubernetes.io/serviceaccount (over a tmpfs /run, so nothing shows on the host), so
+   * it finds its in-cluster credentials as in a pod. Set KUBERNETES_SERVICE_HOST/PORT in `env`.
+   */
+  serviceAccount?: string;
+}
+
+/** The shell lines that put the process where a pod's would be before it execs the server. */
+function podLikeSetup(o: StartOptions): string[] {
+  const lines: string[] = [];
+  if (o.serviceAccount) {
+    const sa = "/run/secrets/kubernetes.io/serviceaccount";
+    lines.push("mount -t tmpfs tmpfs /run", `mkdir -p ${sa}`, `mount --bind '${o.serviceAccount}' ${sa}`);
+  }
+  if (o.cgroup) lines.push(`echo $$ > '${o.cgroup}/cgroup.procs'`);
+  return lines;
 }
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
@@ -54,10 +71,16 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
             ...(o.workers ? ["-workers", o.workers] : []),
           ],
         ];
-  // In a cgroup: a shell joins it, then execs the server, so the server keeps the shell's pid.
-  const [file, argv] = o.cgroup
-    ? ["/bin/sh", ["-c", `echo $$ > '${o.cgroup}/cgroup.procs' && exec "$0" "$@"`, bin, ...args]]
-    : [bin, args];
+  // A shell joins the cgroup (and mounts the service account in its own mount namespace: unshare execs
+  // the shell in place), then execs the server, so the server keeps the pid that was spawned.
+  const setup = podLikeSetup(o);
+  const shell = ["/bin/sh", "-c", `${[...setup, 'exec "$0" "$@"'].join(" && ")}`, bin, ...args];
+  const [file, argv] =
+    setup.length === 0
+      ? [bin, args]
+      : o.serviceAccount
+        ? ["unshare", ["-m", ...shell]]
+        : [shell[0] ?? "", shell.slice(1)];
   const child = spawn(file, argv, { stdio: ["ignore", out, out], env: { ...process.env, ...o.env } });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const pid = child.pid;
