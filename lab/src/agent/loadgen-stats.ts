@@ -1,5 +1,6 @@
 /** The traffic generator's counters (loadgen.ts), and their difference between two readings. */
 export interface LoadFailure {
+  /** When the failed attempt was sent (not when it timed out): what a deletion or lameduck is compared with. */
   at: string;
   kind: "tcp" | "dns";
   target: string;

@@ -78,16 +78,19 @@ async function main(): Promise<void> {
     await Promise.all([
       ...targets.map(async (t) => {
         stats.tcp.attempts++;
+        const sent = at();
         await tcpOnce(t.ip, t.port).catch((err: Error) =>
-          fail({ at: at(), kind: "tcp", target: t.spec, error: err.message }),
+          fail({ at: sent, kind: "tcp", target: t.spec, error: err.message }),
         );
       }),
       ...(values.dns ?? []).map(async (name) => {
         stats.dns.attempts++;
+        // Stamped when sent: a lookup that times out after a second was lost to where it went then.
+        const sent = at();
         await resolver
           .resolve4(name)
           .catch((err: NodeJS.ErrnoException) =>
-            fail({ at: at(), kind: "dns", target: name, error: err.code ?? err.message }),
+            fail({ at: sent, kind: "dns", target: name, error: err.code ?? err.message }),
           );
       }),
     ]);

@@ -233,7 +233,7 @@ function lines(runs: Run[], restoreFailures: string[]): string[] {
           .map(([e, n]) => `${e} ${n}`)
           .join(
             ", ",
-          )}; seconds after the latest deletion: ${r.lookups.offsets.map((x) => x.toFixed(1)).join(" ")}`,
+          )}; sent, seconds after the latest deletion: ${r.lookups.offsets.map((x) => x.toFixed(1)).join(" ")}`,
       );
   }
   if (restoreFailures.length > 0) out.push("", "NOT RESTORED:", ...restoreFailures.map((f) => `  ${f}`));
