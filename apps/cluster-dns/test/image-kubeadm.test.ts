@@ -12,7 +12,15 @@
 // on one address. The requests (cpu 100m, memory 70Mi) are left out as in image.test.ts.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -37,6 +45,7 @@ import { eventually } from "./helpers/process.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const ns = "sy-dns-kubeadm";
+const execFileAsync = promisify(execFile);
 const engine = dockerEngine();
 const skip = engine.skip ?? missingControlPlane(["kubectl"]);
 
@@ -62,17 +71,26 @@ function answerOf(out: string): string {
 
 async function dig(server: string, args: string[], tcp = false): Promise<string> {
   const all = [`@${server}`, ...args, "+time=2", "+tries=2", ...(tcp ? ["+tcp"] : [])];
-  return (await promisify(execFile)("dig", all, { encoding: "utf8" })).stdout;
+  return (await execFileAsync("dig", all, { encoding: "utf8" })).stdout;
 }
 
 // A ClusterIP Service with one named port and its EndpointSlice, as the EndpointSlice controller writes it;
 // `addresses` empty is the controller's placeholder slice for a Service with no ready pods.
-async function serviceWithSlice(api: Api, name: string, addresses: string[]): Promise<string> {
-  const svc = await api.call<{ spec: { clusterIP: string } }>("POST", `/api/v1/namespaces/${ns}/services`, {
-    metadata: { name },
-    spec: { selector: { app: name }, ports: [{ name: "http", port: 80, protocol: "TCP" }] },
-  });
-  await api.call("POST", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+async function serviceWithSlice(
+  api: Api,
+  name: string,
+  addresses: string[],
+  namespace = ns,
+): Promise<string> {
+  const svc = await api.call<{ spec: { clusterIP: string } }>(
+    "POST",
+    `/api/v1/namespaces/${namespace}/services`,
+    {
+      metadata: { name },
+      spec: { selector: { app: name }, ports: [{ name: "http", port: 80, protocol: "TCP" }] },
+    },
+  );
+  await api.call("POST", `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, {
     metadata: {
       name: `${name}-abcde`,
       labels: {
@@ -128,6 +146,31 @@ async function readyAddress(name: string): Promise<string> {
     throw new Error(`${(err as Error).message}; container log:\n${containerLog(engine, name)}`);
   }
   return address;
+}
+
+/** The most memory the kernel ever charged the container's memory cgroup (cgroup v1), in MiB. */
+function cgroupPeakMiB(container: string): number {
+  const pid = docker(engine, ["inspect", "--format", "{{.State.Pid}}", container]);
+  const line = readFileSync(`/proc/${pid}/cgroup`, "utf8")
+    .split("\n")
+    .find((l) => /^\d+:([^:]*,)?memory(,[^:]*)?:/.test(l));
+  if (!line) throw new Error(`no cgroup v1 memory controller for ${container} (pid ${pid})`);
+  const path = line.slice(line.lastIndexOf(":") + 1);
+  const bytes = Number(readFileSync(`/sys/fs/cgroup/memory${path}/memory.max_usage_in_bytes`, "utf8"));
+  return Math.round(bytes / 2 ** 20);
+}
+
+/** `dnsperf` against `server`:53 for `seconds`, closed loop; the counts it prints. */
+async function dnsperf(server: string, queryFile: string, seconds: number) {
+  const args = ["-s", server, "-p", "53", "-d", queryFile, "-l", String(seconds), "-c", "16", "-q", "200"];
+  const { stdout } = await execFileAsync("dnsperf", args, { maxBuffer: 16 * 2 ** 20 });
+  const count = (label: string) =>
+    Number(new RegExp(`${label}:\\s+([\\d.]+)`).exec(stdout)?.[1] ?? Number.NaN);
+  return {
+    completed: count("Queries completed"),
+    lost: count("Queries lost"),
+    qps: count("Queries per second"),
+  };
 }
 
 describe("switchyard/cluster-dns image with kubeadm's Corefile on the real control plane", { skip }, () => {
@@ -276,5 +319,64 @@ describe("switchyard/cluster-dns image with kubeadm's Corefile on the real contr
       new RegExp(`^${idle}\\.\\s+30\\s+IN\\s+A\\s+${ips.idle.replaceAll(".", "\\.")}$`, "m"),
       a,
     );
+  });
+
+  test("60 s of dnsperf against 1000 Services: never OOM-killed in 170Mi; peaks from the cgroups, ours and CoreDNS's", async () => {
+    assert.ok(api);
+    // 1000 Services with one ready endpoint each, in their own namespace, then one query file of A, SRV
+    // and NXDOMAIN questions for them (nothing that `forward` would send off this machine).
+    const load = "load";
+    await api.call("POST", "/api/v1/namespaces", { metadata: { name: load } });
+    const names = Array.from({ length: 1000 }, (_, i) => `svc-${i}`);
+    for (let i = 0; i < names.length; i += 20) {
+      await Promise.all(
+        names
+          .slice(i, i + 20)
+          .map((n, j) => serviceWithSlice(api as Api, n, [`10.245.${(i + j) >> 8}.${(i + j) & 255}`], load)),
+      );
+    }
+    const queries = names.flatMap((n, i) => [
+      `${n}.${load}.svc.cluster.local A`,
+      ...(i % 4 === 0 ? [`_http._tcp.${n}.${load}.svc.cluster.local SRV`] : []),
+      ...(i % 10 === 0 ? [`missing-${i}.${load}.svc.cluster.local A`] : []),
+    ]);
+    const queryFile = join(dir, "load.queries");
+    writeFileSync(queryFile, `${queries.join("\n")}\n`);
+    const last = `${names.at(-1)}.${load}.svc.cluster.local`;
+    const servers: [string, string][] = [[name, address]];
+    const upstream = `${name}-upstream`;
+    const theirs = docker(engine, ["ps", "-q", "--filter", `name=^${upstream}$`]);
+    if (theirs)
+      servers.push([
+        upstream,
+        docker(engine, ["inspect", "--format", "{{.NetworkSettings.IPAddress}}", upstream]),
+      ]);
+    const lines: string[] = [];
+    for (const [container, ip] of servers) {
+      // Every Service is known before the load starts.
+      await eventually(
+        async () => /\sIN\s+A\s/.test(answerOf(await dig(ip, [last, "A"]))),
+        `${last} from ${container}`,
+        60_000,
+      );
+      const run = await dnsperf(ip, queryFile, 60);
+      const state = JSON.parse(docker(engine, ["inspect", "--format", "{{json .State}}", container])) as {
+        Running: boolean;
+        OOMKilled: boolean;
+      };
+      const restarts = docker(engine, ["inspect", "--format", "{{.RestartCount}}", container]);
+      assert.equal(
+        state.OOMKilled,
+        false,
+        `${container} was OOM-killed; log:\n${containerLog(engine, container)}`,
+      );
+      assert.equal(state.Running, true, `${container} stopped; log:\n${containerLog(engine, container)}`);
+      assert.equal(restarts, "0");
+      assert.ok(run.completed > 0, `${container} answered no query`);
+      lines.push(
+        `${container}: ${run.qps} qps, ${run.completed} completed, ${run.lost} lost, cgroup peak ${cgroupPeakMiB(container)} MiB of 170`,
+      );
+    }
+    for (const l of lines) console.log(`# ${l}`);
   });
 });
