@@ -229,12 +229,19 @@ describe("migration", () => {
       target: "echo:9000",
       error: "ECONNREFUSED",
     });
+    // Sent before the first reading, timed out after it: it belongs to the time before.
+    recordFailure(after, { at: "2024-01-01T00:00:09.5Z", kind: "dns", target: "x.", error: "ETIMEOUT" });
     after.now = "2024-01-01T00:00:15Z";
     const d = loadDelta(before, after);
     assert.deepEqual(
       [d.tcp, d.dns, d.recent.length],
       [{ attempts: 40, failures: 1 }, { attempts: 20, failures: 0 }, 1],
     );
+    // Once the bounded list lost part of the window, the counters are all there is.
+    const flood = structuredClone(after);
+    for (let i = 0; i < 600; i++)
+      recordFailure(flood, { at: "2024-01-01T00:00:13Z", kind: "dns", target: "x.", error: "ETIMEOUT" });
+    assert.equal(loadDelta(before, flood).dns.failures, 601);
     const report = {
       to: "nftables" as const,
       prepareSeconds: 5,

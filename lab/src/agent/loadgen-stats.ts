@@ -35,19 +35,21 @@ export function recordFailure(stats: LoadStats, f: LoadFailure): void {
   if (stats.recent.length > keep) stats.recent.splice(0, stats.recent.length - keep);
 }
 
-/** What happened between two readings of the same generator. */
+/**
+ * What happened between two readings of the same generator. Failures are counted by when they were sent, as
+ * attempts are: a lookup sent before the first reading that timed out after it belongs to the time before. The
+ * counters' difference stands in when the bounded list of failures lost part of the window.
+ */
 export function loadDelta(before: LoadStats, after: LoadStats): Omit<LoadStats, "startedAt"> {
+  const recent = after.recent.filter((f) => f.at > before.now);
+  const complete = after.recent.length < keep || (after.recent[0]?.at ?? "") <= before.now;
+  const failures = (kind: LoadFailure["kind"]) =>
+    complete ? recent.filter((f) => f.kind === kind).length : after[kind].failures - before[kind].failures;
   return {
     now: after.now,
     rounds: after.rounds - before.rounds,
-    tcp: {
-      attempts: after.tcp.attempts - before.tcp.attempts,
-      failures: after.tcp.failures - before.tcp.failures,
-    },
-    dns: {
-      attempts: after.dns.attempts - before.dns.attempts,
-      failures: after.dns.failures - before.dns.failures,
-    },
-    recent: after.recent.filter((f) => f.at > before.now),
+    tcp: { attempts: after.tcp.attempts - before.tcp.attempts, failures: failures("tcp") },
+    dns: { attempts: after.dns.attempts - before.dns.attempts, failures: failures("dns") },
+    recent,
   };
 }

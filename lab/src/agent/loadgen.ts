@@ -4,12 +4,15 @@
  * failures and keeps the latest failures with their time. GET / on --stats-port answers the counters as JSON, so
  * a scenario can read them before and after a change and take the difference.
  * Flags: --tcp host:port (repeatable; names resolved once at start), --dns name (repeatable, fully qualified),
- * --interval-ms 100, --timeout-ms 1000, --stats-port 8080.
+ * --dns-sockets per-lookup|shared (per-lookup: a new UDP socket for each lookup, as glibc, musl and Go clients do;
+ * shared: Node's resolver, whose one socket keeps its conntrack entry and so its DNS pod), --interval-ms 100,
+ * --timeout-ms 1000, --stats-port 8080.
  */
 import { promises as dns } from "node:dns";
 import { createServer } from "node:http";
 import { connect } from "node:net";
 import { parseArgs } from "node:util";
+import { lookupOnce, podNameserver } from "./dns-lookup.js";
 import { emptyLoadStats, type LoadFailure, recordFailure } from "./loadgen-stats.js";
 
 const { values } = parseArgs({
@@ -19,12 +22,23 @@ const { values } = parseArgs({
     "interval-ms": { type: "string", default: "100" },
     "timeout-ms": { type: "string", default: "1000" },
     "stats-port": { type: "string", default: "8080" },
+    "dns-sockets": { type: "string", default: "per-lookup" },
   },
 });
+const sockets = values["dns-sockets"];
+if (sockets !== "per-lookup" && sockets !== "shared")
+  throw new Error(`loadgen: --dns-sockets must be per-lookup or shared, not "${sockets}"`);
 const timeoutMs = Number(values["timeout-ms"]);
 const stats = emptyLoadStats(new Date().toISOString());
 const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function lookup(name: string): Promise<unknown> {
+  if (sockets === "shared") return resolver.resolve4(name);
+  const server = podNameserver();
+  if (!server) return Promise.reject(Object.assign(new Error("no nameserver"), { code: "ENONAMESERVER" }));
+  return lookupOnce(server, name, timeoutMs);
+}
 
 function tcpOnce(host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -87,11 +101,9 @@ async function main(): Promise<void> {
         stats.dns.attempts++;
         // Stamped when sent: a lookup that times out after a second was lost to where it went then.
         const sent = at();
-        await resolver
-          .resolve4(name)
-          .catch((err: NodeJS.ErrnoException) =>
-            fail({ at: sent, kind: "dns", target: name, error: err.code ?? err.message }),
-          );
+        await lookup(name).catch((err: NodeJS.ErrnoException) =>
+          fail({ at: sent, kind: "dns", target: name, error: err.code ?? err.message }),
+        );
       }),
     ]);
     stats.rounds++;

@@ -45,7 +45,11 @@ export class PodWorker {
   private timers: NodeJS.Timeout[] = [];
   private lastSent = "";
   private sending: Promise<void> = Promise.resolve();
+  /** The deletion was seen: containers are being stopped. Probes and status posts go on meanwhile, as the
+   * kubelet's do, so a container that stops being ready while it drains shows as not serving in its slice. */
   private terminating = false;
+  /** Every container has stopped: nothing more is probed or posted. */
+  private stopped = false;
   private readonly startTime = new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
   constructor(
@@ -176,7 +180,7 @@ export class PodWorker {
   ) {
     const probe = container.readinessProbe ?? {};
     const run = async () => {
-      if (this.terminating || !this.podIp) return;
+      if (this.stopped || !this.podIp) return;
       const result = c.running ? await probeOnce(probe, this.podIp, container) : "failure";
       if (result === "unsupported")
         this.d.log.warn("probe type not supported, counted as passing", { pod: this.key });
@@ -194,7 +198,7 @@ export class PodWorker {
 
   /** Posts the pod's status unless it did not change; posts run one at a time, the newest state last. */
   private sendStatus(sandboxReady = true): void {
-    if (this.terminating) return;
+    if (this.stopped) return;
     const view = {
       hostIp: this.d.node.ip,
       podIp: this.podIp,
@@ -212,7 +216,7 @@ export class PodWorker {
     this.sending = this.sending.then(async () => {
       const status = podStatus(this.pod, view, new Date());
       const body = JSON.stringify(status);
-      if (body === this.lastSent || this.terminating) return;
+      if (body === this.lastSent || this.stopped) return;
       const path = `/api/v1/namespaces/${this.pod.metadata?.namespace}/pods/${this.pod.metadata?.name}/status`;
       try {
         this.pod = await this.d.client.call<Pod>("PATCH", path, { status }, contentTypes.merge);
@@ -231,8 +235,9 @@ export class PodWorker {
   async terminate(graceSeconds: number, deleteObject: boolean): Promise<void> {
     if (this.terminating) return;
     this.terminating = true;
-    for (const t of this.timers) clearTimeout(t);
     await Promise.all(this.containers.map((e) => e.c.stop(graceSeconds * 1000)));
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
     if (this.netns && this.netns !== this.d.node.netns) {
       const result = await teardown([{ kind: "netns", name: this.netns }], {
         ...realTeardownDeps,

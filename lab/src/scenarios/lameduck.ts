@@ -93,6 +93,10 @@ export const lameduck: Scenario = {
         await setCorefile(lab, withLameduck(original, setting));
         running = withLameduck(original, setting);
         await roll(lab);
+        // The pods this roll replaced run the previous setting: the measured roll starts once they are gone and
+        // the lookups they failed have timed out, so none of theirs is counted against this setting.
+        await oldPodsGone(lab);
+        await sleep(settleMs);
         lab.progress.update(`lameduck ${setting}: the measured roll`, true);
         runs.push(await measuredRoll(lab, setting, settleMs));
       }
@@ -132,6 +136,19 @@ async function roll(lab: LabHandle) {
   );
 }
 
+async function oldPodsGone(lab: LabHandle) {
+  await waitUntil(
+    "the old DNS pods to go",
+    async () => {
+      const pods = await podsOf(lab.client, "kube-system", "k8s-app=kube-dns");
+      const going = pods.filter((p) => p.metadata?.deletionTimestamp).length;
+      return going === 0 ? true : `${going} terminating`;
+    },
+    lab.deadline(),
+    lab.progress,
+  );
+}
+
 async function measuredRoll(lab: LabHandle, setting: string, settleMs: number): Promise<Run> {
   const watch = new PropagationWatch(
     lab.client,
@@ -147,16 +164,7 @@ async function measuredRoll(lab: LabHandle, setting: string, settleMs: number): 
   await roll(lab);
   const rollSeconds = (Date.now() - t0) / 1000;
   // The last deleted pod drains for its lameduck after the roll looks done; count until it is gone, and then some.
-  await waitUntil(
-    "the old DNS pods to go",
-    async () => {
-      const pods = await podsOf(lab.client, "kube-system", "k8s-app=kube-dns");
-      const going = pods.filter((p) => p.metadata?.deletionTimestamp).length;
-      return going === 0 ? true : `${going} terminating`;
-    },
-    lab.deadline(),
-    lab.progress,
-  );
+  await oldPodsGone(lab);
   await sleep(settleMs);
   const after = await loadgenStats(lab.client, ns);
   const { results, resolutionMs } = await watch.stop(lab.deadline(30_000));

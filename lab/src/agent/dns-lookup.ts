@@ -1,0 +1,71 @@
+import { createSocket } from "node:dgram";
+import { readFileSync } from "node:fs";
+
+/** The first `nameserver` of a resolv.conf text, as the C libraries pick it. */
+export function firstNameserver(resolvConf: string): string | undefined {
+  for (const line of resolvConf.split("\n")) {
+    const m = /^\s*nameserver\s+(\S+)/.exec(line);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+export const podNameserver = (path = "/etc/resolv.conf"): string | undefined =>
+  firstNameserver(readFileSync(path, "utf8"));
+
+/** A one-question A query with RD set: header, the name's labels, type A, class IN. */
+export function aQuery(name: string, id: number): Buffer {
+  const labels = name.replace(/\.$/, "").split(".").filter(Boolean);
+  const parts = [Buffer.from([id >> 8, id & 0xff, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0])];
+  for (const l of labels) parts.push(Buffer.from([l.length]), Buffer.from(l, "ascii"));
+  parts.push(Buffer.from([0, 0, 1, 0, 1]));
+  return Buffer.concat(parts);
+}
+
+// The c-ares codes Node's resolver reports for the same outcomes, so a report reads alike in either mode.
+const rcodeErrors: Record<number, string> = {
+  1: "EFORMERR",
+  2: "ESERVFAIL",
+  3: "ENOTFOUND",
+  4: "ENOTIMP",
+  5: "EREFUSED",
+};
+
+/** Undefined when `reply` answers query `id` with at least one record (or truncated); else the error code. */
+export function replyError(reply: Buffer, id: number): string | undefined | "not ours" {
+  if (reply.length < 12 || reply.readUInt16BE(0) !== id || !((reply[2] ?? 0) & 0x80)) return "not ours";
+  const rcode = (reply[3] ?? 0) & 0x0f;
+  if (rcode !== 0) return rcodeErrors[rcode] ?? `ERCODE${rcode}`;
+  // Truncated: the server answered; a C library would repeat it over TCP.
+  if ((reply[2] ?? 0) & 0x02) return undefined;
+  return reply.readUInt16BE(6) > 0 ? undefined : "ENODATA";
+}
+
+/**
+ * Resolves `name` (fully qualified) to A records through `server` on a UDP socket of its own, closed afterwards,
+ * as glibc, musl and Go do per lookup: each lookup has a new source port, so it follows the node's rules of the
+ * moment instead of a conntrack entry an earlier lookup left (c-ares, Node's resolver, keeps one socket open).
+ * The socket is connected, so an ICMP port-unreachable arrives as ECONNREFUSED. Rejects with the error's code.
+ */
+export function lookupOnce(server: string, name: string, timeoutMs: number, port = 53): Promise<void> {
+  const id = Math.floor(Math.random() * 0x10000);
+  const socket = createSocket("udp4");
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => done("ETIMEOUT"), timeoutMs);
+    let finished = false;
+    function done(error?: string) {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      socket.close();
+      if (error) reject(Object.assign(new Error(error), { code: error }));
+      else resolve();
+    }
+    socket.on("error", (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+    socket.on("message", (reply) => {
+      const error = replyError(reply, id);
+      if (error !== "not ours") done(error);
+    });
+    socket.connect(port, server, () => socket.send(aQuery(name, id)));
+  });
+}
