@@ -34,7 +34,16 @@ function write(dir, body) {
 
 const k8s = versions.kubernetes;
 const staging = k8s.replace(/^v1\./, "v0.");
-const commands = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubectl"];
+// kubelet and kubeadm: for the kind node image (scripts/kind-node-image.mjs).
+const commands = [
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kube-proxy",
+  "kubectl",
+  "kubelet",
+  "kubeadm",
+];
 write(
   "kubernetes",
   [

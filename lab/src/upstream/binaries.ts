@@ -16,6 +16,8 @@ export type UpstreamBinary =
   | "kube-scheduler"
   | "kube-proxy"
   | "kubectl"
+  | "kubelet"
+  | "kubeadm"
   | "etcd"
   | "coredns"
   | "kind";
@@ -39,6 +41,9 @@ export const binarySpecs: readonly BinarySpec[] = [
  * when kind is missing): a plain `upstream build`, which CI runs, and `upstream where` leave them out.
  */
 export const onDemandSpecs: readonly BinarySpec[] = [
+  // What a kind node image runs besides the control plane (scripts/kind-node-image.mjs builds them when missing).
+  { name: "kubelet", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kubelet" },
+  { name: "kubeadm", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kubeadm" },
   { name: "kind", module: "kind", goPackage: "sigs.k8s.io/kind" },
 ];
 
