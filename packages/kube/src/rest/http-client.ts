@@ -230,16 +230,22 @@ export class HttpRestClient implements RestClient {
     };
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
     return new Promise((resolve, reject) => {
+      const noResponse = () =>
+        request.destroy(new Error(`${req.method} ${req.path}: no response within ${timeoutMs} ms`));
+      // Node's request.setTimeout starts only once the socket has connected, so a SYN that goes nowhere (a
+      // ClusterIP before the node's proxy has synced: its conntrack entry keeps the retries un-NATed) would wait
+      // out the kernel's SYN retries, two minutes. This timer covers connecting and the wait for the headers.
+      const untilHeaders = timeoutMs > 0 ? setTimeout(noResponse, timeoutMs) : undefined;
       const request = (isHttps ? https : http).request(options, (response) => {
+        clearTimeout(untilHeaders);
         if (req.headersOnly) request.setTimeout(0);
         resolve(response);
       });
-      request.on("error", reject);
-      if (timeoutMs > 0) {
-        request.setTimeout(timeoutMs, () => {
-          request.destroy(new Error(`${req.method} ${req.path}: no response within ${timeoutMs} ms`));
-        });
-      }
+      request.on("error", (err) => {
+        clearTimeout(untilHeaders);
+        reject(err);
+      });
+      if (timeoutMs > 0) request.setTimeout(timeoutMs, noResponse);
       request.end(body);
     });
   }

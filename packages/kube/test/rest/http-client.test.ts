@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -181,6 +182,36 @@ describe("HttpRestClient", () => {
     assert.equal(url.searchParams.get("allowWatchBookmarks"), "true");
     assert.equal(url.searchParams.get("timeoutSeconds"), "300");
     assert.equal(url.searchParams.get("resourceVersion"), "4");
+  });
+
+  test("a connection whose SYN goes unanswered fails after the request timeout, not the kernel's retries", async () => {
+    // A listener with a full accept queue: the kernel drops further SYNs, as it does a ClusterIP's before the
+    // node's proxy has synced. Node's request.setTimeout alone would start only once connected.
+    const listener = spawn("python3", [
+      "-c",
+      "import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',0))\ns.listen(0)\nprint(s.getsockname()[1],flush=True)\ntime.sleep(30)",
+    ]);
+    try {
+      const port = await new Promise<number>((resolve) =>
+        listener.stdout.once("data", (d) => resolve(Number(String(d).trim()))),
+      );
+      const fillers = [0, 1, 2].map(() => connect(port, "127.0.0.1").on("error", () => {}));
+      await new Promise((r) => setTimeout(r, 200));
+      const dir2 = mkdtempSync(join(tmpdir(), "kube-syn-"));
+      const config = join(dir2, "kubeconfig");
+      writeFileSync(
+        config,
+        readFileSync(kubeconfig, "utf8").replace(/http:\/\/127\.0\.0\.1:\d+/, `http://127.0.0.1:${port}`),
+      );
+      const quick = new HttpRestClient(loadKubeConfig({ kubeconfig: config }), { requestTimeoutMs: 300 });
+      const started = Date.now();
+      await assert.rejects(quick.list(pods, {}), /no response within 300 ms/);
+      assert.ok(Date.now() - started < 5000, "gave up at the timeout");
+      for (const f of fillers) f.destroy();
+      quick.close();
+    } finally {
+      listener.kill();
+    }
   });
 
   test("a watch that gets no response fails after the request timeout; a quiet stream does not", async () => {
