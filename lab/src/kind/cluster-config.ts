@@ -2,10 +2,12 @@ import yaml from "js-yaml";
 import { type KindLabInput, kindNodes } from "./options.js";
 
 /**
- * kube-controller-manager's controllers without the two Switchyard's slice controller replaces (the same list the
- * netns lab's controller-manager gets).
+ * kube-controller-manager's controllers without the two Switchyard's slice controller replaces. kubeadm's own
+ * value is `*,bootstrapsigner,tokencleaner` (those two are off by default): without bootstrapsigner the
+ * cluster-info ConfigMap is never signed and `kubeadm join` waits for it forever, so they stay.
  */
-export const controllersWithoutSlices = "*,-endpointslice-controller,-endpointslice-mirroring-controller";
+export const controllersWithoutSlices =
+  "*,bootstrapsigner,tokencleaner,-endpointslice-controller,-endpointslice-mirroring-controller";
 
 /**
  * A kubeadm ClusterConfiguration patch, merged by kind into the config it generates. kubeadm v1beta4 writes
@@ -21,6 +23,29 @@ export function controllerManagerPatch(): string {
   });
 }
 
+/**
+ * kubelet ≥ 1.35 refuses to start on a cgroup v1 host unless told otherwise (this CI machine is one; kindest/node
+ * there would fail the same way). On cgroup v2, the usual case, the setting changes nothing.
+ */
+export function kubeletPatch(): string {
+  return yaml.dump({
+    apiVersion: "kubelet.config.k8s.io/v1beta1",
+    kind: "KubeletConfiguration",
+    failCgroupV1: false,
+  });
+}
+
+/**
+ * kubeadm's preflight system verification fails on a cgroup v1 host (the same check kubelet ≥ 1.35 makes); on
+ * init and on every join it is downgraded to a warning, as `--ignore-preflight-errors=SystemVerification` does.
+ */
+export function preflightPatches(): string[] {
+  const nodeRegistration = { ignorePreflightErrors: ["SystemVerification"] };
+  return ["InitConfiguration", "JoinConfiguration"].map((kind) =>
+    yaml.dump({ apiVersion: "kubeadm.k8s.io/v1beta4", kind, nodeRegistration }),
+  );
+}
+
 export interface KindNodeConfig {
   role: "control-plane" | "worker";
   image: string;
@@ -31,7 +56,7 @@ export interface KindClusterConfig {
   kind: "Cluster";
   apiVersion: "kind.x-k8s.io/v1alpha4";
   name: string;
-  networking: { kubeProxyMode: "none"; podSubnet: string; serviceSubnet: string };
+  networking: { kubeProxyMode: "none"; disableDefaultCNI: true; podSubnet: string; serviceSubnet: string };
   kubeadmConfigPatches: string[];
   nodes: KindNodeConfig[];
 }
@@ -39,15 +64,20 @@ export interface KindClusterConfig {
 /**
  * The kind Cluster config for a lab: no kube-proxy from kind (kubeadm skips its kube-proxy addon, ours is applied
  * from apps/kube-proxy/deploy), no upstream EndpointSlice controllers, the netns lab's pod and service ranges, and
- * a zone label on every node. kind's own CNI (kindnet) stays: it reaches the apiserver without a Service.
+ * a zone label on every node. No kindnet either: the lab writes each node's pod network itself (pod-network.ts).
  */
 export function kindClusterConfig(input: KindLabInput): KindClusterConfig {
   return {
     kind: "Cluster",
     apiVersion: "kind.x-k8s.io/v1alpha4",
     name: input.name,
-    networking: { kubeProxyMode: "none", podSubnet: input.clusterCidr, serviceSubnet: input.serviceCidr },
-    kubeadmConfigPatches: [controllerManagerPatch()],
+    networking: {
+      kubeProxyMode: "none",
+      disableDefaultCNI: true,
+      podSubnet: input.clusterCidr,
+      serviceSubnet: input.serviceCidr,
+    },
+    kubeadmConfigPatches: [controllerManagerPatch(), kubeletPatch(), ...preflightPatches()],
     nodes: kindNodes(input).map((n) => ({
       role: n.role,
       image: input.nodeImage,

@@ -9,6 +9,7 @@ import { kubeconfigServer } from "./kubeconfig.js";
 import { kindDown } from "./lab-down.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
 import { kindStack } from "./manifests.js";
+import { chooseNodeImage, localNodeImageBuild } from "./node-image.js";
 import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "./options.js";
 import { kindPaths } from "./paths.js";
 import { KindStepError, runKindSteps, type StepDeps } from "./run-steps.js";
@@ -29,6 +30,8 @@ export interface KindUpOptions {
   tools?: KindTools;
   deps?: StepDeps;
   repoRoot?: string;
+  /** Injected by tests; scripts/kind-node-image.mjs otherwise. */
+  buildNodeImage?: () => Promise<string>;
 }
 
 /**
@@ -53,6 +56,18 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     await kindDown(o.stateDir, { keepFiles: true, tools, deps });
   }
   mkdirSync(paths.logs, { recursive: true });
+  progress.update(`node image ${input.nodeImage}`, true);
+  const nodeImage = await chooseNodeImage(
+    input.nodeImage,
+    input.nodeImage === defaultKindInput(readVersions()).nodeImage,
+    {
+      exec: deps.exec,
+      docker: tools.docker,
+      buildLocal: o.buildNodeImage ?? localNodeImageBuild(root, deps.exec),
+      say: (line) => progress.update(line, true),
+    },
+  );
+  input.nodeImage = nodeImage.image;
   const objects = o.stack ? kindStack(readManifests(root), input, o.stack) : [];
   const images = o.stack ? imagePlan(objects, (p) => existsSync(join(root, p))) : [];
   const timeoutSeconds = o.timeoutSeconds ?? 300;
@@ -61,6 +76,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     paths,
     tools,
     repoRoot: root,
+    node: process.execPath,
     timeoutSeconds,
     ...(o.stack ? { stack: { objects, images } } : {}),
   });
@@ -89,7 +105,9 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
       state.stack = { proxyMode: o.stack, seconds: (deps.now() - stackStarted) / 1000 };
     }
   } catch (err) {
-    const failedAt = err instanceof KindStepError ? steps.indexOf(err.step) : steps.length;
+    // A step made from the cluster's answers is not in the list: it ran after the cluster existed.
+    const index = err instanceof KindStepError ? steps.indexOf(err.step) : -1;
+    const failedAt = index >= 0 ? index : steps.length;
     if (failedAt >= created) {
       progress.update("up failed: exporting kind's logs and deleting the cluster", true);
       for (const step of kindCleanupSteps(input.name, paths, tools.kind))

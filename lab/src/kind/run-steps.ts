@@ -32,13 +32,19 @@ export async function runKindSteps(
 ): Promise<void> {
   for (const step of steps) {
     progress.update(`${step.phase}: ${step.what}`, true);
+    let next: KindStep[] = [];
     try {
       if ("write" in step) deps.writeFile(step.write.path, step.write.content);
       else if ("run" in step) await deps.exec(step.run);
-      else await poll(step.poll, step.until, deps, progress, `${step.phase}: ${step.what}`, pollTimeoutMs);
+      else {
+        const label = `${step.phase}: ${step.what}`;
+        const stdout = await poll(step.poll, step.until, deps, progress, label, pollTimeoutMs);
+        next = step.followedBy?.(stdout) ?? [];
+      }
     } catch (err) {
       throw new KindStepError(step, (err as Error).message);
     }
+    await runKindSteps(next, deps, progress, pollTimeoutMs);
   }
 }
 
@@ -49,11 +55,15 @@ async function poll(
   progress: Progress,
   label: string,
   timeoutMs: number,
-): Promise<void> {
+): Promise<string> {
   const deadline = deps.now() + timeoutMs;
   for (;;) {
-    const result = await deps.exec(argv).then(until, (err: Error) => err.message.split("\n")[0] ?? "");
-    if (result === true) return;
+    const outcome = await deps.exec(argv).then(
+      (stdout) => ({ stdout, result: until(stdout) }),
+      (err: Error) => ({ stdout: "", result: err.message.split("\n")[0] ?? "" }),
+    );
+    const { stdout, result } = outcome;
+    if (result === true) return stdout;
     if (deps.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s: ${result}`);
     progress.update(`${label}: ${result}`);
     await deps.sleep(1000);

@@ -1,13 +1,15 @@
 import { join } from "node:path";
 import { parseApiJson } from "@switchyard/kube";
+import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { writtenByOurController } from "../stack/deploy.js";
 import type { KubeObject } from "../stack/manifests.js";
 import { renderKindConfig } from "./cluster-config.js";
 import type { AppImage } from "./images.js";
 import { renderManifests, replacedKubeadmObjects } from "./manifests.js";
-import type { KindLabInput } from "./options.js";
+import { type KindLabInput, kindNodes } from "./options.js";
 import type { KindPaths } from "./paths.js";
+import { type PodNetworkNode, podNetworkNodes, podNetworkScript } from "./pod-network.js";
 import type { KindTools } from "./tools.js";
 
 /** The phases of a kind `up`, in order; progress reports them. */
@@ -32,6 +34,8 @@ export interface WriteStep extends StepBase {
 export interface PollStep extends StepBase {
   poll: string[];
   until: (stdout: string) => true | string;
+  /** Steps made from the accepted output, run next (commands that need what the cluster says). */
+  followedBy?: (stdout: string) => KindStep[];
 }
 export type KindStep = RunStep | WriteStep | PollStep;
 
@@ -41,6 +45,8 @@ export interface KindUpPlan {
   tools: KindTools;
   /** The repository root: every Dockerfile's build context. */
   repoRoot: string;
+  /** The Node that runs scripts/images.mjs (the project's: this process's). */
+  node: string;
   /** Seconds each wait may take (kubectl's --timeout). */
   timeoutSeconds: number;
   /** The stack (already edited for kind, in apply order) and the images it runs; absent with --no-stack. */
@@ -57,11 +63,20 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
   const timeout = `--timeout=${p.timeoutSeconds}s`;
   const images = p.stack?.images ?? [];
   const steps: KindStep[] = [];
+  // scripts/images.mjs builds as `npm run images` does: the Dockerfiles' base images where they can be pulled,
+  // local ones made from Debian packages where no registry answers. It tags <version> and dev; the manifests'
+  // reference is tagged too, so a manifest edited to another tag still finds its image.
+  if (images.length > 0)
+    steps.push({
+      phase: "images",
+      what: `building ${images.map((i) => i.app).join(", ")} (scripts/images.mjs)`,
+      run: [p.node, join(p.repoRoot, "scripts", "images.mjs"), ...images.map((i) => i.app)],
+    });
   for (const img of images)
     steps.push({
       phase: "images",
-      what: `docker build of ${img.app} (${img.dockerfile})`,
-      run: [tools.docker, "build", "-f", join(p.repoRoot, img.dockerfile), "-t", img.image, p.repoRoot],
+      what: `tagging ${img.image}`,
+      run: [tools.docker, "tag", `switchyard/${img.app}:dev`, img.image],
     });
   steps.push(
     {
@@ -79,6 +94,26 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       ],
     },
   );
+  const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
+  const network = (stdout: string) =>
+    podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(input).length);
+  steps.push({
+    phase: "nodes",
+    what: "every node's podCIDR and address",
+    poll: nodesJson,
+    until: (stdout) => {
+      const nodes = network(stdout);
+      return typeof nodes === "string" ? nodes : true;
+    },
+    followedBy: (stdout) => {
+      const nodes = network(stdout) as PodNetworkNode[];
+      return nodes.map((node) => ({
+        phase: "nodes" as const,
+        what: `pod network on ${node.name}`,
+        run: [tools.docker, "exec", node.name, "sh", "-c", podNetworkScript(node, nodes)],
+      }));
+    },
+  });
   for (const img of images)
     steps.push({
       phase: "load",

@@ -25,9 +25,10 @@ describe("kind cluster config", () => {
     assert.equal(parsed.name, "switchyard");
   });
 
-  test("kind installs no kube-proxy, and the ranges are the netns lab's", () => {
+  test("kind installs no kube-proxy and no CNI, and the ranges are the netns lab's", () => {
     assert.deepEqual(parsed.networking, {
       kubeProxyMode: "none",
+      disableDefaultCNI: true,
       podSubnet: defaultLabInput.clusterCidr,
       serviceSubnet: defaultLabInput.serviceCidr,
     });
@@ -36,7 +37,7 @@ describe("kind cluster config", () => {
   });
 
   test("the controller-manager runs without the upstream EndpointSlice controllers (kubeadm v1beta4 list)", () => {
-    assert.equal(parsed.kubeadmConfigPatches.length, 1);
+    assert.equal(parsed.kubeadmConfigPatches.length, 4);
     const patch = yaml.load(parsed.kubeadmConfigPatches[0] ?? "") as {
       apiVersion: string;
       kind: string;
@@ -45,9 +46,32 @@ describe("kind cluster config", () => {
     assert.equal(patch.apiVersion, "kubeadm.k8s.io/v1beta4");
     assert.equal(patch.kind, "ClusterConfiguration");
     assert.deepEqual(patch.controllerManager.extraArgs, [
-      { name: "controllers", value: "*,-endpointslice-controller,-endpointslice-mirroring-controller" },
+      {
+        name: "controllers",
+        value: "*,bootstrapsigner,tokencleaner,-endpointslice-controller,-endpointslice-mirroring-controller",
+      },
     ]);
-    assert.equal(controllersWithoutSlices, "*,-endpointslice-controller,-endpointslice-mirroring-controller");
+    assert.ok(
+      controllersWithoutSlices.startsWith("*,bootstrapsigner,tokencleaner,"),
+      "kubeadm's own value kept",
+    );
+  });
+
+  test("kubelet and kubeadm are let run on a cgroup v1 host (kubelet ≥ 1.35 refuses it by default)", () => {
+    assert.deepEqual(yaml.load(parsed.kubeadmConfigPatches[1] ?? ""), {
+      apiVersion: "kubelet.config.k8s.io/v1beta1",
+      kind: "KubeletConfiguration",
+      failCgroupV1: false,
+    });
+    for (const [i, kind] of [
+      [2, "InitConfiguration"],
+      [3, "JoinConfiguration"],
+    ] as const)
+      assert.deepEqual(yaml.load(parsed.kubeadmConfigPatches[i] ?? ""), {
+        apiVersion: "kubeadm.k8s.io/v1beta4",
+        kind,
+        nodeRegistration: { ignorePreflightErrors: ["SystemVerification"] },
+      });
   });
 
   test("--nodes 3: one control-plane node plus three workers, zones round-robin, one node image", () => {

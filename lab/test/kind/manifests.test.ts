@@ -36,7 +36,7 @@ describe("kind: the stack's manifests", () => {
     assert.equal(proxies.length, 1);
     assert.equal(
       (proxies[0] as Workload).spec.template.spec.containers[0]?.image,
-      "switchyard/kube-proxy:latest",
+      "switchyard/kube-proxy:0.1.0",
     );
     const cm = find("ConfigMap", "kube-proxy")?.data as Record<string, string>;
     assert.match(cm["kubeconfig.conf"] ?? "", /server: https:\/\/lab-control-plane:6443$/m);
@@ -73,7 +73,7 @@ describe("kind: the image plan", () => {
 
   test("every switchyard image the manifests run, tagged as they name it, from its app's Dockerfile", () => {
     assert.deepEqual(imagePlan(stack, hasDockerfile), [
-      { app: "kube-proxy", image: "switchyard/kube-proxy:latest", dockerfile: "apps/kube-proxy/Dockerfile" },
+      { app: "kube-proxy", image: "switchyard/kube-proxy:0.1.0", dockerfile: "apps/kube-proxy/Dockerfile" },
       {
         app: "slice-controller",
         image: "switchyard/slice-controller:0.1.0",

@@ -48,6 +48,14 @@ function fakeMachine(failOn?: (argv: readonly string[]) => string | undefined) {
         );
       }
       if (argv.includes("endpointslices")) return JSON.stringify({ items: [ourSlice] });
+      if (argv.includes("nodes") && argv.includes("json"))
+        return JSON.stringify({
+          items: ["control-plane", "worker", "worker2", "worker3"].map((n, i) => ({
+            metadata: { name: `lab-${n}` },
+            spec: { podCIDR: `10.244.${i}.0/24` },
+            status: { addresses: [{ type: "InternalIP", address: `172.18.0.${i + 2}` }] },
+          })),
+        });
       return "";
     },
     writeFile: (path, content) => writeFileSync(path, content),
@@ -58,7 +66,13 @@ function fakeMachine(failOn?: (argv: readonly string[]) => string | undefined) {
   const brief = () =>
     commands.map((c) =>
       c
-        .map((a) => a.replace(repoRoot, "<repo>").replace(/^\/bin\//, ""))
+        .map((a) =>
+          a === process.execPath
+            ? "node"
+            : a.includes("\n")
+              ? "<script>"
+              : a.replace(repoRoot, "<repo>").replace(/^\/bin\//, ""),
+        )
         .filter((a, i, all) => !(a === "--kubeconfig" || all[i - 1] === "--kubeconfig"))
         .join(" "),
     );
@@ -87,11 +101,18 @@ describe("kind up: the command plan against a fake machine", () => {
     });
     const paths = kindPaths(dir);
     assert.deepEqual(m.brief(), [
-      "docker build -f <repo>/apps/kube-proxy/Dockerfile -t switchyard/kube-proxy:latest <repo>",
-      "docker build -f <repo>/apps/slice-controller/Dockerfile -t switchyard/slice-controller:0.1.0 <repo>",
-      "docker build -f <repo>/apps/cluster-dns/Dockerfile -t switchyard/cluster-dns:0.1.0 <repo>",
+      "docker image inspect --format {{.Id}} kindest/node:v1.37.2",
+      "node <repo>/scripts/images.mjs kube-proxy slice-controller cluster-dns",
+      "docker tag switchyard/kube-proxy:dev switchyard/kube-proxy:0.1.0",
+      "docker tag switchyard/slice-controller:dev switchyard/slice-controller:0.1.0",
+      "docker tag switchyard/cluster-dns:dev switchyard/cluster-dns:0.1.0",
       `kind create cluster --name lab --config ${paths.config}`,
-      "kind load docker-image switchyard/kube-proxy:latest --name lab",
+      "kubectl get nodes -o json",
+      "docker exec lab-control-plane sh -c <script>",
+      "docker exec lab-worker sh -c <script>",
+      "docker exec lab-worker2 sh -c <script>",
+      "docker exec lab-worker3 sh -c <script>",
+      "kind load docker-image switchyard/kube-proxy:0.1.0 --name lab",
       "kind load docker-image switchyard/slice-controller:0.1.0 --name lab",
       "kind load docker-image switchyard/cluster-dns:0.1.0 --name lab",
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
@@ -107,12 +128,12 @@ describe("kind up: the command plan against a fake machine", () => {
       assert.equal(c[c.indexOf("--kubeconfig") + 1], paths.kubeconfig);
     // The files the commands read are there, and are what the pure functions render.
     assert.match(readFileSync(paths.config, "utf8"), /kubeProxyMode: none/);
-    assert.match(readFileSync(paths.manifests, "utf8"), /image: switchyard\/kube-proxy:latest/);
+    assert.match(readFileSync(paths.manifests, "utf8"), /image: switchyard\/kube-proxy:0.1.0/);
     assert.equal(state.server, "https://127.0.0.1:41234");
     assert.equal(state.stack?.proxyMode, "iptables");
     assert.equal(readLabRuntime(dir), "kind");
     assert.deepEqual(readKindState(dir)?.images, [
-      "switchyard/kube-proxy:latest",
+      "switchyard/kube-proxy:0.1.0",
       "switchyard/slice-controller:0.1.0",
       "switchyard/cluster-dns:0.1.0",
     ]);
@@ -130,15 +151,21 @@ describe("kind up: the command plan against a fake machine", () => {
     });
     assert.deepEqual(
       m.brief().map((c) => c.split(" ").slice(0, 3).join(" ")),
-      ["kind create cluster", "kubectl wait --for=condition=Ready"],
+      [
+        "docker image inspect",
+        "kind create cluster",
+        "kubectl get nodes",
+        ...["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"].map((n) => `docker exec ${n}`),
+        "kubectl wait --for=condition=Ready",
+      ],
     );
   });
 
-  test("a failing docker build is one line naming the app, and nothing after it runs", async () => {
+  test("a failing image build is one line, and nothing after it runs", async () => {
     const dir = stateDir();
     const m = fakeMachine((argv) =>
-      argv.includes("build") && argv.includes("switchyard/slice-controller:0.1.0")
-        ? 'docker build: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully\nmore'
+      argv.some((a) => a.endsWith("images.mjs"))
+        ? '[images] slice-controller: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully\nmore'
         : undefined,
     );
     await assert.rejects(
@@ -146,13 +173,30 @@ describe("kind up: the command plan against a fake machine", () => {
       (err: Error) => {
         assert.equal(
           err.message,
-          'docker build of slice-controller (apps/slice-controller/Dockerfile) failed: docker build: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully',
+          'building kube-proxy, slice-controller, cluster-dns (scripts/images.mjs) failed: [images] slice-controller: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully',
         );
         return true;
       },
     );
-    assert.equal(m.commands.length, 2, "kube-proxy built, slice-controller failed, nothing else");
+    assert.equal(m.commands.length, 2, "the node image was found, the build failed, nothing else ran");
     assert.ok(!m.commands.some((c) => c[0] === tools.kind), "no cluster was created, so none is deleted");
+  });
+
+  test("a failing step made from the cluster's answers (a node's pod network) also removes the cluster", async () => {
+    const dir = stateDir();
+    const m = fakeMachine((argv) =>
+      argv[1] === "exec" && argv[2] === "lab-worker2"
+        ? "Error: ip: RTNETLINK answers: Invalid argument"
+        : undefined,
+    );
+    await assert.rejects(
+      kindLabUp({ stateDir: dir, input: { name: "lab" }, tools, deps: m.deps, out: sink }),
+      /^Error: pod network on lab-worker2 failed: Error: ip: RTNETLINK answers: Invalid argument$/,
+    );
+    assert.deepEqual(m.brief().slice(-2), [
+      `kind export logs ${join(kindPaths(dir).logs, "kind")} --name lab`,
+      "kind delete cluster --name lab",
+    ]);
   });
 
   test("a failure after the cluster exists exports kind's logs and deletes the cluster", async () => {
