@@ -44,7 +44,7 @@ describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () =
     if (dir && existsSync(dir)) await labDown(dir);
   });
 
-  test("lameduck: with 5s no lookup fails after a DNS pod exits; 0s loses lookups; propagation is measured", async () => {
+  test("lameduck: with 5s no lookup goes to a DNS pod past its lameduck; with 0s some do; propagation is measured", async () => {
     const r = await run(lameduck, { lameducks: "0s,5s", settle: "2" });
     const f = finding(r, "C16");
     assert.notEqual(f.verdict, "not measured");
@@ -54,22 +54,19 @@ describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () =
     assert.ok(Number(five[3]) > 0, "a propagation time was measured");
     const zero = /lameduck 0s: (\d+)\/(\d+) lookups failed/.exec(f.measured);
     assert.ok(zero && Number(zero[1]) > 0, "lameduck 0s loses lookups to the exited pod");
-    // What lameduck can prevent: a lookup sent to a pod that already exited, i.e. later than the lameduck after
-    // its deletion. (A few lookups failing earlier, while the old pod still drains, is a finding of its own: see
-    // docs/workshop/07-scenarios.md.)
-    const block = r.lines.slice(r.lines.findIndex((l) => l.startsWith("lameduck 5s:")));
-    const offsets =
-      (block.find((l) => l.includes("seconds after the latest deletion:")) ?? "")
-        .split("deletion:")[1]
-        ?.trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number) ?? [];
-    assert.deepEqual(
-      offsets.filter((x) => x >= 5),
-      [],
-      "no lookup failed after the 5s lameduck ran out",
+    // What lameduck can prevent: a lookup that the node's rules still sent to a pod whose lameduck had run out
+    // (each lookup has its own socket, so it went where the rules said). Other failures are printed and counted
+    // as a finding of their own (docs/workshop/07-scenarios.md), not this claim.
+    const placed = /sent to a pod past its lameduck, by that node's rules of the moment: (\d+)/;
+    const zeroBlock = r.lines.slice(r.lines.findIndex((l) => l.startsWith("lameduck 0s:")));
+    assert.ok(
+      Number(placed.exec(zeroBlock.join("\n"))?.[1] ?? 0) > 0,
+      `with 0s, failures are placed on the exited pod (the count can see them): ${zeroBlock.join("\n")}`,
     );
+    const block = r.lines.slice(r.lines.findIndex((l) => l.startsWith("lameduck 5s:")));
+    const exited = placed.exec(block.join("\n"));
+    if (Number(five[1]) > 0) assert.ok(exited, `the failures are placed: ${block.join("\n")}`);
+    assert.equal(Number(exited?.[1] ?? 0), 0, "no lookup went to a DNS pod past its 5s lameduck");
   });
 
   test("scale at 50 Services: both modes measured, the numgen rule shown, the bad transaction rejected", async () => {
