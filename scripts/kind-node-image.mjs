@@ -16,7 +16,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureEngine } from "./docker-engine.mjs";
-import { ensureLocalBaseImages, ensureUpstreamBaseImages } from "./local-base-images.mjs";
+import { ensureLocalBaseImages, ensureUpstreamBaseImages, imageExists } from "./local-base-images.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const recipeDir = join(root, "lab", "upstream", "images", "kind-node");
@@ -50,9 +50,6 @@ function run(cmd, args, opts = {}) {
       `${cmd} ${args.slice(0, 4).join(" ")} failed (exit ${r.status ?? r.signal}):\n${(r.stderr || r.stdout || "").trim().split("\n").slice(-25).join("\n")}`,
     );
   return r.stdout ?? "";
-}
-function imageExists(tag) {
-  return spawnSync("docker", ["image", "inspect", tag], { stdio: "ignore" }).status === 0;
 }
 function dockerBuild(dockerfile, context, tag, buildArgs = {}) {
   const args = ["build", "--network", "host", "-q", "-f", dockerfile, "-t", tag];

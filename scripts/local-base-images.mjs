@@ -61,7 +61,7 @@ function sh(script, what) {
   if (r.status !== 0) fail(`${what} failed (exit ${r.status ?? r.signal})`);
 }
 
-function imageExists(tag) {
+export function imageExists(tag) {
   return spawnSync("docker", ["image", "inspect", tag], { stdio: "ignore" }).status === 0;
 }
 

@@ -33,11 +33,13 @@ const stats = emptyLoadStats(new Date().toISOString());
 const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// The pod's resolv.conf is written before its containers start and does not change: read once.
+const nameserver = sockets === "per-lookup" ? podNameserver() : undefined;
+if (sockets === "per-lookup" && !nameserver) throw new Error("loadgen: no nameserver in /etc/resolv.conf");
+
 function lookup(name: string): Promise<unknown> {
-  if (sockets === "shared") return resolver.resolve4(name);
-  const server = podNameserver();
-  if (!server) return Promise.reject(Object.assign(new Error("no nameserver"), { code: "ENONAMESERVER" }));
-  return lookupOnce(server, name, timeoutMs);
+  if (sockets === "shared" || !nameserver) return resolver.resolve4(name);
+  return lookupOnce(nameserver, name, timeoutMs);
 }
 
 function tcpOnce(host: string, port: number): Promise<void> {
