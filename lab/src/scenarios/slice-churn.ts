@@ -13,6 +13,7 @@ import {
   serviceSlices,
 } from "./scenario-lab.js";
 import {
+  deletedOnScaleDown,
   describeFill,
   fills,
   jsonBytes,
@@ -254,6 +255,7 @@ async function measure(
   let want = alive.length - removeCount;
   await settle(want);
   const down = watch.count(m, service);
+  const { emptied, merged } = deletedOnScaleDown(slices, watch.events.slice(m), service, new Set(doomed));
   slices = await slicesOf(service);
   const afterDown = slices.length;
   const roomAfterDown = slices.reduce((n, s) => n + maxPerSlice - (s.endpoints ?? []).length, 0);
@@ -294,14 +296,13 @@ async function measure(
     `scale-up, ${slow} pods ${p.trickle} at a time (each batch published before the next): ${formatWrites(up2)}`,
     `  after: ${describeFill(slices, maxPerSlice)}`,
   );
-  const mergedAway = down.deleted;
   findings.push({
     claim: "C2",
     measured:
-      `scale-down left ${afterDown} slices (${mergedAway} deleted, none merged), room ${roomAfterDown}; ` +
+      `scale-down left ${afterDown} slices (${emptied} emptied and deleted, ${merged} merged), room ${roomAfterDown}; ` +
       `${burst} pods at once: ${up1.added} new slice(s), ${up1.modified} update(s); ` +
       `${slow} pods ${p.trickle} at a time: ${up2.added} new slice(s), ${up2.modified} update(s) (room before: ${roomBeforeTrickle})`,
-    verdict: mergedAway > 0 ? "wrong" : up1.added + up2.added === 0 ? "holds" : "half right",
+    verdict: merged > 0 ? "wrong" : up1.added + up2.added === 0 ? "holds" : "half right",
     note:
       up1.added + up2.added === 0
         ? "half-empty slices stay; nothing is merged"

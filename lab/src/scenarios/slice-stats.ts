@@ -1,5 +1,6 @@
 import type { Endpoints, Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { SliceEvent } from "./slice-watch.js";
 
 /** Bytes of an object as JSON: what a watcher is sent per write (JSON; protobuf clients get less). */
 export const jsonBytes = (o: unknown) => Buffer.byteLength(JSON.stringify(o));
@@ -105,4 +106,27 @@ export function sample(n: number, k: number, seed = 1): number[] {
     [idx[i], idx[j]] = [idx[j] as number, idx[i] as number];
   }
   return idx.slice(0, k).sort((a, b) => a - b);
+}
+
+/**
+ * The slices of `service` deleted while the `doomed` pods were deleted, split by why: one whose every endpoint's pod was deleted is emptied (the
+ * controller deletes an empty slice, as upstream's reconciler does); one deleted while some of its pods lived on was
+ * merged into another slice, which is what C2 says does not happen.
+ */
+export function deletedOnScaleDown(
+  before: EndpointSlice[],
+  events: SliceEvent[],
+  service: string,
+  doomed: Set<string>,
+): { emptied: number; merged: number } {
+  const deleted = new Set(
+    events.filter((e) => e.type === "DELETED" && e.service === service).map((e) => e.name),
+  );
+  let emptied = 0;
+  for (const s of before) {
+    if (!deleted.has(s.metadata?.name ?? "")) continue;
+    const pods = (s.endpoints ?? []).map((e) => e.targetRef?.name ?? "");
+    if (pods.every((n) => doomed.has(n))) emptied++;
+  }
+  return { emptied, merged: deleted.size - emptied };
 }

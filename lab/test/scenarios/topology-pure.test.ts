@@ -3,7 +3,14 @@ import { describe, test } from "node:test";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { chiSquareSurvival, spread } from "../../src/scenarios/answer-stats.js";
 import { autoCanHint, flapPoint, hintedByZone, worstLoad } from "../../src/scenarios/auto-allocation.js";
-import { describeFill, sample, slicesByPortSet, untouched } from "../../src/scenarios/slice-stats.js";
+import {
+  deletedOnScaleDown,
+  describeFill,
+  sample,
+  slicesByPortSet,
+  untouched,
+} from "../../src/scenarios/slice-stats.js";
+import type { SliceEvent } from "../../src/scenarios/slice-watch.js";
 import { topologyPath } from "../../src/scenarios/topology-path.js";
 
 const ep = (node: string, zone: string, hints?: object, ready = true) => ({
@@ -96,5 +103,35 @@ describe("scenario arithmetic", () => {
     const k = sample(100, 30);
     assert.equal(new Set(k).size, 30);
     assert.deepEqual(k, sample(100, 30));
+  });
+
+  test("a slice deleted on scale-down is emptied if all its pods went, merged if some lived on", () => {
+    const named = (name: string, pods: string[]) =>
+      ({
+        metadata: { name, labels: { "kubernetes.io/service-name": "web" } },
+        endpoints: pods.map((p) => ({ addresses: ["10.0.0.1"], targetRef: { kind: "Pod", name: p } })),
+      }) as unknown as EndpointSlice;
+    const before = [
+      named("a", ["p1", "p2"]),
+      named("b", ["p3"]),
+      named("c", ["p4", "p5"]),
+      named("d", ["p6"]),
+    ];
+    const gone = (slice: EndpointSlice, service = "web"): SliceEvent => ({
+      type: "DELETED",
+      name: slice.metadata?.name ?? "",
+      service,
+      at: 0,
+      slice,
+    });
+    const doomed = new Set(["p1", "p3", "p4"]);
+    const events = [gone(before[1] as EndpointSlice), gone(before[2] as EndpointSlice)];
+    // b lost its only pod: emptied. c kept p5: merged away. a was written but not deleted.
+    assert.deepEqual(deletedOnScaleDown(before, events, "web", doomed), { emptied: 1, merged: 1 });
+    // Another Service's deletion is not counted; nothing deleted is nothing merged.
+    assert.deepEqual(deletedOnScaleDown(before, [gone(before[3] as EndpointSlice, "db")], "web", doomed), {
+      emptied: 0,
+      merged: 0,
+    });
   });
 });

@@ -50,10 +50,12 @@ describe("the controller and topology scenarios", { skip }, () => {
     assert.match(line(r, /^deleting pod/), /to 1 slice\(s\)/);
     assert.match(line(r, /churn-named-port:/), /2 port set\(s\)/);
     assert.match(line(r, /churn-two-ports:/), /1 slices in 1 port set/);
-    // Nothing is merged or deleted on the way down (deterministic); how many slices the refill creates depends on
-    // how the batches meet the controller's syncs (0 or 1 at this size), so only that it was measured is checked.
+    // Nothing is merged on the way down. A slice the deletions emptied is deleted, as upstream does: whether one is
+    // depends on how the creation batches packed the slices (a small fourth slice can lose all its pods). How many
+    // slices the refill creates depends on how the batches meet the controller's syncs (0 or 1 at this size), so
+    // only that it was measured is checked.
     const c2 = finding(r, "C2").measured;
-    assert.match(c2, /\(0 deleted, none merged\)/);
+    assert.match(c2, /\(\d+ emptied and deleted, 0 merged\)/);
     assert.match(c2, /\d+ pods \d+ at a time: \d+ new slice/);
   });
 
