@@ -18,7 +18,14 @@ import { labStatus } from "../netns/lab-status.js";
 import { labUp } from "../netns/lab-up.js";
 import { defaultLabInput } from "../netns/plan.js";
 import { defaultLabDir, labPaths, readLabRuntime, readLabState } from "../netns/state.js";
-import { isProxyMode, type ProxyMode, proxyModes } from "../stack/manifests.js";
+import {
+  isProxyMode,
+  isStackKind,
+  type ProxyMode,
+  proxyModes,
+  type StackKind,
+  stackKinds,
+} from "../stack/manifests.js";
 import { upSummary } from "./up-summary.js";
 import { parseFlags, UsageError } from "./usage.js";
 
@@ -27,8 +34,10 @@ export const labHelp = `switchyard-lab up|down|status|kubeconfig|logs
 up [--runtime netns|kind] [--nodes 3] [--zones 2] [--state-dir DIR] [--cluster-cidr 10.244.0.0/16]
    [--service-cidr 10.96.0.0/16] [--timeout SECONDS] [--proxy-mode iptables|nftables] [--no-stack]
    netns only: [--prefix sy] [--node-cidr 198.18.0.0/24]
-   kind only:  [--name switchyard] [--node-image kindest/node:<kubernetes version>]
-                                         nodes, then Switchyard's stack from apps/<app>/deploy (--no-stack: nodes only)
+   kind only:  [--name switchyard] [--node-image kindest/node:<kubernetes version>] [--stack switchyard|upstream]
+                                         nodes, then Switchyard's stack from apps/<app>/deploy (--no-stack: nodes
+                                         only; --stack upstream: kubeadm's kube-proxy and CoreDNS, kcm's slice
+                                         controllers, with Switchyard's images loaded to swap in)
 down [--state-dir DIR] [--keep]          remove everything up created (--keep: keep logs and certificates)
 status [--state-dir DIR]                 nodes (Ready?) and pods
 kubeconfig [--state-dir DIR]             the admin kubeconfig's path
@@ -83,10 +92,16 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
       "no-stack": { type: "boolean" },
       name: { type: "string" },
       "node-image": { type: "string" },
+      stack: { type: "string" },
     });
     const proxyMode = values["proxy-mode"] ?? "iptables";
     if (!isProxyMode(proxyMode))
       throw new UsageError(`up: --proxy-mode must be ${proxyModes.join(" or ")}, got "${proxyMode}"`);
+    const stackKind = values.stack ?? "switchyard";
+    if (!isStackKind(stackKind))
+      throw new UsageError(`up: --stack must be ${stackKinds.join(" or ")}, got "${stackKind}"`);
+    if (values.stack !== undefined && values["no-stack"])
+      throw new UsageError("up: --stack and --no-stack contradict each other; give one");
     const nodes = positiveInt(cmd, "nodes", values.nodes);
     const zones = positiveInt(cmd, "zones", values.zones);
     const timeout = positiveInt(cmd, "timeout", values.timeout);
@@ -94,13 +109,19 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
     const foreign = runtime === "kind" ? netnsOnlyFlags : kindOnlyFlags;
     const misplaced = foreign.find((f) => values[f] !== undefined);
     if (misplaced) throw new UsageError(`up: --${misplaced} does not apply to the ${runtime} runtime`);
+    if (stackKind === "upstream" && runtime !== "kind")
+      throw new UsageError(
+        "up: --stack upstream runs on the kind runtime only, for now (netns runs Switchyard's)",
+      );
     const dir = dirOf(values["state-dir"]);
     const existing = readLabRuntime(dir);
     if (existing && existing !== runtime)
       throw new Error(
         `a ${existing} lab is up in ${dir}; run switchyard-lab down first, or pick another --state-dir`,
       );
-    return withLabLock(dir, "up", () => upOn(dir, runtime, values, { nodes, zones, timeout, proxyMode }));
+    return withLabLock(dir, "up", () =>
+      upOn(dir, runtime, values, { nodes, zones, timeout, proxyMode, stackKind }),
+    );
   }
   if (sub === "down") {
     const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" }, keep: { type: "boolean" } });
@@ -155,7 +176,7 @@ async function upOn(
   dir: string,
   runtime: LabRuntime,
   values: UpFlags,
-  o: { nodes?: number; zones?: number; timeout?: number; proxyMode: ProxyMode },
+  o: { nodes?: number; zones?: number; timeout?: number; proxyMode: ProxyMode; stackKind: StackKind },
 ): Promise<number> {
   const { nodes, zones, timeout, proxyMode } = o;
   if (runtime === "kind") {
@@ -170,7 +191,7 @@ async function upOn(
         ...(values["service-cidr"] ? { serviceCidr: values["service-cidr"] } : {}),
       },
       ...(timeout ? { timeoutSeconds: timeout } : {}),
-      ...(values["no-stack"] ? {} : { stack: proxyMode }),
+      ...(values["no-stack"] ? {} : { stack: proxyMode, stackKind: o.stackKind }),
     });
     console.log(kindUpSummary(state));
     return 0;

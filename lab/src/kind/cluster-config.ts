@@ -1,4 +1,5 @@
 import yaml from "js-yaml";
+import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import { type KindLabInput, kindNodes } from "./options.js";
 
 /**
@@ -56,28 +57,45 @@ export interface KindClusterConfig {
   kind: "Cluster";
   apiVersion: "kind.x-k8s.io/v1alpha4";
   name: string;
-  networking: { kubeProxyMode: "none"; disableDefaultCNI: true; podSubnet: string; serviceSubnet: string };
+  networking: {
+    kubeProxyMode: "none" | ProxyMode;
+    disableDefaultCNI: true;
+    podSubnet: string;
+    serviceSubnet: string;
+  };
   kubeadmConfigPatches: string[];
   nodes: KindNodeConfig[];
 }
 
+/** The stack a kind cluster is made for; without one (--no-stack) the cluster is made as for Switchyard's. */
+export interface KindStackChoice {
+  kind: StackKind;
+  proxyMode: ProxyMode;
+}
+
 /**
- * The kind Cluster config for a lab: no kube-proxy from kind (kubeadm skips its kube-proxy addon, ours is applied
- * from apps/kube-proxy/deploy), no upstream EndpointSlice controllers, the netns lab's pod and service ranges, and
- * a zone label on every node. No kindnet either: the lab writes each node's pod network itself (pod-network.ts).
+ * The kind Cluster config for a lab: the netns lab's pod and service ranges and a zone label on every node. No
+ * kindnet: the lab writes each node's pod network itself (pod-network.ts). For Switchyard's stack, no kube-proxy
+ * from kind (kubeadm skips its kube-proxy addon; ours is applied from apps/kube-proxy/deploy) and no upstream
+ * EndpointSlice controllers. For upstream's, kind's kube-proxy in the chosen mode and kubeadm's controllers.
  */
-export function kindClusterConfig(input: KindLabInput): KindClusterConfig {
+export function kindClusterConfig(input: KindLabInput, stack?: KindStackChoice): KindClusterConfig {
+  const upstream = stack?.kind === "upstream";
   return {
     kind: "Cluster",
     apiVersion: "kind.x-k8s.io/v1alpha4",
     name: input.name,
     networking: {
-      kubeProxyMode: "none",
+      kubeProxyMode: upstream ? stack.proxyMode : "none",
       disableDefaultCNI: true,
       podSubnet: input.clusterCidr,
       serviceSubnet: input.serviceCidr,
     },
-    kubeadmConfigPatches: [controllerManagerPatch(), kubeletPatch(), ...preflightPatches()],
+    kubeadmConfigPatches: [
+      ...(upstream ? [] : [controllerManagerPatch()]),
+      kubeletPatch(),
+      ...preflightPatches(),
+    ],
     nodes: kindNodes(input).map((n) => ({
       role: n.role,
       image: input.nodeImage,
@@ -87,9 +105,9 @@ export function kindClusterConfig(input: KindLabInput): KindClusterConfig {
 }
 
 /** The config as the file `kind create cluster --config` reads. */
-export function renderKindConfig(input: KindLabInput): string {
+export function renderKindConfig(input: KindLabInput, stack?: KindStackChoice): string {
   return `# Written by switchyard-lab up --runtime kind (lab/src/kind/cluster-config.ts).\n${yaml.dump(
-    kindClusterConfig(input),
+    kindClusterConfig(input, stack),
     { lineWidth: -1 },
   )}`;
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot as defaultRepoRoot } from "../self.js";
-import { type ProxyMode, readManifests } from "../stack/manifests.js";
+import { type ProxyMode, readManifests, type StackKind } from "../stack/manifests.js";
 import { readVersions } from "../upstream/versions.js";
 import { imagePlan } from "./images.js";
 import { kubeconfigServer } from "./kubeconfig.js";
@@ -21,8 +21,10 @@ import type { KindTools } from "./tools.js";
 export interface KindUpOptions {
   stateDir: string;
   input?: Partial<KindLabInput>;
-  /** Deploy Switchyard's stack with this kube-proxy mode; without it, nodes only (no images built). */
+  /** Deploy a stack with this kube-proxy mode; without it, nodes only (no images built). */
   stack?: ProxyMode;
+  /** Whose stack: Switchyard's (the default) or upstream's, as kubeadm installs it. */
+  stackKind?: StackKind;
   /** Seconds each wait may take; image pulls and builds make kind slower than netns. */
   timeoutSeconds?: number;
   out?: ProgressSink;
@@ -37,7 +39,8 @@ export interface KindUpOptions {
 /**
  * Brings a kind lab up: Switchyard's images built, a kind cluster without kube-proxy and without the upstream
  * EndpointSlice controllers, the images loaded into its nodes, the nodes Ready, then the stack applied from
- * apps/<app>/deploy and waited for. A failed `up` after the cluster exists exports kind's logs into the state
+ * apps/<app>/deploy and waited for. With upstream's stack the cluster keeps kubeadm's kube-proxy and
+ * controllers, and kubeadm's CoreDNS stays; they are waited for the same way. A failed `up` after the cluster exists exports kind's logs into the state
  * folder and deletes the cluster.
  */
 export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
@@ -68,8 +71,11 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     },
   );
   input.nodeImage = nodeImage.image;
-  const objects = o.stack ? kindStack(readManifests(root), input, o.stack) : [];
-  const images = o.stack ? imagePlan(objects, (p) => existsSync(join(root, p))) : [];
+  const stackKind = o.stackKind ?? "switchyard";
+  // Upstream's stack applies nothing; our images are still built and loaded, ready to be swapped in.
+  const ours = o.stack ? kindStack(readManifests(root), input, o.stack) : [];
+  const objects = stackKind === "switchyard" ? ours : [];
+  const images = o.stack ? imagePlan(ours, (p) => existsSync(join(root, p))) : [];
   const timeoutSeconds = o.timeoutSeconds ?? 300;
   const steps = kindUpSteps({
     input,
@@ -78,7 +84,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     repoRoot: root,
     node: process.execPath,
     timeoutSeconds,
-    ...(o.stack ? { stack: { objects, images } } : {}),
+    ...(o.stack ? { stack: { kind: stackKind, proxyMode: o.stack, objects, images } } : {}),
   });
   const state: KindLabState = {
     runtime: "kind",
@@ -102,7 +108,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     if (o.stack && firstStack >= 0) {
       const stackStarted = deps.now();
       await runKindSteps(steps.slice(firstStack), deps, progress, timeoutSeconds * 1000);
-      state.stack = { proxyMode: o.stack, seconds: (deps.now() - stackStarted) / 1000 };
+      state.stack = { kind: stackKind, proxyMode: o.stack, seconds: (deps.now() - stackStarted) / 1000 };
     }
   } catch (err) {
     // A step made from the cluster's answers is not in the list: it ran after the cluster existed.
@@ -118,7 +124,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   state.upSeconds = (deps.now() - started) / 1000;
   writeKindState(o.stateDir, state);
   progress.done(
-    `${input.nodes} workers and a control plane ready${o.stack ? ` with the stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
+    `${input.nodes} workers and a control plane ready${o.stack ? ` with ${stackKind}'s stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
   );
   return state;
 }

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import type { ProxyMode } from "../stack/manifests.js";
+import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { KindLabInput, KindNodePlan } from "./options.js";
 import { kindPaths } from "./paths.js";
 
@@ -18,7 +18,8 @@ export interface KindLabState {
   upSeconds?: number;
   /** Seconds from the start of `up` until every node was Ready (image builds included). */
   nodesSeconds?: number;
-  stack?: { proxyMode: ProxyMode; seconds: number };
+  /** `kind` is absent in the state of labs made before upstream's stack could be chosen: Switchyard's. */
+  stack?: { kind?: StackKind; proxyMode: ProxyMode; seconds: number };
 }
 
 export function readKindState(dir: string): KindLabState | undefined {

@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { writtenByOurController } from "../stack/deploy.js";
-import type { KubeObject } from "../stack/manifests.js";
+import { sliceManagedBy, writtenByOurController } from "../stack/deploy.js";
+import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import { renderKindConfig } from "./cluster-config.js";
 import type { AppImage } from "./images.js";
 import { renderManifests, replacedKubeadmObjects } from "./manifests.js";
@@ -49,8 +49,17 @@ export interface KindUpPlan {
   node: string;
   /** Seconds each wait may take (kubectl's --timeout). */
   timeoutSeconds: number;
-  /** The stack (already edited for kind, in apply order) and the images it runs; absent with --no-stack. */
-  stack?: { objects: readonly KubeObject[]; images: readonly AppImage[] };
+  /**
+   * The stack; absent with --no-stack. Switchyard's comes as objects (already edited for kind, in apply order) and
+   * the images they run. Upstream's is kubeadm's own; Switchyard's images are loaded all the same (also as
+   * `switchyard/<app>:dev`), so that swapping one in is a `kubectl set image`.
+   */
+  stack?: {
+    kind: StackKind;
+    proxyMode: ProxyMode;
+    objects: readonly KubeObject[];
+    images: readonly AppImage[];
+  };
 }
 
 /**
@@ -82,7 +91,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
     {
       phase: "cluster",
       what: "writing the kind config",
-      write: { path: paths.config, content: renderKindConfig(input) },
+      write: { path: paths.config, content: renderKindConfig(input, p.stack) },
     },
     {
       phase: "cluster",
@@ -114,18 +123,22 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       }));
     },
   });
-  for (const img of images)
+  const upstream = p.stack?.kind === "upstream";
+  for (const img of images) {
+    const names = upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image];
     steps.push({
       phase: "load",
-      what: `kind load of ${img.image}`,
-      run: [tools.kind, "load", "docker-image", img.image, "--name", input.name],
+      what: `kind load of ${names.join(", ")}`,
+      run: [tools.kind, "load", "docker-image", ...names, "--name", input.name],
     });
+  }
   steps.push({
     phase: "nodes",
     what: "nodes Ready",
     run: [...kubectl, "wait", "--for=condition=Ready", "nodes", "--all", timeout],
   });
   if (!p.stack) return steps;
+  if (upstream) return [...steps, ...upstreamStackSteps(kubectl, timeout)];
   for (const o of replacedKubeadmObjects)
     steps.push({
       phase: "stack",
@@ -175,11 +188,44 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
   return steps;
 }
 
-/** True once kube-dns has a ready endpoint in a slice written by Switchyard's slice controller. */
-export function kubeDnsSliced(stdout: string): true | string {
-  const ours = (parseApiJson(stdout) as { items: EndpointSlice[] }).items.filter(writtenByOurController);
-  const ready = ours.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
-  return ready > 0 ? true : `${ours.length} slices of ours, no ready endpoint`;
+/**
+ * Upstream's stack is what kubeadm installed (kind's kube-proxy addon, kubeadm's CoreDNS, kube-controller-manager's
+ * EndpointSlice controllers): nothing to apply, only to wait for, the same way as for ours.
+ */
+function upstreamStackSteps(kubectl: string[], timeout: string): KindStep[] {
+  return [
+    ...["daemonset/kube-proxy", "deployment/coredns"].map((workload) => ({
+      phase: "stack" as const,
+      what: `${workload} rolled out`,
+      run: [...kubectl, "-n", "kube-system", "rollout", "status", workload, timeout],
+    })),
+    {
+      phase: "stack",
+      what: "kube-dns endpoints in a slice kube-controller-manager wrote",
+      poll: [
+        ...[...kubectl, "-n", "kube-system", "get", "endpointslices"],
+        ...["-l", "kubernetes.io/service-name=kube-dns", "-o", "json", "--show-managed-fields"],
+      ],
+      until: (stdout: string) => kubeDnsSliced(stdout, "upstream"),
+    },
+  ];
+}
+
+/**
+ * kube-controller-manager's EndpointSlice controller: the managed-by label it puts on its slices (ours puts the
+ * same one, as a drop-in does) without our controller's field manager.
+ */
+const writtenByUpstream = (s: EndpointSlice) =>
+  s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === sliceManagedBy &&
+  !writtenByOurController(s);
+
+/** True once kube-dns has a ready endpoint in a slice written by the stack's EndpointSlice controller. */
+export function kubeDnsSliced(stdout: string, by: StackKind = "switchyard"): true | string {
+  const written = by === "upstream" ? writtenByUpstream : writtenByOurController;
+  const theirs = (parseApiJson(stdout) as { items: EndpointSlice[] }).items.filter(written);
+  const ready = theirs.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
+  const whose = by === "upstream" ? "kube-controller-manager's" : "ours";
+  return ready > 0 ? true : `${theirs.length} slices of ${whose}, no ready endpoint`;
 }
 
 /** `down`: kind removes the node containers and the cluster's entry in our kubeconfig file. */

@@ -3,7 +3,7 @@ import type { KindLabState } from "./state.js";
 /** What `up --runtime kind` prints at the end: the nodes, where the kubeconfig is, and things to try. */
 export function kindUpSummary(state: KindLabState): string {
   const stack = state.stack
-    ? `, stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
+    ? `, ${state.stack.kind ?? "switchyard"}'s stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
     : " (no stack: --no-stack)";
   const worker = state.nodes.find((n) => n.role === "worker");
   return [
@@ -18,10 +18,19 @@ export function kindUpSummary(state: KindLabState): string {
     "Try:",
     "  switchyard-lab kubectl get pods -A -o wide",
     "  switchyard-lab kubectl get endpointslices -n kube-system --show-managed-fields -o yaml | grep manager:",
-    worker
-      ? state.stack?.proxyMode === "nftables"
-        ? `  docker exec ${worker.name} nft list table ip kube-proxy`
-        : `  docker exec ${worker.name} iptables-save -t nat | grep KUBE-SVC`
-      : "",
+    ...(worker
+      ? [
+          state.stack?.proxyMode === "nftables"
+            ? `  docker exec ${worker.name} nft list table ip kube-proxy`
+            : `  docker exec ${worker.name} iptables-save -t nat | grep KUBE-SVC`,
+        ]
+      : []),
+    ...(state.stack?.kind === "upstream"
+      ? [
+          "Swap Switchyard's images in (already loaded into the nodes):",
+          "  switchyard-lab kubectl -n kube-system set image daemonset/kube-proxy kube-proxy=switchyard/kube-proxy:dev",
+          "  switchyard-lab kubectl -n kube-system set image deployment/coredns coredns=switchyard/cluster-dns:dev",
+        ]
+      : []),
   ].join("\n");
 }

@@ -14,6 +14,15 @@ export type ProxyMode = "iptables" | "nftables";
 export const proxyModes: readonly ProxyMode[] = ["iptables", "nftables"];
 export const isProxyMode = (s: string): s is ProxyMode => (proxyModes as readonly string[]).includes(s);
 
+/**
+ * Whose service networking a lab runs: Switchyard's (kube-proxy, cluster-dns and slice-controller from
+ * apps/<app>/deploy) or upstream's (kube-proxy, CoreDNS and kube-controller-manager's EndpointSlice controllers
+ * of the pinned release, as kubeadm installs them), to compare the two or to swap one image at a time.
+ */
+export type StackKind = "switchyard" | "upstream";
+export const stackKinds: readonly StackKind[] = ["switchyard", "upstream"];
+export const isStackKind = (s: string): s is StackKind => (stackKinds as readonly string[]).includes(s);
+
 /** Switchyard's stack, in the order an installer applies it: the proxy first, since the others reach the
  * apiserver through the `kubernetes` Service's ClusterIP, which only works once kube-proxy has synced. */
 export const stackDeployDirs = [

@@ -64,4 +64,20 @@ describe("the lab's runtime in lab.json", () => {
     assert.equal(r.code, 2);
     assert.equal(r.stderr, "switchyard-lab: up: --node-image does not apply to the netns runtime");
   });
+
+  test("--stack: one of two, not beside --no-stack, and upstream's on kind only", async () => {
+    const up = (...flags: string[]) => run(["up", "--runtime", "netns", "--state-dir", dir, ...flags]);
+    assert.deepEqual(await up("--stack", "kubeadm"), {
+      code: 2,
+      stderr: 'switchyard-lab: up: --stack must be switchyard or upstream, got "kubeadm"',
+    });
+    assert.equal(
+      (await up("--stack", "upstream", "--no-stack")).stderr,
+      "switchyard-lab: up: --stack and --no-stack contradict each other; give one",
+    );
+    assert.equal(
+      (await up("--stack", "upstream")).stderr,
+      "switchyard-lab: up: --stack upstream runs on the kind runtime only, for now (netns runs Switchyard's)",
+    );
+  });
 });

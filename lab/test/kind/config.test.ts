@@ -57,6 +57,22 @@ describe("kind cluster config", () => {
     );
   });
 
+  test("upstream's stack: kind's kube-proxy in the chosen mode and kubeadm's controllers, the rest the same", () => {
+    const upstream = yaml.load(
+      renderKindConfig(input, { kind: "upstream", proxyMode: "nftables" }),
+    ) as ParsedConfig;
+    assert.deepEqual(upstream.networking, { ...parsed.networking, kubeProxyMode: "nftables" });
+    assert.equal(upstream.kubeadmConfigPatches.length, 3);
+    assert.ok(upstream.kubeadmConfigPatches.every((p) => !p.includes("controllers")));
+    assert.deepEqual(upstream.kubeadmConfigPatches, parsed.kubeadmConfigPatches.slice(1));
+    assert.deepEqual(upstream.nodes, parsed.nodes);
+    // Switchyard's stack is the same cluster as no stack at all.
+    assert.equal(
+      renderKindConfig(input, { kind: "switchyard", proxyMode: "nftables" }),
+      renderKindConfig(input),
+    );
+  });
+
   test("kubelet and kubeadm are let run on a cgroup v1 host (kubelet ≥ 1.35 refuses it by default)", () => {
     assert.deepEqual(yaml.load(parsed.kubeadmConfigPatches[1] ?? ""), {
       apiVersion: "kubelet.config.k8s.io/v1beta1",

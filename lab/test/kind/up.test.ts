@@ -20,6 +20,14 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+const upstreamSlice = {
+  metadata: {
+    labels: { "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
+    managedFields: [{ manager: "kube-controller-manager" }],
+  },
+  endpoints: [{ addresses: ["10.244.1.3"], conditions: { ready: true } }],
+};
+
 const ourSlice = {
   metadata: {
     labels: { "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
@@ -29,7 +37,10 @@ const ourSlice = {
 };
 
 /** A fake machine: records every command, answers like kind and kubectl would, fails where told. */
-function fakeMachine(failOn?: (argv: readonly string[]) => string | undefined) {
+function fakeMachine(
+  failOn?: (argv: readonly string[]) => string | undefined,
+  slices: object[] = [ourSlice],
+) {
   const commands: string[][] = [];
   const deps: StepDeps = {
     exec: async (argv) => {
@@ -47,7 +58,7 @@ function fakeMachine(failOn?: (argv: readonly string[]) => string | undefined) {
           }),
         );
       }
-      if (argv.includes("endpointslices")) return JSON.stringify({ items: [ourSlice] });
+      if (argv.includes("endpointslices")) return JSON.stringify({ items: slices });
       if (argv.includes("nodes") && argv.includes("json"))
         return JSON.stringify({
           items: ["control-plane", "worker", "worker2", "worker3"].map((n, i) => ({
@@ -137,6 +148,41 @@ describe("kind up: the command plan against a fake machine", () => {
       "switchyard/slice-controller:0.1.0",
       "switchyard/cluster-dns:0.1.0",
     ]);
+  });
+
+  test("--stack upstream: kubeadm's kube-proxy, CoreDNS and slice controllers, ours loaded beside them", async () => {
+    const dir = stateDir();
+    const m = fakeMachine(undefined, [upstreamSlice]);
+    const state = await kindLabUp({
+      stateDir: dir,
+      input: { name: "lab" },
+      stack: "nftables",
+      stackKind: "upstream",
+      tools,
+      deps: m.deps,
+      out: sink,
+    });
+    const paths = kindPaths(dir);
+    const brief = m.brief();
+    assert.deepEqual(brief.slice(brief.indexOf("docker exec lab-worker3 sh -c <script>") + 1), [
+      "kind load docker-image switchyard/kube-proxy:0.1.0 switchyard/kube-proxy:dev --name lab",
+      "kind load docker-image switchyard/slice-controller:0.1.0 switchyard/slice-controller:dev --name lab",
+      "kind load docker-image switchyard/cluster-dns:0.1.0 switchyard/cluster-dns:dev --name lab",
+      "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
+      "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
+      "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
+      "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
+    ]);
+    // Nothing of ours applied, kubeadm's CoreDNS kept; kind runs kube-proxy in the mode asked for, and the
+    // controller-manager keeps its EndpointSlice controllers.
+    assert.ok(!brief.some((c) => c.includes("apply") || c.includes("delete")));
+    const config = readFileSync(paths.config, "utf8");
+    assert.match(config, /kubeProxyMode: nftables/);
+    assert.doesNotMatch(config, /endpointslice-controller/);
+    assert.deepEqual(state.stack && { kind: state.stack.kind, mode: state.stack.proxyMode }, {
+      kind: "upstream",
+      mode: "nftables",
+    });
   });
 
   test("--no-stack: no images, no manifests; the cluster and its nodes only", async () => {
@@ -249,5 +295,11 @@ describe("kind: kube-dns readiness", () => {
       endpoints: [{ addresses: ["10.244.1.2"], conditions: { ready: false } }],
     };
     assert.equal(kubeDnsSliced(JSON.stringify({ items: [notReady] })), "1 slices of ours, no ready endpoint");
+    // Upstream's stack waits for kube-controller-manager's slice, and ours does not count there.
+    assert.equal(kubeDnsSliced(JSON.stringify({ items: [upstreamSlice] }), "upstream"), true);
+    assert.equal(
+      kubeDnsSliced(JSON.stringify({ items: [ourSlice] }), "upstream"),
+      "0 slices of kube-controller-manager's, no ready endpoint",
+    );
   });
 });
