@@ -11,6 +11,7 @@ import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
 import { docker, dockerEngine } from "../../src/testing/docker.js";
+import { kindKubectl, runProbe } from "./kind-kubectl.js";
 
 // A real kind cluster on this machine's engine: the node image made locally where none can be pulled, our
 // images built and loaded, the stack applied. Two workers keep it inside two cores.
@@ -35,14 +36,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
   const dir = mkdtempSync(join(tmpdir(), "switchyard-kind-e2e-"));
   let state: KindLabState;
   let tools: KindTools;
-  const kubectl = (...args: string[]) => {
-    const r = spawnSync(tools.kubectl, ["--kubeconfig", state.kubeconfig, ...args], {
-      encoding: "utf8",
-      env: engine.env,
-    });
-    if (r.status !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr.trim()}`);
-    return r.stdout.trim();
-  };
+  let kubectl: (...args: string[]) => string;
 
   before(async () => {
     Object.assign(process.env, engine.env);
@@ -55,6 +49,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
       stack: "iptables",
       timeoutSeconds: 600,
     });
+    kubectl = kindKubectl(tools, state, engine.env);
     console.log(
       `# kind up: nodes in ${state.nodesSeconds?.toFixed(1)} s, stack in ${state.stack?.seconds.toFixed(1)} s, ${state.upSeconds?.toFixed(1)} s in all (node image ${state.input.nodeImage})`,
     );
@@ -89,12 +84,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
   });
 
   test("a pod resolves kubernetes.default through kube-dns and connects to the kubernetes ClusterIP", () => {
-    kubectl(
-      ...["run", "probe", `--image=${probeImage}`, "--image-pull-policy=IfNotPresent", "--restart=Never"],
-      ...["--command", "--", "/nodejs/bin/node", "-e", probeScript],
-    );
-    kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/probe", "--timeout=120s");
-    const result = JSON.parse(kubectl("logs", "probe")) as { lookup: unknown; clusterIp: string };
+    const result = runProbe(kubectl, "probe", probeImage, probeScript);
     assert.deepEqual(result, { lookup: ["10.96.0.1"], clusterIp: "connected" });
   });
 
