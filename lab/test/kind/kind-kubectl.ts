@@ -20,9 +20,10 @@ export function runProbe(
   name: string,
   image: string,
   script: string,
+  runFlags: string[] = [],
 ) {
   kubectl(
-    ...["run", name, `--image=${image}`, "--image-pull-policy=IfNotPresent", "--restart=Never"],
+    ...["run", name, `--image=${image}`, "--image-pull-policy=IfNotPresent", "--restart=Never", ...runFlags],
     ...["--command", "--", "/nodejs/bin/node", "-e", script],
   );
   kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", `pod/${name}`, "--timeout=120s");

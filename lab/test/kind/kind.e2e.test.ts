@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
 import { docker, dockerEngine } from "../../src/testing/docker.js";
 import { kindKubectl, runProbe } from "./kind-kubectl.js";
+import { webServer } from "./swap-traffic.js";
 
 // A real kind cluster on this machine's engine: the node image made locally where none can be pulled, our
 // images built and loaded, the stack applied. Two workers keep it inside two cores.
@@ -32,14 +33,38 @@ const connect = (host, port) => new Promise((ok) => {
   console.log(JSON.stringify({ lookup: a, clusterIp: await connect("10.96.0.1", 443) }));
 })();`;
 
+// GETs every target (host:port) until a web pod answers, every 500 ms, 20 times at most (a new Service rejects
+// until the proxies have its endpoints); prints {name: "web" | what went wrong} and the most tries one took.
+const httpGetAll = (targets: Record<string, string>) => `
+const http = require("node:http"), targets = ${JSON.stringify(targets)};
+const get = (t) => new Promise((ok) => {
+  const [host, port] = t.split(":");
+  http.get({ host, port, timeout: 3000 }, (r) => {
+    let body = ""; r.on("data", (d) => (body += d)); r.on("end", () => ok(body.startsWith("web-") ? "web" : body));
+  }).on("error", (e) => ok(e.code)).on("timeout", function () { this.destroy(new Error("timeout")); });
+});
+(async () => {
+  const out = {};
+  let most = 0;
+  for (const [name, t] of Object.entries(targets)) {
+    let tries = 0;
+    while (tries++ < 20 && (out[name] = await get(t)) !== "web") await new Promise((r) => setTimeout(r, 500));
+    most = Math.max(most, tries);
+  }
+  console.log(JSON.stringify({ answers: out, most }));
+})();`;
+
 describe("kind runtime: a real cluster on this machine's Docker engine", { skip: engine.skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-kind-e2e-"));
   let state: KindLabState;
   let tools: KindTools;
   let kubectl: (...args: string[]) => string;
 
+  let volumesBefore = new Set<string>();
+
   before(async () => {
     Object.assign(process.env, engine.env);
+    volumesBefore = new Set(docker(engine, ["volume", "ls", "-q"]).split("\n"));
     tools = await kindToolsOnThisMachine(process.stderr);
     // A cluster of an earlier run that did not get to `down`.
     spawnSync(tools.kind, ["delete", "cluster", "--name", name], { env: engine.env, stdio: "ignore" });
@@ -88,9 +113,64 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     assert.deepEqual(result, { lookup: ["10.96.0.1"], clusterIp: "connected" });
   });
 
-  test("down removes every container and network of the cluster", async () => {
+  test("a NodePort answers on every node, from a pod on another node and from the host", async () => {
+    const worker = `${name}-worker`;
+    kubectl(
+      "create",
+      "deployment",
+      "web",
+      `--image=${probeImage}`,
+      "--",
+      "/nodejs/bin/node",
+      "-e",
+      webServer,
+    );
+    const pin = { spec: { template: { spec: { nodeSelector: { "kubernetes.io/hostname": worker } } } } };
+    kubectl("patch", "deployment", "web", "-p", JSON.stringify(pin));
+    kubectl("rollout", "status", "deployment/web", "--timeout=180s");
+    kubectl("expose", "deployment", "web", "--type=NodePort", "--port=80", "--target-port=8080");
+    const nodePort = Number(kubectl("get", "service", "web", "-o", "jsonpath={.spec.ports[0].nodePort}"));
+    const ips = kubectl(
+      ...["get", "nodes", "-o"],
+      'jsonpath={range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}',
+    )
+      .split(" ")
+      .map((kv) => kv.split("="));
+    const targets = Object.fromEntries(ips.map(([node, ip]) => [node, `${ip}:${nodePort}`]));
+    // The web pod runs on the first worker; the client on the second, so every answer crossed a node but one.
+    const overrides = JSON.stringify({ spec: { nodeName: `${name}-worker2` } });
+    const flags = ["--overrides", overrides];
+    const fromPod = runProbe(kubectl, "nodeport", probeImage, httpGetAll(targets), flags) as {
+      answers: unknown;
+      most: number;
+    };
+    const want = Object.fromEntries(Object.keys(targets).map((n) => [n, "web"]));
+    console.log(`# NodePort from a pod: every node answered within ${fromPod.most} tries (500 ms apart)`);
+    assert.deepEqual(fromPod.answers, want);
+    const fromHost = await new Promise((ok) => {
+      const child = spawn(process.execPath, ["-e", httpGetAll(targets)], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.on("close", () => ok((JSON.parse(out) as { answers: unknown }).answers));
+    });
+    assert.deepEqual(fromHost, want);
+  });
+
+  test("down removes every container, volume and network of the cluster", async () => {
     await kindDown(dir);
     const left = docker(engine, ["ps", "-a", "--filter", `label=io.x-k8s.kind.cluster=${name}`, "-q"]);
     assert.equal(left, "", "no node container left");
+    // kind's network goes too, unless something else (another kind cluster) is still on it.
+    const others = docker(engine, ["ps", "-a", "-q", "--filter", "network=kind"]);
+    const network = docker(engine, ["network", "ls", "-q", "--filter", "name=^kind$"]);
+    if (others === "") assert.equal(network, "", "kind's network removed");
+    const volumes = docker(engine, ["volume", "ls", "-q", "--filter", "dangling=true"]).split("\n");
+    assert.deepEqual(
+      volumes.filter((v) => v && !volumesBefore.has(v)),
+      [],
+      "no volume left by the nodes",
+    );
   });
 });

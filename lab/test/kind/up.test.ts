@@ -266,10 +266,31 @@ describe("kind up: the command plan against a fake machine", () => {
     await kindLabUp({ stateDir: dir, input: { name: "lab" }, tools, deps: up.deps, out: sink });
     const down = fakeMachine();
     const removed = await kindDown(dir, { tools, deps: down.deps });
-    assert.deepEqual(down.brief(), ["kind delete cluster --name lab"]);
-    assert.deepEqual(removed, ["kind cluster lab (lab-control-plane, lab-worker, lab-worker2, lab-worker3)"]);
+    assert.deepEqual(down.brief(), [
+      "kind delete cluster --name lab",
+      "docker network inspect --format {{.Name}} kind",
+      "docker ps -a -q --filter network=kind",
+      "docker network rm kind",
+    ]);
+    assert.deepEqual(removed, [
+      "kind cluster lab (lab-control-plane, lab-worker, lab-worker2, lab-worker3)",
+      "Docker network kind (no container left on it)",
+    ]);
     assert.equal(existsSync(dir), false);
     assert.deepEqual(await kindDown(dir, { tools, deps: down.deps }), []);
+  });
+
+  test("down keeps kind's network while a container (another cluster's node, stopped or not) is on it", async () => {
+    const dir = stateDir();
+    await kindLabUp({ stateDir: dir, input: { name: "lab" }, tools, deps: fakeMachine().deps, out: sink });
+    const commands: string[][] = [];
+    const exec = async (argv: readonly string[]) => {
+      commands.push([...argv]);
+      return argv[1] === "ps" ? "3f2a9c1d0e4b\n" : "";
+    };
+    const removed = await kindDown(dir, { tools, deps: { exec } });
+    assert.equal(removed.length, 1);
+    assert.ok(!commands.some((c) => c.includes("rm")), "no docker network rm");
   });
 
   test("up on a folder with a kind lab removes that cluster first (a crash)", async () => {
