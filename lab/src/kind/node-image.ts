@@ -43,9 +43,23 @@ export async function chooseNodeImage(
   return { image: await d.buildLocal(), how: "built" };
 }
 
-/** The real local build: the project's Node runs the script, whose progress goes to `say`. */
-export function localNodeImageBuild(repoRoot: string, exec: Exec): () => Promise<string> {
+/**
+ * The real local build: the project's Node runs the script, whose progress goes to `say`. It needs Linux and root
+ * (debootstrap, chroot); elsewhere (a Mac, a user without root) the answer is one line saying so.
+ */
+export function localNodeImageBuild(
+  repoRoot: string,
+  exec: Exec,
+  host: { platform: NodeJS.Platform; uid: number | undefined } = {
+    platform: process.platform,
+    uid: process.getuid?.(),
+  },
+): () => Promise<string> {
   return async () => {
+    if (host.platform !== "linux" || host.uid !== 0)
+      throw new Error(
+        "a node image is built here only on Linux as root (debootstrap and chroot); pass --node-image with a kindest/node release that can be pulled",
+      );
     const out = await exec([process.execPath, join(repoRoot, "scripts", "kind-node-image.mjs")]);
     const image = out.trim().split("\n").pop()?.trim() ?? "";
     if (!image) throw new Error("scripts/kind-node-image.mjs printed no image reference");

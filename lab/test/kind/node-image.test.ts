@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { chooseNodeImage, type NodeImageDeps } from "../../src/kind/node-image.js";
+import { chooseNodeImage, localNodeImageBuild, type NodeImageDeps } from "../../src/kind/node-image.js";
 
 /** An engine that has `present` and can pull `pullable`; records what was run and said. */
 function engine(present: string[], pullable: string[]) {
@@ -26,6 +26,12 @@ function engine(present: string[], pullable: string[]) {
   };
   return { deps, ran, built: () => built };
 }
+
+/** An exec that records each command and answers `stdout`. */
+const recorder = (ran: string[][], stdout: string) => async (argv: readonly string[]) => {
+  ran.push([...argv]);
+  return stdout;
+};
 
 describe("the kind node image", () => {
   test("one the engine has is used as it is, without a pull", async () => {
@@ -62,5 +68,28 @@ describe("the kind node image", () => {
       return true;
     });
     assert.equal(e.built(), 0);
+  });
+
+  test("built here only on Linux as root: on a Mac, or without root, one line and no script run", async () => {
+    for (const host of [
+      { platform: "darwin" as const, uid: 501 },
+      { platform: "linux" as const, uid: 1000 },
+    ]) {
+      const ran: string[][] = [];
+      const build = localNodeImageBuild("/repo", recorder(ran, ""), host);
+      await assert.rejects(build(), {
+        message:
+          "a node image is built here only on Linux as root (debootstrap and chroot); pass --node-image with a kindest/node release that can be pulled",
+      });
+      assert.deepEqual(ran, []);
+    }
+    const ran: string[][] = [];
+    const asRoot = localNodeImageBuild(
+      "/repo",
+      recorder(ran, "[kind-node] phase 1/6\nswitchyard-local/kind-node:v1.37.2-r2\n"),
+      { platform: "linux", uid: 0 },
+    );
+    assert.equal(await asRoot(), "switchyard-local/kind-node:v1.37.2-r2");
+    assert.equal(ran[0]?.[1], "/repo/scripts/kind-node-image.mjs");
   });
 });
