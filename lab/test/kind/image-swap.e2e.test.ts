@@ -53,6 +53,13 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
     throw new Error(`timed out waiting for ${what}`);
   };
 
+  // Each node's legacy (x_tables) iptables tables: a node whose rules are in nf_tables has none unless some
+  // program asked iptables-legacy about one (iptables-nft then warns on every save that legacy tables exist).
+  const legacyTables = () =>
+    Object.fromEntries(
+      state.nodes.map((n) => [n.name, docker(engine, ["exec", n.name, "cat", "/proc/net/ip_tables_names"])]),
+    );
+
   // A Service made now: kube-controller-manager writes its slice after it, and until the proxy has both the
   // ClusterIP rejects (no endpoints). So the slice is waited for, then the pod tries every 500 ms, 20 times.
   const newServiceAnswers = async (service: string, port: number) => {
@@ -168,6 +175,7 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
       dns: templateWithoutImages(kubectl("-n", "kube-system", "get", "deployment/coredns", "-o", "json")),
       corefile: kubectl("-n", "kube-system", "get", "configmap/coredns", "-o", "jsonpath={.data.Corefile}"),
       proxyConfig: kubectl("-n", "kube-system", "get", "configmap/kube-proxy", "-o", "json"),
+      legacyTables: legacyTables(),
     };
     const setImage = (workload: string, container: string, image: string) => async () => {
       kubectl("-n", "kube-system", "set", "image", workload, `${container}=${image}`);
@@ -215,6 +223,8 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
         );
       }
     }
+    // Our proxy left the iptables backend the node does not use as upstream's did (no legacy table made).
+    assert.deepEqual(legacyTables(), before.legacyTables);
     // Only the images changed: kubeadm's templates, Corefile and kube-proxy config are as kubeadm wrote them.
     assert.deepEqual(
       templateWithoutImages(kubectl("-n", "kube-system", "get", "daemonset/kube-proxy", "-o", "json")),

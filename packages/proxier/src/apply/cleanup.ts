@@ -3,7 +3,7 @@
 import { IPSETS, ipsetName } from "../ipvs/names.js";
 import type { IPFamily } from "../util/ip.js";
 import { CommandNotFoundError } from "./exec.js";
-import type { IPTablesTableName, IptablesRestoreApplier } from "./iptables-restore.js";
+import type { IptablesRestoreApplier } from "./iptables-restore.js";
 import type { IPVSApplier } from "./ipvs-applier.js";
 import type { NftApplier } from "./nft-applier.js";
 
@@ -85,13 +85,38 @@ export function iptablesCleanupScript(
   ].join("\n");
 }
 
-/** Removes kube-proxy's iptables chains and jump rules from nat, filter and mangle. */
+/** Each table of an iptables-save dump, by name, with its own lines (from `*table` to its COMMIT). */
+export function tablesOfSave(save: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let name: string | undefined;
+  let lines: string[] = [];
+  for (const line of save.split("\n")) {
+    const start = /^\*(\S+)/.exec(line)?.[1];
+    if (start) [name, lines] = [start, []];
+    if (name) lines.push(line);
+    if (name && line === "COMMIT") {
+      out.set(name, `${lines.join("\n")}\n`);
+      name = undefined;
+    }
+  }
+  return out;
+}
+
+/**
+ * Removes kube-proxy's iptables chains and jump rules from nat, filter and mangle. Only tables that exist are
+ * read (one plain save): asking the legacy backend about a table creates it, and on a node whose rules are in
+ * nf_tables that would leave empty legacy tables behind, and iptables-nft's "iptables-legacy tables present"
+ * warning on every later iptables-save (upstream kube-proxy never touches the backend it does not use).
+ */
 export async function cleanupIPTablesLeftovers(
   ipt: IptablesRestoreApplier,
   scope: CleanupScope = "all",
 ): Promise<void> {
+  const existing = tablesOfSave(await ipt.saveExisting());
   for (const table of CLEANUP_TABLES) {
-    const script = iptablesCleanupScript(table, await ipt.save(table as IPTablesTableName), scope);
+    const save = existing.get(table);
+    if (save === undefined) continue;
+    const script = iptablesCleanupScript(table, save, scope);
     if (script) await ipt.restore(script, { noflush: true });
   }
 }

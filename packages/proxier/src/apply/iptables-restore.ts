@@ -90,6 +90,16 @@ export class IptablesRestoreApplier {
     return result.stdout;
   }
 
+  /**
+   * iptables-save output for every table that exists, and only those: unlike `-t <table>`, which makes the
+   * legacy backend create the table it is asked about, a plain save creates nothing.
+   */
+  async saveExisting(): Promise<string> {
+    const { command, result } = await this.#run("-save", []);
+    if (result.code !== 0) throw new IPTablesCommandError(command, result.code, result.stderr);
+    return result.stdout;
+  }
+
   /** Creates a chain unless it exists. */
   async ensureChain(table: IPTablesTableName, chain: string): Promise<void> {
     const { command, result } = await this.#run("", [...WAIT_ARGS, "-t", table, "-N", chain]);

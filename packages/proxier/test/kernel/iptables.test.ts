@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Endpoint } from "kubernetes-types/discovery/v1.js";
 import { cleanupIPTablesLeftovers } from "../../src/apply/cleanup.js";
+import { inNetns, realExec } from "../../src/apply/exec.js";
 import { type IPTablesBackend, IptablesRestoreApplier } from "../../src/apply/iptables-restore.js";
 import { type IPTablesState, renderIPTables } from "../../src/iptables/render.js";
 import { ensureCanaryChains, ensureJumpChains } from "../../src/iptables/skeleton.js";
@@ -134,6 +135,38 @@ for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBack
       assert.ok(!answers.includes("pod-0") && !answers.includes("pod-1"), answers.join(","));
       // Running it again finds nothing to do.
       await cleanupIPTablesLeftovers(ipt);
+    });
+  });
+}
+
+// Cleaning up a backend the node does not use must not create its tables: a legacy table appears as soon as
+// iptables-legacy is asked about it by name, and iptables-nft then warns on every save that legacy tables exist.
+{
+  const skip = await kernelTestsUnavailable(["iptables-legacy-restore", "iptables-legacy-save"]);
+  describe("cleanup of the unused legacy backend (a node whose rules are in nf_tables)", {
+    skip: skip ?? false,
+  }, () => {
+    const netns = `sy-kcl${process.pid}`;
+    const exec = inNetns(netns, realExec);
+    const tables = async () =>
+      (await exec("cat", ["/proc/net/ip_tables_names"])).stdout.split("\n").filter(Boolean);
+    before(async () => {
+      const r = await realExec("ip", ["netns", "add", netns]);
+      assert.equal(r.code, 0, r.stderr);
+    });
+    after(async () => {
+      await realExec("ip", ["netns", "delete", netns]);
+    });
+
+    test("creates no legacy table, where asking for one by name would", async () => {
+      const ipt = new IptablesRestoreApplier({ family: "IPv4", backend: "legacy", exec });
+      assert.deepEqual(await tables(), [], "a new namespace has no legacy table");
+      await cleanupIPTablesLeftovers(ipt);
+      await cleanupIPTablesLeftovers(ipt, "ipvs");
+      assert.deepEqual(await tables(), []);
+      // What the cleanup used to do (save -t <table>) makes the table: the reason for the rule above.
+      await ipt.save("nat");
+      assert.deepEqual(await tables(), ["nat"]);
     });
   });
 }
