@@ -1,5 +1,5 @@
 import { realExec } from "../netns/exec.js";
-import { defaultLabDir } from "../netns/state.js";
+import { defaultLabDir, readLabRuntime } from "../netns/state.js";
 import { scenarioByName, scenarios } from "../scenarios/index.js";
 import { formatScenarioReport } from "../scenarios/report.js";
 import { parseFlags, UsageError } from "./usage.js";
@@ -31,8 +31,13 @@ export async function scenarioCommand(rest: string[]): Promise<number> {
       throw new UsageError((err as Error).message);
     }
   })();
+  const stateDir = values["state-dir"] ?? defaultLabDir();
+  if (readLabRuntime(stateDir) === "kind")
+    throw new Error(
+      "scenarios are not available on the kind runtime yet: they read the netns lab's node namespaces and run its own echo and traffic programs (lab/README.md)",
+    );
   const report = await scenario.run({
-    stateDir: values["state-dir"] ?? defaultLabDir(),
+    stateDir,
     params,
     out: process.stderr,
     exec: realExec,

@@ -51,6 +51,16 @@ describe("the lab's runtime in lab.json", () => {
     );
   });
 
+  test("a scenario says it is not available on a kind lab", async () => {
+    labFile({ runtime: "kind" });
+    const r = await run(["scenario", "lameduck", "--state-dir", dir]);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      "switchyard-lab: scenarios are not available on the kind runtime yet: they read the netns lab's node namespaces and run its own echo and traffic programs (lab/README.md)",
+    );
+  });
+
   test("flags of the other runtime are usage errors", async () => {
     const r = await run([
       "up",
