@@ -5,7 +5,8 @@
 // `ARG *_IMAGE=<default>` line: the default is used when the engine has it or can pull it; when it can not (no
 // registry answers), the local equivalents of scripts/local-base-images.mjs are made (once, then reused) and
 // passed as build arguments. Prints each build step, and each image's size at the end.
-//   node scripts/images.mjs [kube-proxy] [cluster-dns] [slice-controller] [--upstream] [--local-bases]
+//   node scripts/images.mjs [kube-proxy] [cluster-dns] [slice-controller] [echo] [loadgen] [--upstream] [--local-bases]
+// echo and loadgen are the lab's own workloads (lab/Dockerfile), built only when named.
 // --local-bases skips the pull attempt. --upstream builds, instead, upstream's CoreDNS and kube-proxy images
 // from lab/upstream/images/<name>/Dockerfile around the binaries lab/upstream built, tagged
 // switchyard-upstream/<name>:<upstream version>, for comparing sizes (and for the kind runtime's upstream
@@ -28,6 +29,8 @@ import { ensureLocalBaseImages, ensureUpstreamBaseImages } from "./local-base-im
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const apps = ["kube-proxy", "cluster-dns", "slice-controller"];
+// The lab's own workloads (lab/Dockerfile, one target each), for lab clusters on kind; built only when named.
+export const labImages = ["echo", "loadgen"];
 // Upstream's images: the binary each one wraps and the entry of lab/upstream/versions.json that tags it.
 export const upstreamImages = [
   { name: "coredns", binary: "coredns", version: "coredns" },
@@ -45,6 +48,16 @@ const localFor = {
 
 // What one build needs: its Dockerfile, its context directory and its tags (the first is the one measured).
 function appTarget(app) {
+  if (labImages.includes(app)) {
+    const version = JSON.parse(readFileSync(join(root, "lab", "package.json"), "utf8")).version;
+    return {
+      name: app,
+      dockerfile: join(root, "lab", "Dockerfile"),
+      target: app,
+      context: root,
+      tags: [`switchyard/${app}:dev`, `switchyard/${app}:${version}`],
+    };
+  }
   const version = JSON.parse(readFileSync(join(root, "apps", app, "package.json"), "utf8")).version;
   return {
     name: app,
@@ -146,7 +159,14 @@ function buildArgsFor(target, local, caCerts) {
 function build(target, buildArgs) {
   const app = target.name;
   const log = join(tmpdir(), `switchyard-image-${app.replace(" ", "-")}.log`);
-  const args = ["build", "--network", "host", "-f", target.dockerfile];
+  const args = [
+    "build",
+    "--network",
+    "host",
+    "-f",
+    target.dockerfile,
+    ...(target.target ? ["--target", target.target] : []),
+  ];
   args.push(...target.tags.flatMap((t) => ["-t", t]), ...buildArgs, target.context);
   const shown = args.map((a) => (a.startsWith("EXTRA_CA_CERTS=") ? "EXTRA_CA_CERTS=<PEM>" : a));
   say(`${app}: docker ${shown.join(" ")} (log: ${log})`);
@@ -217,14 +237,15 @@ export async function buildImages(selected = apps, { forceLocal = false, upstrea
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const words = process.argv.slice(2);
   const flags = ["--local-bases", "--upstream"];
-  const unknown = words.filter((w) => !flags.includes(w) && !apps.includes(w));
+  const known = [...apps, ...labImages];
+  const unknown = words.filter((w) => !flags.includes(w) && !known.includes(w));
   if (unknown.length > 0) {
     console.error(
-      `usage: node scripts/images.mjs [${apps.join("] [")}] [--upstream] [--local-bases] (unknown: ${unknown.join(" ")})`,
+      `usage: node scripts/images.mjs [${known.join("] [")}] [--upstream] [--local-bases] (unknown: ${unknown.join(" ")})`,
     );
     process.exit(2);
   }
-  const selected = apps.filter((a) => words.includes(a));
+  const selected = known.filter((a) => words.includes(a));
   const upstream = words.includes("--upstream");
   try {
     // --upstream alone builds only upstream's images; app names add ours.

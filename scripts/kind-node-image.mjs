@@ -21,7 +21,7 @@ import { ensureLocalBaseImages, ensureUpstreamBaseImages, imageExists } from "./
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const recipeDir = join(root, "lab", "upstream", "images", "kind-node");
 // Bumped when what goes into the image changes, so an image made by an older recipe is not reused.
-const recipe = "2";
+const recipe = "3";
 // Built from their Go modules (the Go proxy serves them); kubelet >= 1.36 needs containerd 2.x, Debian
 // bookworm's containerd is 1.6.
 const containerdVersion = "v2.3.7";

@@ -266,5 +266,13 @@ describe("migration", () => {
     const text = formatReport(report);
     assert.match(text, /node-1 +iptables +nftables +2\.5s +40\.0ms +12\.0ms +0\/70\/0 +0\/0\/150 +0/);
     assert.match(text, /node-2 +tcp 1\/40 +dns 0\/20/);
+    // kind's node names are longer than netns's; the columns still stand apart.
+    const [sw] = report.switches;
+    const kind = formatReport({
+      ...report,
+      switches: sw ? [{ ...sw, node: "sy-e2e-control-plane", traffic: { "sy-e2e-worker2": d } }] : [],
+    });
+    assert.match(kind, /^sy-e2e-control-plane +iptables +nftables /m);
+    assert.match(kind, /^ {2}sy-e2e-worker2 +tcp 1\/40/m);
   });
 });

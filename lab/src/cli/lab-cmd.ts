@@ -6,18 +6,22 @@ import { kindKubeconfig, kindStatus } from "../kind/lab-status.js";
 import { kindLabUp } from "../kind/lab-up.js";
 import { kindLogsArgs } from "../kind/logs.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
+import { kindPaths } from "../kind/paths.js";
 import { machineFacts } from "../kind/probes.js";
 import { isLabRuntime, type LabRuntime, labRuntimes, selectRuntime } from "../kind/select-runtime.js";
+import { spawnExec } from "../kind/spawn-exec.js";
 import { readKindState } from "../kind/state.js";
 import { kindUpSummary } from "../kind/summary.js";
 import { withLabLock } from "../lock.js";
 import { migrate } from "../migrate/migrate.js";
+import { kindMigrateLab, kindWorkloadImages, migratableKindState } from "../migrate/migrate-lab.js";
 import { formatReport } from "../migrate/report.js";
 import { labDown } from "../netns/lab-down.js";
 import { labStatus } from "../netns/lab-status.js";
 import { labUp } from "../netns/lab-up.js";
 import { defaultLabInput } from "../netns/plan.js";
 import { defaultLabDir, labPaths, readLabRuntime, readLabState } from "../netns/state.js";
+import { repoRoot } from "../self.js";
 import {
   isProxyMode,
   isStackKind,
@@ -254,6 +258,14 @@ Switches kube-proxy's mode node by node under traffic (a traffic generator on ev
 failed connections and lookups per client node during each switch, sync time and rule counts before and after,
 the old mode's leftover rules, and how long each switch took. See lab/README.md (Migration) for the method.`;
 
+/** A kind lab for migrate: its nodes through `docker exec`, the lab's images built and loaded on the way. */
+async function kindLab(dir: string) {
+  const cluster = migratableKindState(dir).input.name;
+  const tools = await kindToolsOnThisMachine(process.stderr);
+  const exec = spawnExec(kindPaths(dir).commandLog);
+  return kindMigrateLab(dir, tools, kindWorkloadImages(exec, tools, cluster, repoRoot));
+}
+
 export async function migrateCommand(rest: string[]): Promise<number> {
   const { values } = parseFlags("migrate", rest, {
     to: { type: "string" },
@@ -267,12 +279,12 @@ export async function migrateCommand(rest: string[]): Promise<number> {
   if (values.all && values.node) throw new UsageError("migrate: --node and --all exclude each other");
   if (!values.all && !values.node) throw new UsageError("migrate: name the nodes (--node NAME) or say --all");
   const settle = positiveInt("migrate", "settle", values.settle);
-  if (readLabRuntime(dirOf(values["state-dir"])) === "kind")
-    throw new Error(
-      "migrate is not available on the kind runtime yet: it measures from the netns lab's node namespaces (lab/README.md)",
-    );
+  const dir = dirOf(values["state-dir"]);
+  const kind = readKindState(dir);
+  const lab = kind ? await kindLab(dir) : undefined;
   const report = await migrate({
-    stateDir: dirOf(values["state-dir"]),
+    stateDir: dir,
+    ...(lab ? { lab } : {}),
     to: values.to,
     ...(values.node ? { nodes: values.node } : {}),
     ...(settle ? { settleMs: settle * 1000 } : {}),

@@ -1,4 +1,5 @@
 import yaml from "js-yaml";
+import type { Credentials } from "../kubeapi/client.js";
 
 /** The apiserver URL of a kubeconfig's current context (kind writes one cluster, on a loopback port). */
 export function kubeconfigServer(text: string): string {
@@ -11,4 +12,28 @@ export function kubeconfigServer(text: string): string {
   const cluster = cfg?.clusters?.find((c) => c.name === context?.context.cluster) ?? cfg?.clusters?.[0];
   if (!cluster?.cluster.server) throw new Error("the kubeconfig kind wrote names no apiserver");
   return cluster.cluster.server;
+}
+
+interface KindKubeconfig {
+  "current-context"?: string;
+  contexts?: { name: string; context: { cluster: string; user: string } }[];
+  clusters?: { name: string; cluster: { "certificate-authority-data"?: string } }[];
+  users?: { name: string; user: { "client-certificate-data"?: string; "client-key-data"?: string } }[];
+}
+
+/** The lab client's identity from the kubeconfig kind wrote: its CA and client certificate are inline. */
+export function kindCredentials(text: string, server: string): Credentials {
+  const cfg = yaml.load(text) as KindKubeconfig | null;
+  const context = cfg?.contexts?.find((c) => c.name === cfg["current-context"]) ?? cfg?.contexts?.[0];
+  const cluster = cfg?.clusters?.find((c) => c.name === context?.context.cluster)?.cluster;
+  const user = cfg?.users?.find((u) => u.name === context?.context.user)?.user;
+  const ca = cluster?.["certificate-authority-data"];
+  const cert = user?.["client-certificate-data"];
+  const key = user?.["client-key-data"];
+  if (!ca || !cert || !key)
+    throw new Error(
+      "the kubeconfig kind wrote has no inline CA, client certificate and key for its current context",
+    );
+  const data = (b64: string) => Buffer.from(b64, "base64");
+  return { server, ca: data(ca), cert: data(cert), key: data(key) };
 }

@@ -60,8 +60,15 @@ export function countNftProxyLines(ruleset: string): number {
 export const leftovers = (c: RuleCounts, mode: ProxyMode) =>
   mode === "nftables" ? c.iptablesLegacy + c.iptablesNft : c.nftables;
 
-export async function ruleCounts(exec: Exec, netns: string): Promise<RuleCounts> {
-  const inNs = (...argv: string[]) => exec(["ip", "netns", "exec", netns, ...argv]).catch(() => "");
+/**
+ * Where a node's commands run: a netns lab's network namespace by name, or an argv prefix that gets there
+ * (`docker exec <node>` for a kind node).
+ */
+export type NodeShell = string | readonly string[];
+const prefix = (node: NodeShell) => (typeof node === "string" ? ["ip", "netns", "exec", node] : [...node]);
+
+export async function ruleCounts(exec: Exec, node: NodeShell): Promise<RuleCounts> {
+  const inNs = (...argv: string[]) => exec([...prefix(node), ...argv]).catch(() => "");
   return {
     iptablesLegacy: countKubeLines(await inNs("iptables-legacy-save")),
     iptablesNft: countKubeLines(await inNs("iptables-nft-save")),
@@ -70,18 +77,8 @@ export async function ruleCounts(exec: Exec, netns: string): Promise<RuleCounts>
 }
 
 /** The node's proxy metrics and mode, from its loopback metrics address (as an operator would curl them). */
-export async function proxyView(exec: Exec, netns: string): Promise<{ mode: string; sync: SyncStats }> {
+export async function proxyView(exec: Exec, node: NodeShell): Promise<{ mode: string; sync: SyncStats }> {
   const curl = (path: string) =>
-    exec([
-      "ip",
-      "netns",
-      "exec",
-      netns,
-      "curl",
-      "-s",
-      "--max-time",
-      "2",
-      `http://127.0.0.1:10249${path}`,
-    ]).catch(() => "");
+    exec([...prefix(node), "curl", "-s", "--max-time", "2", `http://127.0.0.1:10249${path}`]).catch(() => "");
   return { mode: (await curl("/proxyMode")).trim(), sync: parseSyncStats(await curl("/metrics")) };
 }

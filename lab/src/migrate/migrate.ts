@@ -2,12 +2,9 @@ import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
-import { adminCredentials, contentTypes, KubeClient } from "../kubeapi/client.js";
+import { contentTypes, type KubeClient } from "../kubeapi/client.js";
 import { type Exec, realExec } from "../netns/exec.js";
-import { type NodePlan, nodeByName } from "../netns/plan.js";
-import { labPaths, readLabState } from "../netns/state.js";
 import { Progress, type ProgressSink } from "../progress.js";
-import { loadgenStats } from "../scenarios/workloads.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
 import { deploymentReady } from "../stack/deploy.js";
@@ -15,6 +12,7 @@ import { configMode, type KubeObject, type ProxyMode, readManifests } from "../s
 import { waitUntil } from "../stack/wait.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "./canary.js";
 import { leftovers, meanSyncMs, proxyView, ruleCounts } from "./measure.js";
+import { type MigrateLab, type MigrateNode, netnsMigrateLab } from "./migrate-lab.js";
 import type { MigrationReport, NodeSwitch, TrafficDelta } from "./report.js";
 import { trafficNamespace, trafficObjects } from "./workload.js";
 
@@ -28,6 +26,8 @@ export interface MigrateOptions {
   timeoutMs?: number;
   out?: ProgressSink;
   exec?: Exec;
+  /** The lab; the netns lab of stateDir when absent (kind's comes from migrate-lab.ts). */
+  lab?: MigrateLab;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,35 +38,37 @@ const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
  * failures per client node, sync time and rule counts before and after, the old mode's leftovers, its duration.
  */
 export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
-  const state = readLabState(o.stateDir);
-  if (!state?.server) throw new Error(`no lab in ${o.stateDir}; run switchyard-lab up`);
-  if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
+  const lab = o.lab ?? netnsMigrateLab(o.stateDir);
   const exec = o.exec ?? realExec;
   const progress = new Progress("migrate", o.out ?? process.stderr);
   const deadline = () => Date.now() + (o.timeoutMs ?? 180_000);
-  const nodes = (o.nodes ?? state.plan.nodeList.map((n) => n.name)).map((n) => nodeByName(state.plan, n));
-  const client = new KubeClient(adminCredentials(state.server, labPaths(o.stateDir).controlPlane));
+  const nodes = (o.nodes ?? lab.nodes.map((n) => n.name)).map((name) => {
+    const node = lab.nodes.find((n) => n.name === name);
+    if (!node) throw new Error(`no node ${name} in this lab (${lab.nodes.map((n) => n.name).join(", ")})`);
+    return node;
+  });
+  const client = lab.client;
   const started = Date.now();
+  const podNodes = lab.nodes.filter((n) => n.runsPods);
   try {
+    if (lab.loadImages) {
+      progress.update("loading the echo and traffic images into the nodes", true);
+      await lab.loadImages();
+    }
     progress.update("starting the traffic generators", true);
-    await applyObjects(client, trafficObjects(state.plan));
+    await applyObjects(client, trafficObjects(podNodes.length, lab.nodes));
     await waitUntil(
       "echo servers",
       () => deploymentReady(client, "echo", trafficNamespace),
       deadline(),
       progress,
     );
-    await waitUntil(
-      "traffic generators",
-      () => loadgensReady(client, state.plan.nodes),
-      deadline(),
-      progress,
-    );
+    await waitUntil("traffic generators", () => loadgensReady(lab, podNodes.length), deadline(), progress);
 
     const manifest = readManifests(repoRoot, ["apps/kube-proxy/deploy"]);
     const ds = manifest.find((m) => m.kind === "DaemonSet" && m.metadata.name === "kube-proxy");
     if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
-    const prepareSeconds = await prepare(client, ds, state.plan.nodeList, exec, deadline(), progress);
+    const prepareSeconds = await prepare(client, ds, lab.nodes, exec, deadline(), progress);
 
     const cm = await client.call<ConfigMap>("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy");
     const defaultMode = configMode(cm.data?.["config.conf"] ?? "");
@@ -81,14 +83,14 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
     }
     const report: MigrationReport = { to: o.to, prepareSeconds, totalSeconds: 0, switches: [], skipped: [] };
     for (const node of nodes) {
-      const before = await proxyView(exec, node.netns);
+      const before = await proxyView(exec, node.run);
       if (before.mode === o.to) {
         report.skipped.push(node.name);
         continue;
       }
       progress.update(`switching ${node.name} from ${before.mode || "?"} to ${o.to}`, true);
-      const rulesBefore = await ruleCounts(exec, node.netns);
-      const trafficBefore = await loadgenStats(client, trafficNamespace);
+      const rulesBefore = await ruleCounts(exec, node.run);
+      const trafficBefore = await lab.trafficStats();
       const t0 = Date.now();
       const label = o.to === defaultMode ? null : o.to;
       await client.call(
@@ -109,9 +111,9 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
         true,
       );
       await sleep(o.settleMs ?? 3000);
-      const after = await proxyView(exec, node.netns);
-      const rulesAfter = await ruleCounts(exec, node.netns);
-      const trafficAfter = await loadgenStats(client, trafficNamespace);
+      const after = await proxyView(exec, node.run);
+      const rulesAfter = await ruleCounts(exec, node.run);
+      const trafficAfter = await lab.trafficStats();
       const zero = { count: 0, sumSeconds: 0 };
       const sw: NodeSwitch = {
         node: node.name,
@@ -142,7 +144,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
 export async function prepare(
   client: KubeClient,
   ds: KubeObject,
-  nodes: NodePlan[],
+  nodes: readonly MigrateNode[],
   exec: Exec,
   deadline: number,
   progress: Progress,
@@ -181,7 +183,7 @@ export async function prepare(
   for (const n of nodes)
     await waitUntil(
       `${n.name}'s proxy to sync`,
-      async () => ((await proxyView(exec, n.netns)).sync.count > 0 ? true : "no sync yet"),
+      async () => ((await proxyView(exec, n.run)).sync.count > 0 ? true : "no sync yet"),
       deadline,
       progress,
     );
@@ -192,7 +194,7 @@ export async function prepare(
 async function switched(
   client: KubeClient,
   exec: Exec,
-  node: NodePlan,
+  node: MigrateNode,
   mode: ProxyMode,
 ): Promise<true | string> {
   const pods = await client.call<{ items: Pod[] }>(
@@ -201,13 +203,13 @@ async function switched(
   );
   const proxies = pods.items.filter((p) => proxyApps.includes(p.metadata?.labels?.["k8s-app"] ?? ""));
   if (proxies.length !== 1) return `${proxies.length} proxy pods on the node`;
-  const view = await proxyView(exec, node.netns);
+  const view = await proxyView(exec, node.run);
   if (view.mode !== mode) return `the proxy serves ${view.mode || "nothing"}`;
   return view.sync.count > 0 ? true : "no sync yet";
 }
 
-async function loadgensReady(client: KubeClient, want: number): Promise<true | string> {
-  const stats = await loadgenStats(client, trafficNamespace);
+async function loadgensReady(lab: MigrateLab, want: number): Promise<true | string> {
+  const stats = await lab.trafficStats();
   const running = Object.values(stats).filter((s) => s.rounds > 0).length;
   return running >= want ? true : `${running}/${want} generating`;
 }

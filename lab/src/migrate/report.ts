@@ -40,6 +40,9 @@ export const failures = (r: MigrationReport) =>
   );
 
 export function formatReport(r: MigrationReport): string {
+  // Node names differ by runtime (node-1 on netns, <cluster>-control-plane on kind): the column fits the longest.
+  const names = r.switches.flatMap((s) => [s.node, ...Object.keys(s.traffic)]);
+  const width = Math.max(12, ...names.map((n) => n.length + 2));
   const lines = [
     `kube-proxy migration to ${r.to}: ${r.switches.length} node(s) switched in ${r.totalSeconds.toFixed(1)}s` +
       (r.prepareSeconds !== undefined
@@ -48,11 +51,11 @@ export function formatReport(r: MigrationReport): string {
       (r.skipped.length > 0 ? `; already ${r.to}: ${r.skipped.join(", ")}` : ""),
     "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace",
     "",
-    "NODE        FROM      TO        SWITCH   SYNC BEFORE  SYNC AFTER  RULES BEFORE   RULES AFTER    LEFTOVERS",
+    `${"NODE".padEnd(width)}FROM      TO        SWITCH   SYNC BEFORE  SYNC AFTER  RULES BEFORE   RULES AFTER    LEFTOVERS`,
   ];
   for (const s of r.switches)
     lines.push(
-      `${s.node.padEnd(12)}${s.from.padEnd(10)}${s.to.padEnd(10)}${`${s.switchSeconds.toFixed(1)}s`.padEnd(9)}` +
+      `${s.node.padEnd(width)}${s.from.padEnd(10)}${s.to.padEnd(10)}${`${s.switchSeconds.toFixed(1)}s`.padEnd(9)}` +
         `${ms(s.syncBeforeMs).padEnd(13)}${ms(s.syncAfterMs).padEnd(12)}${rules(s.rulesBefore).padEnd(15)}` +
         `${rules(s.rulesAfter).padEnd(15)}${s.leftovers}`,
     );
@@ -60,7 +63,7 @@ export function formatReport(r: MigrationReport): string {
     lines.push("", `traffic while ${s.node} switched (failed/attempted, by client node):`);
     for (const [client, t] of Object.entries(s.traffic))
       lines.push(
-        `  ${client.padEnd(10)}tcp ${t.tcp.failures}/${t.tcp.attempts}  dns ${t.dns.failures}/${t.dns.attempts}`,
+        `  ${client.padEnd(width)}tcp ${t.tcp.failures}/${t.tcp.attempts}  dns ${t.dns.failures}/${t.dns.attempts}`,
       );
   }
   lines.push("", `failed connections and lookups in total: ${failures(r)}`);

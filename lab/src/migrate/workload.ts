@@ -1,4 +1,3 @@
-import type { LabPlan } from "../netns/plan.js";
 import type { KubeObject } from "../stack/manifests.js";
 
 /** The migration's traffic: echo servers behind a ClusterIP and a NodePort Service, and a client on every node. */
@@ -6,11 +5,19 @@ export const trafficNamespace = "switchyard-migration";
 export const echoNodePort = 30900;
 export const loadgenStatsPort = 8080;
 
-export function trafficObjects(plan: LabPlan): KubeObject[] {
+/**
+ * The lab's own images, tagged so that a kind node finds the loaded image without a pull (an untagged reference
+ * means :latest and a pull every time); the netns lab's agent runs its own programs for the name, any tag.
+ */
+export const echoImage = "switchyard/echo:0.1.0";
+export const loadgenImage = "switchyard/loadgen:0.1.0";
+
+/** `replicas` echo servers, and a traffic generator on every node that runs pods, aimed at each node's NodePort. */
+export function trafficObjects(replicas: number, nodes: readonly { ip: string }[]): KubeObject[] {
   const ns = trafficNamespace;
   const labels = { app: "echo" };
   const echoFqdn = `echo.${ns}.svc.cluster.local`;
-  const tcpTargets = [`${echoFqdn}:9000`, ...plan.nodeList.map((n) => `${n.ip}:${echoNodePort}`)];
+  const tcpTargets = [`${echoFqdn}:9000`, ...nodes.map((n) => `${n.ip}:${echoNodePort}`)];
   return [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
     {
@@ -18,7 +25,7 @@ export function trafficObjects(plan: LabPlan): KubeObject[] {
       kind: "Deployment",
       metadata: { name: "echo", namespace: ns },
       spec: {
-        replicas: plan.nodes,
+        replicas,
         selector: { matchLabels: labels },
         template: {
           metadata: { labels },
@@ -26,7 +33,8 @@ export function trafficObjects(plan: LabPlan): KubeObject[] {
             containers: [
               {
                 name: "echo",
-                image: "switchyard/echo",
+                image: echoImage,
+                imagePullPolicy: "IfNotPresent",
                 readinessProbe: { tcpSocket: { port: 9000 }, periodSeconds: 2 },
               },
             ],
@@ -62,7 +70,8 @@ export function trafficObjects(plan: LabPlan): KubeObject[] {
             containers: [
               {
                 name: "loadgen",
-                image: "switchyard/loadgen",
+                image: loadgenImage,
+                imagePullPolicy: "IfNotPresent",
                 args: [
                   ...tcpTargets.flatMap((t) => ["--tcp", t]),
                   ...["--dns", echoFqdn, "--dns", "kubernetes.default.svc.cluster.local"],

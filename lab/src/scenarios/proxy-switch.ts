@@ -2,6 +2,7 @@ import type { ConfigMap, Node, Pod } from "kubernetes-types/core/v1.js";
 import { contentTypes, isNotFound } from "../kubeapi/client.js";
 import { modeConfigMap, modeDaemonSet, modeLabel } from "../migrate/canary.js";
 import { prepare } from "../migrate/migrate.js";
+import { netnsNodes } from "../migrate/migrate-lab.js";
 import type { NodePlan } from "../netns/plan.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
@@ -28,7 +29,8 @@ function manifestDaemonSet(): KubeObject {
 /** Adds migrate's affinity to the original DaemonSet when it is missing (all proxies roll in place then). */
 export async function ensureLabelSwitch(lab: LabHandle, undo: Undo): Promise<void> {
   const ds = manifestDaemonSet();
-  const seconds = await prepare(lab.client, ds, lab.plan.nodeList, lab.exec, lab.deadline(), lab.progress);
+  const nodes = netnsNodes(lab.plan.nodeList);
+  const seconds = await prepare(lab.client, ds, nodes, lab.exec, lab.deadline(), lab.progress);
   if (seconds === undefined) return;
   undo.push("the kube-proxy DaemonSet without the per-node switch (rolls in place)", async () => {
     await applyObjects(lab.client, [ds]);

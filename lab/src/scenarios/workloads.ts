@@ -101,19 +101,28 @@ export async function podsOf(client: KubeClient, ns: string, selector: string): 
   return list.items;
 }
 
-/** Every traffic generator's counters in `ns` (of the DaemonSet `app`), by node. */
+/** A generator's counters straight from its pod IP (the netns lab's host reaches every pod). */
+async function statsFromPodIp(pod: Pod): Promise<LoadStats | undefined> {
+  const res = await httpGet(`http://${pod.status?.podIP}:${loadgenStatsPort}/`).catch(() => undefined);
+  return res?.status === 200 ? (JSON.parse(res.body) as LoadStats) : undefined;
+}
+
+/**
+ * Every traffic generator's counters in `ns` (of the DaemonSet `app`), by node. `read` fetches one pod's; a
+ * generator that does not answer (yet) is left out.
+ */
 export async function loadgenStats(
   client: KubeClient,
   ns: string,
   app = "loadgen",
+  read: (pod: Pod) => Promise<LoadStats | undefined> = statsFromPodIp,
 ): Promise<Record<string, LoadStats>> {
   const out: Record<string, LoadStats> = {};
   for (const p of await podsOf(client, ns, `app=${app}`)) {
-    const ip = p.status?.podIP;
     const node = p.spec?.nodeName;
-    if (!ip || !node) continue;
-    const res = await httpGet(`http://${ip}:${loadgenStatsPort}/`).catch(() => undefined);
-    if (res?.status === 200) out[node] = JSON.parse(res.body) as LoadStats;
+    if (!p.status?.podIP || !node) continue;
+    const stats = await read(p).catch(() => undefined);
+    if (stats) out[node] = stats;
   }
   return out;
 }

@@ -41,13 +41,21 @@ describe("the lab's runtime in lab.json", () => {
     assert.match(r.stderr, /^switchyard-lab: a netns lab is up in .*; run switchyard-lab down first/);
   });
 
-  test("migrate says it is not available on a kind lab", async () => {
+  test("migrate on a kind lab: one line when it is not up, or runs upstream's stack", async () => {
     labFile({ runtime: "kind" });
-    const r = await run(["migrate", "--to", "nftables", "--all", "--state-dir", dir]);
-    assert.equal(r.code, 1);
+    const migrate = () => run(["migrate", "--to", "nftables", "--all", "--state-dir", dir]);
+    assert.deepEqual(await migrate(), {
+      code: 1,
+      stderr: `switchyard-lab: no kind lab is up in ${dir} (its up did not finish); run switchyard-lab up --runtime kind`,
+    });
+    labFile({
+      runtime: "kind",
+      server: "https://127.0.0.1:1",
+      stack: { kind: "upstream", proxyMode: "iptables" },
+    });
     assert.equal(
-      r.stderr,
-      "switchyard-lab: migrate is not available on the kind runtime yet: it measures from the netns lab's node namespaces (lab/README.md)",
+      (await migrate()).stderr,
+      "switchyard-lab: migrate moves Switchyard's kube-proxy; this kind lab runs upstream's (--stack upstream)",
     );
   });
 

@@ -1,19 +1,15 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { kindDown } from "../../src/kind/lab-down.js";
-import { kindLabUp } from "../../src/kind/lab-up.js";
-import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
 import type { KindLabState } from "../../src/kind/state.js";
-import type { KindTools } from "../../src/kind/tools.js";
 import { repoRoot } from "../../src/self.js";
 import { docker, dockerEngine } from "../../src/testing/docker.js";
-import { kindKubectl, runProbe } from "./kind-kubectl.js";
 import { countersBetween, lastCounters, newServiceScript, trafficScript, webServer } from "./swap-traffic.js";
+import { runProbe, upTestCluster } from "./test-cluster.js";
 
 // The drop-in claim, tested: a kind cluster as kubeadm makes it (upstream's kube-proxy, CoreDNS and slice
 // controllers), then only `kubectl set image` of kubeadm's kube-proxy DaemonSet and CoreDNS Deployment to ours,
@@ -38,7 +34,6 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-kind-swap-"));
   let state: KindLabState;
-  let tools: KindTools;
   let kubectl: (...args: string[]) => string;
   const counters = () => {
     const c = lastCounters(kubectl("logs", "traffic", "--tail=1"));
@@ -111,17 +106,7 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
   };
 
   before(async () => {
-    Object.assign(process.env, engine.env);
-    tools = await kindToolsOnThisMachine(process.stderr);
-    spawnSync(tools.kind, ["delete", "cluster", "--name", name], { env: engine.env, stdio: "ignore" });
-    state = await kindLabUp({
-      stateDir: dir,
-      input: { name, nodes: 2, zones: 2 },
-      stack: "iptables",
-      stackKind: "upstream",
-      timeoutSeconds: 600,
-    });
-    kubectl = kindKubectl(tools, state, engine.env);
+    ({ state, kubectl } = await upTestCluster(engine, dir, name, "upstream"));
     console.log(`# kind up with upstream's stack: ${state.upSeconds?.toFixed(1)} s`);
   });
 

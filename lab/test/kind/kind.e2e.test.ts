@@ -1,18 +1,21 @@
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { kindDown } from "../../src/kind/lab-down.js";
 import { kindStatus } from "../../src/kind/lab-status.js";
-import { kindLabUp } from "../../src/kind/lab-up.js";
-import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
+import { spawnExec } from "../../src/kind/spawn-exec.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
+import { migrate } from "../../src/migrate/migrate.js";
+import { kindMigrateLab, kindWorkloadImages } from "../../src/migrate/migrate-lab.js";
+import { formatReport } from "../../src/migrate/report.js";
+import { repoRoot } from "../../src/self.js";
 import { docker, dockerEngine } from "../../src/testing/docker.js";
-import { kindKubectl, runProbe } from "./kind-kubectl.js";
 import { webServer } from "./swap-traffic.js";
+import { runProbe, upTestCluster } from "./test-cluster.js";
 
 // A real kind cluster on this machine's engine: the node image made locally where none can be pulled, our
 // images built and loaded, the stack applied. Two workers keep it inside two cores.
@@ -65,16 +68,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
   before(async () => {
     Object.assign(process.env, engine.env);
     volumesBefore = new Set(docker(engine, ["volume", "ls", "-q"]).split("\n"));
-    tools = await kindToolsOnThisMachine(process.stderr);
-    // A cluster of an earlier run that did not get to `down`.
-    spawnSync(tools.kind, ["delete", "cluster", "--name", name], { env: engine.env, stdio: "ignore" });
-    state = await kindLabUp({
-      stateDir: dir,
-      input: { name, nodes: 2, zones: 2 },
-      stack: "iptables",
-      timeoutSeconds: 600,
-    });
-    kubectl = kindKubectl(tools, state, engine.env);
+    ({ tools, state, kubectl } = await upTestCluster(engine, dir, name, "switchyard"));
     console.log(
       `# kind up: nodes in ${state.nodesSeconds?.toFixed(1)} s, stack in ${state.stack?.seconds.toFixed(1)} s, ${state.upSeconds?.toFixed(1)} s in all (node image ${state.input.nodeImage})`,
     );
@@ -156,6 +150,41 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
       child.on("close", () => ok((JSON.parse(out) as { answers: unknown }).answers));
     });
     assert.deepEqual(fromHost, want);
+  });
+
+  test("migrate one worker to nftables under traffic, then --all: no leftovers, a report with numbers", async () => {
+    const exec = spawnExec(join(dir, "logs", "kind-commands.log"));
+    const lab = () => kindMigrateLab(dir, tools, kindWorkloadImages(exec, tools, name, repoRoot));
+    const quiet = { write: () => true };
+    const first = `${name}-worker`;
+    const one = await migrate({
+      stateDir: dir,
+      to: "nftables",
+      nodes: [first],
+      lab: await lab(),
+      out: quiet,
+    });
+    console.log(`# migrate ${first} (kind):\n${formatReport(one)}`);
+    const sw = one.switches[0];
+    assert.ok(sw, "one switch");
+    assert.equal(sw.from, "iptables");
+    assert.equal(sw.leftovers, 0);
+    assert.ok(sw.rulesBefore.iptablesNft > 0, "iptables rules before");
+    assert.equal(sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft, 0);
+    assert.ok(sw.rulesAfter.nftables > 0, "nftables rules after");
+    assert.ok(sw.syncBeforeMs !== undefined && sw.syncAfterMs !== undefined, "sync times from both proxies");
+    // A traffic generator on each worker (the control-plane node takes no ordinary pods), both counted.
+    assert.deepEqual(Object.keys(sw.traffic).sort(), [first, `${name}-worker2`]);
+    for (const t of Object.values(sw.traffic)) assert.ok(t.tcp.attempts > 0 && t.dns.attempts > 0);
+
+    const all = await migrate({ stateDir: dir, to: "nftables", lab: await lab(), out: quiet });
+    console.log(`# migrate --all (kind):\n${formatReport(all)}`);
+    assert.deepEqual(all.skipped, [first], "the node already in nftables mode is left alone");
+    assert.deepEqual(all.switches.map((s) => s.node).sort(), [`${name}-control-plane`, `${name}-worker2`]);
+    for (const s of all.switches) {
+      assert.equal(s.leftovers, 0, `${s.node}: iptables leftovers`);
+      assert.ok(s.rulesAfter.nftables > 0, `${s.node}: nftables rules`);
+    }
   });
 
   test("down removes every container, volume and network of the cluster", async () => {

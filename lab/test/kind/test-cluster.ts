@@ -1,6 +1,28 @@
 import { spawnSync } from "node:child_process";
+import { kindLabUp } from "../../src/kind/lab-up.js";
+import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
+import type { StackKind } from "../../src/stack/manifests.js";
+import type { DockerEngine } from "../../src/testing/docker.js";
+
+/**
+ * An e2e test's kind cluster on this machine's engine: two workers in two zones (inside two cores), kube-proxy
+ * in iptables mode, the stack asked for; a cluster of the same name an earlier run did not take down goes first.
+ */
+export async function upTestCluster(engine: DockerEngine, dir: string, name: string, stackKind: StackKind) {
+  Object.assign(process.env, engine.env);
+  const tools = await kindToolsOnThisMachine(process.stderr);
+  spawnSync(tools.kind, ["delete", "cluster", "--name", name], { env: engine.env, stdio: "ignore" });
+  const state = await kindLabUp({
+    stateDir: dir,
+    input: { name, nodes: 2, zones: 2 },
+    stack: "iptables",
+    stackKind,
+    timeoutSeconds: 600,
+  });
+  return { tools, state, kubectl: kindKubectl(tools, state, engine.env) };
+}
 
 /** kubectl against a kind lab's own kubeconfig; its stdout, or an error with its stderr. */
 export function kindKubectl(tools: KindTools, state: KindLabState, env: NodeJS.ProcessEnv) {

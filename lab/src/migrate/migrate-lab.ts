@@ -1,0 +1,115 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Node } from "kubernetes-types/core/v1.js";
+import type { LoadStats } from "../agent/loadgen-stats.js";
+import { kindCredentials } from "../kind/kubeconfig.js";
+import { type KindLabState, readKindState } from "../kind/state.js";
+import type { KindTools } from "../kind/tools.js";
+import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import type { NodePlan } from "../netns/plan.js";
+import { labPaths, readLabState } from "../netns/state.js";
+import { loadgenStats } from "../scenarios/workloads.js";
+import { echoImage, loadgenImage, loadgenStatsPort, trafficNamespace } from "./workload.js";
+
+/** A node as the migration sees it: where its proxy's rules and metrics are read from. */
+export interface MigrateNode {
+  name: string;
+  /** The address other nodes reach its NodePorts on. */
+  ip: string;
+  /** The argv prefix that runs a command in the node's network namespace (its rules, its loopback). */
+  run: readonly string[];
+  /** Whether the traffic generator runs there (kind's control-plane node takes no ordinary pods). */
+  runsPods: boolean;
+}
+
+/** What `migrate` needs from a lab, whatever its runtime. */
+export interface MigrateLab {
+  runtime: "netns" | "kind";
+  client: KubeClient;
+  nodes: MigrateNode[];
+  /** The traffic generators' counters per node. */
+  trafficStats: () => Promise<Record<string, LoadStats>>;
+  /** Only kind: the images the lab's own workloads need loaded into the nodes before they start. */
+  loadImages?: () => Promise<void>;
+}
+
+/** A netns lab's nodes as the migration sees them: each a network namespace, and each runs pods. */
+export const netnsNodes = (nodes: readonly NodePlan[]): MigrateNode[] =>
+  nodes.map((n) => ({ name: n.name, ip: n.ip, run: ["ip", "netns", "exec", n.netns], runsPods: true }));
+
+/** A netns lab: nodes are network namespaces, the host reaches pod IPs. */
+export function netnsMigrateLab(stateDir: string): MigrateLab {
+  const state = readLabState(stateDir);
+  if (!state?.server) throw new Error(`no lab in ${stateDir}; run switchyard-lab up`);
+  if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
+  const client = new KubeClient(adminCredentials(state.server, labPaths(stateDir).controlPlane));
+  return {
+    runtime: "netns",
+    client,
+    nodes: netnsNodes(state.plan.nodeList),
+    trafficStats: () => loadgenStats(client, trafficNamespace),
+  };
+}
+
+/** The kind lab in stateDir, when migrate can work on it; otherwise one line saying why not. */
+export function migratableKindState(stateDir: string): KindLabState {
+  const state = readKindState(stateDir);
+  if (!state?.server)
+    throw new Error(
+      `no kind lab is up in ${stateDir} (its up did not finish); run switchyard-lab up --runtime kind`,
+    );
+  if (state.stack?.kind === "upstream")
+    throw new Error(
+      "migrate moves Switchyard's kube-proxy; this kind lab runs upstream's (--stack upstream)",
+    );
+  if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
+  return state;
+}
+
+/**
+ * A kind lab: nodes are containers (`docker exec`), read from the Node objects; the host does not reach pod IPs,
+ * so the counters come through the apiserver's pod proxy.
+ */
+export async function kindMigrateLab(
+  stateDir: string,
+  tools: KindTools,
+  loadImages: () => Promise<void>,
+): Promise<MigrateLab> {
+  const state = migratableKindState(stateDir);
+  const client = new KubeClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
+  const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
+  return {
+    runtime: "kind",
+    client,
+    nodes: nodes.items.map((n) => ({
+      name: n.metadata?.name ?? "",
+      ip: n.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "",
+      run: [tools.docker, "exec", n.metadata?.name ?? ""],
+      runsPods: !(n.spec?.taints ?? []).some((t) => t.effect === "NoSchedule"),
+    })),
+    trafficStats: () =>
+      loadgenStats(client, trafficNamespace, "loadgen", (pod) =>
+        client.call<LoadStats>(
+          "GET",
+          `/api/v1/namespaces/${trafficNamespace}/pods/${pod.metadata?.name}:${loadgenStatsPort}/proxy/`,
+        ),
+      ),
+    loadImages,
+  };
+}
+
+/**
+ * The lab's echo and traffic images into a kind lab's nodes: built from lab/Dockerfile as `npm run images` builds
+ * ours (scripts/images.mjs: local bases where no registry answers), then `kind load`, never pulled.
+ */
+export function kindWorkloadImages(
+  exec: (argv: readonly string[]) => Promise<string>,
+  tools: KindTools,
+  cluster: string,
+  repoRoot: string,
+): () => Promise<void> {
+  return async () => {
+    await exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), "echo", "loadgen"]);
+    await exec([tools.kind, "load", "docker-image", echoImage, loadgenImage, "--name", cluster]);
+  };
+}
