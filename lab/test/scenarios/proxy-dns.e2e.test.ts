@@ -91,7 +91,14 @@ describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () =
     assert.match(text, /still in node-1's rules: yes; in the other nodes' rules: no/);
     const back = /then (\d+)\/(\d+) answered/.exec(text);
     assert.ok(back && Number(back[1]) === Number(back[2]), "the new Service answers once the proxy is back");
-    assert.match(finding(r, "C17").measured, /lookups from it: 0\/[1-9]\d* failed/);
+    // DNS keeps answering on the installed rules: a proxy gone would fail every lookup through the ClusterIP. A
+    // rare lookup lost as the proxy's pod goes (2 of 66 in one of two runs on 2026-12-01) is the loss #17 is about,
+    // not the claim's "DNS fails first", so a few are allowed and printed.
+    const lookups = /lookups from it: (\d+)\/(\d+) failed/.exec(finding(r, "C17").measured);
+    assert.ok(lookups, finding(r, "C17").measured);
+    const [failed, tried] = [Number(lookups[1]), Number(lookups[2])];
+    if (failed > 0) console.log(`# C17: ${failed}/${tried} lookups lost while node-1's proxy was gone`);
+    assert.ok(tried > 0 && failed <= tried * 0.05, `at most 5% of lookups lost: ${failed}/${tried}`);
     const syncs = (p: string) =>
       Number(new RegExp(`minSyncPeriod ${p}: (\\d+) syncs`).exec(finding(r, "C15").measured)?.[1]);
     assert.ok(syncs("1s") < syncs("1ms"), `fewer rewrites with 1s: ${finding(r, "C15").measured}`);
