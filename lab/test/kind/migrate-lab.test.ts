@@ -64,8 +64,9 @@ describe("migrate on either runtime", () => {
         [loadgenImage, "IfNotPresent"],
       ],
     );
-    assert.equal((objects.find((o) => o.kind === "Deployment")?.spec as { replicas: number }).replicas, 2);
-    const args = (pods[1]?.args as string[]).join(" ");
+    const deployment = objects.find((o) => o.kind === "Deployment");
+    assert.equal((deployment?.spec as { replicas?: number } | undefined)?.replicas, 2);
+    const args = ((pods[1]?.args as string[] | undefined) ?? []).join(" ");
     for (const ip of ["172.18.0.2", "172.18.0.3", "172.18.0.4"])
       assert.match(args, new RegExp(`--tcp ${ip}:30900`));
   });
