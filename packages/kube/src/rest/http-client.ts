@@ -202,7 +202,26 @@ export class HttpRestClient implements RestClient {
     return (text ? parseApiJson(text) : undefined) as T;
   }
 
+  /**
+   * One request; sent again once when it failed on a kept-alive connection the server had just closed (reset on
+   * a reused socket before any response): the race every keep-alive client meets, which Go's transport (so
+   * client-go) retries the same way. A fresh connection's failure is the caller's.
+   */
   async #send(req: Request): Promise<http.IncomingMessage> {
+    try {
+      return await this.#sendOnce(req);
+    } catch (err) {
+      if (!(err instanceof StaleConnectionError)) throw err;
+      if (req.signal?.aborted) throw err.cause;
+    }
+    try {
+      return await this.#sendOnce(req);
+    } catch (again) {
+      throw again instanceof StaleConnectionError ? again.cause : again;
+    }
+  }
+
+  async #sendOnce(req: Request): Promise<http.IncomingMessage> {
     // Auth can change between calls (exec plugins, rotated tokens), so ask the KubeConfig every time.
     const auth: https.RequestOptions = {};
     await this.#kc.applyToHTTPSOptions(auth);
@@ -241,9 +260,10 @@ export class HttpRestClient implements RestClient {
         if (req.headersOnly) request.setTimeout(0);
         resolve(response);
       });
-      request.on("error", (err) => {
+      request.on("error", (err: NodeJS.ErrnoException) => {
         clearTimeout(untilHeaders);
-        reject(err);
+        const stale = request.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE");
+        reject(stale ? new StaleConnectionError(err) : err);
       });
       if (timeoutMs > 0) request.setTimeout(timeoutMs, noResponse);
       request.end(body);
@@ -294,4 +314,11 @@ async function readText(response: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A request that failed on a reused keep-alive socket the server had closed; `cause` is the socket's error. */
+class StaleConnectionError extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+  }
 }

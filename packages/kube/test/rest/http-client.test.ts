@@ -214,6 +214,39 @@ describe("HttpRestClient", () => {
     }
   });
 
+  test("a request on a kept-alive connection the server just reset is sent once more, on a new one", async () => {
+    // A server that answers the first request on each connection and resets the connection at its second: what
+    // a client meets when the server closes an idle keep-alive connection as a request goes out on it.
+    const perSocket = new Map<object, number>();
+    const resetting = createServer((req, res) => {
+      const n = (perSocket.get(req.socket) ?? 0) + 1;
+      perSocket.set(req.socket, n);
+      if (n > 1) {
+        req.socket.resetAndDestroy();
+        return;
+      }
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ metadata: { name: "n1" } }));
+    });
+    await new Promise<void>((ok) => resetting.listen(0, "127.0.0.1", ok));
+    const file = join(dir, "resetting-config");
+    const cfg = JSON.parse(readFileSync(kubeconfig, "utf8"));
+    cfg.clusters[0].cluster.server = `http://127.0.0.1:${(resetting.address() as AddressInfo).port}`;
+    writeFileSync(file, JSON.stringify(cfg));
+    try {
+      const c = new HttpRestClient(loadKubeConfigFile(file));
+      assert.equal((await c.get(nodes, "n1")).metadata?.name, "n1");
+      // The second goes out on the kept-alive socket, is reset, and succeeds on a new connection.
+      assert.equal((await c.get(nodes, "n1")).metadata?.name, "n1");
+      assert.equal(perSocket.size, 2, "a second connection was opened");
+      assert.deepEqual([...perSocket.values()], [2, 1]);
+    } finally {
+      resetting.closeAllConnections();
+      await new Promise((ok) => resetting.close(ok));
+    }
+  });
+
   test("a watch that gets no response fails after the request timeout; a quiet stream does not", async () => {
     const quick = () => new HttpRestClient(loadKubeConfig({ kubeconfig }), { requestTimeoutMs: 200 });
     route = () => {}; // never answers
