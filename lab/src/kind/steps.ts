@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { parseSyncStats } from "../migrate/measure.js";
 import { sliceManagedBy, writtenByOurController } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import { renderKindConfig } from "./cluster-config.js";
@@ -138,7 +139,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
     run: [...kubectl, "wait", "--for=condition=Ready", "nodes", "--all", timeout],
   });
   if (!p.stack) return steps;
-  if (upstream) return [...steps, ...upstreamStackSteps(kubectl, timeout)];
+  if (upstream) return [...steps, ...upstreamStackSteps(kubectl, timeout, tools.docker, kindNodes(input))];
   for (const o of replacedKubeadmObjects)
     steps.push({
       phase: "stack",
@@ -192,12 +193,26 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
  * Upstream's stack is what kubeadm installed (kind's kube-proxy addon, kubeadm's CoreDNS, kube-controller-manager's
  * EndpointSlice controllers): nothing to apply, only to wait for, the same way as for ours.
  */
-function upstreamStackSteps(kubectl: string[], timeout: string): KindStep[] {
+function upstreamStackSteps(
+  kubectl: string[],
+  timeout: string,
+  docker: string,
+  nodes: readonly { name: string }[],
+): KindStep[] {
   return [
     ...["daemonset/kube-proxy", "deployment/coredns"].map((workload) => ({
       phase: "stack" as const,
       what: `${workload} rolled out`,
       run: [...kubectl, "-n", "kube-system", "rollout", "status", workload, timeout],
+    })),
+    // kubeadm's kube-proxy has no readiness probe: "rolled out" is "started". Until a node's proxy has synced,
+    // a pod's first DNS packet to the kube-dns ClusterIP leaves un-NATed, and its conntrack entry keeps the
+    // resolver's retries from the same socket un-NATed too. So: every node's first sync, from its metrics.
+    ...nodes.map((n) => ({
+      phase: "stack" as const,
+      what: `kube-proxy on ${n.name} synced`,
+      poll: [docker, "exec", n.name, "curl", "-s", "--max-time", "2", "http://127.0.0.1:10249/metrics"],
+      until: (stdout: string) => (parseSyncStats(stdout).count > 0 ? true : "no sync yet"),
     })),
     {
       phase: "stack",

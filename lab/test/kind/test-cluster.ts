@@ -48,6 +48,24 @@ export function runProbe(
     ...["run", name, `--image=${image}`, "--image-pull-policy=IfNotPresent", "--restart=Never", ...runFlags],
     ...["--command", "--", "/nodejs/bin/node", "-e", script],
   );
-  kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", `pod/${name}`, "--timeout=120s");
+  // Until it has ended, either way; one that failed or never ended says where it stood and what it printed.
+  let phase = "";
+  for (let i = 0; i < 180 && phase !== "Succeeded" && phase !== "Failed"; i++) {
+    if (i > 0) spawnSync("sleep", ["1"]);
+    phase = kubectl("get", "pod", name, "-o", "jsonpath={.status.phase}");
+  }
+  if (phase !== "Succeeded") {
+    const status = kubectl("get", "pod", name, "-o", "jsonpath={.spec.nodeName} {.status.containerStatuses}");
+    const logs = (() => {
+      try {
+        return kubectl("logs", name);
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    throw new Error(
+      `probe pod ${name} ended ${phase || "never"} (node and status: ${status}); its log: ${logs}`,
+    );
+  }
   return JSON.parse(kubectl("logs", name)) as unknown;
 }

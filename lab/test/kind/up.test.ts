@@ -59,6 +59,8 @@ function fakeMachine(
         );
       }
       if (argv.includes("endpointslices")) return JSON.stringify({ items: slices });
+      if (argv.includes("http://127.0.0.1:10249/metrics"))
+        return 'kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 0.05\nkubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 1\n';
       if (argv.includes("nodes") && argv.includes("json"))
         return JSON.stringify({
           items: ["control-plane", "worker", "worker2", "worker3"].map((n, i) => ({
@@ -171,6 +173,9 @@ describe("kind up: the command plan against a fake machine", () => {
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
       "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
+      ...["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"].map(
+        (n) => `docker exec ${n} curl -s --max-time 2 http://127.0.0.1:10249/metrics`,
+      ),
       "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
     ]);
     // Nothing of ours applied, kubeadm's CoreDNS kept; kind runs kube-proxy in the mode asked for, and the
