@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { parseSyncStats } from "../migrate/measure.js";
+import { parseSyncStats, proxyMetricsGet } from "../migrate/measure.js";
 import { sliceManagedBy, writtenByOurController } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import { renderKindConfig } from "./cluster-config.js";
@@ -211,7 +211,7 @@ function upstreamStackSteps(
     ...nodes.map((n) => ({
       phase: "stack" as const,
       what: `kube-proxy on ${n.name} synced`,
-      poll: [docker, "exec", n.name, "curl", "-s", "--max-time", "2", "http://127.0.0.1:10249/metrics"],
+      poll: proxyMetricsGet([docker, "exec", n.name], "/metrics"),
       until: (stdout: string) => (parseSyncStats(stdout).count > 0 ? true : "no sync yet"),
     })),
     {

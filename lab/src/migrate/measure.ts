@@ -76,9 +76,14 @@ export async function ruleCounts(exec: Exec, node: NodeShell): Promise<RuleCount
   };
 }
 
+/** A GET of the node's proxy metrics address (`/metrics`, `/proxyMode`), run where `node` says. */
+export const proxyMetricsGet = (node: NodeShell, path: string): string[] => [
+  ...prefix(node),
+  ...["curl", "-s", "--max-time", "2", `http://127.0.0.1:10249${path}`],
+];
+
 /** The node's proxy metrics and mode, from its loopback metrics address (as an operator would curl them). */
 export async function proxyView(exec: Exec, node: NodeShell): Promise<{ mode: string; sync: SyncStats }> {
-  const curl = (path: string) =>
-    exec([...prefix(node), "curl", "-s", "--max-time", "2", `http://127.0.0.1:10249${path}`]).catch(() => "");
+  const curl = (path: string) => exec(proxyMetricsGet(node, path)).catch(() => "");
   return { mode: (await curl("/proxyMode")).trim(), sync: parseSyncStats(await curl("/metrics")) };
 }

@@ -24,7 +24,6 @@ export interface MigrateNode {
 
 /** What `migrate` needs from a lab, whatever its runtime. */
 export interface MigrateLab {
-  runtime: "netns" | "kind";
   client: KubeClient;
   nodes: MigrateNode[];
   /** The traffic generators' counters per node. */
@@ -44,7 +43,6 @@ export function netnsMigrateLab(stateDir: string): MigrateLab {
   if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
   const client = new KubeClient(adminCredentials(state.server, labPaths(stateDir).controlPlane));
   return {
-    runtime: "netns",
     client,
     nodes: netnsNodes(state.plan.nodeList),
     trafficStats: () => loadgenStats(client, trafficNamespace),
@@ -79,7 +77,6 @@ export async function kindMigrateLab(
   const client = new KubeClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
   const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
   return {
-    runtime: "kind",
     client,
     nodes: nodes.items.map((n) => ({
       name: n.metadata?.name ?? "",
