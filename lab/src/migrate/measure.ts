@@ -60,12 +60,9 @@ export function countNftProxyLines(ruleset: string): number {
 export const leftovers = (c: RuleCounts, mode: ProxyMode) =>
   mode === "nftables" ? c.iptablesLegacy + c.iptablesNft : c.nftables;
 
-/**
- * Where a node's commands run: a netns lab's network namespace by name, or an argv prefix that gets there
- * (`docker exec <node>` for a kind node).
- */
-export type NodeShell = string | readonly string[];
-const prefix = (node: NodeShell) => (typeof node === "string" ? ["ip", "netns", "exec", node] : [...node]);
+/** Where a node's commands run: the argv prefix that gets there (`ip netns exec <ns>`, `docker exec <node>`). */
+export type NodeShell = readonly string[];
+const prefix = (node: NodeShell) => [...node];
 
 export async function ruleCounts(exec: Exec, node: NodeShell): Promise<RuleCounts> {
   const inNs = (...argv: string[]) => exec([...prefix(node), ...argv]).catch(() => "");

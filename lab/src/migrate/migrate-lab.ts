@@ -8,8 +8,8 @@ import type { KindTools } from "../kind/tools.js";
 import { adminCredentials, KubeClient } from "../kubeapi/client.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
-import { loadgenStats } from "../scenarios/workloads.js";
-import { echoImage, loadgenImage, loadgenStatsPort, trafficNamespace } from "./workload.js";
+import { loadgenStats, statsThroughApiserver } from "../scenarios/workloads.js";
+import { echoImage, loadgenImage, trafficNamespace } from "./workload.js";
 
 /** A node as the migration sees it: where its proxy's rules and metrics are read from. */
 export interface MigrateNode {
@@ -84,13 +84,7 @@ export async function kindMigrateLab(
       run: [tools.docker, "exec", n.metadata?.name ?? ""],
       runsPods: !(n.spec?.taints ?? []).some((t) => t.effect === "NoSchedule"),
     })),
-    trafficStats: () =>
-      loadgenStats(client, trafficNamespace, "loadgen", (pod) =>
-        client.call<LoadStats>(
-          "GET",
-          `/api/v1/namespaces/${trafficNamespace}/pods/${pod.metadata?.name}:${loadgenStatsPort}/proxy/`,
-        ),
-      ),
+    trafficStats: () => loadgenStats(client, trafficNamespace, "loadgen", statsThroughApiserver(client)),
     loadImages,
   };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Exec } from "../netns/exec.js";
-import { inNetns } from "./lab-handle.js";
+import { runAt } from "./pod-run.js";
 
 export interface AtomicityResult {
   rejected: boolean;
@@ -22,13 +22,13 @@ export interface AtomicityResult {
 export async function nftAtomicity(exec: Exec, netns: string): Promise<AtomicityResult> {
   await exec(["ip", "netns", "add", netns]);
   try {
-    return await check(exec, netns);
+    return await check(exec, ["ip", "netns", "exec", netns]);
   } finally {
     await exec(["ip", "netns", "delete", netns]).catch(() => "");
   }
 }
 
-async function check(exec: Exec, netns: string): Promise<AtomicityResult> {
+async function check(exec: Exec, at: readonly string[]): Promise<AtomicityResult> {
   const table = "switchyard-atomicity-check";
   const good = [
     `add table ip ${table}`,
@@ -41,17 +41,17 @@ async function check(exec: Exec, netns: string): Promise<AtomicityResult> {
     const control = join(dir, "control.nft");
     writeFileSync(broken, [...good, `add rule ip ${table} probe jump no-such-chain`, ""].join("\n"));
     writeFileSync(control, [...good, ""].join("\n"));
-    const before = await inNetns(exec, netns, ["nft", "list", "ruleset"]);
-    const error = await exec(["ip", "netns", "exec", netns, "nft", "-f", broken]).then(
+    const before = await runAt(exec, at, ["nft", "list", "ruleset"]);
+    const error = await exec([...at, "nft", "-f", broken]).then(
       () => "",
       (err: Error) => err.message.split(": ").slice(-2).join(": "),
     );
-    const after = await inNetns(exec, netns, ["nft", "list", "ruleset"]);
-    const applied = await exec(["ip", "netns", "exec", netns, "nft", "-f", control]).then(
+    const after = await runAt(exec, at, ["nft", "list", "ruleset"]);
+    const applied = await exec([...at, "nft", "-f", control]).then(
       () => true,
       () => false,
     );
-    if (applied) await inNetns(exec, netns, ["nft", "delete", "table", "ip", table]);
+    if (applied) await runAt(exec, at, ["nft", "delete", "table", "ip", table]);
     return { rejected: error !== "", error, unchanged: before === after, controlApplied: applied };
   } finally {
     rmSync(dir, { recursive: true, force: true });

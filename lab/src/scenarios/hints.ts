@@ -1,12 +1,12 @@
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { podNetnsPrefix } from "../agent/pod-worker.js";
 import { proxyView } from "../migrate/measure.js";
-import type { NodePlan } from "../netns/plan.js";
 import { formatAnswers, spread } from "./answer-stats.js";
 import { type Answers, answersFrom, proxiesCaughtUp, syncMark } from "./node-client.js";
+import { runAt } from "./pod-run.js";
 import type { ClaimFinding, Scenario, ScenarioContext, ScenarioReport } from "./scenario.js";
 import { numberParam } from "./scenario.js";
+import type { LabNode } from "./scenario-lab.js";
 import { inNamespace, openLab, type ScenarioLab, serviceSlices } from "./scenario-lab.js";
 import { describeHints, nodeHints, type TopologyPath, topologyPath, zoneHints } from "./topology-path.js";
 
@@ -30,8 +30,8 @@ export const hints: Scenario = {
       plainPods: Math.max(2, Math.floor(numberParam(ctx, "plain-pods", 4))),
       skew: Math.max(1, Math.floor(numberParam(ctx, "skew", 3))),
     };
-    const lab = openLab(ctx, "hints");
-    if (lab.plan.nodes < 2) throw new Error("scenario hints needs at least 2 nodes");
+    const lab = await openLab(ctx, "hints");
+    if (lab.nodes.length < 2) throw new Error("scenario hints needs at least 2 nodes");
     try {
       return await inNamespace(lab, namespace, () => measure(lab, p));
     } finally {
@@ -42,9 +42,9 @@ export const hints: Scenario = {
 
 type Params = { connections: number; c13: number; plainPods: number; skew: number };
 
-const perNodePod = (n: NodePlan) => `echo-${n.name}`;
+const perNodePod = (n: LabNode) => `echo-${n.name}`;
 
-function echoPod(name: string, node: NodePlan, labels: Record<string, string>): Pod {
+function echoPod(image: string, name: string, node: LabNode, labels: Record<string, string>): Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -55,7 +55,7 @@ function echoPod(name: string, node: NodePlan, labels: Record<string, string>): 
       containers: [
         {
           name: "echo",
-          image: "switchyard/echo",
+          image,
           // Port 8080 only serves the probe, so blocking it makes the pod unready while 9000 keeps answering (C9).
           readinessProbe: {
             httpGet: { path: "/", port: 8080 },
@@ -70,19 +70,20 @@ function echoPod(name: string, node: NodePlan, labels: Record<string, string>): 
 }
 
 async function measure(lab: ScenarioLab, p: Params): Promise<ScenarioReport> {
-  const { client, progress, plan } = lab;
+  const { client, progress } = lab;
   const lines: string[] = [];
   const findings: ClaimFinding[] = [];
-  const nodes = plan.nodeList;
-  const first = nodes[0] as NodePlan;
+  const nodes = lab.nodes;
+  const first = nodes[0] as LabNode;
   const post = (kind: string, body: unknown, api = "/api/v1") =>
     client.call("POST", `${api}/namespaces/${namespace}/${kind}`, body);
 
   progress.update("starting echo pods (one per node, and extra ones for the plain Service)", true);
-  for (const n of nodes) await post("pods", echoPod(perNodePod(n), n, { role: "per-node", node: n.name }));
+  for (const n of nodes)
+    await post("pods", echoPod(lab.images.echo, perNodePod(n), n, { role: "per-node", node: n.name }));
   const extras = Math.max(0, p.plainPods - nodes.length);
   for (let k = 0; k < extras; k++)
-    await post("pods", echoPod(`echo-extra-${k}`, nodes[k % nodes.length] as NodePlan, {}));
+    await post("pods", echoPod(lab.images.echo, `echo-extra-${k}`, nodes[k % nodes.length] as LabNode, {}));
   const plainCount = nodes.length + extras;
 
   const service = (name: string, selector: Record<string, string> | undefined, td?: string) =>
@@ -134,7 +135,7 @@ async function measure(lab: ScenarioLab, p: Params): Promise<ScenarioReport> {
     return true;
   });
   await proxiesCaughtUp(lab, mark);
-  const mode = (await proxyView(lab.exec, first.netns)).mode;
+  const mode = (await proxyView(lab.exec, first.run)).mode;
   lines.push(
     `${nodes.length} nodes (${nodes.map((n) => `${n.name}/${n.zone}`).join(", ")}), proxy mode ${mode || "?"}; echo pods: one per node${extras ? `, ${extras} more for the plain Service` : ""}`,
   );
@@ -169,7 +170,7 @@ async function measure(lab: ScenarioLab, p: Params): Promise<ScenarioReport> {
   show(`same-node (PreferSameNode), ${p.connections} connections from each node:`, sameNode);
   const sameZone = await table("same-zone");
   show(`same-zone (PreferSameZone), ${p.connections} connections from each node:`, sameZone);
-  const onlyFrom = (t: Map<string, Answers>, allowed: (node: NodePlan) => string[]) =>
+  const onlyFrom = (t: Map<string, Answers>, allowed: (node: LabNode) => string[]) =>
     nodes.every((n) => Object.keys(t.get(n.name)?.answers ?? {}).every((pod) => allowed(n).includes(pod)));
   const sameNodeLocal = onlyFrom(sameNode, (n) => [perNodePod(n)]);
   const sameZoneLocal = onlyFrom(sameZone, (n) => nodes.filter((m) => m.zone === n.zone).map(perNodePod));
@@ -314,13 +315,13 @@ async function serviceView(lab: ScenarioLab, name: string): Promise<string> {
 /** Three selectorless Services' slices, written as an operator's tool would (another managed-by value). */
 async function writeHandSlices(
   lab: ScenarioLab,
-  nodes: NodePlan[],
+  nodes: LabNode[],
   ipOf: (pod: string) => string,
 ): Promise<void> {
   const last = nodes.at(-1)?.name;
   const slice = (
     service: string,
-    hintsFor: (n: NodePlan) => Record<string, unknown> | undefined,
+    hintsFor: (n: LabNode) => Record<string, unknown> | undefined,
   ): EndpointSlice => ({
     apiVersion: "discovery.k8s.io/v1",
     kind: "EndpointSlice",
@@ -342,7 +343,7 @@ async function writeHandSlices(
       ...(hintsFor(n) ? { hints: hintsFor(n) } : {}),
     })),
   });
-  const both = (n: NodePlan) => ({ forNodes: [{ name: n.name }], forZones: [{ name: n.zone }] });
+  const both = (n: LabNode) => ({ forNodes: [{ name: n.name }], forZones: [{ name: n.zone }] });
   for (const s of [
     slice("hand-hinted", both),
     slice("hand-zones-only", (n) => (n.name === last ? { forZones: [{ name: n.zone }] } : both(n))),
@@ -352,9 +353,9 @@ async function writeHandSlices(
 }
 
 /** The probabilities of the Service's KUBE-SVC chain in the node's iptables rules (either backend). */
-async function ruleProbabilities(lab: ScenarioLab, node: NodePlan, service: string): Promise<string[]> {
+async function ruleProbabilities(lab: ScenarioLab, node: LabNode, service: string): Promise<string[]> {
   for (const save of ["iptables-nft-save", "iptables-legacy-save"]) {
-    const text = await lab.exec(["ip", "netns", "exec", node.netns, save, "-t", "nat"]).catch(() => "");
+    const text = await runAt(lab.exec, node.run, [save, "-t", "nat"]);
     const lines = text
       .split("\n")
       .filter(
@@ -371,14 +372,8 @@ async function ruleProbabilities(lab: ScenarioLab, node: NodePlan, service: stri
 
 /** Makes a pod unready without stopping it: its probe port is dropped inside its namespace, 9000 still answers. */
 async function blockProbe(lab: ScenarioLab, pod: Pod): Promise<void> {
-  const node = lab.plan.nodeList.find((n) => n.name === pod.spec?.nodeName);
-  if (!node) throw new Error(`pod ${pod.metadata?.name} is on no lab node`);
-  const netns = `${podNetnsPrefix(lab.plan, node)}${(pod.metadata?.uid ?? "").slice(0, 8)}`;
   await lab.exec([
-    "ip",
-    "netns",
-    "exec",
-    netns,
+    ...(await lab.podRun(pod)),
     "iptables",
     "-I",
     "INPUT",
@@ -394,17 +389,17 @@ async function blockProbe(lab: ScenarioLab, pod: Pod): Promise<void> {
 async function fallbackChain(
   lab: ScenarioLab,
   p: Params,
-  first: NodePlan,
+  first: LabNode,
 ): Promise<{ lines: string[]; finding: ClaimFinding }> {
-  const nodes = lab.plan.nodeList;
+  const nodes = lab.nodes;
   const lines = ["", `C9: the fallback chain seen from ${first.name} (same-node):`];
   const svc = await lab.client.call<Service>("GET", `/api/v1/namespaces/${namespace}/services/same-node`);
   const target = `${svc.spec?.clusterIP}:${port}`;
   const pods = await podList(lab);
-  const pod = (n: NodePlan) => pods.find((x) => x.metadata?.name === perNodePod(n)) as Pod;
+  const pod = (n: LabNode) => pods.find((x) => x.metadata?.name === perNodePod(n)) as Pod;
   const zonePeers = nodes.filter((n) => n !== first && n.zone === first.zone);
   const others = nodes.filter((n) => n.zone !== first.zone);
-  const steps: Array<{ title: string; block: NodePlan[]; expect: NodePlan[] }> = [
+  const steps: Array<{ title: string; block: LabNode[]; expect: LabNode[] }> = [
     {
       title: `${first.name}'s pod unready (still serving on ${port})`,
       block: [first],

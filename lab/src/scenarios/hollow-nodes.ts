@@ -71,7 +71,7 @@ export class HollowNodes {
 
   /** Creates `count` hollow nodes spread over `zones`, waits for their pod CIDRs, and keeps them alive. */
   async start(count: number, zones: readonly string[]): Promise<void> {
-    const prefix = this.lab.plan.prefix;
+    const prefix = this.lab.prefix;
     const names = Array.from({ length: count }, (_, i) => `${prefix}-hollow-${i + 1}`);
     await inPool(names, 8, async (name) => {
       const i = names.indexOf(name);

@@ -4,11 +4,17 @@ import { contentTypes } from "../kubeapi/client.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
 import { lameduckOf, withLameduck } from "./corefile.js";
-import { type LabHandle, listParam, openLab, sleep } from "./lab-handle.js";
 import { proxyMetrics } from "./node-proxy.js";
 import { histogram, programmingHistogram } from "./prom.js";
 import { type Propagation, PropagationWatch } from "./propagation.js";
-import { type ClaimFinding, numberParam, type Scenario, type ScenarioContext } from "./scenario.js";
+import {
+  type ClaimFinding,
+  listParam,
+  numberParam,
+  type Scenario,
+  type ScenarioContext,
+} from "./scenario.js";
+import { openLab, type ScenarioLab, sleep } from "./scenario-lab.js";
 import { Undo } from "./undo.js";
 import {
   deleteNamespace,
@@ -67,7 +73,7 @@ export const lameduck: Scenario = {
     "rolls the DNS Deployment under lookups with lameduck 0s and 5s; failed lookups, proxy propagation",
   claims: ["C16"],
   async run(ctx: ScenarioContext) {
-    const lab = openLab(ctx, "lameduck");
+    const lab = await openLab(ctx, "lameduck");
     const undo = new Undo();
     const settings = listParam(ctx, "lameducks", ["0s", "5s"]);
     for (const s of settings) withLameduck("lameduck 5s", s); // validate before changing anything
@@ -81,7 +87,7 @@ export const lameduck: Scenario = {
       await applyObjects(lab.client, [namespace(ns), loadgenDaemonSet(ns, [], dnsNames, intervalMs)]);
       await waitUntil(
         "the DNS clients",
-        () => loadgensRunning(lab.client, ns, lab.plan.nodes),
+        () => loadgensRunning(lab.client, ns, lab.nodes.length, lab.loadStats),
         lab.deadline(),
         lab.progress,
       );
@@ -114,12 +120,12 @@ export const lameduck: Scenario = {
   },
 };
 
-async function setCorefile(lab: LabHandle, corefile: string) {
+async function setCorefile(lab: ScenarioLab, corefile: string) {
   await lab.client.call("PATCH", corefilePath, { data: { Corefile: corefile } }, contentTypes.merge);
 }
 
 /** `kubectl rollout restart`: a new pod-template annotation, then wait until no old pod is left. */
-async function roll(lab: LabHandle) {
+async function roll(lab: ScenarioLab) {
   await lab.client.call(
     "PATCH",
     "/apis/apps/v1/namespaces/kube-system/deployments/coredns",
@@ -141,7 +147,7 @@ async function roll(lab: LabHandle) {
   );
 }
 
-async function oldPodsGone(lab: LabHandle) {
+async function oldPodsGone(lab: ScenarioLab) {
   await waitUntil(
     "the old DNS pods to go",
     async () => {
@@ -154,26 +160,20 @@ async function oldPodsGone(lab: LabHandle) {
   );
 }
 
-async function measuredRoll(lab: LabHandle, setting: string, settleMs: number): Promise<Run> {
-  const watch = new PropagationWatch(
-    lab.client,
-    lab.exec,
-    lab.plan.nodeList,
-    "kube-system",
-    "k8s-app=kube-dns",
-  );
+async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number): Promise<Run> {
+  const watch = new PropagationWatch(lab.client, lab.exec, lab.nodes, "kube-system", "k8s-app=kube-dns");
   await watch.start();
-  const metricsBefore = await Promise.all(lab.plan.nodeList.map((n) => proxyMetrics(lab.exec, n.netns)));
-  const before = await loadgenStats(lab.client, ns);
+  const metricsBefore = await Promise.all(lab.nodes.map((n) => proxyMetrics(lab.exec, n.run)));
+  const before = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   const t0 = Date.now();
   await roll(lab);
   const rollSeconds = (Date.now() - t0) / 1000;
   // The last deleted pod drains for its lameduck after the roll looks done; count until it is gone, and then some.
   await oldPodsGone(lab);
   await sleep(settleMs);
-  const after = await loadgenStats(lab.client, ns);
+  const after = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   const { results, resolutionMs } = await watch.stop(lab.deadline(30_000));
-  const metricsAfter = await Promise.all(lab.plan.nodeList.map((n) => proxyMetrics(lab.exec, n.netns)));
+  const metricsAfter = await Promise.all(lab.nodes.map((n) => proxyMetrics(lab.exec, n.run)));
   const deletions = results.map((p) => p.deletedAt).sort((a, b) => a - b);
   const lookups: Lookups = { byNode: {}, errors: {}, offsets: [], exited: 0 };
   const lameduckMs = parseMs(setting);
@@ -200,7 +200,7 @@ async function measuredRoll(lab: LabHandle, setting: string, settleMs: number): 
     }
   }
   const programmingMs: Run["programmingMs"] = {};
-  lab.plan.nodeList.forEach((n, i) => {
+  lab.nodes.forEach((n, i) => {
     const b = histogram(metricsBefore[i] ?? "", programmingHistogram);
     const a = histogram(metricsAfter[i] ?? "", programmingHistogram);
     programmingMs[n.name] = a.count > b.count ? ((a.sum - b.sum) / (a.count - b.count)) * 1000 : undefined;

@@ -14,8 +14,9 @@ export class NftMonitor {
   private readonly child: ChildProcess;
   private buffered = "";
 
-  constructor(private readonly netns: string) {
-    this.child = spawn("ip", ["netns", "exec", netns, "stdbuf", "-oL", "nft", "monitor"], {
+  constructor(private readonly at: readonly string[]) {
+    const [program = "", ...args] = [...at, "stdbuf", "-oL", "nft", "monitor"];
+    this.child = spawn(program, args, {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.child.stdout?.setEncoding("utf8").on("data", (c: string) => {
@@ -37,8 +38,8 @@ export class NftMonitor {
     const deadline = Date.now() + timeoutMs;
     while (!this.lines.some((l) => l.includes(probe))) {
       if (Date.now() > deadline) throw new Error("nft monitor never started");
-      await exec(["ip", "netns", "exec", this.netns, "nft", "add", "table", "ip", probe]);
-      await exec(["ip", "netns", "exec", this.netns, "nft", "delete", "table", "ip", probe]);
+      await exec([...this.at, "nft", "add", "table", "ip", probe]);
+      await exec([...this.at, "nft", "delete", "table", "ip", probe]);
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -1,11 +1,12 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeClient } from "../kubeapi/client.js";
+import { proxyMetricsGet } from "../migrate/measure.js";
 import type { Exec } from "../netns/exec.js";
-import type { NodePlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { waitUntil } from "../stack/wait.js";
-import { inNetns, sleep } from "./lab-handle.js";
 import { histogram, syncHistogram } from "./prom.js";
+import type { LabNode } from "./scenario-lab.js";
+import { sleep } from "./scenario-lab.js";
 
 /** The proxy DaemonSets a node's proxy pod may belong to: the original and migrate's per-mode ones. */
 const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
@@ -20,14 +21,14 @@ export async function proxyPodsOn(client: KubeClient, node: string): Promise<Pod
 }
 
 /** The node proxy's /metrics from its loopback address ("" when nothing listens), as an operator curls it. */
-export const proxyMetrics = (exec: Exec, netns: string) =>
-  inNetns(exec, netns, ["curl", "-s", "--max-time", "2", "http://127.0.0.1:10249/metrics"]);
+export const proxyMetrics = (exec: Exec, at: readonly string[]) =>
+  exec(proxyMetricsGet(at, "/metrics")).catch(() => "");
 
-export const proxyMode = async (exec: Exec, netns: string) =>
-  (await inNetns(exec, netns, ["curl", "-s", "--max-time", "2", "http://127.0.0.1:10249/proxyMode"])).trim();
+export const proxyMode = async (exec: Exec, at: readonly string[]) =>
+  (await exec(proxyMetricsGet(at, "/proxyMode")).catch(() => "")).trim();
 
-export async function syncCount(exec: Exec, netns: string): Promise<number> {
-  return histogram(await proxyMetrics(exec, netns), syncHistogram).count;
+export async function syncCount(exec: Exec, at: readonly string[]): Promise<number> {
+  return histogram(await proxyMetrics(exec, at), syncHistogram).count;
 }
 
 /** The ConfigMap a proxy pod reads its KubeProxyConfiguration from. */
@@ -41,7 +42,7 @@ export function proxyConfigMapOf(pod: Pod): string {
 export async function waitProxySynced(
   client: KubeClient,
   exec: Exec,
-  node: NodePlan,
+  node: LabNode,
   deadline: number,
   progress?: Progress,
   oldUid?: string,
@@ -55,7 +56,7 @@ export async function waitProxySynced(
       pod = pods[0];
       if (pod?.metadata?.uid === oldUid) return "the old proxy pod is still there";
       if (pod?.status?.phase !== "Running") return `proxy pod ${pod?.status?.phase ?? "pending"}`;
-      return (await syncCount(exec, node.netns)) > 0 ? true : "no sync yet";
+      return (await syncCount(exec, node.run)) > 0 ? true : "no sync yet";
     },
     deadline,
     progress,
@@ -70,15 +71,15 @@ export async function waitProxySynced(
  */
 export async function waitProxyQuiet(
   exec: Exec,
-  node: NodePlan,
+  node: LabNode,
   quietMs: number,
   deadline: number,
 ): Promise<number> {
-  let last = await syncCount(exec, node.netns);
+  let last = await syncCount(exec, node.run);
   let since = Date.now();
   for (;;) {
     await sleep(250);
-    const now = await syncCount(exec, node.netns);
+    const now = await syncCount(exec, node.run);
     if (now !== last) {
       last = now;
       since = Date.now();

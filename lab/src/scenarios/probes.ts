@@ -1,12 +1,13 @@
+import { aQuery, replyError } from "../agent/dns-lookup.js";
 import type { Exec } from "../netns/exec.js";
-import { inNetns } from "./lab-handle.js";
+import { runAt } from "./pod-run.js";
 
 /**
  * One TCP connection from a namespace to ip:port; the first line the server answers ("" when none came within
  * `timeoutS`). The lab's echo server answers `<pod name> <peer>` on TCP 9000.
  */
-export async function tcpAnswer(exec: Exec, netns: string, ip: string, port: number, timeoutS = 2) {
-  const out = await inNetns(exec, netns, [
+export async function tcpAnswer(exec: Exec, at: readonly string[], ip: string, port: number, timeoutS = 2) {
+  const out = await runAt(exec, at, [
     ...["timeout", String(timeoutS), "bash", "-c"],
     `exec 3<>/dev/tcp/${ip}/${port} && head -1 <&3`,
   ]);
@@ -14,16 +15,44 @@ export async function tcpAnswer(exec: Exec, netns: string, ip: string, port: num
 }
 
 /** `tries` connections; how many got an answer. */
-export async function tcpSuccesses(exec: Exec, netns: string, ip: string, port: number, tries: number) {
+export async function tcpSuccesses(
+  exec: Exec,
+  at: readonly string[],
+  ip: string,
+  port: number,
+  tries: number,
+) {
   let ok = 0;
-  for (let i = 0; i < tries; i++) if (await tcpAnswer(exec, netns, ip, port)) ok++;
+  for (let i = 0; i < tries; i++) if (await tcpAnswer(exec, at, ip, port)) ok++;
   return ok;
 }
 
-/** An A lookup through `server` with dig (one try, 2 s): the addresses, [] on failure. */
-export async function digA(exec: Exec, netns: string, server: string, name: string): Promise<string[]> {
-  const out = await inNetns(exec, netns, ["dig", `@${server}`, "+short", "+time=2", "+tries=1", name]);
-  return out.split("\n").filter((l) => /^\d+\.\d+\.\d+\.\d+$/.test(l.trim()));
+/**
+ * The shell line for one A query to server:53 over UDP from where it runs: printf writes the query (every byte an
+ * escape), dd hands it to bash's /dev/udp socket in one write (printf alone writes in pieces, each its own
+ * datagram), then dd reads one datagram back (2 s at most) and od prints it as hex. Only bash and coreutils, which
+ * a netns lab's host and every kind node have (dig is on neither a kindest/node nor our node image).
+ */
+export function udpQueryLine(server: string, query: Buffer): string {
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(server)) throw new Error(`bad DNS server address ${server}`);
+  const bytes = [...query].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
+  return `exec 3<>/dev/udp/${server}/53 && printf '${bytes}' | dd bs=4096 count=1 iflag=fullblock status=none >&3 && timeout 2 dd bs=4096 count=1 <&3 2>/dev/null | od -An -v -tx1`;
+}
+
+/** od's hex dump back into bytes. */
+export const fromHexDump = (dump: string): Buffer =>
+  Buffer.from(
+    dump
+      .split(/\s+/)
+      .filter((x) => /^[0-9a-f]{2}$/.test(x))
+      .map((x) => Number.parseInt(x, 16)),
+  );
+
+/** One A lookup of `name` through `server` (one try, 2 s): whether it came back with at least one record. */
+export async function dnsAnswers(exec: Exec, at: readonly string[], server: string, name: string) {
+  const id = Math.floor(Math.random() * 0x10000);
+  const out = await runAt(exec, at, ["bash", "-c", udpQueryLine(server, aQuery(name, id))]);
+  return replyError(fromHexDump(out), id) === undefined;
 }
 
 // Connect times in microseconds to each target in turn (interleaved, so drift hits all alike); five warm-up
@@ -54,12 +83,12 @@ const once = ([host, port]) => new Promise((resolve) => {
 /** Connect times (µs) from a namespace to each ip:port, failed connects dropped. */
 export async function connectTimes(
   exec: Exec,
-  netns: string,
+  at: readonly string[],
   targets: readonly [string, number][],
   n: number,
 ): Promise<number[][]> {
   const out = await exec([
-    ...["ip", "netns", "exec", netns, process.execPath, "-e", CONNECT_TIMES_SCRIPT],
+    ...[...at, process.execPath, "-e", CONNECT_TIMES_SCRIPT],
     ...[JSON.stringify(targets), String(n)],
   ]);
   return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));

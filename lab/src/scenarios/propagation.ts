@@ -1,9 +1,9 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
-import type { NodePlan } from "../netns/plan.js";
-import { sleep } from "./lab-handle.js";
 import { nodeRules, sendsTo } from "./rules.js";
+import type { LabNode } from "./scenario-lab.js";
+import { sleep } from "./scenario-lab.js";
 
 /** One deleted pod: when its deletion was seen, and per node how long until that node's rules dropped it. */
 export interface Propagation {
@@ -31,7 +31,7 @@ export class PropagationWatch {
   constructor(
     private readonly client: KubeClient,
     private readonly exec: Exec,
-    private readonly nodes: readonly NodePlan[],
+    private readonly nodes: readonly LabNode[],
     private readonly ns: string,
     private readonly selector: string,
   ) {}
@@ -81,7 +81,7 @@ export class PropagationWatch {
       const t0 = Date.now();
       await Promise.all(
         this.nodes.map(async (n) => {
-          const rules = await nodeRules(this.exec, n.netns);
+          const rules = await nodeRules(this.exec, n.run);
           const now = Date.now();
           for (const t of open)
             if (t.byNode[n.name] === undefined && !sendsTo(rules, t.ip)) t.byNode[n.name] = now - t.at;

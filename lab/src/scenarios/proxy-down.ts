@@ -3,15 +3,21 @@ import type { Service } from "kubernetes-types/core/v1.js";
 import { type LoadStats, loadDelta } from "../agent/loadgen-stats.js";
 import { contentTypes } from "../kubeapi/client.js";
 import { ruleCounts } from "../migrate/measure.js";
-import { type NodePlan, nodeByName } from "../netns/plan.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
-import { type LabHandle, listParam, openLab, podNetns, sleep, stringParam } from "./lab-handle.js";
 import { waitProxyQuiet, waitProxySynced } from "./node-proxy.js";
-import { digA, tcpAnswer, tcpSuccesses } from "./probes.js";
+import { dnsAnswers, tcpAnswer, tcpSuccesses } from "./probes.js";
 import { nodeLabel, setNodeLabel, stopProxy } from "./proxy-switch.js";
 import { nodeRules, sendsTo } from "./rules.js";
-import { type ClaimFinding, numberParam, type Scenario, type ScenarioContext } from "./scenario.js";
+import {
+  type ClaimFinding,
+  listParam,
+  numberParam,
+  type Scenario,
+  type ScenarioContext,
+  stringParam,
+} from "./scenario.js";
+import { type LabNode, labNode, openLab, type ScenarioLab, sleep } from "./scenario-lab.js";
 import { type BatchRun, measureBatching } from "./sync-batching.js";
 import { Undo } from "./undo.js";
 import {
@@ -45,11 +51,14 @@ interface Outage {
   rulesWhileDown: number;
   /** Phase 1, nothing changed: failed/attempted connections and lookups per client node. */
   quiet: Record<string, Pick<LoadStats, "tcp" | "dns">>;
+  /** One-off lookups through the kube-dns ClusterIP from the stopped node's client pod. */
   digOk: number;
   digTries: number;
   /** A Service created while the proxy was down: answers from the stopped node and from the others. */
   lateFromDown: number;
   lateFromOthers: number;
+  /** Connections tried from the other nodes (tries from each node that runs pods). */
+  lateOthersTries: number;
   tries: number;
   /** An echo pod removed while the proxy was down: its address in each node's rules afterwards. */
   removedIp: string;
@@ -67,9 +76,9 @@ export const proxyDown: Scenario = {
   summary: "stops one node's proxy: installed rules keep working, updates stop; then minSyncPeriod 0 vs 1s",
   claims: ["C12", "C17", "C15"],
   async run(ctx: ScenarioContext) {
-    const lab = openLab(ctx, "proxy-down");
+    const lab = await openLab(ctx, "proxy-down");
     const undo = new Undo();
-    const node = nodeByName(lab.plan, stringParam(ctx, "node", "node-1"));
+    const node = labNode(lab, stringParam(ctx, "node", lab.nodes[0]?.name ?? ""));
     const downMs = numberParam(ctx, "down", 10) * 1000;
     const pods = numberParam(ctx, "pods", 100);
     const tries = numberParam(ctx, "tries", 6);
@@ -95,58 +104,57 @@ export const proxyDown: Scenario = {
 };
 
 async function runOutage(
-  lab: LabHandle,
-  node: NodePlan,
+  lab: ScenarioLab,
+  node: LabNode,
   downMs: number,
   tries: number,
   undo: Undo,
 ): Promise<Outage> {
-  const replicas = lab.plan.nodes;
+  const replicas = lab.nodes.length;
   const fqdn = `echo.${ns}.svc.cluster.local`;
   lab.progress.update(`echo servers, a Service and a client on every node in ${ns}`, true);
   await applyObjects(lab.client, [namespace(ns)]);
   await waitUntil("the namespace", () => namespaceReady(lab.client, ns), lab.deadline());
   await applyObjects(lab.client, [
-    deployment(ns, "echo", replicas, "switchyard/echo"),
+    deployment(ns, "echo", replicas, lab.images.echo),
     clusterIpService(ns, "echo", "echo"),
     loadgenDaemonSet(ns, [`${fqdn}:9000`], [`${fqdn}.`, "kubernetes.default.svc.cluster.local."]),
   ]);
   await waitUntil("echo servers", () => rolledOut(lab.client, ns, "echo"), lab.deadline(), lab.progress);
   await waitUntil(
     "the clients",
-    () => loadgensRunning(lab.client, ns, lab.plan.nodes),
+    () => loadgensRunning(lab.client, ns, lab.nodes.length, lab.loadStats),
     lab.deadline(),
     lab.progress,
   );
-  const clients = await clientNamespaces(lab);
+  const clients = await clientRuns(lab);
   const downClient = clients[node.name];
-  if (!downClient) throw new Error(`no client pod namespace on ${node.name}`);
-  const others = lab.plan.nodeList.filter((n) => n.name !== node.name);
+  if (!downClient) throw new Error(`no running client pod on ${node.name}`);
+  const others = lab.nodes.filter((n) => n.name !== node.name);
 
   // Everything above written into the node's rules first, so the counts compare like with like.
   await waitProxyQuiet(lab.exec, node, 2000, lab.deadline());
-  const rulesBefore = total(await ruleCounts(lab.exec, node.netns));
+  const rulesBefore = total(await ruleCounts(lab.exec, node.run));
   lab.progress.update(`stopping ${node.name}'s proxy`, true);
   const labelBefore = await nodeLabel(lab, node.name);
   await stopProxy(lab, node, undo);
-  const rulesWhileDown = total(await ruleCounts(lab.exec, node.netns));
+  const rulesWhileDown = total(await ruleCounts(lab.exec, node.run));
 
   lab.progress.update(
     `proxy down on ${node.name}: counting traffic for ${downMs / 1000}s with nothing changing`,
     true,
   );
-  const s0 = await loadgenStats(lab.client, ns);
+  const s0 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   await sleep(downMs);
-  const s1 = await loadgenStats(lab.client, ns);
+  const s1 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   let digOk = 0;
-  for (let i = 0; i < tries; i++)
-    if ((await digA(lab.exec, downClient, lab.plan.dnsIp, `${fqdn}.`)).length > 0) digOk++;
+  for (let i = 0; i < tries; i++) if (await dnsAnswers(lab.exec, downClient, lab.dnsIp, `${fqdn}.`)) digOk++;
 
   lab.progress.update("a Service created while the proxy is down", true);
   await applyObjects(lab.client, [clusterIpService(ns, "late", "echo")]);
   const late = await lab.client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/late`);
   const lateIp = late.spec?.clusterIP ?? "";
-  const otherClient = clients[others[0]?.name ?? ""] ?? "";
+  const otherClient = clients[others[0]?.name ?? ""] ?? [];
   await waitUntil(
     "the late Service answering on another node",
     async () => ((await tcpAnswer(lab.exec, otherClient, lateIp, 9000)) ? true : "no answer"),
@@ -155,12 +163,12 @@ async function runOutage(
   );
   let lateFromOthers = 0;
   for (const n of others)
-    lateFromOthers += await tcpSuccesses(lab.exec, clients[n.name] ?? "", lateIp, 9000, tries);
+    lateFromOthers += await tcpSuccesses(lab.exec, clients[n.name] ?? [], lateIp, 9000, tries);
   const lateFromDown = await tcpSuccesses(lab.exec, downClient, lateIp, 9000, tries);
 
   lab.progress.update("an echo pod removed while the proxy is down", true);
   const ipsBefore = (await podsOf(lab.client, ns, "app=echo")).map((p) => p.status?.podIP ?? "");
-  const s2 = await loadgenStats(lab.client, ns);
+  const s2 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   await lab.client.call(
     "PATCH",
     `/apis/apps/v1/namespaces/${ns}/deployments/echo`,
@@ -183,17 +191,17 @@ async function runOutage(
     "the other nodes to drop the removed pod",
     async () => {
       for (const n of others)
-        if (sendsTo(await nodeRules(lab.exec, n.netns), removedIp)) return `${n.name} still sends to it`;
+        if (sendsTo(await nodeRules(lab.exec, n.run), removedIp)) return `${n.name} still sends to it`;
       return true;
     },
     lab.deadline(),
     lab.progress,
   );
   await sleep(downMs);
-  const s3 = await loadgenStats(lab.client, ns);
-  const lingersOnDown = sendsTo(await nodeRules(lab.exec, node.netns), removedIp);
+  const s3 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
+  const lingersOnDown = sendsTo(await nodeRules(lab.exec, node.run), removedIp);
   let lingersElsewhere = false;
-  for (const n of others) lingersElsewhere ||= sendsTo(await nodeRules(lab.exec, n.netns), removedIp);
+  for (const n of others) lingersElsewhere ||= sendsTo(await nodeRules(lab.exec, n.run), removedIp);
 
   lab.progress.update(`bringing ${node.name}'s proxy back`, true);
   const t0 = Date.now();
@@ -209,7 +217,7 @@ async function runOutage(
   const lateS = (Date.now() - t0) / 1000;
   await waitUntil(
     "the removed pod dropped on the node",
-    async () => (sendsTo(await nodeRules(lab.exec, node.netns), removedIp) ? "still there" : true),
+    async () => (sendsTo(await nodeRules(lab.exec, node.run), removedIp) ? "still there" : true),
     lab.deadline(),
     lab.progress,
   );
@@ -224,6 +232,7 @@ async function runOutage(
     digTries: tries,
     lateFromDown,
     lateFromOthers,
+    lateOthersTries: tries * others.length,
     tries,
     removedIp,
     lingersOnDown,
@@ -249,12 +258,12 @@ function deltas(a: Record<string, LoadStats>, b: Record<string, LoadStats>) {
   return out;
 }
 
-/** Each node's client pod namespace (the loadgen DaemonSet's pods), for one-off probes from that node. */
-async function clientNamespaces(lab: LabHandle): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
+/** Where to run one-off probes from each node's client pod (the loadgen DaemonSet's pods): its network. */
+async function clientRuns(lab: ScenarioLab): Promise<Record<string, readonly string[]>> {
+  const out: Record<string, readonly string[]> = {};
   for (const p of await podsOf(lab.client, ns, "app=loadgen")) {
-    const n = await podNetns(lab.exec, lab.plan.prefix, p.metadata?.uid ?? "");
-    if (n && p.spec?.nodeName) out[p.spec.nodeName] = n;
+    const run = await lab.podRun(p).catch(() => undefined);
+    if (run && p.spec?.nodeName) out[p.spec.nodeName] = run;
   }
   return out;
 }
@@ -270,8 +279,8 @@ function outageLines(o: Outage | undefined): string[] {
       Object.entries(o.quiet)
         .map(([n, t]) => `${n} tcp ${ratio(t.tcp)} dns ${ratio(t.dns)}`)
         .join("; "),
-    `  dig through the kube-dns ClusterIP from ${o.node}: ${o.digOk}/${o.digTries} answered`,
-    `  Service created meanwhile: ${o.lateFromDown}/${o.tries} connections answered from ${o.node}, ${o.lateFromOthers}/${o.tries * (Object.keys(o.quiet).length - 1 || 1)} from the other nodes`,
+    `  one-off lookups through the kube-dns ClusterIP from ${o.node}: ${o.digOk}/${o.digTries} answered`,
+    `  Service created meanwhile: ${o.lateFromDown}/${o.tries} connections answered from ${o.node}, ${o.lateFromOthers}/${o.lateOthersTries} from the other nodes`,
     `  echo pod removed (${o.removedIp}): still in ${o.node}'s rules: ${o.lingersOnDown ? "yes" : "no"}; in the other nodes' rules: ${o.lingersElsewhere ? "yes" : "no"}`,
     `  ${o.node}'s client after the removal: tcp ${ratio(o.afterRemoval.tcp)} failed, dns ${ratio(o.afterRemoval.dns)} failed`,
     `  proxy back: first sync ${o.back.syncedS.toFixed(1)}s, the new Service answering ${o.back.lateS.toFixed(1)}s, the removed pod dropped ${o.back.droppedS.toFixed(1)}s after the label went; then ${o.lateFromDownAfter}/${o.tries} answered`,
@@ -315,7 +324,7 @@ function c12(o: Outage | undefined): ClaimFinding {
 function c17(o: Outage | undefined): ClaimFinding {
   if (!o) return { claim: "C17", measured: "-", verdict: "not measured" };
   const dns = o.quiet[o.node]?.dns;
-  const measured = `with ${o.node}'s proxy gone, lookups from it: ${dns ? ratio(dns) : "?"} failed; dig via the ClusterIP ${o.digOk}/${o.digTries}`;
+  const measured = `with ${o.node}'s proxy gone, lookups from it: ${dns ? ratio(dns) : "?"} failed; one-off lookups via the ClusterIP ${o.digOk}/${o.digTries}`;
   const ok = dns !== undefined && dns.failures === 0 && o.digOk === o.digTries;
   return {
     claim: "C17",

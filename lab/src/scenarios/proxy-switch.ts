@@ -2,14 +2,12 @@ import type { ConfigMap, Node, Pod } from "kubernetes-types/core/v1.js";
 import { contentTypes, isNotFound } from "../kubeapi/client.js";
 import { modeConfigMap, modeDaemonSet, modeLabel } from "../migrate/canary.js";
 import { prepare } from "../migrate/migrate.js";
-import { netnsNodes } from "../migrate/migrate-lab.js";
-import type { NodePlan } from "../netns/plan.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
 import { configMode, type KubeObject, type ProxyMode, readManifests } from "../stack/manifests.js";
 import { waitUntil } from "../stack/wait.js";
-import type { LabHandle } from "./lab-handle.js";
 import { proxyMode, proxyPodsOn, waitProxySynced } from "./node-proxy.js";
+import type { LabNode, ScenarioLab } from "./scenario-lab.js";
 import type { Undo } from "./undo.js";
 
 /**
@@ -27,23 +25,23 @@ function manifestDaemonSet(): KubeObject {
 }
 
 /** Adds migrate's affinity to the original DaemonSet when it is missing (all proxies roll in place then). */
-export async function ensureLabelSwitch(lab: LabHandle, undo: Undo): Promise<void> {
+export async function ensureLabelSwitch(lab: ScenarioLab, undo: Undo): Promise<void> {
   const ds = manifestDaemonSet();
-  const nodes = netnsNodes(lab.plan.nodeList);
+  const nodes = lab.nodes.map((n) => ({ ...n, runsPods: true }));
   const seconds = await prepare(lab.client, ds, nodes, lab.exec, lab.deadline(), lab.progress);
   if (seconds === undefined) return;
   undo.push("the kube-proxy DaemonSet without the per-node switch (rolls in place)", async () => {
     await applyObjects(lab.client, [ds]);
-    for (const n of lab.plan.nodeList) await waitProxySynced(lab.client, lab.exec, n, lab.deadline());
+    for (const n of lab.nodes) await waitProxySynced(lab.client, lab.exec, n, lab.deadline());
   });
 }
 
-export async function nodeLabel(lab: LabHandle, node: string): Promise<string | null> {
+export async function nodeLabel(lab: ScenarioLab, node: string): Promise<string | null> {
   const n = await lab.client.call<Node>("GET", `/api/v1/nodes/${node}`);
   return n.metadata?.labels?.[modeLabel] ?? null;
 }
 
-export async function setNodeLabel(lab: LabHandle, node: string, value: string | null): Promise<void> {
+export async function setNodeLabel(lab: ScenarioLab, node: string, value: string | null): Promise<void> {
   await lab.client.call(
     "PATCH",
     `/api/v1/nodes/${node}`,
@@ -53,7 +51,7 @@ export async function setNodeLabel(lab: LabHandle, node: string, value: string |
 }
 
 /** Stops the node's proxy (label `off`); its pod is deleted and not recreated. The label comes back on undo. */
-export async function stopProxy(lab: LabHandle, node: NodePlan, undo: Undo): Promise<void> {
+export async function stopProxy(lab: ScenarioLab, node: LabNode, undo: Undo): Promise<void> {
   await ensureLabelSwitch(lab, undo);
   const before = await nodeLabel(lab, node.name);
   undo.push(`${node.name}'s proxy label (${before ?? "none"})`, () => setNodeLabel(lab, node.name, before));
@@ -63,7 +61,7 @@ export async function stopProxy(lab: LabHandle, node: NodePlan, undo: Undo): Pro
     async () => {
       const pods = await proxyPodsOn(lab.client, node.name);
       if (pods.length > 0) return `${pods.length} proxy pod(s) still there`;
-      return (await proxyMode(lab.exec, node.netns)) === "" ? true : "still serving metrics";
+      return (await proxyMode(lab.exec, node.run)) === "" ? true : "still serving metrics";
     },
     lab.deadline(),
     lab.progress,
@@ -71,7 +69,7 @@ export async function stopProxy(lab: LabHandle, node: NodePlan, undo: Undo): Pro
 }
 
 /** The mode every node runs unless labelled: the original ConfigMap's. */
-async function defaultMode(lab: LabHandle): Promise<{ mode: string; cm: ConfigMap }> {
+async function defaultMode(lab: ScenarioLab): Promise<{ mode: string; cm: ConfigMap }> {
   const cm = await lab.client.call<ConfigMap>("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy");
   return { mode: configMode(cm.data?.["config.conf"] ?? ""), cm };
 }
@@ -81,8 +79,8 @@ async function defaultMode(lab: LabHandle): Promise<{ mode: string; cm: ConfigMa
  * new pod. The per-mode DaemonSet and ConfigMap are created when missing and deleted on undo.
  */
 export async function freshProxyIn(
-  lab: LabHandle,
-  node: NodePlan,
+  lab: ScenarioLab,
+  node: LabNode,
   mode: ProxyMode,
   undo: Undo,
 ): Promise<Pod> {
@@ -107,7 +105,7 @@ export async function freshProxyIn(
   );
 }
 
-async function ensureModeDaemonSet(lab: LabHandle, mode: ProxyMode, cm: ConfigMap, undo: Undo) {
+async function ensureModeDaemonSet(lab: ScenarioLab, mode: ProxyMode, cm: ConfigMap, undo: Undo) {
   const name = `kube-proxy-${mode}`;
   try {
     await lab.client.call("GET", `/apis/apps/v1/namespaces/kube-system/daemonsets/${name}`);

@@ -1,12 +1,12 @@
 import type { Exec } from "../netns/exec.js";
-import { inNetns } from "./lab-handle.js";
+import { runAt } from "./pod-run.js";
 
 /** Everything a node's namespace holds of proxy rules: both iptables backends' dumps and the nftables ruleset. */
-export async function nodeRules(exec: Exec, netns: string): Promise<string> {
+export async function nodeRules(exec: Exec, at: readonly string[]): Promise<string> {
   const [legacy, nft, ruleset] = await Promise.all([
-    inNetns(exec, netns, ["iptables-legacy-save"]),
-    inNetns(exec, netns, ["iptables-nft-save"]),
-    inNetns(exec, netns, ["nft", "list", "ruleset"]),
+    runAt(exec, at, ["iptables-legacy-save"]),
+    runAt(exec, at, ["iptables-nft-save"]),
+    runAt(exec, at, ["nft", "list", "ruleset"]),
   ]);
   return `${legacy}\n${nft}\n${ruleset}`;
 }

@@ -1,7 +1,7 @@
 import type { Exec } from "../netns/exec.js";
-import type { NodePlan } from "../netns/plan.js";
 import type { ProxyMode } from "../stack/manifests.js";
-import { inNetns } from "./lab-handle.js";
+import { runAt } from "./pod-run.js";
+import type { LabNode } from "./scenario-lab.js";
 
 /** What a node's ruleset looks like at one size: lines, bytes, per-endpoint chains, the load-balancing rule. */
 export interface RulesetShape {
@@ -19,10 +19,10 @@ export interface RulesetShape {
 }
 
 /** The dump of the mode's rules: iptables-save of the backend with our rules, or the kube-proxy table. */
-export async function dumpRules(exec: Exec, node: NodePlan, mode: ProxyMode): Promise<string> {
-  if (mode === "nftables") return inNetns(exec, node.netns, ["nft", "list", "table", "ip", "kube-proxy"]);
-  const nft = await inNetns(exec, node.netns, ["iptables-nft-save"]);
-  return nft.includes("KUBE-SERVICES") ? nft : inNetns(exec, node.netns, ["iptables-legacy-save"]);
+export async function dumpRules(exec: Exec, node: LabNode, mode: ProxyMode): Promise<string> {
+  if (mode === "nftables") return runAt(exec, node.run, ["nft", "list", "table", "ip", "kube-proxy"]);
+  const nft = await runAt(exec, node.run, ["iptables-nft-save"]);
+  return nft.includes("KUBE-SERVICES") ? nft : runAt(exec, node.run, ["iptables-legacy-save"]);
 }
 
 export function rulesetShape(

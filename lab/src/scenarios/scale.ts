@@ -1,10 +1,8 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { type NodePlan, nodeByName } from "../netns/plan.js";
 import { applyObjects } from "../stack/apply.js";
 import { isProxyMode, type ProxyMode } from "../stack/manifests.js";
 import { waitUntil } from "../stack/wait.js";
 import { type AtomicityResult, nftAtomicity } from "./atomicity.js";
-import { type LabHandle, listParam, openLab, podNetns, sleep, stringParam } from "./lab-handle.js";
 import { NftMonitor, proxyWrites } from "./nft-monitor.js";
 import { proxyMetrics, syncCount, waitProxyQuiet } from "./node-proxy.js";
 import { connectTimes } from "./probes.js";
@@ -19,7 +17,8 @@ import {
 } from "./scale-cluster.js";
 import { dumpRules, rulesetShape } from "./scale-measure.js";
 import { type ModeRun, scaleFindings, scaleLines } from "./scale-report.js";
-import { numberParam, type Scenario, type ScenarioContext } from "./scenario.js";
+import { listParam, numberParam, type Scenario, type ScenarioContext, stringParam } from "./scenario.js";
+import { type LabNode, labNode, openLab, type ScenarioLab, sleep } from "./scenario-lab.js";
 import { Undo } from "./undo.js";
 import { deleteNamespace, deployment, namespace, namespaceReady, podsOf, rolledOut } from "./workloads.js";
 
@@ -38,7 +37,11 @@ export const scale: Scenario = {
   summary: "N Services on one node in iptables and nftables mode: syncs, rules, first packet, atomicity",
   claims: ["C19", "C20", "C4", "C21", "C22", "C23", "C14", "C18"],
   async run(ctx: ScenarioContext) {
-    const lab = openLab(ctx, "scale");
+    const lab = await openLab(
+      ctx,
+      "scale",
+      "it times connects with this machine's Node inside a pod's network, and tries nftables atomicity in a scratch namespace of this host",
+    );
     const sizes = listParam(ctx, "services", ["1000", "5000"]).map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 2))
       throw new Error(`scenario scale: --set services wants integers ≥ 2`);
@@ -50,7 +53,7 @@ export const scale: Scenario = {
     for (const m of modes)
       if (!isProxyMode(m)) throw new Error(`scenario scale: --set modes: "${m}" is not iptables or nftables`);
     const o = {
-      node: nodeByName(lab.plan, stringParam(ctx, "node", "node-1")),
+      node: labNode(lab, stringParam(ctx, "node", lab.nodes[0]?.name ?? "")),
       perService,
       partials: numberParam(ctx, "partials", 5),
       connects: numberParam(ctx, "connects", 100),
@@ -69,7 +72,7 @@ export const scale: Scenario = {
         setNodeLabel(lab, o.node.name, labelBefore),
       );
       if (stopOthers)
-        for (const n of lab.plan.nodeList)
+        for (const n of lab.nodes)
           if (n.name !== o.node.name) {
             lab.progress.update(`stopping ${n.name}'s proxy for the duration (others=off)`, true);
             await stopProxy(lab, n, proxyUndo);
@@ -101,7 +104,7 @@ export const scale: Scenario = {
         for (const mode of modes as ProxyMode[])
           runs.push(await measureMode(lab, o, n, mode, { clusterIps, flipped, client, proxyUndo }));
       }
-      atomicity = await nftAtomicity(lab.exec, `${lab.plan.prefix}-atomic`);
+      atomicity = await nftAtomicity(lab.exec, `${lab.prefix}-atomic`);
     } finally {
       restoreFailures.push(...(await workUndo.run(lab.progress)), ...(await proxyUndo.run(lab.progress)));
       lab.close();
@@ -116,27 +119,30 @@ export const scale: Scenario = {
 };
 
 /** Echo servers for the first and last Service, and a client pod on the measured node. */
-async function setUp(lab: LabHandle, node: NodePlan): Promise<{ real: string[]; client: string }> {
+async function setUp(
+  lab: ScenarioLab,
+  node: LabNode,
+): Promise<{ real: string[]; client: readonly string[] }> {
   await applyObjects(lab.client, [namespace(ns)]);
   await waitUntil("the namespace", () => namespaceReady(lab.client, ns), lab.deadline());
-  await applyObjects(lab.client, [deployment(ns, "echo", 2, "switchyard/echo")]);
+  await applyObjects(lab.client, [deployment(ns, "echo", 2, lab.images.echo)]);
   await lab.client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
     metadata: { name: "client" },
     spec: {
       nodeName: node.name,
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: "c", image: "registry.k8s.io/pause:3.10" }],
+      containers: [{ name: "c", image: lab.images.pause }],
     },
   });
   await waitUntil("echo servers", () => rolledOut(lab.client, ns, "echo"), lab.deadline(), lab.progress);
-  let client = "";
+  let client: readonly string[] = [];
   await waitUntil(
     "the client pod",
     async () => {
       const p = await lab.client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/client`);
       if (p.status?.phase !== "Running") return p.status?.phase ?? "pending";
-      client = (await podNetns(lab.exec, lab.plan.prefix, p.metadata?.uid ?? "")) ?? "";
-      return client ? true : "no namespace yet";
+      client = (await lab.podRun(p).catch(() => undefined)) ?? [];
+      return client.length > 0 ? true : "no namespace yet";
     },
     lab.deadline(),
     lab.progress,
@@ -148,13 +154,13 @@ async function setUp(lab: LabHandle, node: NodePlan): Promise<{ real: string[]; 
 interface Shared {
   clusterIps: Map<number, string>;
   flipped: Map<number, boolean>;
-  client: string;
+  client: readonly string[];
   proxyUndo: Undo;
 }
 
 async function measureMode(
-  lab: LabHandle,
-  o: { node: NodePlan; perService: number; partials: number; connects: number; syncTimeoutMs: number },
+  lab: ScenarioLab,
+  o: { node: LabNode; perService: number; partials: number; connects: number; syncTimeoutMs: number },
   n: number,
   mode: ProxyMode,
   s: Shared,
@@ -171,7 +177,7 @@ async function measureMode(
   } catch (err) {
     return { services: n, mode, error: (err as Error).message };
   }
-  const first = await proxyMetrics(lab.exec, o.node.netns);
+  const first = await proxyMetrics(lab.exec, o.node.run);
   const hist = histogram(first, mode === "iptables" ? fullSyncHistogram : syncHistogram);
   const readySeconds = (Date.now() - t0) / 1000;
   const rulesWritten = metricSum(first, "kubeproxy_sync_proxy_rules_iptables_last");
@@ -191,10 +197,10 @@ async function measureMode(
   const partials: ModeRun["partials"] = [];
   for (let k = 0; k < o.partials; k++) {
     const i = Math.floor(n / 2) + 1 + k;
-    const before = await proxyMetrics(lab.exec, o.node.netns);
+    const before = await proxyMetrics(lab.exec, o.node.run);
     // Only nftables mode needs it (iptables mode counts its own restored rules), and `nft monitor` starts slowly
     // or not at all next to tens of thousands of iptables-nft rules.
-    const monitor = mode === "nftables" ? new NftMonitor(o.node.netns) : undefined;
+    const monitor = mode === "nftables" ? new NftMonitor(o.node.run) : undefined;
     const watching = await monitor?.ready(lab.exec).then(
       () => true,
       () => false,
@@ -205,10 +211,10 @@ async function measureMode(
     const c0 = histogram(before, syncHistogram).count;
     await waitUntil(
       "a sync after the change",
-      async () => ((await syncCount(lab.exec, o.node.netns)) > c0 ? true : "none yet"),
+      async () => ((await syncCount(lab.exec, o.node.run)) > c0 ? true : "none yet"),
       lab.deadline(),
     );
-    const after = await proxyMetrics(lab.exec, o.node.netns);
+    const after = await proxyMetrics(lab.exec, o.node.run);
     const seen = await monitor?.stop();
     const writes = seen && watching ? proxyWrites(seen.lines) : { lines: Number.NaN, bytes: Number.NaN };
     const a = histogram(after, syncHistogram);

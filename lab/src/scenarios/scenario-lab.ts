@@ -1,20 +1,49 @@
-import type { Namespace } from "kubernetes-types/core/v1.js";
+import { readFileSync } from "node:fs";
+import type { Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { kindCredentials } from "../kind/kubeconfig.js";
+import { type KindLabState, readKindState } from "../kind/state.js";
 import { adminCredentials, isNotFound, KubeClient } from "../kubeapi/client.js";
+import { echoImage, loadgenImage } from "../migrate/workload.js";
 import type { Exec } from "../netns/exec.js";
-import type { LabPlan, NodePlan } from "../netns/plan.js";
-import { type LabState, labPaths, readLabState } from "../netns/state.js";
+import { labPaths, readLabState } from "../netns/state.js";
 import { Progress } from "../progress.js";
 import { waitUntil } from "../stack/wait.js";
+import { kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";
 import type { ScenarioContext } from "./scenario.js";
+import { type StatsReader, statsFromPodIp, statsThroughApiserver } from "./workloads.js";
 
-/** What every scenario needs of the running lab: its plan, an API client, progress, and a deadline to bound hangs. */
+/** A node that runs pods and a proxy, as a scenario sees it on either runtime. */
+export interface LabNode {
+  /** The Node object's name. */
+  name: string;
+  zone: string;
+  /** The address other nodes reach it on. */
+  ip: string;
+  /** The argv prefix that runs a command in the node's network namespace (its rules, its loopback). */
+  run: readonly string[];
+}
+
+/** What every scenario needs of the running lab: its nodes, an API client, progress, and a deadline to bound hangs. */
 export interface ScenarioLab {
-  state: LabState;
-  plan: LabPlan;
+  runtime: "netns" | "kind";
+  /** Starts the names of what a scenario makes outside its namespace (hollow nodes). */
+  prefix: string;
+  /** The lab's kubeconfig, for the kubectl lines a report quotes. */
+  kubeconfig: string;
+  /** The kube-dns Service's ClusterIP. */
+  dnsIp: string;
+  /** The nodes that run pods, in name order (kind's control-plane node is left out, as the netns lab's is). */
+  nodes: LabNode[];
+  /** The images scenario pods run; on kind they are loaded into the nodes, never pulled. */
+  images: { echo: string; loadgen: string; pause: string };
   client: KubeClient;
   exec: Exec;
   progress: Progress;
+  /** Reads a traffic generator's counters (loadgen): from its pod IP on netns, through the apiserver on kind. */
+  loadStats: StatsReader;
+  /** The argv prefix that runs a command in a running pod's network namespace. */
+  podRun(pod: Pod): Promise<readonly string[]>;
   /** A deadline for one wait; it only bounds a hang, nothing is measured with it. */
   deadline(ms?: number): number;
   /** Polls until `check` answers true (its strings say what is missing), within `ms`. */
@@ -24,24 +53,98 @@ export interface ScenarioLab {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function openLab(ctx: ScenarioContext, label: string): ScenarioLab {
-  const state = readLabState(ctx.stateDir);
-  if (!state?.server) throw new Error(`no lab in ${ctx.stateDir}; run switchyard-lab up`);
-  if (!state.stack)
-    throw new Error(`scenario ${label} needs the stack; this lab runs without it (up --no-stack)`);
-  const client = new KubeClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane));
+/** The lab in ctx.stateDir on either runtime; a scenario that cannot run on kind names what it needs in `netnsOnly`. */
+export async function openLab(ctx: ScenarioContext, label: string, netnsOnly?: string): Promise<ScenarioLab> {
+  const kind = readKindState(ctx.stateDir) !== undefined;
+  if (kind && netnsOnly) throw new Error(`scenario ${label} runs on the netns runtime only: ${netnsOnly}`);
+  const base = kind ? await kindLab(ctx) : netnsLab(ctx);
   const progress = new Progress(label, ctx.out);
   const deadline = (ms = 180_000) => Date.now() + ms;
   return {
-    state,
-    plan: state.plan,
-    client,
+    ...base,
     exec: ctx.exec,
     progress,
     deadline,
     until: (what, check, ms) => waitUntil(what, check, deadline(ms), progress),
-    close: () => client.close(),
+    close: () => base.client.close(),
   };
+}
+
+type RuntimeLab = Omit<ScenarioLab, "exec" | "progress" | "deadline" | "until" | "close">;
+
+function netnsLab(ctx: ScenarioContext): RuntimeLab {
+  const state = readLabState(ctx.stateDir);
+  if (!state?.server) throw new Error(`no lab in ${ctx.stateDir}; run switchyard-lab up`);
+  if (!state.stack) throw new Error("scenarios need the stack; this lab runs without it (up --no-stack)");
+  const plan = state.plan;
+  return {
+    runtime: "netns",
+    prefix: plan.prefix,
+    kubeconfig: state.kubeconfig,
+    dnsIp: plan.dnsIp,
+    nodes: plan.nodeList.map((n) => ({
+      name: n.name,
+      zone: n.zone,
+      ip: n.ip,
+      run: ["ip", "netns", "exec", n.netns],
+    })),
+    // The node agent runs the lab's own programs for these names and a sleeping pod for any other image.
+    images: { echo: echoImage, loadgen: loadgenImage, pause: "registry.k8s.io/pause:3.10" },
+    client: new KubeClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane)),
+    loadStats: statsFromPodIp,
+    podRun: (pod) => netnsPodRun(ctx.exec, plan.prefix, pod),
+  };
+}
+
+/** The kind lab in stateDir when scenarios can run on it; otherwise one line saying why not. */
+export function scenarioKindState(stateDir: string): KindLabState {
+  const state = readKindState(stateDir);
+  if (!state?.server)
+    throw new Error(
+      `no kind lab is up in ${stateDir} (its up did not finish); run switchyard-lab up --runtime kind`,
+    );
+  if (!state.stack) throw new Error("scenarios need the stack; this lab runs without it (up --no-stack)");
+  // Scenarios change our DaemonSets and ConfigMaps (the proxy's per-node switch, the DNS Corefile).
+  if (state.stack.kind === "upstream")
+    throw new Error("scenarios run on Switchyard's stack; this kind lab runs upstream's (--stack upstream)");
+  return state;
+}
+
+/** A kind lab: nodes are containers (`docker exec`), read from the Node objects; pods are entered with nsenter. */
+async function kindLab(ctx: ScenarioContext): Promise<RuntimeLab> {
+  const state = scenarioKindState(ctx.stateDir);
+  if (!ctx.kind) throw new Error("scenario: a kind lab needs the docker CLI (the command line passes it)");
+  const { docker, loadImages } = ctx.kind;
+  const client = new KubeClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
+  try {
+    const nodes = (await client.call<{ items: Node[] }>("GET", "/api/v1/nodes")).items
+      .filter((n) => !(n.spec?.taints ?? []).some((t) => t.effect === "NoSchedule"))
+      .map((n) => ({
+        name: n.metadata?.name ?? "",
+        zone: n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "",
+        ip: n.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "",
+        run: [docker, "exec", n.metadata?.name ?? ""],
+      }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    const dns = await client.call<Service>("GET", "/api/v1/namespaces/kube-system/services/kube-dns");
+    const first = nodes[0];
+    if (!first) throw new Error("this kind lab has no node that takes pods");
+    await loadImages();
+    return {
+      runtime: "kind",
+      prefix: state.input.name,
+      kubeconfig: state.kubeconfig,
+      dnsIp: dns.spec?.clusterIP ?? "",
+      nodes,
+      images: { echo: echoImage, loadgen: loadgenImage, pause: await kindSandboxImage(ctx.exec, first.run) },
+      client,
+      loadStats: statsThroughApiserver(client),
+      podRun: (pod) => kindPodRun(ctx.exec, docker, pod),
+    };
+  } catch (err) {
+    client.close();
+    throw err;
+  }
 }
 
 /**
@@ -108,5 +211,10 @@ export const readyEndpoints = (slices: readonly EndpointSlice[]) =>
 export const allEndpoints = (slices: readonly EndpointSlice[]) =>
   slices.reduce((n, s) => n + (s.endpoints ?? []).length, 0);
 
-/** Nodes of the lab that run pods (the netns nodes), in plan order. */
-export const labNodes = (lab: ScenarioLab): NodePlan[] => lab.plan.nodeList;
+/** A node of the lab by name; a one-line error listing them when there is none. */
+export function labNode(lab: ScenarioLab, name: string): LabNode {
+  const node = lab.nodes.find((n) => n.name === name);
+  if (!node)
+    throw new Error(`no node ${name} in this lab (nodes: ${lab.nodes.map((n) => n.name).join(", ")})`);
+  return node;
+}

@@ -28,6 +28,8 @@ export interface ScenarioContext {
   params: ReadonlyMap<string, string>;
   out: ProgressSink;
   exec: Exec;
+  /** Only for a kind lab: the docker CLI that enters its nodes, and the load of the lab's images into them. */
+  kind?: { docker: string; loadImages: () => Promise<void> };
 }
 
 export interface Scenario {
@@ -48,3 +50,19 @@ export function numberParam(ctx: ScenarioContext, name: string, fallback: number
     throw new Error(`scenario: --set ${name}=${raw} is not a non-negative number`);
   return n;
 }
+
+/** A `--set` list parameter: "1000,5000" → ["1000", "5000"]; the default when unset. */
+export function listParam(ctx: ScenarioContext, name: string, fallback: readonly string[]): string[] {
+  const raw = ctx.params.get(name);
+  if (raw === undefined) return [...fallback];
+  const items = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0) throw new Error(`scenario: --set ${name}=${raw} is an empty list`);
+  return items;
+}
+
+/** A `--set` string parameter with its default. */
+export const stringParam = (ctx: ScenarioContext, name: string, fallback: string): string =>
+  ctx.params.get(name) ?? fallback;

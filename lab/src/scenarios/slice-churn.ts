@@ -49,7 +49,7 @@ export const sliceChurn: Scenario = {
     };
     const c3Pods = Math.floor(numberParam(ctx, "c3-pods", Math.min(300, Math.floor(p.pods / 3))));
     if (p.pods < 2) throw new Error("scenario slice-churn: --set pods wants at least 2");
-    const lab = openLab(ctx, "slice-churn");
+    const lab = await openLab(ctx, "slice-churn");
     const hollow = new HollowNodes(lab, namespace, p.perNode);
     let watch: SliceWatch | undefined;
     try {
@@ -79,7 +79,7 @@ interface Params {
   quietMs: number;
 }
 
-function pausePod(name: string, c3: boolean, variant: number): Pod {
+function pausePod(image: string, name: string, c3: boolean, variant: number): Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -89,7 +89,7 @@ function pausePod(name: string, c3: boolean, variant: number): Pod {
       containers: [
         {
           name: "pause",
-          image: "registry.k8s.io/pause:3.10",
+          image,
           // Two variants of one named port: a Service targeting the name gets two port sets (C3).
           ports: [{ name: "web", containerPort: pausePort + variant }],
         },
@@ -108,7 +108,7 @@ async function measure(
   const lines: string[] = [];
   const findings: ClaimFinding[] = [];
   const { client, progress } = lab;
-  const zones = [...new Set(lab.plan.nodeList.map((n) => n.zone))];
+  const zones = [...new Set(lab.nodes.map((n) => n.zone))];
   const nodeCount = Math.ceil(p.pods / p.perNode) + 1;
   progress.update(`creating ${nodeCount} hollow nodes (${p.perNode} pods each)`, true);
   await hollow.start(nodeCount, zones);
@@ -131,7 +131,9 @@ async function measure(
   await svc("churn-named-port", [{ name: "http", port: 80, targetPort: "web" }], c3Selector);
 
   const started = Date.now();
-  const pods = Array.from({ length: p.pods }, (_, i) => pausePod(`churn-${i}`, i < c3Pods, i % 2));
+  const pods = Array.from({ length: p.pods }, (_, i) =>
+    pausePod(lab.images.pause, `churn-${i}`, i < c3Pods, i % 2),
+  );
   let done = 0;
   const ticker = setInterval(() => progress.update(`pods: ${done}/${p.pods} created and Ready`, true), 5000);
   try {
@@ -193,7 +195,7 @@ async function measure(
     0,
   );
   const overCapacity = realEndpoints?.metadata?.annotations?.["endpoints.kubernetes.io/over-capacity"];
-  const proxies = lab.plan.nodes;
+  const proxies = lab.nodes.length;
   lines.push(
     "",
     `deleting pod ${victim}: ${formatWrites(deleteWrites)} within ${((watch.events.at(-1)?.at ?? deletedAt) - deletedAt) / 1000}s; ${kept} of ${after.size} slices untouched (same resourceVersion)`,
@@ -267,7 +269,7 @@ async function measure(
 
   const burst = Math.floor(removeCount / 2);
   const refill = async (names: string[]) =>
-    inPool(names, 16, (n) => hollow.runPods([pausePod(n, false, 0)], 1));
+    inPool(names, 16, (n) => hollow.runPods([pausePod(lab.images.pause, n, false, 0)], 1));
   progress.update(`scaling up: ${burst} pods at once`, true);
   m = watch.mark();
   await refill(Array.from({ length: burst }, (_, i) => `churn-burst-${i}`));
@@ -338,7 +340,7 @@ async function c3Finding(
   const lines: string[] = [];
   let counts = "";
   if (kubectl) {
-    const kc = lab.state.kubeconfig;
+    const kc = lab.kubeconfig;
     const sh = (cmd: string) => lab.exec(["sh", "-c", cmd]).then((o) => Number(o.trim()));
     const sliceLines = await sh(`${kubectl} --kubeconfig ${kc} get endpointslice -A | wc -l`);
     const services = await sh(`${kubectl} --kubeconfig ${kc} get service -A --no-headers | wc -l`);

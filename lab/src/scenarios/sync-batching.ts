@@ -1,10 +1,8 @@
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { contentTypes, isNotFound } from "../kubeapi/client.js";
-import type { NodePlan } from "../netns/plan.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
-import type { LabHandle } from "./lab-handle.js";
 import {
   proxyConfigMapOf,
   proxyMetrics,
@@ -13,6 +11,7 @@ import {
   waitProxySynced,
 } from "./node-proxy.js";
 import { histogram, metricSum, syncHistogram } from "./prom.js";
+import type { LabNode, ScenarioLab } from "./scenario-lab.js";
 import type { Undo } from "./undo.js";
 import { clusterIpService, deployment, podsOf, rolledOut } from "./workloads.js";
 
@@ -36,15 +35,15 @@ export function withMinSyncPeriod(configConf: string, period: string): string {
 }
 
 /** Restarts the node's proxy so it reads its (edited) ConfigMap, as upstream kube-proxy must be. */
-async function restartProxy(lab: LabHandle, node: NodePlan) {
+async function restartProxy(lab: ScenarioLab, node: LabNode) {
   const [pod] = await proxyPodsOn(lab.client, node.name);
   if (pod) await lab.client.call("DELETE", `/api/v1/namespaces/kube-system/pods/${pod.metadata?.name}`);
   return waitProxySynced(lab.client, lab.exec, node, lab.deadline(), lab.progress, pod?.metadata?.uid);
 }
 
 export async function measureBatching(
-  lab: LabHandle,
-  node: NodePlan,
+  lab: ScenarioLab,
+  node: LabNode,
   ns: string,
   periods: readonly string[],
   pods: number,
@@ -75,7 +74,7 @@ export async function measureBatching(
     const name = `batch-${period.replace(/\W/g, "")}`;
     lab.progress.update(`minSyncPeriod ${period}: ${pods} pause pods behind Service ${name}`, true);
     await applyObjects(lab.client, [
-      deployment(ns, name, pods, "registry.k8s.io/pause:3.10"),
+      deployment(ns, name, pods, lab.images.pause),
       clusterIpService(ns, name, name, 80),
     ]);
     await waitUntil(
@@ -91,7 +90,7 @@ export async function measureBatching(
       lab.progress,
     );
     await waitProxyQuiet(lab.exec, node, 3000, lab.deadline());
-    const before = await proxyMetrics(lab.exec, node.netns);
+    const before = await proxyMetrics(lab.exec, node.run);
     const t0 = Date.now();
     lab.progress.update(`minSyncPeriod ${period}: deleting the Deployment`, true);
     await lab.client.call("DELETE", `/apis/apps/v1/namespaces/${ns}/deployments/${name}`, {
@@ -113,7 +112,7 @@ export async function measureBatching(
       lab.progress,
     );
     await waitProxyQuiet(lab.exec, node, 3000, lab.deadline());
-    const after = await proxyMetrics(lab.exec, node.netns);
+    const after = await proxyMetrics(lab.exec, node.run);
     runs.push({
       minSyncPeriod: period,
       pods,
@@ -131,7 +130,7 @@ export async function measureBatching(
 }
 
 async function readyEndpoints(
-  lab: LabHandle,
+  lab: ScenarioLab,
   ns: string,
   svc: string,
   want: number,

@@ -37,7 +37,7 @@ export const topologyAuto: Scenario = {
       flaps: Math.floor(numberParam(ctx, "flaps", 3)),
       quietMs: numberParam(ctx, "quiet-ms", 2000),
     };
-    const lab = openLab(ctx, "topology-auto");
+    const lab = await openLab(ctx, "topology-auto");
     let watch: SliceWatch | undefined;
     try {
       return await inNamespace(
@@ -63,6 +63,8 @@ async function zoneRatios(lab: ScenarioLab): Promise<ZoneRatios> {
   const cpu = new Map<string, number>();
   for (const n of nodes) {
     if (n.metadata?.labels?.[hollowLabel]) continue;
+    // The controller leaves control-plane nodes out (kind's has this label; the netns lab has none).
+    if (n.metadata?.labels?.["node-role.kubernetes.io/control-plane"] !== undefined) continue;
     if (!n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) continue;
     const zone = n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "";
     const raw = n.status?.allocatable?.cpu ?? "0";
@@ -73,7 +75,7 @@ async function zoneRatios(lab: ScenarioLab): Promise<ZoneRatios> {
   return Object.fromEntries([...cpu].sort(([a], [b]) => (a < b ? -1 : 1)).map(([z, c]) => [z, c / total]));
 }
 
-function pausePod(name: string, zone: string): Pod {
+function pausePod(image: string, name: string, zone: string): Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -82,7 +84,7 @@ function pausePod(name: string, zone: string): Pod {
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 0,
       nodeSelector: { "topology.kubernetes.io/zone": zone },
-      containers: [{ name: "pause", image: "registry.k8s.io/pause:3.10" }],
+      containers: [{ name: "pause", image }],
     },
   };
 }
@@ -118,7 +120,9 @@ async function measure(lab: ScenarioLab, watch: SliceWatch, p: Params): Promise<
       while (names.length + add.length < want) add.push(`${zone}-${serial++}`);
       const drop = names.splice(want);
       await inPool(add, 8, (n) =>
-        client.call("POST", `/api/v1/namespaces/${namespace}/pods`, pausePod(n, zone)).then(() => {}),
+        client
+          .call("POST", `/api/v1/namespaces/${namespace}/pods`, pausePod(lab.images.pause, n, zone))
+          .then(() => {}),
       );
       names.push(...add);
       await inPool(drop, 8, (n) =>

@@ -1,13 +1,14 @@
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
+import { imageName } from "../agent/images.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { isNotFound, type KubeClient } from "../kubeapi/client.js";
+import { loadgenImage, loadgenStatsPort } from "../migrate/workload.js";
 import type { Progress } from "../progress.js";
 import type { KubeObject } from "../stack/manifests.js";
 import { httpGet, waitUntil } from "../stack/wait.js";
 
 /** The objects scenarios run: echo servers, pause pods, traffic generators; each in the scenario's namespace. */
-export const loadgenStatsPort = 8080;
 
 export const namespace = (name: string): KubeObject => ({
   apiVersion: "v1",
@@ -15,14 +16,9 @@ export const namespace = (name: string): KubeObject => ({
   metadata: { name },
 });
 
-export function deployment(
-  ns: string,
-  name: string,
-  replicas: number,
-  image: "switchyard/echo" | "registry.k8s.io/pause:3.10",
-): KubeObject {
+export function deployment(ns: string, name: string, replicas: number, image: string): KubeObject {
   const labels = { app: name };
-  const echo = image === "switchyard/echo";
+  const echo = imageName(image) === "switchyard/echo";
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -77,7 +73,7 @@ export function loadgenDaemonSet(
           containers: [
             {
               name: "loadgen",
-              image: "switchyard/loadgen",
+              image: loadgenImage,
               args: [
                 ...tcp.flatMap((t) => ["--tcp", t]),
                 ...dns.flatMap((d) => ["--dns", d]),
@@ -101,11 +97,23 @@ export async function podsOf(client: KubeClient, ns: string, selector: string): 
   return list.items;
 }
 
+/** Reads one traffic generator's counters. */
+export type StatsReader = (pod: Pod) => Promise<LoadStats | undefined>;
+
 /** A generator's counters straight from its pod IP (the netns lab's host reaches every pod). */
-async function statsFromPodIp(pod: Pod): Promise<LoadStats | undefined> {
+export async function statsFromPodIp(pod: Pod): Promise<LoadStats | undefined> {
   const res = await httpGet(`http://${pod.status?.podIP}:${loadgenStatsPort}/`).catch(() => undefined);
   return res?.status === 200 ? (JSON.parse(res.body) as LoadStats) : undefined;
 }
+
+/** A generator's counters through the apiserver's pod proxy (a kind lab's host does not reach pod IPs). */
+export const statsThroughApiserver =
+  (client: KubeClient): StatsReader =>
+  (pod) =>
+    client.call<LoadStats>(
+      "GET",
+      `/api/v1/namespaces/${pod.metadata?.namespace}/pods/${pod.metadata?.name}:${loadgenStatsPort}/proxy/`,
+    );
 
 /**
  * Every traffic generator's counters in `ns` (of the DaemonSet `app`), by node. `read` fetches one pod's; a
@@ -115,7 +123,7 @@ export async function loadgenStats(
   client: KubeClient,
   ns: string,
   app = "loadgen",
-  read: (pod: Pod) => Promise<LoadStats | undefined> = statsFromPodIp,
+  read: StatsReader = statsFromPodIp,
 ): Promise<Record<string, LoadStats>> {
   const out: Record<string, LoadStats> = {};
   for (const p of await podsOf(client, ns, `app=${app}`)) {
@@ -131,9 +139,10 @@ export async function loadgensRunning(
   client: KubeClient,
   ns: string,
   want: number,
+  read: StatsReader = statsFromPodIp,
   app = "loadgen",
 ): Promise<true | string> {
-  const running = Object.values(await loadgenStats(client, ns, app)).filter((s) => s.rounds > 0).length;
+  const running = Object.values(await loadgenStats(client, ns, app, read)).filter((s) => s.rounds > 0).length;
   return running >= want ? true : `${running}/${want} generating`;
 }
 

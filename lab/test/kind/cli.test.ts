@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { main } from "../../src/cli/main.js";
 import { readLabRuntime } from "../../src/netns/state.js";
+import { scale } from "../../src/scenarios/scale.js";
 
 const dir = mkdtempSync(join(tmpdir(), "kind-cli-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,13 +60,34 @@ describe("the lab's runtime in lab.json", () => {
     );
   });
 
-  test("a scenario says it is not available on a kind lab", async () => {
+  test("a scenario on a kind lab: one line when it is not up, runs no stack, or runs upstream's", async () => {
+    const scenario = () => run(["scenario", "lameduck", "--state-dir", dir]);
     labFile({ runtime: "kind" });
-    const r = await run(["scenario", "lameduck", "--state-dir", dir]);
-    assert.equal(r.code, 1);
+    assert.deepEqual(await scenario(), {
+      code: 1,
+      stderr: `switchyard-lab: no kind lab is up in ${dir} (its up did not finish); run switchyard-lab up --runtime kind`,
+    });
+    labFile({ runtime: "kind", server: "https://127.0.0.1:1" });
     assert.equal(
-      r.stderr,
-      "switchyard-lab: scenarios are not available on the kind runtime yet: they read the netns lab's node namespaces and run its own echo and traffic programs (lab/README.md)",
+      (await scenario()).stderr,
+      "switchyard-lab: scenarios need the stack; this lab runs without it (up --no-stack)",
+    );
+    labFile({
+      runtime: "kind",
+      server: "https://127.0.0.1:1",
+      stack: { kind: "upstream", proxyMode: "iptables" },
+    });
+    assert.equal(
+      (await scenario()).stderr,
+      "switchyard-lab: scenarios run on Switchyard's stack; this kind lab runs upstream's (--stack upstream)",
+    );
+  });
+
+  test("scale runs on the netns runtime only, and says why on kind", async () => {
+    labFile({ runtime: "kind", server: "https://127.0.0.1:1", stack: { proxyMode: "iptables" } });
+    await assert.rejects(
+      scale.run({ stateDir: dir, params: new Map(), out: { write: () => true }, exec: async () => "" }),
+      /^Error: scenario scale runs on the netns runtime only: it times connects with this machine's Node/,
     );
   });
 

@@ -12,8 +12,10 @@ import type { KindTools } from "../../src/kind/tools.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { kindMigrateLab, kindWorkloadImages } from "../../src/migrate/migrate-lab.js";
 import { formatReport } from "../../src/migrate/report.js";
+import { hints } from "../../src/scenarios/hints.js";
 import { repoRoot } from "../../src/self.js";
 import { docker, dockerEngine } from "../../src/testing/docker.js";
+import { finding, runScenario } from "../scenarios/harness.js";
 import { webServer } from "./swap-traffic.js";
 import { runProbe, upTestCluster } from "./test-cluster.js";
 
@@ -150,6 +152,27 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
       child.on("close", () => ok((JSON.parse(out) as { answers: unknown }).answers));
     });
     assert.deepEqual(fromHost, want);
+  });
+
+  test("a scenario runs on kind as on netns: hints, with its claims measured through the nodes and pods", async () => {
+    const exec = spawnExec(join(dir, "logs", "kind-commands.log"));
+    const loadImages = kindWorkloadImages(exec, tools, name, repoRoot);
+    const report = await runScenario(
+      dir,
+      hints,
+      { connections: "60", "c13-connections": "400" },
+      {
+        docker: tools.docker,
+        loadImages,
+      },
+    );
+    // C6: traffic followed the hints, counted from each worker (docker exec); C9: a pod made unready from inside
+    // its own network namespace (nsenter) lost its traffic; C13: the iptables spread is uniform.
+    for (const claim of ["C6", "C9", "C13"]) assert.equal(finding(report, claim).verdict, "holds", claim);
+    assert.match(
+      report.lines.join("\n"),
+      new RegExp(`2 nodes \\(${name}-worker/zone-a, ${name}-worker2/zone-b\\)`),
+    );
   });
 
   test("migrate one worker to nftables under traffic, then --all: no leftovers, a report with numbers", async () => {

@@ -2,18 +2,26 @@
 import assert from "node:assert/strict";
 import { realExec } from "../../src/netns/exec.js";
 import { formatScenarioReport } from "../../src/scenarios/report.js";
-import type { ClaimFinding, Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
+import type {
+  ClaimFinding,
+  Scenario,
+  ScenarioContext,
+  ScenarioReport,
+} from "../../src/scenarios/scenario.js";
 
+/** Runs a scenario on the lab in stateDir (a kind lab's needs `kind`, as the command line passes it). */
 export async function runScenario(
   stateDir: string,
   scenario: Scenario,
   params: Record<string, string>,
+  kind?: ScenarioContext["kind"],
 ): Promise<ScenarioReport> {
   const report = await scenario.run({
     stateDir,
     params: new Map(Object.entries(params)),
     out: { write: () => {} },
     exec: realExec,
+    ...(kind ? { kind } : {}),
   });
   console.log(formatScenarioReport(report).replace(/^/gm, "# "));
   return report;
