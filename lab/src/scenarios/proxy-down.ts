@@ -38,7 +38,7 @@ import {
  * excludes); what keeps working from that node, what does not, and how long the proxy takes to catch up when
  * it comes back. C15: on the same node, minSyncPeriod 0 vs 1 s while a Deployment of Ready pods is deleted.
  *
- * --set node=node-1, down=10 (s of counting traffic per phase), pods=100 (the Deployment deleted for C15),
+ * --set node=(the first node that runs pods), down=10 (s of counting traffic per phase), pods=100 (the Deployment deleted for C15),
  * minSyncPeriods=0s,1ms,1s, tries=6 (connections per reachability probe). `0s` in a KubeProxyConfiguration file
  * means "unset", which defaults to 1 s (upstream's v1alpha1 defaults.go; ours does the same), so 1ms stands in
  * for the claim's 0; 0s is run too, to show that.
