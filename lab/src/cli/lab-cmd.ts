@@ -263,7 +263,11 @@ async function kindLab(dir: string) {
   const cluster = migratableKindState(dir).input.name;
   const tools = await kindToolsOnThisMachine(process.stderr);
   const exec = spawnExec(kindPaths(dir).commandLog);
-  return kindMigrateLab(dir, tools, kindWorkloadImages(exec, tools, cluster, repoRoot));
+  return kindMigrateLab(
+    dir,
+    tools,
+    kindWorkloadImages(exec, tools, cluster, repoRoot, kindPaths(dir).commandLog),
+  );
 }
 
 export async function migrateCommand(rest: string[]): Promise<number> {

@@ -23,7 +23,10 @@ async function kindContext(stateDir: string): Promise<NonNullable<ScenarioContex
   const state = scenarioKindState(stateDir);
   const tools = await kindToolsOnThisMachine(process.stderr);
   const exec = spawnExec(kindPaths(stateDir).commandLog);
-  return { docker: tools.docker, loadImages: kindWorkloadImages(exec, tools, state.input.name, repoRoot) };
+  return {
+    docker: tools.docker,
+    loadImages: kindWorkloadImages(exec, tools, state.input.name, repoRoot, kindPaths(stateDir).commandLog),
+  };
 }
 
 export async function scenarioCommand(rest: string[]): Promise<number> {

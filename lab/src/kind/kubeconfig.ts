@@ -37,3 +37,25 @@ export function kindCredentials(text: string, server: string): Credentials {
   const data = (b64: string) => Buffer.from(b64, "base64");
   return { server, ca: data(ca), cert: data(cert), key: data(key) };
 }
+
+/**
+ * The host's kubeconfig from the control plane's admin.conf, as `kind export kubeconfig` writes it: cluster, user
+ * and context named `kind-<cluster>`, the server the apiserver's published loopback address.
+ */
+export function hostKubeconfig(adminConf: string, cluster: string, server: string): string {
+  const cfg = yaml.load(adminConf) as KindKubeconfig | null;
+  const context = cfg?.contexts?.find((c) => c.name === cfg["current-context"]) ?? cfg?.contexts?.[0];
+  const c = cfg?.clusters?.find((x) => x.name === context?.context.cluster)?.cluster;
+  const u = cfg?.users?.find((x) => x.name === context?.context.user)?.user;
+  if (!c || !u) throw new Error("the control plane's admin.conf names no cluster and user for its context");
+  const name = `kind-${cluster}`;
+  return yaml.dump({
+    apiVersion: "v1",
+    kind: "Config",
+    "current-context": name,
+    clusters: [{ name, cluster: { ...c, server } }],
+    users: [{ name, user: u }],
+    contexts: [{ name, context: { cluster: name, user: name } }],
+    preferences: {},
+  });
+}

@@ -2,12 +2,16 @@ import { existsSync, writeFileSync } from "node:fs";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../netns/exec.js";
+import { apiServerPort } from "./kubeadm-config.js";
+import { hostKubeconfig } from "./kubeconfig.js";
+import { kindNodeContainers } from "./lab-down.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
+import { kindClusterLabel } from "./node-container.js";
 import { readKindState } from "./state.js";
 import { kindStatusText } from "./status-text.js";
 import type { KindTools } from "./tools.js";
 
-/** The kind lab at a glance: is the cluster there (`kind get clusters`), its nodes and pods. */
+/** The kind lab at a glance: are its node containers there (kind's label), its nodes and pods. */
 export async function kindStatus(
   dir: string,
   o: { tools?: KindTools; exec?: Exec } = {},
@@ -21,11 +25,15 @@ export async function kindStatus(
     `apiserver:  ${state.server || "-"}`,
     `kubeconfig: ${state.kubeconfig}`,
   ];
-  const clusters = (await exec([tools.kind, "get", "clusters"])).split("\n").map((l) => l.trim());
-  if (!clusters.includes(state.input.name))
+  const containers = await kindNodeContainers(exec, tools.docker, state.input.name);
+  if (containers.length === 0)
     return {
       healthy: false,
-      text: [...header, "", `kind has no cluster ${state.input.name} (kind get clusters)`].join("\n"),
+      text: [
+        ...header,
+        "",
+        `no node container of cluster ${state.input.name} (docker ps -a --filter label=${kindClusterLabel}=${state.input.name})`,
+      ].join("\n"),
     };
   const kubectl = [tools.kubectl, "--kubeconfig", state.kubeconfig];
   try {
@@ -43,8 +51,8 @@ export async function kindStatus(
 }
 
 /**
- * The kubeconfig's path; when the file is gone, kind writes it again (`kind get kubeconfig`), as the cluster
- * keeps its own copy.
+ * The kubeconfig's path; when the file is gone, it is written again from the control plane's admin.conf and its
+ * published port (as `kind get kubeconfig` does), since the cluster keeps its own copy.
  */
 export async function kindKubeconfig(
   dir: string,
@@ -54,7 +62,11 @@ export async function kindKubeconfig(
   if (!state) throw new Error(`no kind lab in ${dir}; run switchyard-lab up --runtime kind`);
   if (existsSync(state.kubeconfig)) return state.kubeconfig;
   const tools = o.tools ?? (await kindToolsOnThisMachine(process.stderr));
-  const text = await (o.exec ?? realExec)([tools.kind, "get", "kubeconfig", "--name", state.input.name]);
-  writeFileSync(state.kubeconfig, text);
+  const exec = o.exec ?? realExec;
+  const node = `${state.input.name}-control-plane`;
+  const admin = await exec([tools.docker, "exec", node, "cat", "/etc/kubernetes/admin.conf"]);
+  const port = (await exec([tools.docker, "port", node, `${apiServerPort}/tcp`])).trim().split("\n")[0] ?? "";
+  const server = `https://${port.replace(/^0\.0\.0\.0:/, "127.0.0.1:")}`;
+  writeFileSync(state.kubeconfig, hostKubeconfig(admin, state.input.name, server), { mode: 0o600 });
   return state.kubeconfig;
 }

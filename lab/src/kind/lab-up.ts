@@ -6,16 +6,19 @@ import { type ProxyMode, readManifests, type StackKind } from "../stack/manifest
 import { readVersions } from "../upstream/versions.js";
 import { imagePlan } from "./images.js";
 import { kubeconfigServer } from "./kubeconfig.js";
-import { kindDown } from "./lab-down.js";
+import { exportNodeLogs, kindDown, removeKindNodes } from "./lab-down.js";
+import { loadImagesIntoNodes } from "./load-images.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
 import { kindStack } from "./manifests.js";
 import { chooseNodeImage, localNodeImageBuild } from "./node-image.js";
 import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "./options.js";
 import { kindPaths } from "./paths.js";
+import { provisionKindCluster } from "./provision.js";
 import { KindStepError, runKindSteps, type StepDeps } from "./run-steps.js";
+import { ryukAvailable } from "./ryuk.js";
 import { spawnExec } from "./spawn-exec.js";
 import { type KindLabState, readKindState, writeKindState } from "./state.js";
-import { kindCleanupSteps, kindUpSteps } from "./steps.js";
+import { kindUpSteps } from "./steps.js";
 import type { KindTools } from "./tools.js";
 
 export interface KindUpOptions {
@@ -34,6 +37,8 @@ export interface KindUpOptions {
   repoRoot?: string;
   /** Injected by tests; scripts/kind-node-image.mjs otherwise. */
   buildNodeImage?: () => Promise<string>;
+  /** Leave the nodes to Ryuk when this process ends (tests; where no Ryuk image can be had, it stays off). */
+  reap?: boolean;
 }
 
 /**
@@ -51,7 +56,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   const paths = kindPaths(o.stateDir);
   const root = o.repoRoot ?? defaultRepoRoot;
   const tools = o.tools ?? (await kindToolsOnThisMachine(out));
-  const deps = o.deps ?? machineDeps(paths.commandLog, progress);
+  const deps = o.deps ?? machineDeps(paths.commandLog, progress, tools.docker);
   const started = deps.now();
 
   if (readKindState(o.stateDir)) {
@@ -84,6 +89,9 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     repoRoot: root,
     node: process.execPath,
     timeoutSeconds,
+    ...(o.reap
+      ? { reap: await ryukAvailable(deps.exec, tools.docker, (l) => progress.update(l, true)) }
+      : {}),
     ...(o.stack ? { stack: { kind: stackKind, proxyMode: o.stack, objects, images } } : {}),
   });
   const state: KindLabState = {
@@ -97,7 +105,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   };
   writeKindState(o.stateDir, state);
 
-  const created = steps.findIndex((s) => "run" in s && s.createsCluster);
+  const created = steps.findIndex((s) => "provision" in s);
   const firstStack = steps.findIndex((s) => s.phase === "stack");
   const nodeSteps = firstStack < 0 ? steps : steps.slice(0, firstStack);
   try {
@@ -115,9 +123,9 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     const index = err instanceof KindStepError ? steps.indexOf(err.step) : -1;
     const failedAt = index >= 0 ? index : steps.length;
     if (failedAt >= created) {
-      progress.update("up failed: exporting kind's logs and deleting the cluster", true);
-      for (const step of kindCleanupSteps(input.name, paths, tools.kind))
-        await deps.exec(step.run).catch(() => {});
+      progress.update("up failed: saving the nodes' logs and removing the cluster", true);
+      await exportNodeLogs(deps.exec, tools.docker, input.name, join(paths.logs, "kind")).catch(() => {});
+      await removeKindNodes(deps.exec, tools.docker, input.name).catch(() => {});
     }
     throw err;
   }
@@ -129,10 +137,15 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   return state;
 }
 
-/** The real runner: commands through spawnExec (output into the state folder's log), files, the clock. */
-function machineDeps(log: string, progress: Progress): StepDeps {
+/**
+ * The real runner: commands through spawnExec (output into the state folder's log), the nodes through
+ * testcontainers, images streamed into them, files, the clock.
+ */
+function machineDeps(log: string, progress: Progress, docker: string): StepDeps {
   return {
     exec: spawnExec(log, (line) => progress.update(line.slice(0, 120))),
+    provision: (spec) => provisionKindCluster(spec, (line) => progress.update(line, true)),
+    loadImages: (images, nodes) => loadImagesIntoNodes(docker, images, nodes, log),
     writeFile: (path, content) => writeFileSync(path, content),
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     now: Date.now,

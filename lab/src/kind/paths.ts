@@ -5,8 +5,6 @@ import { labPaths } from "../netns/state.js";
 export interface KindPaths {
   dir: string;
   stateFile: string;
-  /** The kind Cluster config `kind create cluster --config` reads. */
-  config: string;
   /** The cluster's admin kubeconfig; kind writes it here rather than into ~/.kube/config. */
   kubeconfig: string;
   /** The stack as applied, one multi-document file. */
@@ -21,7 +19,6 @@ export function kindPaths(dir: string): KindPaths {
   return {
     dir,
     stateFile,
-    config: join(dir, "kind-config.yaml"),
     kubeconfig: join(dir, "kubeconfig"),
     manifests: join(dir, "stack.yaml"),
     logs,

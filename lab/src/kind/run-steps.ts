@@ -1,10 +1,15 @@
 import type { Exec } from "../netns/exec.js";
 import type { Progress } from "../progress.js";
+import type { KindClusterSpec } from "./provision.js";
 import type { KindStep } from "./steps.js";
 
 /** Everything a step touches, injected: tests run the plan against fakes. */
 export interface StepDeps {
   exec: Exec;
+  /** Creates the cluster's nodes (a ProvisionStep). */
+  provision: (spec: KindClusterSpec) => Promise<void>;
+  /** Loads images into every node (a LoadStep). */
+  loadImages: (images: readonly string[], nodes: readonly string[]) => Promise<void>;
   writeFile: (path: string, content: string) => void;
   sleep: (ms: number) => Promise<void>;
   now: () => number;
@@ -36,6 +41,8 @@ export async function runKindSteps(
     try {
       if ("write" in step) deps.writeFile(step.write.path, step.write.content);
       else if ("run" in step) await deps.exec(step.run);
+      else if ("provision" in step) await deps.provision(step.provision);
+      else if ("load" in step) await deps.loadImages(step.load.images, step.load.nodes);
       else {
         const label = `${step.phase}: ${step.what}`;
         const stdout = await poll(step.poll, step.until, deps, progress, label, pollTimeoutMs);

@@ -6,7 +6,11 @@ export function kindStatusText(
   nodes: readonly Node[],
   pods: readonly Pod[],
 ): { healthy: boolean; text: string } {
-  const lines = [...header, "", "NODE                        READY  ROLE           ZONE     POD CIDR"];
+  // Columns as wide as their longest entry (plus two spaces), as kubectl prints them.
+  const nodeWidth = Math.max(4, ...nodes.map((n) => (n.metadata?.name ?? "").length)) + 2;
+  const podName = (p: Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
+  const podWidth = Math.max(3, ...pods.map((p) => podName(p).length)) + 2;
+  const lines = [...header, "", `${"NODE".padEnd(nodeWidth)}READY  ROLE           ZONE     POD CIDR`];
   let allReady = nodes.length > 0;
   for (const n of nodes) {
     const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
@@ -15,14 +19,14 @@ export function kindStatusText(
     const role = "node-role.kubernetes.io/control-plane" in labels ? "control-plane" : "worker";
     const zone = labels["topology.kubernetes.io/zone"] ?? "-";
     lines.push(
-      `${(n.metadata?.name ?? "").padEnd(28)}${(ready ? "yes" : "no").padEnd(7)}${role.padEnd(15)}${zone.padEnd(9)}${n.spec?.podCIDR ?? "-"}`,
+      `${(n.metadata?.name ?? "").padEnd(nodeWidth)}${(ready ? "yes" : "no").padEnd(7)}${role.padEnd(15)}${zone.padEnd(9)}${n.spec?.podCIDR ?? "-"}`,
     );
   }
-  lines.push("", "POD                                          PHASE      READY  IP              NODE");
+  lines.push("", `${"POD".padEnd(podWidth)}PHASE      READY  IP              NODE`);
   for (const p of pods) {
     const ready = p.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
     lines.push(
-      `${`${p.metadata?.namespace}/${p.metadata?.name}`.padEnd(45)}${(p.status?.phase ?? "-").padEnd(11)}${(ready ? "yes" : "no").padEnd(7)}${(p.status?.podIP ?? "-").padEnd(16)}${p.spec?.nodeName ?? "-"}`,
+      `${podName(p).padEnd(podWidth)}${(p.status?.phase ?? "-").padEnd(11)}${(ready ? "yes" : "no").padEnd(7)}${(p.status?.podIP ?? "-").padEnd(16)}${p.spec?.nodeName ?? "-"}`,
     );
   }
   return { healthy: allReady, text: lines.join("\n") };

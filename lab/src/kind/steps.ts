@@ -5,12 +5,13 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { parseSyncStats, proxyMetricsGet } from "../migrate/measure.js";
 import { sliceManagedBy, writtenByOurController } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
-import { renderKindConfig } from "./cluster-config.js";
 import type { AppImage } from "./images.js";
+import { controllersWithoutSlices } from "./kubeadm-config.js";
 import { renderManifests, replacedKubeadmObjects } from "./manifests.js";
 import { type KindLabInput, kindNodes } from "./options.js";
 import type { KindPaths } from "./paths.js";
 import { type PodNetworkNode, podNetworkNodes, podNetworkScript } from "./pod-network.js";
+import type { KindClusterSpec } from "./provision.js";
 import type { KindTools } from "./tools.js";
 
 /** The phases of a kind `up`, in order; progress reports them. */
@@ -24,12 +25,19 @@ interface StepBase {
 /** Runs a command; a failure stops `up`. */
 export interface RunStep extends StepBase {
   run: string[];
-  /** From this step on there is a cluster to remove when `up` fails. */
-  createsCluster?: true;
 }
-/** Writes a file the next commands read (the kind config, the manifests). */
+/** Writes a file the next commands read (the manifests). */
 export interface WriteStep extends StepBase {
   write: { path: string; content: string };
+}
+/** Creates the cluster (provision.ts: node containers through testcontainers, kubeadm init and join). */
+export interface ProvisionStep extends StepBase {
+  /** From this step on there is a cluster to remove when `up` fails. */
+  provision: KindClusterSpec;
+}
+/** Loads images from the engine into every node's containerd (load-images.ts). */
+export interface LoadStep extends StepBase {
+  load: { images: string[]; nodes: string[] };
 }
 /** Runs a command until `until` accepts its output; its string answers say what is still missing. */
 export interface PollStep extends StepBase {
@@ -38,7 +46,7 @@ export interface PollStep extends StepBase {
   /** Steps made from the accepted output, run next (commands that need what the cluster says). */
   followedBy?: (stdout: string) => KindStep[];
 }
-export type KindStep = RunStep | WriteStep | PollStep;
+export type KindStep = RunStep | WriteStep | PollStep | ProvisionStep | LoadStep;
 
 export interface KindUpPlan {
   input: KindLabInput;
@@ -50,6 +58,8 @@ export interface KindUpPlan {
   node: string;
   /** Seconds each wait may take (kubectl's --timeout). */
   timeoutSeconds: number;
+  /** Leave the nodes to Ryuk when the process ends (tests); `up` from the command line never does. */
+  reap?: boolean;
   /**
    * The stack; absent with --no-stack. Switchyard's comes as objects (already edited for kind, in apply order) and
    * the images they run. Upstream's is kubeadm's own; Switchyard's images are loaded all the same (also as
@@ -88,22 +98,26 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       what: `tagging ${img.image}`,
       run: [tools.docker, "tag", `switchyard/${img.app}:dev`, img.image],
     });
-  steps.push(
-    {
-      phase: "cluster",
-      what: "writing the kind config",
-      write: { path: paths.config, content: renderKindConfig(input, p.stack) },
+  const upstream = p.stack?.kind === "upstream";
+  steps.push({
+    phase: "cluster",
+    what: `creating cluster ${input.name}: ${kindNodes(input).length} node containers, kubeadm init and join`,
+    provision: {
+      cluster: {
+        name: input.name,
+        podSubnet: input.clusterCidr,
+        serviceSubnet: input.serviceCidr,
+        // Switchyard's stack: no kube-proxy from kubeadm (ours is applied) and no upstream slice controllers.
+        kubeProxyMode: upstream ? (p.stack?.proxyMode ?? "iptables") : "none",
+        ...(upstream ? {} : { controllers: controllersWithoutSlices }),
+      },
+      nodes: kindNodes(input),
+      image: input.nodeImage,
+      reap: p.reap ?? false,
+      kubeconfig: paths.kubeconfig,
+      logDir: join(paths.logs, "kubeadm"),
     },
-    {
-      phase: "cluster",
-      what: `kind create cluster ${input.name}`,
-      createsCluster: true,
-      run: [
-        ...[tools.kind, "create", "cluster", "--name", input.name],
-        ...["--config", paths.config, "--kubeconfig", paths.kubeconfig],
-      ],
-    },
-  );
+  });
   const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
   const network = (stdout: string) =>
     podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(input).length);
@@ -124,13 +138,13 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       }));
     },
   });
-  const upstream = p.stack?.kind === "upstream";
+  const nodeNames = kindNodes(input).map((n) => n.name);
   for (const img of images) {
     const names = upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image];
     steps.push({
       phase: "load",
-      what: `kind load of ${names.join(", ")}`,
-      run: [tools.kind, "load", "docker-image", ...names, "--name", input.name],
+      what: `loading ${names.join(", ")} into the nodes`,
+      load: { images: names, nodes: nodeNames },
     });
   }
   steps.push({
@@ -241,27 +255,4 @@ export function kubeDnsSliced(stdout: string, by: StackKind = "switchyard"): tru
   const ready = theirs.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
   const whose = by === "upstream" ? "kube-controller-manager's" : "ours";
   return ready > 0 ? true : `${theirs.length} slices of ${whose}, no ready endpoint`;
-}
-
-/** `down`: kind removes the node containers and the cluster's entry in our kubeconfig file. */
-export function kindDownSteps(cluster: string, paths: KindPaths, kind: string): RunStep[] {
-  return [
-    {
-      phase: "cluster",
-      what: `kind delete cluster ${cluster}`,
-      run: [kind, "delete", "cluster", "--name", cluster, "--kubeconfig", paths.kubeconfig],
-    },
-  ];
-}
-
-/** After a failed `up`: the nodes' logs into the state folder (kept), then the cluster goes. */
-export function kindCleanupSteps(cluster: string, paths: KindPaths, kind: string): RunStep[] {
-  return [
-    {
-      phase: "cluster",
-      what: "kind export logs",
-      run: [kind, "export", "logs", join(paths.logs, "kind"), "--name", cluster],
-    },
-    ...kindDownSteps(cluster, paths, kind),
-  ];
 }

@@ -1,8 +1,7 @@
 import { envVarFor } from "../upstream/binaries.js";
 
-/** The programs the kind runtime drives, as paths. */
+/** The programs the kind runtime drives, as paths. The kind CLI is not one of them (provision.ts does its work). */
 export interface KindTools {
-  kind: string;
   docker: string;
   kubectl: string;
 }
@@ -11,8 +10,6 @@ export interface KindTools {
 export type ToolLookup = (name: keyof KindTools) => string | undefined;
 
 const howToGet: Record<keyof KindTools, (cacheDir: string) => string> = {
-  kind: (cacheDir) =>
-    `kind is missing: with Go >= 1.26 on PATH the lab builds it into ${cacheDir} (lab/upstream/kind), or install a kind release on PATH, or set ${envVarFor("kind")}=<path>`,
   docker: () => "docker is not on PATH: the kind runtime needs the Docker CLI and a running Docker engine",
   kubectl: (cacheDir) =>
     `kubectl is missing: npx switchyard-lab upstream build --only kubectl (into ${cacheDir}), or put one on PATH, or set ${envVarFor("kubectl")}=<path>`,
@@ -20,7 +17,7 @@ const howToGet: Record<keyof KindTools, (cacheDir: string) => string> = {
 
 /** The tools, or one error naming every missing one and how to get it. */
 export function findKindTools(lookup: ToolLookup, cacheDir: string): KindTools {
-  const names = ["kind", "docker", "kubectl"] as const;
+  const names = ["docker", "kubectl"] as const;
   const found = names.map((n) => [n, lookup(n)] as const);
   const missing = found.filter(([, path]) => !path).map(([n]) => howToGet[n](cacheDir));
   if (missing.length > 0) throw new Error(`the kind runtime cannot start: ${missing.join("; ")}`);

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
+import { kindNodeContainers } from "../kind/lab-down.js";
+import { loadImagesIntoNodes } from "../kind/load-images.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
 import type { KindTools } from "../kind/tools.js";
 import { adminCredentials, KubeClient } from "../kubeapi/client.js";
@@ -91,16 +93,18 @@ export async function kindMigrateLab(
 
 /**
  * The lab's echo and traffic images into a kind lab's nodes: built from lab/Dockerfile as `npm run images` builds
- * ours (scripts/images.mjs: local bases where no registry answers), then `kind load`, never pulled.
+ * ours (scripts/images.mjs: local bases where no registry answers), then loaded into every node, never pulled.
  */
 export function kindWorkloadImages(
   exec: (argv: readonly string[]) => Promise<string>,
   tools: KindTools,
   cluster: string,
   repoRoot: string,
+  log: string,
 ): () => Promise<void> {
   return async () => {
     await exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), "echo", "loadgen"]);
-    await exec([tools.kind, "load", "docker-image", echoImage, loadgenImage, "--name", cluster]);
+    const nodes = await kindNodeContainers(exec, tools.docker, cluster);
+    await loadImagesIntoNodes(tools.docker, [echoImage, loadgenImage], nodes, log);
   };
 }

@@ -1,51 +1,62 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import yaml from "js-yaml";
-import { controllersWithoutSlices, renderKindConfig } from "../../src/kind/cluster-config.js";
+import {
+  controllersWithoutSlices,
+  type KubeadmCluster,
+  type KubeadmNode,
+  kindToken,
+  kubeadmDocuments,
+  renderKubeadmConfig,
+} from "../../src/kind/kubeadm-config.js";
 import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "../../src/kind/options.js";
-import { defaultLabInput } from "../../src/netns/plan.js";
 import { readVersions } from "../../src/upstream/versions.js";
 
 const input: KindLabInput = { ...defaultKindInput(readVersions()), nodes: 3, zones: 2 };
+const ours: KubeadmCluster = {
+  name: "lab",
+  kubernetesVersion: "v1.37.2",
+  podSubnet: "10.244.0.0/16",
+  serviceSubnet: "10.96.0.0/16",
+  kubeProxyMode: "none",
+  controllers: controllersWithoutSlices,
+};
+const worker: KubeadmNode = {
+  name: "lab-worker",
+  role: "worker",
+  ip: "172.18.0.3",
+  labels: { "topology.kubernetes.io/zone": "zone-b" },
+};
+type Doc = Record<string, any>;
+const docs = (c: KubeadmCluster, n: KubeadmNode = worker) =>
+  Object.fromEntries((yaml.loadAll(renderKubeadmConfig(c, n)) as Doc[]).map((d) => [d.kind, d])) as Record<
+    string,
+    Doc
+  >;
 
-interface ParsedConfig {
-  kind: string;
-  apiVersion: string;
-  name: string;
-  networking: Record<string, unknown>;
-  kubeadmConfigPatches: string[];
-  nodes: { role: string; image: string; labels: Record<string, string> }[];
-}
-const parsed = yaml.load(renderKindConfig(input)) as ParsedConfig;
+describe("the kubeadm config each node reads (kind's, written here)", () => {
+  const d = docs(ours);
 
-describe("kind cluster config", () => {
-  test("is a kind v1alpha4 Cluster named after the lab", () => {
-    assert.equal(parsed.kind, "Cluster");
-    assert.equal(parsed.apiVersion, "kind.x-k8s.io/v1alpha4");
-    assert.equal(parsed.name, "switchyard");
-  });
-
-  test("kind installs no kube-proxy and no CNI, and the ranges are the netns lab's", () => {
-    assert.deepEqual(parsed.networking, {
-      kubeProxyMode: "none",
-      disableDefaultCNI: true,
-      podSubnet: defaultLabInput.clusterCidr,
-      serviceSubnet: defaultLabInput.serviceCidr,
+  test("parses back as kind's five documents minus kube-proxy's for Switchyard's stack", () => {
+    assert.deepEqual(Object.keys(d), [
+      "ClusterConfiguration",
+      "InitConfiguration",
+      "JoinConfiguration",
+      "KubeletConfiguration",
+    ]);
+    assert.equal(d.ClusterConfiguration?.apiVersion, "kubeadm.k8s.io/v1beta4");
+    assert.deepEqual(d.ClusterConfiguration?.networking, {
+      podSubnet: "10.244.0.0/16",
+      serviceSubnet: "10.96.0.0/16",
     });
-    assert.equal(parsed.networking.podSubnet, "10.244.0.0/16");
-    assert.equal(parsed.networking.serviceSubnet, "10.96.0.0/16");
+    assert.equal(d.ClusterConfiguration?.controlPlaneEndpoint, "lab-control-plane:6443");
+    assert.deepEqual(d.ClusterConfiguration?.apiServer.certSANs, ["localhost", "127.0.0.1"]);
   });
 
-  test("the controller-manager runs without the upstream EndpointSlice controllers (kubeadm v1beta4 list)", () => {
-    assert.equal(parsed.kubeadmConfigPatches.length, 4);
-    const patch = yaml.load(parsed.kubeadmConfigPatches[0] ?? "") as {
-      apiVersion: string;
-      kind: string;
-      controllerManager: { extraArgs: { name: string; value: string }[] };
-    };
-    assert.equal(patch.apiVersion, "kubeadm.k8s.io/v1beta4");
-    assert.equal(patch.kind, "ClusterConfiguration");
-    assert.deepEqual(patch.controllerManager.extraArgs, [
+  test("Switchyard's stack: kubeadm skips its kube-proxy addon, kcm runs without the EndpointSlice controllers", () => {
+    assert.deepEqual(d.InitConfiguration?.skipPhases, ["preflight", "addon/kube-proxy"]);
+    assert.deepEqual(d.ClusterConfiguration?.controllerManager.extraArgs, [
+      { name: "enable-hostpath-provisioner", value: "true" },
       {
         name: "controllers",
         value: "*,bootstrapsigner,tokencleaner,-endpointslice-controller,-endpointslice-mirroring-controller",
@@ -57,42 +68,61 @@ describe("kind cluster config", () => {
     );
   });
 
-  test("upstream's stack: kind's kube-proxy in the chosen mode and kubeadm's controllers, the rest the same", () => {
-    const upstream = yaml.load(
-      renderKindConfig(input, { kind: "upstream", proxyMode: "nftables" }),
-    ) as ParsedConfig;
-    assert.deepEqual(upstream.networking, { ...parsed.networking, kubeProxyMode: "nftables" });
-    assert.equal(upstream.kubeadmConfigPatches.length, 3);
-    assert.ok(upstream.kubeadmConfigPatches.every((p) => !p.includes("controllers")));
-    assert.deepEqual(upstream.kubeadmConfigPatches, parsed.kubeadmConfigPatches.slice(1));
-    assert.deepEqual(upstream.nodes, parsed.nodes);
-    // Switchyard's stack is the same cluster as no stack at all.
+  test("upstream's stack: kubeadm's kube-proxy in the chosen mode (kind's settings) and kubeadm's controllers", () => {
+    const { controllers: _, ...rest } = ours;
+    const u = docs({ ...rest, kubeProxyMode: "nftables" });
+    assert.deepEqual(u.InitConfiguration?.skipPhases, ["preflight"]);
+    assert.deepEqual(u.ClusterConfiguration?.controllerManager.extraArgs, [
+      { name: "enable-hostpath-provisioner", value: "true" },
+    ]);
+    assert.deepEqual(u.KubeProxyConfiguration, {
+      apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+      kind: "KubeProxyConfiguration",
+      mode: "nftables",
+      iptables: { minSyncPeriod: "1s" },
+      conntrack: { maxPerCore: 0, tcpBeLiberal: true },
+    });
     assert.equal(
-      renderKindConfig(input, { kind: "switchyard", proxyMode: "nftables" }),
-      renderKindConfig(input),
+      docs({ ...rest, kubeProxyMode: "iptables" }).KubeProxyConfiguration?.conntrack.tcpBeLiberal,
+      undefined,
     );
   });
 
-  test("kubelet and kubeadm are let run on a cgroup v1 host (kubelet ≥ 1.35 refuses it by default)", () => {
-    assert.deepEqual(yaml.load(parsed.kubeadmConfigPatches[1] ?? ""), {
-      apiVersion: "kubelet.config.k8s.io/v1beta1",
-      kind: "KubeletConfiguration",
-      failCgroupV1: false,
+  test("a node registers with its address, kind's provider ID and its zone; joins by kind's token", () => {
+    const reg = d.JoinConfiguration?.nodeRegistration;
+    assert.deepEqual(reg.kubeletExtraArgs, [
+      { name: "node-ip", value: "172.18.0.3" },
+      { name: "provider-id", value: "kind://docker/lab/lab-worker" },
+      { name: "node-labels", value: "topology.kubernetes.io/zone=zone-b" },
+    ]);
+    assert.equal(reg.criSocket, "unix:///run/containerd/containerd.sock");
+    assert.deepEqual(d.JoinConfiguration?.discovery.bootstrapToken, {
+      apiServerEndpoint: "lab-control-plane:6443",
+      token: kindToken,
+      unsafeSkipCAVerification: true,
     });
-    for (const [i, kind] of [
-      [2, "InitConfiguration"],
-      [3, "JoinConfiguration"],
-    ] as const)
-      assert.deepEqual(yaml.load(parsed.kubeadmConfigPatches[i] ?? ""), {
-        apiVersion: "kubeadm.k8s.io/v1beta4",
-        kind,
-        nodeRegistration: { ignorePreflightErrors: ["SystemVerification"] },
-      });
+    assert.deepEqual(d.InitConfiguration?.localAPIEndpoint, {
+      advertiseAddress: "172.18.0.3",
+      bindPort: 6443,
+    });
   });
 
-  test("--nodes 3: one control-plane node plus three workers, zones round-robin, one node image", () => {
+  test("kubelet and kubeadm are let run on a cgroup v1 host (kubelet ≥ 1.35 refuses it by default)", () => {
+    assert.equal(d.KubeletConfiguration?.failCgroupV1, false);
+    assert.equal(d.KubeletConfiguration?.cgroupDriver, "systemd");
+    for (const kind of ["InitConfiguration", "JoinConfiguration"])
+      assert.deepEqual(d[kind]?.nodeRegistration.ignorePreflightErrors, ["SystemVerification"]);
+  });
+
+  test("the file has no metadata names (kubeadm refuses them) and is what kubeadmDocuments holds", () => {
+    const text = renderKubeadmConfig(ours, worker);
+    assert.ok(!text.includes("metadata"));
+    assert.deepEqual(yaml.loadAll(text), kubeadmDocuments(ours, worker));
+  });
+
+  test("--nodes 3: one control-plane node plus three workers, zones round-robin", () => {
     assert.deepEqual(
-      parsed.nodes.map((n) => [n.role, n.labels["topology.kubernetes.io/zone"]]),
+      kindNodes(input).map((n) => [n.role, n.zone]),
       [
         ["control-plane", "zone-a"],
         ["worker", "zone-a"],
@@ -100,8 +130,7 @@ describe("kind cluster config", () => {
         ["worker", "zone-a"],
       ],
     );
-    assert.ok(parsed.nodes.every((n) => n.image === `kindest/node:${readVersions().kubernetes}`));
-    assert.equal(parsed.nodes[0]?.image, "kindest/node:v1.37.2");
+    assert.equal(input.nodeImage, "kindest/node:v1.37.2");
   });
 
   test("node names are kind's: <name>-control-plane, <name>-worker, <name>-worker2, ...", () => {
@@ -109,13 +138,6 @@ describe("kind cluster config", () => {
       kindNodes({ ...input, name: "lab", zones: 3 }).map((n) => `${n.name} ${n.zone}`),
       ["lab-control-plane zone-a", "lab-worker zone-a", "lab-worker2 zone-b", "lab-worker3 zone-c"],
     );
-  });
-
-  test("--node-image overrides every node's image", () => {
-    const custom = yaml.load(
-      renderKindConfig({ ...input, nodeImage: "kindest/node:v1.37.0" }),
-    ) as ParsedConfig;
-    assert.ok(custom.nodes.every((n) => n.image === "kindest/node:v1.37.0"));
   });
 
   test("bad input fails in one line naming the flag", () => {

@@ -156,7 +156,13 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
 
   test("a scenario runs on kind as on netns: hints, with its claims measured through the nodes and pods", async () => {
     const exec = spawnExec(join(dir, "logs", "kind-commands.log"));
-    const loadImages = kindWorkloadImages(exec, tools, name, repoRoot);
+    const loadImages = kindWorkloadImages(
+      exec,
+      tools,
+      name,
+      repoRoot,
+      join(dir, "logs", "kind-commands.log"),
+    );
     const report = await runScenario(
       dir,
       hints,
@@ -177,7 +183,12 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
 
   test("migrate one worker to nftables under traffic, then --all: no leftovers, a report with numbers", async () => {
     const exec = spawnExec(join(dir, "logs", "kind-commands.log"));
-    const lab = () => kindMigrateLab(dir, tools, kindWorkloadImages(exec, tools, name, repoRoot));
+    const lab = () =>
+      kindMigrateLab(
+        dir,
+        tools,
+        kindWorkloadImages(exec, tools, name, repoRoot, join(dir, "logs", "kind-commands.log")),
+      );
     const quiet = { write: () => true };
     const first = `${name}-worker`;
     const one = await migrate({

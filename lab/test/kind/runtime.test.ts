@@ -68,27 +68,27 @@ describe("default runtime", () => {
 });
 
 describe("kind tools", () => {
-  const all = { kind: "/k/kind", docker: "/usr/bin/docker", kubectl: "/k/kubectl" };
+  const all = { docker: "/usr/bin/docker", kubectl: "/k/kubectl" };
 
-  test("all found", () => {
+  test("all found: docker and kubectl, no kind CLI (the nodes are made through testcontainers)", () => {
     assert.deepEqual(
       findKindTools((n) => all[n], "/cache"),
       all,
     );
   });
 
-  test("kind or docker missing: one error naming each and how to get it", () => {
+  test("docker or kubectl missing: one error naming each and how to get it", () => {
     assert.throws(
-      () => findKindTools((n) => (n === "kind" ? undefined : all[n]), "/cache"),
+      () => findKindTools((n) => (n === "kubectl" ? undefined : all[n]), "/cache"),
       (err: Error) =>
         !err.message.includes("\n") &&
-        err.message.startsWith("the kind runtime cannot start: kind is missing:") &&
-        err.message.includes("SWITCHYARD_KIND=<path>") &&
+        err.message.startsWith("the kind runtime cannot start: kubectl is missing:") &&
+        err.message.includes("SWITCHYARD_KUBECTL=<path>") &&
         err.message.includes("/cache"),
     );
     assert.throws(
-      () => findKindTools((n) => (n === "kubectl" ? all[n] : undefined), "/cache"),
-      /^Error: the kind runtime cannot start: kind is missing: .*; docker is not on PATH: the kind runtime needs the Docker CLI and a running Docker engine$/,
+      () => findKindTools(() => undefined, "/cache"),
+      /^Error: the kind runtime cannot start: docker is not on PATH: the kind runtime needs the Docker CLI and a running Docker engine; kubectl is missing: /,
     );
   });
 });

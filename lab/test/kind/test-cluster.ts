@@ -1,6 +1,9 @@
 import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { removeKindNodes } from "../../src/kind/lab-down.js";
 import { kindLabUp } from "../../src/kind/lab-up.js";
 import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
+import { spawnExec } from "../../src/kind/spawn-exec.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
 import type { StackKind } from "../../src/stack/manifests.js";
@@ -13,13 +16,15 @@ import type { DockerEngine } from "../../src/testing/docker.js";
 export async function upTestCluster(engine: DockerEngine, dir: string, name: string, stackKind: StackKind) {
   Object.assign(process.env, engine.env);
   const tools = await kindToolsOnThisMachine(process.stderr);
-  spawnSync(tools.kind, ["delete", "cluster", "--name", name], { env: engine.env, stdio: "ignore" });
+  await removeKindNodes(spawnExec(join(dir, "leftovers.log")), tools.docker, name);
   const state = await kindLabUp({
     stateDir: dir,
     input: { name, nodes: 2, zones: 2 },
     stack: "iptables",
     stackKind,
     timeoutSeconds: 600,
+    // Ryuk removes the nodes if this test process dies before its `down` (where its image can be had).
+    reap: true,
   });
   return { tools, state, kubectl: kindKubectl(tools, state, engine.env) };
 }

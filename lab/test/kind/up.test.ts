@@ -7,6 +7,7 @@ import yaml from "js-yaml";
 import { kindDown } from "../../src/kind/lab-down.js";
 import { kindLabUp } from "../../src/kind/lab-up.js";
 import { kindPaths } from "../../src/kind/paths.js";
+import type { KindClusterSpec } from "../../src/kind/provision.js";
 import type { StepDeps } from "../../src/kind/run-steps.js";
 import { readKindState } from "../../src/kind/state.js";
 import { kubeDnsSliced } from "../../src/kind/steps.js";
@@ -14,7 +15,7 @@ import type { KindTools } from "../../src/kind/tools.js";
 import { readLabRuntime } from "../../src/netns/state.js";
 import { repoRoot } from "../../src/self.js";
 
-const tools: KindTools = { kind: "/bin/kind", docker: "/bin/docker", kubectl: "/bin/kubectl" };
+const tools: KindTools = { docker: "/bin/docker", kubectl: "/bin/kubectl" };
 const dirs: string[] = [];
 after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -36,28 +37,39 @@ const ourSlice = {
   endpoints: [{ addresses: ["10.244.1.2"], conditions: { ready: true } }],
 };
 
-/** A fake machine: records every command, answers like kind and kubectl would, fails where told. */
+/**
+ * A fake machine: records every command (and the cluster's creation and image loads, as `provision ...` and
+ * `load ...`), answers like docker and kubectl would, fails where told.
+ */
 function fakeMachine(
   failOn?: (argv: readonly string[]) => string | undefined,
   slices: object[] = [ourSlice],
+  nodes = ["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"],
 ) {
   const commands: string[][] = [];
+  const specs: KindClusterSpec[] = [];
   const deps: StepDeps = {
+    provision: async (spec) => {
+      specs.push(spec);
+      commands.push(["provision", spec.cluster.name, spec.image, ...spec.nodes.map((n) => n.name)]);
+      writeFileSync(
+        spec.kubeconfig,
+        yaml.dump({
+          "current-context": "kind-lab",
+          contexts: [{ name: "kind-lab", context: { cluster: "kind-lab" } }],
+          clusters: [{ name: "kind-lab", cluster: { server: "https://127.0.0.1:41234" } }],
+        }),
+      );
+    },
+    loadImages: async (images, into) => {
+      commands.push(["load", ...images, "into", ...into]);
+    },
     exec: async (argv) => {
       commands.push([...argv]);
       const why = failOn?.(argv);
       if (why) throw new Error(why);
-      if (argv[1] === "create") {
-        const kubeconfig = argv[argv.indexOf("--kubeconfig") + 1] ?? "";
-        writeFileSync(
-          kubeconfig,
-          yaml.dump({
-            "current-context": "kind-lab",
-            contexts: [{ name: "kind-lab", context: { cluster: "kind-lab" } }],
-            clusters: [{ name: "kind-lab", cluster: { server: "https://127.0.0.1:41234" } }],
-          }),
-        );
-      }
+      if (argv[1] === "ps" && argv.some((a) => a.startsWith("label=io.x-k8s.kind.cluster=")))
+        return nodes.join("\n");
       if (argv.includes("endpointslices")) return JSON.stringify({ items: slices });
       if (argv.includes("http://127.0.0.1:10249/metrics"))
         return 'kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 0.05\nkubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 1\n';
@@ -89,7 +101,7 @@ function fakeMachine(
         .filter((a, i, all) => !(a === "--kubeconfig" || all[i - 1] === "--kubeconfig"))
         .join(" "),
     );
-  return { deps, commands, brief };
+  return { deps, commands, brief, specs };
 }
 
 function stateDir(): string {
@@ -99,6 +111,9 @@ function stateDir(): string {
 }
 
 const sink = { write: () => {} };
+
+const nodes = "lab-control-plane lab-worker lab-worker2 lab-worker3";
+const listNodes = "docker ps -a --filter label=io.x-k8s.kind.cluster=lab --format {{.Names}}";
 
 describe("kind up: the command plan against a fake machine", () => {
   test("builds, creates, loads, waits, replaces kubeadm's CoreDNS, applies, waits for the stack", async () => {
@@ -119,15 +134,15 @@ describe("kind up: the command plan against a fake machine", () => {
       "docker tag switchyard/kube-proxy:dev switchyard/kube-proxy:0.1.0",
       "docker tag switchyard/slice-controller:dev switchyard/slice-controller:0.1.0",
       "docker tag switchyard/cluster-dns:dev switchyard/cluster-dns:0.1.0",
-      `kind create cluster --name lab --config ${paths.config}`,
+      "provision lab kindest/node:v1.37.2 lab-control-plane lab-worker lab-worker2 lab-worker3",
       "kubectl get nodes -o json",
       "docker exec lab-control-plane sh -c <script>",
       "docker exec lab-worker sh -c <script>",
       "docker exec lab-worker2 sh -c <script>",
       "docker exec lab-worker3 sh -c <script>",
-      "kind load docker-image switchyard/kube-proxy:0.1.0 --name lab",
-      "kind load docker-image switchyard/slice-controller:0.1.0 --name lab",
-      "kind load docker-image switchyard/cluster-dns:0.1.0 --name lab",
+      `load switchyard/kube-proxy:0.1.0 into ${nodes}`,
+      `load switchyard/slice-controller:0.1.0 into ${nodes}`,
+      `load switchyard/cluster-dns:0.1.0 into ${nodes}`,
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
       `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
@@ -136,11 +151,23 @@ describe("kind up: the command plan against a fake machine", () => {
       "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
       "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
     ]);
-    // Every kubectl talks to the lab's own kubeconfig, and kind writes it there, not into ~/.kube/config.
-    for (const c of m.commands.filter((c) => c[0] === tools.kubectl || c[1] === "create"))
+    // Every kubectl talks to the lab's own kubeconfig, and the cluster's is written there, not ~/.kube/config.
+    for (const c of m.commands.filter((c) => c[0] === tools.kubectl))
       assert.equal(c[c.indexOf("--kubeconfig") + 1], paths.kubeconfig);
+    const spec = m.specs[0];
+    assert.equal(spec?.kubeconfig, paths.kubeconfig);
+    // No kube-proxy from kubeadm and no upstream slice controllers; the nodes are the command's own (no Ryuk).
+    assert.equal(spec?.cluster.kubeProxyMode, "none");
+    assert.match(
+      spec?.cluster.controllers ?? "",
+      /-endpointslice-controller,-endpointslice-mirroring-controller$/,
+    );
+    assert.equal(spec?.reap, false);
+    assert.deepEqual(
+      spec?.nodes.map((n) => n.zone),
+      ["zone-a", "zone-a", "zone-b", "zone-a"],
+    );
     // The files the commands read are there, and are what the pure functions render.
-    assert.match(readFileSync(paths.config, "utf8"), /kubeProxyMode: none/);
     assert.match(readFileSync(paths.manifests, "utf8"), /image: switchyard\/kube-proxy:0.1.0/);
     assert.equal(state.server, "https://127.0.0.1:41234");
     assert.equal(state.stack?.proxyMode, "iptables");
@@ -167,9 +194,9 @@ describe("kind up: the command plan against a fake machine", () => {
     const paths = kindPaths(dir);
     const brief = m.brief();
     assert.deepEqual(brief.slice(brief.indexOf("docker exec lab-worker3 sh -c <script>") + 1), [
-      "kind load docker-image switchyard/kube-proxy:0.1.0 switchyard/kube-proxy:dev --name lab",
-      "kind load docker-image switchyard/slice-controller:0.1.0 switchyard/slice-controller:dev --name lab",
-      "kind load docker-image switchyard/cluster-dns:0.1.0 switchyard/cluster-dns:dev --name lab",
+      `load switchyard/kube-proxy:0.1.0 switchyard/kube-proxy:dev into ${nodes}`,
+      `load switchyard/slice-controller:0.1.0 switchyard/slice-controller:dev into ${nodes}`,
+      `load switchyard/cluster-dns:0.1.0 switchyard/cluster-dns:dev into ${nodes}`,
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
       "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
@@ -178,12 +205,12 @@ describe("kind up: the command plan against a fake machine", () => {
       ),
       "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
     ]);
-    // Nothing of ours applied, kubeadm's CoreDNS kept; kind runs kube-proxy in the mode asked for, and the
+    // Nothing of ours applied, kubeadm's CoreDNS kept; kubeadm runs kube-proxy in the mode asked for, and the
     // controller-manager keeps its EndpointSlice controllers.
     assert.ok(!brief.some((c) => c.includes("apply") || c.includes("delete")));
-    const config = readFileSync(paths.config, "utf8");
-    assert.match(config, /kubeProxyMode: nftables/);
-    assert.doesNotMatch(config, /endpointslice-controller/);
+    assert.equal(m.specs[0]?.cluster.kubeProxyMode, "nftables");
+    assert.equal(m.specs[0]?.cluster.controllers, undefined);
+    assert.equal(m.specs[0]?.kubeconfig, paths.kubeconfig);
     assert.deepEqual(state.stack && { kind: state.stack.kind, mode: state.stack.proxyMode }, {
       kind: "upstream",
       mode: "nftables",
@@ -204,7 +231,7 @@ describe("kind up: the command plan against a fake machine", () => {
       m.brief().map((c) => c.split(" ").slice(0, 3).join(" ")),
       [
         "docker image inspect",
-        "kind create cluster",
+        "provision lab kindest/node:v1.37.2",
         "kubectl get nodes",
         ...["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"].map((n) => `docker exec ${n}`),
         "kubectl wait --for=condition=Ready",
@@ -230,7 +257,7 @@ describe("kind up: the command plan against a fake machine", () => {
       },
     );
     assert.equal(m.commands.length, 2, "the node image was found, the build failed, nothing else ran");
-    assert.ok(!m.commands.some((c) => c[0] === tools.kind), "no cluster was created, so none is deleted");
+    assert.equal(m.specs.length, 0, "no cluster was created, so none is removed");
   });
 
   test("a failing step made from the cluster's answers (a node's pod network) also removes the cluster", async () => {
@@ -244,13 +271,10 @@ describe("kind up: the command plan against a fake machine", () => {
       kindLabUp({ stateDir: dir, input: { name: "lab" }, tools, deps: m.deps, out: sink }),
       /^Error: pod network on lab-worker2 failed: Error: ip: RTNETLINK answers: Invalid argument$/,
     );
-    assert.deepEqual(m.brief().slice(-2), [
-      `kind export logs ${join(kindPaths(dir).logs, "kind")} --name lab`,
-      "kind delete cluster --name lab",
-    ]);
+    assert.deepEqual(m.brief().slice(-2), [listNodes, `docker rm -f -v ${nodes}`]);
   });
 
-  test("a failure after the cluster exists exports kind's logs and deletes the cluster", async () => {
+  test("a failure after the cluster exists saves the nodes' logs and removes the cluster", async () => {
     const dir = stateDir();
     const m = fakeMachine((argv) =>
       argv.includes("rollout") ? "error: timed out waiting for the condition" : undefined,
@@ -259,10 +283,13 @@ describe("kind up: the command plan against a fake machine", () => {
       kindLabUp({ stateDir: dir, input: { name: "lab" }, stack: "nftables", tools, deps: m.deps, out: sink }),
       /^Error: daemonset\/kube-proxy rolled out failed: error: timed out waiting for the condition$/,
     );
-    assert.deepEqual(m.brief().slice(-2), [
-      `kind export logs ${join(kindPaths(dir).logs, "kind")} --name lab`,
-      "kind delete cluster --name lab",
-    ]);
+    assert.deepEqual(m.brief().slice(-2), [listNodes, `docker rm -f -v ${nodes}`]);
+    // Each node's journal, kubelet log and inspect output, as `kind export logs` keeps them.
+    const logs = join(kindPaths(dir).logs, "kind");
+    for (const n of nodes.split(" "))
+      for (const f of ["journal.log", "kubelet.log", "inspect.json"])
+        assert.ok(existsSync(join(logs, n, f)), `${n}/${f}`);
+    assert.ok(m.brief().includes("docker exec lab-worker journalctl --no-pager -u kubelet"));
   });
 
   test("down deletes the recorded cluster and the state folder; a second down finds nothing", async () => {
@@ -272,7 +299,8 @@ describe("kind up: the command plan against a fake machine", () => {
     const down = fakeMachine();
     const removed = await kindDown(dir, { tools, deps: down.deps });
     assert.deepEqual(down.brief(), [
-      "kind delete cluster --name lab",
+      listNodes,
+      `docker rm -f -v ${nodes}`,
       "docker network inspect --format {{.Name}} kind",
       "docker ps -a -q --filter network=kind",
       "docker network rm kind",
@@ -291,11 +319,11 @@ describe("kind up: the command plan against a fake machine", () => {
     const commands: string[][] = [];
     const exec = async (argv: readonly string[]) => {
       commands.push([...argv]);
-      return argv[1] === "ps" ? "3f2a9c1d0e4b\n" : "";
+      return argv[1] === "ps" && argv.includes("network=kind") ? "3f2a9c1d0e4b\n" : "";
     };
     const removed = await kindDown(dir, { tools, deps: { exec } });
-    assert.equal(removed.length, 1);
-    assert.ok(!commands.some((c) => c.includes("rm")), "no docker network rm");
+    assert.deepEqual(removed, ["kind cluster lab (no node container was left)"]);
+    assert.ok(!commands.some((c) => c.includes("network") && c.includes("rm")), "no docker network rm");
   });
 
   test("up on a folder with a kind lab removes that cluster first (a crash)", async () => {
@@ -303,7 +331,10 @@ describe("kind up: the command plan against a fake machine", () => {
     await kindLabUp({ stateDir: dir, input: { name: "old" }, tools, deps: fakeMachine().deps, out: sink });
     const m = fakeMachine();
     await kindLabUp({ stateDir: dir, input: { name: "new" }, tools, deps: m.deps, out: sink });
-    assert.equal(m.brief()[0], "kind delete cluster --name old");
+    assert.deepEqual(m.brief().slice(0, 2), [
+      "docker ps -a --filter label=io.x-k8s.kind.cluster=old --format {{.Names}}",
+      `docker rm -f -v ${nodes}`,
+    ]);
     assert.equal(readKindState(dir)?.input.name, "new");
   });
 });
