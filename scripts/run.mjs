@@ -114,7 +114,7 @@ function upstream(only) {
 }
 
 // `npm run lab` on the kind runtime (asked for, or not root, so netns cannot work): no network-namespace
-// tools and only kubectl from upstream (kind itself is built on demand by `up`; the cluster's own
+// tools and only kubectl from upstream (no kind CLI: `up` makes the nodes through testcontainers; the cluster's own
 // components come from the kindest/node image). Which runtime `up` picks is decided in
 // lab/src/kind/select-runtime.ts; this only avoids installing what that runtime does not use.
 const runtimeFlag = jobArgs.indexOf("--runtime");

@@ -49,7 +49,7 @@ logs <component> [--state-dir DIR]       etcd, kube-apiserver, kube-controller-m
                                          agent-node-<n> (netns), or <namespace>/<pod>[/<container>]
 
 Runtimes: netns (nodes and pods are network namespaces; needs root on Linux) and kind (nodes are Docker
-containers; needs a Docker engine; kind itself is built from lab/upstream/kind when missing). Without
+containers; needs a Docker engine and kubectl, no kind CLI: the nodes are made through testcontainers). Without
 --runtime: netns where it works, else kind where \`docker info\` answers. --nodes counts the nodes that run
 pods; kind adds its control-plane node. The state folder defaults to ${defaultLabDir()}.`;
 
