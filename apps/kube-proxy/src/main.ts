@@ -3,7 +3,7 @@ import { Logger, levelFromVerbosity } from "@switchyard/kube";
 import { type App, cleanupAndExit, startApp } from "./app.js";
 import { type CommandLine, FlagError, ignoredWithConfig, parseCommandLine, usage } from "./cli/flags.js";
 import { defaultConfig, type ProxyConfig, resolve } from "./config/config.js";
-import { ConfigError, parseConfigFile } from "./config/config-file.js";
+import { ConfigError, parseConfigFile, strictDecodingError } from "./config/config-file.js";
 import { NetworkConfigError } from "./network.js";
 
 export const PROGRAM = "switchyard-proxy";
@@ -16,8 +16,15 @@ export interface MainIO {
   stopSignal: Promise<unknown>;
 }
 
-/** Flags and config file into one configuration, as upstream combines them. */
-export function loadConfiguration(cl: CommandLine, read: (path: string) => string): ProxyConfig {
+/**
+ * Flags and config file into one configuration, as upstream combines them. Unknown or duplicate fields of the
+ * file go onto `strict` (upstream logs them and runs).
+ */
+export function loadConfiguration(
+  cl: CommandLine,
+  read: (path: string) => string,
+  strict: string[] = [],
+): ProxyConfig {
   if (cl.configFile === undefined) return cl.apply(defaultConfig(), false);
   let text: string;
   try {
@@ -27,7 +34,7 @@ export function loadConfiguration(cl: CommandLine, read: (path: string) => strin
       `cannot read --config ${cl.configFile}: ${(err as NodeJS.ErrnoException).code ?? err}`,
     );
   }
-  return cl.apply(parseConfigFile(text), true);
+  return cl.apply(parseConfigFile(text, strict), true);
 }
 
 /**
@@ -37,13 +44,14 @@ export function loadConfiguration(cl: CommandLine, read: (path: string) => strin
 export async function main(io: MainIO): Promise<number> {
   let cl: CommandLine;
   let config: ProxyConfig;
+  const strict: string[] = [];
   try {
     cl = parseCommandLine(io.argv);
     if (cl.help) {
       io.stdout.write(usage(PROGRAM));
       return 0;
     }
-    config = loadConfiguration(cl, (p) => readFileSync(p, "utf8"));
+    config = loadConfiguration(cl, (p) => readFileSync(p, "utf8"), strict);
   } catch (err) {
     if (!(err instanceof FlagError || err instanceof ConfigError)) throw err;
     io.stderr.write(`${PROGRAM}: ${err.message}\n`);
@@ -51,6 +59,8 @@ export async function main(io: MainIO): Promise<number> {
   }
   const options = resolve(config);
   const logger = new Logger({ ...levelFromVerbosity(options.verbosity), out: io.stderr });
+  const lenient = strictDecodingError(strict);
+  if (lenient) logger.info("Using lenient decoding as strict decoding failed", { err: lenient });
   if (cl.configFile !== undefined && ignoredWithConfig(cl).length > 0) {
     logger.warn("flags ignored because --config is set (as upstream)", { flags: ignoredWithConfig(cl) });
   }

@@ -1,11 +1,11 @@
 // Flags and KubeProxyConfiguration files: kubeadm's file (full of zero values) gives the
-// defaults; unknown fields and bad values fail naming the field; with --config only
+// defaults; unknown and duplicate fields decode leniently (reported); bad values fail naming the field; with --config only
 // --hostname-override and --v still apply, as upstream.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { FlagError, ignoredWithConfig, parseCommandLine } from "../src/cli/flags.js";
 import { resolve } from "../src/config/config.js";
-import { ConfigError, parseConfigFile } from "../src/config/config-file.js";
+import { ConfigError, parseConfigFile, strictDecodingError } from "../src/config/config-file.js";
 import { loadConfiguration, main } from "../src/main.js";
 
 // The shape kubeadm (v1.30+) writes into the kube-proxy ConfigMap, trimmed of nothing.
@@ -101,10 +101,35 @@ test("the mode's own section applies", () => {
   );
 });
 
-test("unknown fields and bad values name the field", () => {
+test("unknown and duplicate fields: decoded leniently and reported, as upstream (options.go loadConfig)", () => {
+  // Upstream v1.37.2 decodes strictly, and when that fails only for strictness decodes again leniently, logs
+  // "Using lenient decoding as strict decoding failed" and runs: unknown fields dropped, a duplicate's last value.
+  const strictOk: string[] = [];
+  const base = resolve(parseConfigFile(KUBEADM, strictOk));
+  assert.deepEqual(strictOk, [], "kubeadm's own file decodes strictly");
+  assert.equal(strictDecodingError(strictOk), undefined);
+
+  const typo: string[] = [];
+  const withTypos = KUBEADM.replace("bindAddress: 0.0.0.0", "bindAdress: 0.0.0.0").replace(
+    "  strictARP: false",
+    "  strictARP: false\n  bogus: 1",
+  );
+  const o = resolve(parseConfigFile(withTypos, typo));
+  assert.deepEqual(typo, ['unknown field "bindAdress"', 'unknown field "ipvs.bogus"']);
+  assert.equal(
+    strictDecodingError(typo),
+    'strict decoding error: unknown field "bindAdress", unknown field "ipvs.bogus"',
+  );
+  assert.deepEqual(o, base, "the rest of the file as without the unknown fields (bindAddress defaults)");
+
+  const dup: string[] = [];
+  const twice = resolve(parseConfigFile(`${KUBEADM}mode: nftables\n`, dup));
+  assert.deepEqual(dup, ['duplicate field "mode"']);
+  assert.equal(twice.mode, "nftables", "the last value wins");
+});
+
+test("bad values and bad files name the field and fail", () => {
   const cases: [string, RegExp][] = [
-    [KUBEADM.replace("bindAddress: 0.0.0.0", "bindAdress: 0.0.0.0"), /unknown field "bindAdress"/],
-    [KUBEADM.replace("  strictARP: false", "  strictARP: false\n  bogus: 1"), /unknown field "ipvs.bogus"/],
     [
       KUBEADM.replace(
         "  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs",

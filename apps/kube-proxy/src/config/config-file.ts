@@ -1,5 +1,8 @@
 // Reads a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) as kubeadm writes it.
-// Decoding is strict: an unknown field or a value of the wrong type is an error naming the
+// Decoding is upstream's (cmd/kube-proxy/app/options.go loadConfig, v1.37.2): strict first, and
+// when only strictness fails (an unknown or a duplicate field) the file is decoded leniently and
+// the strict error is reported for a log line, not as a failure, so a typo or a field copied from
+// an older guide does not crash-loop a DaemonSet. A value of the wrong type is an error naming the
 // field. Zero values (null, "", 0s) mean "default", as upstream's defaulting treats them, so a
 // kubeadm file full of empty fields yields the defaults.
 
@@ -93,8 +96,11 @@ const SCHEMA: Schema = {
 
 type Decoded = { [field: string]: unknown };
 
-/** Checks `value` against the schema; returns it with durations as ms and nulls dropped. */
-function decode(value: unknown, kind: Kind, path: string): unknown {
+/**
+ * Checks `value` against the schema; returns it with durations as ms and nulls dropped. Unknown fields are
+ * left out and named in `strict` (sigs.k8s.io/json's wording), as the lenient decoder drops them.
+ */
+function decode(value: unknown, kind: Kind, path: string, strict: string[]): unknown {
   const bad = (want: string) =>
     new ConfigError(`invalid value ${JSON.stringify(value)} for field "${path}": want ${want}`);
   if (value === null || value === undefined) return undefined;
@@ -104,8 +110,11 @@ function decode(value: unknown, kind: Kind, path: string): unknown {
     for (const [field, v] of Object.entries(value)) {
       const sub = kind[field];
       const where = path === "" ? field : `${path}.${field}`;
-      if (sub === undefined) throw new ConfigError(`unknown field "${where}" in ${CONFIG_KIND}`);
-      const d = decode(v, sub, where);
+      if (sub === undefined) {
+        strict.push(`unknown field "${where}"`);
+        continue;
+      }
+      const d = decode(v, sub, where, strict);
       if (d !== undefined) out[field] = d;
     }
     return out;
@@ -159,15 +168,42 @@ function conntrackSection(ct: Decoded, d: ProxyConfig["conntrack"]): ProxyConfig
   };
 }
 
-/** Parses the file's text into a defaulted ProxyConfig. */
-export function parseConfigFile(text: string): ProxyConfig {
-  let raw: unknown;
+/**
+ * YAML into a value. A key given twice fails strict decoding; the lenient decoder keeps the last value, as
+ * encoding/json does, and the duplicate is named in `strict`.
+ */
+function loadYaml(text: string, strict: string[]): unknown {
   try {
-    raw = yaml.load(text);
+    return yaml.load(text);
   } catch (err) {
-    throw new ConfigError(`cannot parse config file: ${(err as Error).message.split("\n")[0]}`);
+    const e = err as yaml.YAMLException;
+    if (!/duplicated mapping key/.test(e.reason ?? "")) {
+      throw new ConfigError(`cannot parse config file: ${e.message.split("\n")[0]}`);
+    }
+    const key = /^\s*([^:#]+?)\s*:/.exec(text.split("\n")[e.mark?.line ?? -1] ?? "")?.[1] ?? "?";
+    strict.push(`duplicate field "${key}"`);
+    try {
+      return yaml.load(text, { json: true });
+    } catch (again) {
+      throw new ConfigError(`cannot parse config file: ${(again as Error).message.split("\n")[0]}`);
+    }
   }
-  const d = (decode(raw ?? {}, SCHEMA, "") ?? {}) as Decoded;
+}
+
+/**
+ * The message upstream logs ("Using lenient decoding as strict decoding failed", err=...) when a file decoded
+ * only leniently; undefined when strict decoding succeeded.
+ */
+export const strictDecodingError = (strict: readonly string[]): string | undefined =>
+  strict.length > 0 ? `strict decoding error: ${strict.join(", ")}` : undefined;
+
+/**
+ * Parses the file's text into a defaulted ProxyConfig. What made strict decoding fail (unknown and duplicate
+ * fields) is pushed onto `strict` for the caller to log; everything else that is wrong throws ConfigError.
+ */
+export function parseConfigFile(text: string, strict: string[] = []): ProxyConfig {
+  const raw = loadYaml(text, strict);
+  const d = (decode(raw ?? {}, SCHEMA, "", strict) ?? {}) as Decoded;
   if (d.apiVersion !== CONFIG_API_VERSION) {
     throw new ConfigError(
       `field "apiVersion" must be ${CONFIG_API_VERSION}, got ${JSON.stringify(d.apiVersion ?? "")}`,
