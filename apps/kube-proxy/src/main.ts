@@ -1,10 +1,18 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Logger, levelFromVerbosity } from "@switchyard/kube";
 import { type App, cleanupAndExit, startApp } from "./app.js";
-import { type CommandLine, FlagError, ignoredWithConfig, parseCommandLine, usage } from "./cli/flags.js";
+import {
+  type CommandLine,
+  FlagError,
+  ignoredWithConfig,
+  notActedOn,
+  parseCommandLine,
+  usage,
+} from "./cli/flags.js";
 import { defaultConfig, type ProxyConfig, resolve } from "./config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "./config/config-file.js";
 import { NetworkConfigError } from "./network.js";
+import { versionText } from "./version.js";
 
 export const PROGRAM = "switchyard-proxy";
 
@@ -51,6 +59,10 @@ export async function main(io: MainIO): Promise<number> {
       io.stdout.write(usage(PROGRAM));
       return 0;
     }
+    if (cl.version) {
+      io.stdout.write(`${versionText(cl.version === "raw")}\n`);
+      return 0;
+    }
     config = loadConfiguration(cl, (p) => readFileSync(p, "utf8"), strict);
   } catch (err) {
     if (!(err instanceof FlagError || err instanceof ConfigError)) throw err;
@@ -61,6 +73,7 @@ export async function main(io: MainIO): Promise<number> {
   const logger = new Logger({ ...levelFromVerbosity(options.verbosity), out: io.stderr });
   const lenient = strictDecodingError(strict);
   if (lenient) logger.info("Using lenient decoding as strict decoding failed", { err: lenient });
+  if (notActedOn(cl).length > 0) logger.info("flags accepted but not acted on", { flags: notActedOn(cl) });
   if (cl.configFile !== undefined && ignoredWithConfig(cl).length > 0) {
     logger.warn("flags ignored because --config is set (as upstream)", { flags: ignoredWithConfig(cl) });
   }
@@ -74,6 +87,7 @@ export async function main(io: MainIO): Promise<number> {
       return 1;
     }
   }
+  applyOomScoreAdj(options.oomScoreAdj, logger);
   let app: App;
   try {
     app = await startApp(options, { logger });
@@ -85,4 +99,20 @@ export async function main(io: MainIO): Promise<number> {
   logger.info("stopping", { node: app.nodeName });
   await app.stop();
   return 0;
+}
+
+/**
+ * The process's OOM score adjustment, as upstream sets it before anything else runs (server.go): the kernel
+ * kills a proxy last, since a node without one loses its Services. Failing (no privilege) is logged, not fatal.
+ */
+export function applyOomScoreAdj(
+  value: number,
+  logger: Logger,
+  write: (path: string, text: string) => void = writeFileSync,
+): void {
+  try {
+    write("/proc/self/oom_score_adj", `${value}`);
+  } catch (err) {
+    logger.info("Failed to apply OOMScore", { err: (err as Error).message });
+  }
 }

@@ -3,10 +3,11 @@
 // --hostname-override and --v still apply, as upstream.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FlagError, ignoredWithConfig, parseCommandLine } from "../src/cli/flags.js";
+import { Logger } from "@switchyard/kube";
+import { FlagError, ignoredWithConfig, notActedOn, parseCommandLine } from "../src/cli/flags.js";
 import { resolve } from "../src/config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "../src/config/config-file.js";
-import { loadConfiguration, main } from "../src/main.js";
+import { applyOomScoreAdj, loadConfiguration, main } from "../src/main.js";
 
 // The shape kubeadm (v1.30+) writes into the kube-proxy ConfigMap, trimmed of nothing.
 const KUBEADM = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -231,4 +232,101 @@ test("conntrack: null takes the default, an explicit 0 leaves the kernel's value
     [0, 1000, 7_200_000, 180_000, true],
   );
   assert.throws(() => parseCommandLine(["--conntrack-min=-1"]), FlagError);
+});
+
+test("upstream's other flags: applied where they mean something, else accepted, checked and named once", () => {
+  // From cmd/kube-proxy/app/options.go AddFlags (v1.37.2): what upstream's flag set would do with each.
+  const cfg = (...argv: string[]) => loadConfiguration(parseCommandLine(argv), () => "");
+  const c = cfg(
+    "--detect-local-mode=InterfaceNamePrefix",
+    "--pod-interface-name-prefix=veth",
+    "--pod_bridge_interface=cbr0",
+    "--oom-score-adj=-500",
+    "--healthz-port=10266",
+    "--metrics-port=0",
+  );
+  assert.equal(c.detectLocalMode, "InterfaceNamePrefix");
+  assert.deepEqual(c.detectLocal, { bridgeInterface: "cbr0", interfaceNamePrefix: "veth" }, "_ reads as -");
+  assert.equal(c.oomScoreAdj, -500);
+  assert.equal(c.healthzBindAddress, "0.0.0.0:10266", "the port of the default address");
+  assert.equal(c.metricsBindAddress, "", "port 0 disables");
+  assert.equal(cfg().oomScoreAdj, -999, "upstream's default");
+  // Without a config file, --iptables-*sync-period is the generic period: nftables mode takes it too.
+  const nft = resolve(
+    cfg("--proxy-mode=nftables", "--iptables-sync-period=7s", "--iptables-min-sync-period=2s"),
+  );
+  assert.deepEqual([nft.syncPeriodMs, nft.minSyncPeriodMs], [7000, 2000]);
+
+  const cl = parseCommandLine([
+    "--feature-gates=AllAlpha=false,ServiceTrafficDistribution=true",
+    "--kube-api-qps=20",
+    "--profiling",
+    "--logging-format=json",
+    "--config-sync-period=15m",
+    "--v=2",
+  ]);
+  assert.deepEqual(notActedOn(cl), [
+    "--feature-gates (no feature gate changes this proxy's behaviour)",
+    "--kube-api-qps (requests are not rate-limited)",
+    "--profiling (there is no pprof handler)",
+    "--logging-format (logs are always JSON lines)",
+    "--config-sync-period (watches are not resynced on a timer)",
+  ]);
+  for (const [argv, message] of [
+    [["--feature-gates=Foo"], /--feature-gates: "Foo" is not Name=true\|false/],
+    [["--oom-score-adj=-1001"], /--oom-score-adj: must be an integer from -1000 to 1000/],
+    [["--detect-local-mode=Magic"], /--detect-local-mode/],
+    [["--config-sync-period=soon"], /--config-sync-period/],
+    [["--kube-api-burst=-1"], /--kube-api-burst/],
+    [["--healthz-port=70000"], /--healthz-port/],
+    [["--version=maybe"], /--version/],
+  ] as const)
+    assert.throws(
+      () => parseCommandLine(argv),
+      (e: unknown) => e instanceof FlagError && message.test(e.message),
+    );
+  assert.throws(
+    () =>
+      parseConfigFile(
+        "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\noomScoreAdj: 2000\n",
+      ),
+    /field "oomScoreAdj": must be within the range \[-1000, 1000\]/,
+  );
+  assert.equal(
+    parseConfigFile(
+      "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\noomScoreAdj: 0\n",
+    ).oomScoreAdj,
+    0,
+    "an explicit 0 is 0 (a pointer upstream)",
+  );
+});
+
+test("--version prints what this is and exits 0; the OOM score is written, a refusal only logged", async () => {
+  for (const [flag, check] of [
+    [
+      "--version",
+      (out: string) => /^Switchyard-Proxy v\d+\.\d+\.\d+ \(kube-proxy v1\.37\.2 compatible\)\n$/.test(out),
+    ],
+    ["--version=raw", (out: string) => JSON.parse(out).compatibleWith === "kube-proxy v1.37.2"],
+  ] as const) {
+    let out = "";
+    const code = await main({
+      argv: [flag],
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: () => true },
+      stopSignal: new Promise(() => {}),
+    });
+    assert.equal(code, 0);
+    assert.ok(check(out), out);
+  }
+  const writes: string[] = [];
+  let logged = "";
+  const logger = new Logger({ level: "info", out: { write: (s: string) => (logged += s) } });
+  applyOomScoreAdj(-999, logger, (path, text) => writes.push(`${path}=${text}`));
+  assert.deepEqual(writes, ["/proc/self/oom_score_adj=-999"]);
+  applyOomScoreAdj(-999, logger, () => {
+    throw new Error("EACCES: permission denied");
+  });
+  assert.match(logged, /Failed to apply OOMScore/);
+  assert.match(logged, /EACCES/);
 });

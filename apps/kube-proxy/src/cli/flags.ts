@@ -15,6 +15,8 @@ export interface CommandLine {
   readonly configFile: string | undefined;
   readonly cleanup: boolean;
   readonly help: boolean;
+  /** --version: "" when not asked, "true" or "raw". */
+  readonly version: "" | "true" | "raw";
   /** Names of the flags given (without dashes), in order. */
   readonly given: readonly string[];
   /** Writes the flags given into a config: all of them without --config, the survivors with it. */
@@ -30,6 +32,10 @@ interface FlagSpec {
   /** Applied even when a config file is given (upstream's exceptions). */
   readonly overridesConfig?: boolean;
   readonly set?: Setter;
+  /** Accepted as upstream accepts it, but not acted on: why (main logs it once at start). */
+  readonly notActedOn?: string;
+  /** Checks the value of a flag that sets nothing in the config. */
+  readonly check?: (raw: string, bad: (why: string) => FlagError) => void;
 }
 
 const ms = (raw: string, bad: (why: string) => FlagError): number => {
@@ -53,6 +59,134 @@ const hostPort = (raw: string, bad: (why: string) => FlagError): string => {
 
 /** What upstream's validation accepts for ipvs.scheduler. */
 const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh"];
+
+/** Flags whose only effect is a check and a log line. */
+const accepted = (name: string, kind: FlagSpec["kind"], help: string, notActedOn: string): FlagSpec => ({
+  name,
+  kind,
+  help,
+  notActedOn,
+});
+
+/** `--healthz-port`/`--metrics-port` (deprecated upstream): the port of the bind address, 0 disables. */
+const portOf =
+  (field: "healthzBindAddress" | "metricsBindAddress"): Setter =>
+  (c, raw, bad) => {
+    const port = count(raw, bad);
+    if (port > 65535) throw bad("want a port from 0 to 65535");
+    const host = parseHostPort(c[field])?.host ?? (field === "metricsBindAddress" ? "127.0.0.1" : "0.0.0.0");
+    c[field] = port === 0 ? "" : `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  };
+
+/**
+ * The rest of kube-proxy v1.37.2's flags (cmd/kube-proxy/app/options.go AddFlags, and component-base's logging
+ * flags), so that an upstream DaemonSet's command line runs: each applied where it means something here, and
+ * otherwise accepted, checked as upstream checks it, and named in one log line at start.
+ */
+const UPSTREAM_EXTRA_FLAGS: readonly FlagSpec[] = [
+  {
+    name: "detect-local-mode",
+    kind: "string",
+    help: "How local traffic is told apart: ClusterCIDR (default), NodeCIDR, BridgeInterface or InterfaceNamePrefix.",
+    set: (c, raw, bad) => {
+      if (!["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix"].includes(raw))
+        throw bad("want ClusterCIDR, NodeCIDR, BridgeInterface or InterfaceNamePrefix");
+      c.detectLocalMode = raw as ProxyConfig["detectLocalMode"];
+    },
+  },
+  {
+    name: "pod-bridge-interface",
+    kind: "string",
+    help: "With --detect-local-mode=BridgeInterface: traffic from this bridge is local.",
+    set: (c, raw) => {
+      c.detectLocal.bridgeInterface = raw;
+    },
+  },
+  {
+    name: "pod-interface-name-prefix",
+    kind: "string",
+    help: "With --detect-local-mode=InterfaceNamePrefix: traffic from interfaces with this prefix is local.",
+    set: (c, raw) => {
+      c.detectLocal.interfaceNamePrefix = raw;
+    },
+  },
+  {
+    name: "oom-score-adj",
+    kind: "int",
+    help: "The process's oom_score_adj, -1000..1000 (default -999, as upstream).",
+    set: (c, raw, bad) => {
+      const n = Number(raw);
+      if (!/^-?\d+$/.test(raw) || n < -1000 || n > 1000) throw bad("must be an integer from -1000 to 1000");
+      c.oomScoreAdj = n;
+    },
+  },
+  {
+    name: "healthz-port",
+    kind: "int",
+    help: "Deprecated: the port of --healthz-bind-address; 0 disables.",
+    set: portOf("healthzBindAddress"),
+  },
+  {
+    name: "metrics-port",
+    kind: "int",
+    help: "Deprecated: the port of --metrics-bind-address; 0 disables.",
+    set: portOf("metricsBindAddress"),
+  },
+  {
+    name: "feature-gates",
+    kind: "string",
+    help: "key=true|false pairs, comma-separated.",
+    notActedOn: "no feature gate changes this proxy's behaviour",
+    check: (raw, bad) => {
+      for (const pair of raw.split(",").filter((p) => p.trim() !== ""))
+        if (!/^\s*[A-Za-z0-9]+=(true|false)\s*$/i.test(pair)) throw bad(`"${pair}" is not Name=true|false`);
+    },
+  },
+  accepted(
+    "config-sync-period",
+    "duration",
+    "How often informers resync (default 15m).",
+    "watches are not resynced on a timer",
+  ),
+  accepted("kube-api-qps", "string", "QPS to the apiserver (default 5).", "requests are not rate-limited"),
+  accepted("kube-api-burst", "int", "Burst to the apiserver (default 10).", "requests are not rate-limited"),
+  accepted(
+    "kube-api-content-type",
+    "string",
+    "Content type of requests to the apiserver.",
+    "the client speaks JSON",
+  ),
+  accepted("profiling", "bool", "Serve /debug/pprof.", "there is no pprof handler"),
+  accepted(
+    "bind-address-hard-fail",
+    "bool",
+    "Exit when a port cannot be bound.",
+    "a port that cannot be bound is always fatal here",
+  ),
+  accepted(
+    "show-hidden-metrics-for-version",
+    "string",
+    "Show metrics hidden since this version.",
+    "no metric is hidden",
+  ),
+  accepted("logging-format", "string", "text (upstream's default) or json.", "logs are always JSON lines"),
+  accepted("vmodule", "string", "Per-file verbosity (pattern=N,...).", "verbosity is global (--v)"),
+  accepted("log-flush-frequency", "duration", "How often logs are flushed.", "every line is written at once"),
+  accepted(
+    "log-text-split-stream",
+    "bool",
+    "Split text logs between stdout and stderr.",
+    "logs are JSON lines on stderr",
+  ),
+  accepted("log-text-info-buffer-size", "string", "Buffer size of text info logs.", "logs are not buffered"),
+  accepted(
+    "log-json-split-stream",
+    "bool",
+    "Split JSON logs between stdout and stderr.",
+    "logs go to stderr",
+  ),
+  accepted("log-json-info-buffer-size", "string", "Buffer size of JSON info logs.", "logs are not buffered"),
+];
 
 const SPEC: readonly FlagSpec[] = [
   {
@@ -104,6 +238,14 @@ const SPEC: readonly FlagSpec[] = [
     },
   },
   { name: "cleanup", kind: "bool", help: "Remove every rule any mode wrote, then exit." },
+  {
+    name: "version",
+    kind: "bool",
+    help: "Print the version and exit (--version=raw for details).",
+    check: (raw, bad) => {
+      if (!["true", "false", "1", "0", "raw"].includes(raw)) throw bad("want true, false or raw");
+    },
+  },
   {
     name: "metrics-bind-address",
     kind: "string",
@@ -158,19 +300,20 @@ const SPEC: readonly FlagSpec[] = [
     },
   },
   {
+    // Upstream's generic minSyncPeriod: iptables and nftables mode both (options.go processV1Alpha1Flags).
     name: "iptables-min-sync-period",
     kind: "duration",
-    help: "Minimum time between iptables syncs (default 1s).",
+    help: "Minimum time between rule syncs in iptables and nftables mode (default 1s).",
     set: (c, raw, bad) => {
-      c.iptables.minSyncPeriodMs = ms(raw, bad);
+      c.iptables.minSyncPeriodMs = c.nftables.minSyncPeriodMs = ms(raw, bad);
     },
   },
   {
     name: "iptables-sync-period",
     kind: "duration",
-    help: "Retry interval after a failed iptables sync (default 30s).",
+    help: "Full resync interval in iptables and nftables mode (default 30s).",
     set: (c, raw, bad) => {
-      c.iptables.syncPeriodMs = ms(raw, bad);
+      c.iptables.syncPeriodMs = c.nftables.syncPeriodMs = ms(raw, bad);
     },
   },
   {
@@ -328,17 +471,18 @@ const SPEC: readonly FlagSpec[] = [
       c.verbosity = n;
     },
   },
+  ...UPSTREAM_EXTRA_FLAGS,
   { name: "help", kind: "bool", help: "Print this help." },
 ];
 
-/** Parses --name=value, --name value, bare booleans and -v=2. */
+/** Parses --name=value, --name value, bare booleans and -v=2; `_` in a name reads as `-`, as upstream's flag set. */
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   const values: [FlagSpec, string][] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
-    const m = /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(arg);
+    const m = /^--?([a-z][a-z0-9_-]*)(?:=(.*))?$/s.exec(arg);
     if (m === null) throw new FlagError(`unexpected argument "${arg}": this command takes flags only`);
-    const name = m[1] ?? "";
+    const name = (m[1] ?? "").replaceAll("_", "-");
     const flag = SPEC.find((f) => f.name === name);
     if (flag === undefined) throw new FlagError(`unknown flag: --${name}`);
     let raw = m[2];
@@ -355,7 +499,10 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     new FlagError(`invalid value "${raw}" for flag --${flag.name}: ${why}`);
   // Check every value now, so a bad flag fails before anything starts.
   for (const [flag, raw] of values) {
-    if (flag.kind === "bool") bool(raw, bad(flag, raw));
+    if (flag.kind === "bool" && !flag.check) bool(raw, bad(flag, raw));
+    if (flag.kind === "int" && !flag.set) count(raw, bad(flag, raw));
+    if (flag.kind === "duration" && !flag.set) ms(raw, bad(flag, raw));
+    flag.check?.(raw, bad(flag, raw));
     flag.set?.(defaultConfig(), raw, bad(flag, raw));
   }
   const last = (name: string) => values.filter(([f]) => f.name === name).at(-1)?.[1];
@@ -364,6 +511,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     configFile: last("config"),
     cleanup: isTrue("cleanup"),
     help: isTrue("help"),
+    version: last("version") === "raw" ? "raw" : isTrue("version") ? "true" : "",
     given: values.map(([f]) => f.name),
     apply(config, withConfigFile) {
       const c = structuredClone(config);
@@ -374,6 +522,14 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       return c;
     },
   };
+}
+
+/** Flags given that are accepted but not acted on, with why: "--profiling (there is no pprof handler)". */
+export function notActedOn(cl: CommandLine): string[] {
+  return [...new Set(cl.given)].flatMap((name) => {
+    const why = SPEC.find((s) => s.name === name)?.notActedOn;
+    return why ? [`--${name} (${why})`] : [];
+  });
 }
 
 /** Flags given that a config file makes ineffective (upstream ignores them silently). */

@@ -221,6 +221,12 @@ export function parseConfigFile(text: string, strict: string[] = []): ProxyConfi
   if (!["", "iptables", "nftables", "ipvs"].includes(mode)) {
     throw new ConfigError(`invalid value "${mode}" for field "mode": want iptables, nftables or ipvs`);
   }
+  const oom = d.oomScoreAdj as number | undefined;
+  if (oom !== undefined && (oom < -1000 || oom > 1000)) {
+    throw new ConfigError(
+      `invalid value ${oom} for field "oomScoreAdj": must be within the range [-1000, 1000]`,
+    );
+  }
   const detect = pick(d.detectLocalMode, "ClusterCIDR");
   if (!["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix"].includes(detect)) {
     throw new ConfigError(`invalid value "${detect}" for field "detectLocalMode"`);
@@ -261,6 +267,8 @@ export function parseConfigFile(text: string, strict: string[] = []): ProxyConfi
       udpTimeoutMs: pick(ipvs.udpTimeout, c.ipvs.udpTimeoutMs),
     },
     conntrack: conntrackSection(sub("conntrack"), c.conntrack),
+    // A pointer upstream: only null/absent takes the default, an explicit 0 is 0.
+    oomScoreAdj: (d.oomScoreAdj as number | undefined) ?? c.oomScoreAdj,
     verbosity: pick(sub("logging").verbosity, 0),
   };
 }

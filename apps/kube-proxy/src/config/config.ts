@@ -30,6 +30,8 @@ export interface ProxyConfig {
   ipvs: IPVSConfig;
   /** The conntrack sysctls set at start-up (durations in ms; 0 leaves the kernel's value). */
   conntrack: { -readonly [K in keyof ConntrackConfig]: ConntrackConfig[K] };
+  /** The process's /proc/self/oom_score_adj (upstream: -999, qos.KubeProxyOOMScoreAdj). */
+  oomScoreAdj: number;
   verbosity: number;
 }
 
@@ -80,6 +82,7 @@ export function defaultConfig(): ProxyConfig {
       udpTimeoutMs: 0,
     },
     conntrack: { ...DEFAULT_CONNTRACK },
+    oomScoreAdj: -999,
     verbosity: 0,
   };
 }
@@ -104,6 +107,7 @@ export interface ResolvedOptions {
   readonly conntrack: Readonly<ConntrackConfig>;
   /** The ipvs section; read only in ipvs mode. */
   readonly ipvs: Readonly<IPVSConfig>;
+  readonly oomScoreAdj: number;
   readonly verbosity: number;
 }
 
@@ -132,6 +136,7 @@ export function resolve(c: ProxyConfig): ResolvedOptions {
     syncPeriodMs: section.syncPeriodMs,
     conntrack: c.conntrack,
     ipvs: c.ipvs,
+    oomScoreAdj: c.oomScoreAdj,
     verbosity: c.verbosity,
   };
 }
