@@ -1,7 +1,7 @@
 import yaml from "js-yaml";
 import type { Credentials } from "../kubeapi/client.js";
 
-/** The apiserver URL of a kubeconfig's current context (kind writes one cluster, on a loopback port). */
+/** The apiserver URL of a kubeconfig's current context (a kind lab's has one cluster, on a loopback port). */
 export function kubeconfigServer(text: string): string {
   const cfg = yaml.load(text) as {
     "current-context"?: string;
@@ -10,7 +10,7 @@ export function kubeconfigServer(text: string): string {
   } | null;
   const context = cfg?.contexts?.find((c) => c.name === cfg["current-context"]) ?? cfg?.contexts?.[0];
   const cluster = cfg?.clusters?.find((c) => c.name === context?.context.cluster) ?? cfg?.clusters?.[0];
-  if (!cluster?.cluster.server) throw new Error("the kubeconfig kind wrote names no apiserver");
+  if (!cluster?.cluster.server) throw new Error("the kind lab's kubeconfig names no apiserver");
   return cluster.cluster.server;
 }
 
@@ -21,7 +21,7 @@ interface KindKubeconfig {
   users?: { name: string; user: { "client-certificate-data"?: string; "client-key-data"?: string } }[];
 }
 
-/** The lab client's identity from the kubeconfig kind wrote: its CA and client certificate are inline. */
+/** The lab client's identity from a kind lab's kubeconfig: its CA and client certificate are inline. */
 export function kindCredentials(text: string, server: string): Credentials {
   const cfg = yaml.load(text) as KindKubeconfig | null;
   const context = cfg?.contexts?.find((c) => c.name === cfg["current-context"]) ?? cfg?.contexts?.[0];
@@ -32,7 +32,7 @@ export function kindCredentials(text: string, server: string): Credentials {
   const key = user?.["client-key-data"];
   if (!ca || !cert || !key)
     throw new Error(
-      "the kubeconfig kind wrote has no inline CA, client certificate and key for its current context",
+      "the kind lab's kubeconfig has no inline CA, client certificate and key for its current context",
     );
   const data = (b64: string) => Buffer.from(b64, "base64");
   return { server, ca: data(ca), cert: data(cert), key: data(key) };

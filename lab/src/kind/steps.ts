@@ -138,15 +138,14 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       }));
     },
   });
-  const nodeNames = kindNodes(input).map((n) => n.name);
-  for (const img of images) {
-    const names = upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image];
+  // One archive of every image, imported into the nodes at once: one save and one import per node in all.
+  const names = images.flatMap((img) => (upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image]));
+  if (names.length > 0)
     steps.push({
       phase: "load",
       what: `loading ${names.join(", ")} into the nodes`,
-      load: { images: names, nodes: nodeNames },
+      load: { images: names, nodes: kindNodes(input).map((n) => n.name) },
     });
-  }
   steps.push({
     phase: "nodes",
     what: "nodes Ready",

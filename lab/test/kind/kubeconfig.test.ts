@@ -37,6 +37,14 @@ describe("the host's kubeconfig, from the control plane's admin.conf", () => {
     assert.deepEqual([c.ca.toString(), c.cert.toString(), c.key.toString()], ["CA", "CERT", "KEY"]);
   });
 
+  test("a kubeconfig without inline credentials (a token user) is a one-line error for the lab's client", () => {
+    const text = hostKubeconfig(adminConf, "lab", "https://127.0.0.1:32768");
+    assert.throws(() => kindCredentials(text.replace(/client-certificate-data: .*\n/, ""), "https://x"), {
+      message:
+        "the kind lab's kubeconfig has no inline CA, client certificate and key for its current context",
+    });
+  });
+
   test("an admin.conf without a cluster and user for its context is a one-line error", () => {
     assert.throws(
       () => hostKubeconfig(yaml.dump({ contexts: [] }), "lab", "https://127.0.0.1:1"),

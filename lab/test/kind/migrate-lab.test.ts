@@ -1,43 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import yaml from "js-yaml";
-import { kindCredentials } from "../../src/kind/kubeconfig.js";
 import { netnsNodes } from "../../src/migrate/migrate-lab.js";
 import { echoImage, loadgenImage, trafficObjects } from "../../src/migrate/workload.js";
 
-const b64 = (s: string) => Buffer.from(s).toString("base64");
-
-// The shape `kind get kubeconfig` writes: one cluster, one user, everything inline.
-const kindKubeconfig = yaml.dump({
-  apiVersion: "v1",
-  kind: "Config",
-  "current-context": "kind-lab",
-  contexts: [{ name: "kind-lab", context: { cluster: "kind-lab", user: "kind-lab" } }],
-  clusters: [
-    {
-      name: "kind-lab",
-      cluster: { server: "https://127.0.0.1:41234", "certificate-authority-data": b64("CA") },
-    },
-  ],
-  users: [
-    { name: "kind-lab", user: { "client-certificate-data": b64("CERT"), "client-key-data": b64("KEY") } },
-  ],
-});
-
 describe("migrate on either runtime", () => {
-  test("kind's kubeconfig gives the client its CA, certificate and key", () => {
-    const c = kindCredentials(kindKubeconfig, "https://127.0.0.1:41234");
-    assert.deepEqual(
-      [c.server, c.ca.toString(), c.cert.toString(), c.key.toString()],
-      ["https://127.0.0.1:41234", "CA", "CERT", "KEY"],
-    );
-    const tokenUser = kindKubeconfig.replace(/client-certificate-data: .*\n/, "");
-    assert.throws(() => kindCredentials(tokenUser, "https://x"), {
-      message:
-        "the kubeconfig kind wrote has no inline CA, client certificate and key for its current context",
-    });
-  });
-
   test("a netns node's commands run in its namespace, and every netns node runs pods", () => {
     const [n] = netnsNodes([
       { index: 1, name: "node-1", zone: "zone-a", netns: "sy-node-1", hostVeth: "sy-h1", ip: "198.18.0.2" },

@@ -140,9 +140,7 @@ describe("kind up: the command plan against a fake machine", () => {
       "docker exec lab-worker sh -c <script>",
       "docker exec lab-worker2 sh -c <script>",
       "docker exec lab-worker3 sh -c <script>",
-      `load switchyard/kube-proxy:0.1.0 into ${nodes}`,
-      `load switchyard/slice-controller:0.1.0 into ${nodes}`,
-      `load switchyard/cluster-dns:0.1.0 into ${nodes}`,
+      `load switchyard/kube-proxy:0.1.0 switchyard/slice-controller:0.1.0 switchyard/cluster-dns:0.1.0 into ${nodes}`,
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
       `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
@@ -194,9 +192,7 @@ describe("kind up: the command plan against a fake machine", () => {
     const paths = kindPaths(dir);
     const brief = m.brief();
     assert.deepEqual(brief.slice(brief.indexOf("docker exec lab-worker3 sh -c <script>") + 1), [
-      `load switchyard/kube-proxy:0.1.0 switchyard/kube-proxy:dev into ${nodes}`,
-      `load switchyard/slice-controller:0.1.0 switchyard/slice-controller:dev into ${nodes}`,
-      `load switchyard/cluster-dns:0.1.0 switchyard/cluster-dns:dev into ${nodes}`,
+      `load ${["kube-proxy", "slice-controller", "cluster-dns"].map((a) => `switchyard/${a}:0.1.0 switchyard/${a}:dev`).join(" ")} into ${nodes}`,
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
       "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",

@@ -78,6 +78,44 @@ const portOf =
     c[field] = port === 0 ? "" : `${host.includes(":") ? `[${host}]` : host}:${port}`;
   };
 
+/** Upstream flags with nothing to act on here: name, kind, help, and why nothing happens. */
+const ACCEPTED: readonly [string, FlagSpec["kind"], string, string][] = [
+  [
+    "config-sync-period",
+    "duration",
+    "How often informers resync (default 15m).",
+    "watches are not resynced on a timer",
+  ],
+  ["kube-api-qps", "string", "QPS to the apiserver (default 5).", "requests are not rate-limited"],
+  ["kube-api-burst", "int", "Burst to the apiserver (default 10).", "requests are not rate-limited"],
+  ["kube-api-content-type", "string", "Content type of requests to the apiserver.", "the client speaks JSON"],
+  ["profiling", "bool", "Serve /debug/pprof.", "there is no pprof handler"],
+  [
+    "bind-address-hard-fail",
+    "bool",
+    "Exit when a port cannot be bound.",
+    "a port that cannot be bound is always fatal here",
+  ],
+  [
+    "show-hidden-metrics-for-version",
+    "string",
+    "Show metrics hidden since this version.",
+    "no metric is hidden",
+  ],
+  ["logging-format", "string", "text (upstream's default) or json.", "logs are always JSON lines"],
+  ["vmodule", "string", "Per-file verbosity (pattern=N,...).", "verbosity is global (--v)"],
+  ["log-flush-frequency", "duration", "How often logs are flushed.", "every line is written at once"],
+  [
+    "log-text-split-stream",
+    "bool",
+    "Split text logs between stdout and stderr.",
+    "logs are JSON lines on stderr",
+  ],
+  ["log-text-info-buffer-size", "string", "Buffer size of text info logs.", "logs are not buffered"],
+  ["log-json-split-stream", "bool", "Split JSON logs between stdout and stderr.", "logs go to stderr"],
+  ["log-json-info-buffer-size", "string", "Buffer size of JSON info logs.", "logs are not buffered"],
+];
+
 /**
  * The rest of kube-proxy v1.37.2's flags (cmd/kube-proxy/app/options.go AddFlags, and component-base's logging
  * flags), so that an upstream DaemonSet's command line runs: each applied where it means something here, and
@@ -142,50 +180,7 @@ const UPSTREAM_EXTRA_FLAGS: readonly FlagSpec[] = [
         if (!/^\s*[A-Za-z0-9]+=(true|false)\s*$/i.test(pair)) throw bad(`"${pair}" is not Name=true|false`);
     },
   },
-  accepted(
-    "config-sync-period",
-    "duration",
-    "How often informers resync (default 15m).",
-    "watches are not resynced on a timer",
-  ),
-  accepted("kube-api-qps", "string", "QPS to the apiserver (default 5).", "requests are not rate-limited"),
-  accepted("kube-api-burst", "int", "Burst to the apiserver (default 10).", "requests are not rate-limited"),
-  accepted(
-    "kube-api-content-type",
-    "string",
-    "Content type of requests to the apiserver.",
-    "the client speaks JSON",
-  ),
-  accepted("profiling", "bool", "Serve /debug/pprof.", "there is no pprof handler"),
-  accepted(
-    "bind-address-hard-fail",
-    "bool",
-    "Exit when a port cannot be bound.",
-    "a port that cannot be bound is always fatal here",
-  ),
-  accepted(
-    "show-hidden-metrics-for-version",
-    "string",
-    "Show metrics hidden since this version.",
-    "no metric is hidden",
-  ),
-  accepted("logging-format", "string", "text (upstream's default) or json.", "logs are always JSON lines"),
-  accepted("vmodule", "string", "Per-file verbosity (pattern=N,...).", "verbosity is global (--v)"),
-  accepted("log-flush-frequency", "duration", "How often logs are flushed.", "every line is written at once"),
-  accepted(
-    "log-text-split-stream",
-    "bool",
-    "Split text logs between stdout and stderr.",
-    "logs are JSON lines on stderr",
-  ),
-  accepted("log-text-info-buffer-size", "string", "Buffer size of text info logs.", "logs are not buffered"),
-  accepted(
-    "log-json-split-stream",
-    "bool",
-    "Split JSON logs between stdout and stderr.",
-    "logs go to stderr",
-  ),
-  accepted("log-json-info-buffer-size", "string", "Buffer size of JSON info logs.", "logs are not buffered"),
+  ...ACCEPTED.map(([name, kind, help, why]) => accepted(name, kind, help, why)),
 ];
 
 const SPEC: readonly FlagSpec[] = [
