@@ -148,6 +148,8 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
     registry: metrics.registry,
     health,
     mode: o.mode,
+    bindAddressHardFail: o.bindAddressHardFail,
+    logger,
   });
 
   const abort = new AbortController();

@@ -330,3 +330,30 @@ test("--version prints what this is and exits 0; the OOM score is written, a ref
   assert.match(logged, /Failed to apply OOMScore/);
   assert.match(logged, /EACCES/);
 });
+
+test("server addresses as upstream defaults them: a bare IP gets the port, an IPv6 bindAddress IPv6 defaults", () => {
+  const header = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+  const file = (body: string) => parseConfigFile(`${header}${body}`);
+  const v4 = file("bindAddress: 10.0.0.5\n");
+  assert.deepEqual([v4.healthzBindAddress, v4.metricsBindAddress], ["0.0.0.0:10256", "127.0.0.1:10249"]);
+  const v6 = file('bindAddress: "::"\n');
+  assert.deepEqual([v6.healthzBindAddress, v6.metricsBindAddress], ["[::]:10256", "[::1]:10249"]);
+  const bare = file("metricsBindAddress: 0.0.0.0\nhealthzBindAddress: fd00::1\nbindAddressHardFail: true\n");
+  assert.deepEqual(
+    [bare.metricsBindAddress, bare.healthzBindAddress, bare.bindAddressHardFail],
+    ["0.0.0.0:10249", "[fd00::1]:10256", true],
+  );
+  const flags = loadConfiguration(
+    parseCommandLine([
+      "--metrics-bind-address=10.1.2.3",
+      "--healthz-bind-address=::",
+      "--bind-address-hard-fail",
+    ]),
+    () => "",
+  );
+  assert.deepEqual(
+    [flags.metricsBindAddress, flags.healthzBindAddress, flags.bindAddressHardFail],
+    ["10.1.2.3:10249", "[::]:10256", true],
+  );
+  assert.throws(() => parseCommandLine(["--metrics-bind-address=localhost:10249"]), /want IP:port or an IP/);
+});

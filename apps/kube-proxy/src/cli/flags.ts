@@ -2,8 +2,9 @@
 // configuration only when there is no --config; with one, only --hostname-override and the
 // logging flag (--v) still apply, and the other flags given are reported as ignored.
 
+import { isIP } from "node:net";
 import { parseGoDuration } from "@switchyard/kube";
-import { defaultConfig, type ProxyConfig } from "../config/config.js";
+import { appendPortIfNeeded, DEFAULT_PORTS, defaultConfig, type ProxyConfig } from "../config/config.js";
 
 /** A bad command line; main prints the message on one line and exits 2. */
 export class FlagError extends Error {
@@ -52,9 +53,13 @@ const count = (raw: string, bad: (why: string) => FlagError): number => {
   if (!/^\d+$/.test(raw) || Number(raw) > 2 ** 31 - 1) throw bad("want a non-negative integer");
   return Number(raw);
 };
-const hostPort = (raw: string, bad: (why: string) => FlagError): string => {
-  if (raw !== "" && parseHostPort(raw) === undefined) throw bad("want host:port, or empty to disable");
-  return raw;
+/** An IP or IP:port (upstream's IPPortVar); a bare IP gets the default port, as upstream's defaulting. */
+const hostPort = (raw: string, port: number, bad: (why: string) => FlagError): string => {
+  const full = appendPortIfNeeded(raw, port);
+  const hp = parseHostPort(full);
+  if (full !== "" && (hp === undefined || isIP(hp.host) === 0))
+    throw bad("want IP:port or an IP, or empty to disable");
+  return full;
 };
 
 /** What upstream's validation accepts for ipvs.scheduler. */
@@ -90,12 +95,6 @@ const ACCEPTED: readonly [string, FlagSpec["kind"], string, string][] = [
   ["kube-api-burst", "int", "Burst to the apiserver (default 10).", "requests are not rate-limited"],
   ["kube-api-content-type", "string", "Content type of requests to the apiserver.", "the client speaks JSON"],
   ["profiling", "bool", "Serve /debug/pprof.", "there is no pprof handler"],
-  [
-    "bind-address-hard-fail",
-    "bool",
-    "Exit when a port cannot be bound.",
-    "a port that cannot be bound is always fatal here",
-  ],
   [
     "show-hidden-metrics-for-version",
     "string",
@@ -232,6 +231,14 @@ const SPEC: readonly FlagSpec[] = [
       c.bindAddress = raw;
     },
   },
+  {
+    name: "bind-address-hard-fail",
+    kind: "bool",
+    help: "Exit when the metrics or healthz port cannot be bound (else it is retried every 5s).",
+    set: (c, raw, bad) => {
+      c.bindAddressHardFail = bool(raw, bad);
+    },
+  },
   { name: "cleanup", kind: "bool", help: "Remove every rule any mode wrote, then exit." },
   {
     name: "version",
@@ -246,7 +253,7 @@ const SPEC: readonly FlagSpec[] = [
     kind: "string",
     help: "host:port for /metrics (default 127.0.0.1:10249, loopback only, as upstream); empty disables.",
     set: (c, raw, bad) => {
-      c.metricsBindAddress = hostPort(raw, bad);
+      c.metricsBindAddress = hostPort(raw, DEFAULT_PORTS.metricsBindAddress, bad);
     },
   },
   {
@@ -254,7 +261,7 @@ const SPEC: readonly FlagSpec[] = [
     kind: "string",
     help: "host:port for /healthz and /livez (default 0.0.0.0:10256, as upstream); empty disables.",
     set: (c, raw, bad) => {
-      c.healthzBindAddress = hostPort(raw, bad);
+      c.healthzBindAddress = hostPort(raw, DEFAULT_PORTS.healthzBindAddress, bad);
     },
   },
   {

@@ -6,9 +6,10 @@
 // field. Zero values (null, "", 0s) mean "default", as upstream's defaulting treats them, so a
 // kubeadm file full of empty fields yields the defaults.
 
+import { isIPv4 } from "node:net";
 import { parseGoDuration } from "@switchyard/kube";
 import yaml from "js-yaml";
-import { defaultConfig, type ProxyConfig } from "./config.js";
+import { appendPortIfNeeded, DEFAULT_PORTS, defaultConfig, type ProxyConfig } from "./config.js";
 
 export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
 export const CONFIG_KIND = "KubeProxyConfiguration";
@@ -169,6 +170,22 @@ function conntrackSection(ct: Decoded, d: ProxyConfig["conntrack"]): ProxyConfig
 }
 
 /**
+ * bindAddress and the two server addresses as upstream defaults them (v1alpha1 defaults.go): unset addresses
+ * take the bind address's family (0.0.0.0:10256 and 127.0.0.1:10249, or [::]:10256 and [::1]:10249 when
+ * bindAddress is IPv6), and an address without a port gets the default one.
+ */
+function bindAddresses(bindAddress: string, d: Decoded) {
+  const [healthzHost, metricsHost] = isIPv4(bindAddress) ? ["0.0.0.0", "127.0.0.1"] : ["[::]", "[::1]"];
+  const address = (v: unknown, host: string, port: number) =>
+    typeof v === "string" && v !== "" ? appendPortIfNeeded(v, port) : `${host}:${port}`;
+  return {
+    bindAddress,
+    healthzBindAddress: address(d.healthzBindAddress, healthzHost, DEFAULT_PORTS.healthzBindAddress),
+    metricsBindAddress: address(d.metricsBindAddress, metricsHost, DEFAULT_PORTS.metricsBindAddress),
+  };
+}
+
+/**
  * YAML into a value. A key given twice fails strict decoding; the lenient decoder keeps the last value, as
  * encoding/json does, and the duplicate is named in `strict`.
  */
@@ -234,9 +251,8 @@ export function parseConfigFile(text: string, strict: string[] = []): ProxyConfi
   return {
     mode: mode as ProxyConfig["mode"],
     hostnameOverride: pick(d.hostnameOverride, c.hostnameOverride),
-    bindAddress: pick(d.bindAddress, c.bindAddress),
-    healthzBindAddress: pick(d.healthzBindAddress, c.healthzBindAddress),
-    metricsBindAddress: pick(d.metricsBindAddress, c.metricsBindAddress),
+    ...bindAddresses(pick(d.bindAddress, c.bindAddress), d),
+    bindAddressHardFail: pick(d.bindAddressHardFail, c.bindAddressHardFail),
     clusterCIDR: pick(d.clusterCIDR, c.clusterCIDR),
     kubeconfig: pick(sub("clientConnection").kubeconfig, c.kubeconfig),
     nodePortAddresses: pick(d.nodePortAddresses, c.nodePortAddresses),

@@ -13,6 +13,8 @@ export interface ProxyConfig {
   healthzBindAddress: string;
   /** host:port; "" disables. Upstream default 127.0.0.1:10249: loopback only. */
   metricsBindAddress: string;
+  /** A port that cannot be bound is fatal instead of retried every 5 s. */
+  bindAddressHardFail: boolean;
   /** Pod CIDR(s), comma-separated for dual-stack. */
   clusterCIDR: string;
   kubeconfig: string;
@@ -58,6 +60,7 @@ export function defaultConfig(): ProxyConfig {
     bindAddress: "0.0.0.0",
     healthzBindAddress: "0.0.0.0:10256",
     metricsBindAddress: "127.0.0.1:10249",
+    bindAddressHardFail: false,
     clusterCIDR: "",
     kubeconfig: "",
     nodePortAddresses: [],
@@ -94,6 +97,7 @@ export interface ResolvedOptions {
   readonly bindAddress: string;
   readonly healthzBindAddress: string;
   readonly metricsBindAddress: string;
+  readonly bindAddressHardFail: boolean;
   readonly clusterCIDRs: readonly string[];
   readonly kubeconfig: string;
   readonly nodePortAddresses: readonly string[];
@@ -121,6 +125,7 @@ export function resolve(c: ProxyConfig): ResolvedOptions {
     bindAddress: c.bindAddress,
     healthzBindAddress: c.healthzBindAddress,
     metricsBindAddress: c.metricsBindAddress,
+    bindAddressHardFail: c.bindAddressHardFail,
     clusterCIDRs: c.clusterCIDR
       .split(",")
       .map((s) => s.trim())
@@ -139,4 +144,13 @@ export function resolve(c: ProxyConfig): ResolvedOptions {
     oomScoreAdj: c.oomScoreAdj,
     verbosity: c.verbosity,
   };
+}
+
+/** The ports upstream appends to a bind address given without one (v1alpha1 defaults: AppendPortIfNeeded). */
+export const DEFAULT_PORTS = { healthzBindAddress: 10256, metricsBindAddress: 10249 } as const;
+
+/** "10.0.0.1" → "10.0.0.1:10249", "::1" → "[::1]:10249"; an address with a port (or "") unchanged. */
+export function appendPortIfNeeded(address: string, port: number): string {
+  if (address === "" || /^\[.*\]:\d+$/.test(address) || /^[^:]*:\d+$/.test(address)) return address;
+  return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
 }
