@@ -11,6 +11,7 @@ import {
 } from "./cli/flags.js";
 import { defaultConfig, type ProxyConfig, resolve } from "./config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "./config/config-file.js";
+import { watchConfigFile } from "./config/watch-file.js";
 import { NetworkConfigError } from "./network.js";
 import { versionText } from "./version.js";
 
@@ -32,6 +33,7 @@ export function loadConfiguration(
   cl: CommandLine,
   read: (path: string) => string,
   strict: string[] = [],
+  loadedText: { text?: string } = {},
 ): ProxyConfig {
   if (cl.configFile === undefined) return cl.apply(defaultConfig(), false);
   let text: string;
@@ -42,17 +44,20 @@ export function loadConfiguration(
       `cannot read --config ${cl.configFile}: ${(err as NodeJS.ErrnoException).code ?? err}`,
     );
   }
+  loadedText.text = text;
   return cl.apply(parseConfigFile(text, strict), true);
 }
 
 /**
  * The program. Exit codes: 0 after a clean stop or a finished --cleanup, 1 when it cannot
- * run, 2 for a bad flag or config field (one line naming it).
+ * run or its --config file's content changed (as upstream, so the kubelet restarts it with the
+ * new file), 2 for a bad flag or config field (one line naming it).
  */
 export async function main(io: MainIO): Promise<number> {
   let cl: CommandLine;
   let config: ProxyConfig;
   const strict: string[] = [];
+  const loaded: { text?: string } = {};
   try {
     cl = parseCommandLine(io.argv);
     if (cl.help) {
@@ -63,7 +68,7 @@ export async function main(io: MainIO): Promise<number> {
       io.stdout.write(`${versionText(cl.version === "raw")}\n`);
       return 0;
     }
-    config = loadConfiguration(cl, (p) => readFileSync(p, "utf8"), strict);
+    config = loadConfiguration(cl, (p) => readFileSync(p, "utf8"), strict, loaded);
   } catch (err) {
     if (!(err instanceof FlagError || err instanceof ConfigError)) throw err;
     io.stderr.write(`${PROGRAM}: ${err.message}\n`);
@@ -95,7 +100,19 @@ export async function main(io: MainIO): Promise<number> {
     io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
     return err instanceof NetworkConfigError ? 2 : 1;
   }
-  await io.stopSignal;
+  let stopWatch = () => {};
+  const configChanged = new Promise<"changed">((resolve) => {
+    if (cl.configFile !== undefined && loaded.text !== undefined)
+      stopWatch = watchConfigFile(cl.configFile, loaded.text, () => resolve("changed"));
+  });
+  const why = await Promise.race([io.stopSignal, configChanged]);
+  stopWatch();
+  if (why === "changed") {
+    // Upstream returns this error from Run and exits 1; the kubelet then starts it with the new file.
+    logger.error("content of the proxy server's configuration file was updated", { config: cl.configFile });
+    await app.stop();
+    return 1;
+  }
   logger.info("stopping", { node: app.nodeName });
   await app.stop();
   return 0;
