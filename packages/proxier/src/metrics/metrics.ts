@@ -130,22 +130,26 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
       ["ip_family", "traffic_policy"],
     ),
   };
+  // iptables and nftables mode both time full and partial syncs apart (upstream's RegisterMetrics, v1.37.2).
+  const fullAndPartial = () => ({
+    syncFullProxyRulesLatency: histogram(
+      "sync_full_proxy_rules_duration_seconds",
+      "SyncProxyRules latency in seconds for full resyncs",
+      SYNC_BUCKETS,
+      fam,
+    ),
+    syncPartialProxyRulesLatency: histogram(
+      "sync_partial_proxy_rules_duration_seconds",
+      "SyncProxyRules latency in seconds for partial resyncs",
+      SYNC_BUCKETS,
+      fam,
+    ),
+  });
   switch (mode) {
     case "iptables":
       return {
         ...core,
-        syncFullProxyRulesLatency: histogram(
-          "sync_full_proxy_rules_duration_seconds",
-          "SyncProxyRules latency in seconds for full resyncs",
-          SYNC_BUCKETS,
-          fam,
-        ),
-        syncPartialProxyRulesLatency: histogram(
-          "sync_partial_proxy_rules_duration_seconds",
-          "SyncProxyRules latency in seconds for partial resyncs",
-          SYNC_BUCKETS,
-          fam,
-        ),
+        ...fullAndPartial(),
         iptablesRestoreFailuresTotal: counter(
           "sync_proxy_rules_iptables_restore_failures_total",
           "Cumulative proxy iptables restore failures",
@@ -190,6 +194,7 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
     case "nftables":
       return {
         ...core,
+        ...fullAndPartial(),
         nftablesSyncFailuresTotal: counter(
           "sync_proxy_rules_nftables_sync_failures_total",
           "Cumulative proxy nftables sync failures",

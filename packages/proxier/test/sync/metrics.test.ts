@@ -8,7 +8,7 @@ const names = async (mode: "iptables" | "nftables" | "ipvs") =>
   (await newProxyMetrics(mode).registry.getMetricsAsJSON()).map((m) => m.name).sort();
 
 describe("proxy metrics", () => {
-  test("nftables mode registers the core set plus its own failure counters, no iptables ones", async () => {
+  test("nftables mode registers the core set, the full/partial sync histograms and its own failure counters, no iptables ones", async () => {
     const got = await names("nftables");
     for (const n of [
       "kubeproxy_sync_proxy_rules_duration_seconds",
@@ -28,7 +28,9 @@ describe("proxy metrics", () => {
       assert.ok(got.includes(n), `missing ${n}`);
     }
     assert.ok(!got.some((n) => n.includes("iptables")), got.join("\n"));
-    assert.ok(!got.includes("kubeproxy_sync_full_proxy_rules_duration_seconds"));
+    // As upstream v1.37.2 registers them for nftables mode too (pkg/proxy/metrics/metrics.go RegisterMetrics).
+    assert.ok(got.includes("kubeproxy_sync_full_proxy_rules_duration_seconds"));
+    assert.ok(got.includes("kubeproxy_sync_partial_proxy_rules_duration_seconds"));
   });
 
   test("iptables mode has the full/partial histograms and rule counts by table", async () => {
