@@ -138,3 +138,4 @@ export * from "./testing/cluster.js";
 export * from "./testing/docker.js";
 export * from "./testing/serviceaccount.js";
 export * from "./testing/upstream-slice-controller.js";
+export { resolveBinary } from "./upstream/binaries.js";

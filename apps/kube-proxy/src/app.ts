@@ -50,6 +50,8 @@ export interface AppOptions {
   readonly settingFiles?: SettingFiles;
   /** CPUs for conntrack.maxPerCore; os.cpus() when unset. */
   readonly numCPU?: number;
+  /** What /configz serves: the configuration as a v1alpha1 object (config/v1alpha1.ts). */
+  readonly configz?: Record<string, unknown>;
 }
 
 export interface App {
@@ -150,6 +152,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
     mode: o.mode,
     bindAddressHardFail: o.bindAddressHardFail,
     logger,
+    ...(opts.configz ? { configz: opts.configz } : {}),
   });
 
   const abort = new AbortController();

@@ -8,9 +8,12 @@ import {
   notActedOn,
   parseCommandLine,
   usage,
+  validateServerAddresses,
+  withDeprecatedPorts,
 } from "./cli/flags.js";
 import { defaultConfig, type ProxyConfig, resolve } from "./config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "./config/config-file.js";
+import { renderV1alpha1, toV1alpha1 } from "./config/v1alpha1.js";
 import { watchConfigFile } from "./config/watch-file.js";
 import { NetworkConfigError } from "./network.js";
 import { versionText } from "./version.js";
@@ -35,7 +38,12 @@ export function loadConfiguration(
   strict: string[] = [],
   loadedText: { text?: string } = {},
 ): ProxyConfig {
-  if (cl.configFile === undefined) return cl.apply(defaultConfig(), false);
+  if (cl.configFile === undefined) {
+    const flags = cl.apply(defaultConfig(), false);
+    const c = cl.writeConfigTo === undefined ? withDeprecatedPorts(flags, cl.deprecatedPorts) : flags;
+    validateServerAddresses(c);
+    return c;
+  }
   let text: string;
   try {
     text = read(cl.configFile);
@@ -76,6 +84,7 @@ export async function main(io: MainIO): Promise<number> {
   }
   const options = resolve(config);
   const logger = new Logger({ ...levelFromVerbosity(options.verbosity), out: io.stderr });
+  if (cl.writeConfigTo !== undefined) return writeConfig(cl.writeConfigTo, config, logger, io);
   const lenient = strictDecodingError(strict);
   if (lenient) logger.info("Using lenient decoding as strict decoding failed", { err: lenient });
   if (notActedOn(cl).length > 0) logger.info("flags accepted but not acted on", { flags: notActedOn(cl) });
@@ -95,7 +104,7 @@ export async function main(io: MainIO): Promise<number> {
   applyOomScoreAdj(options.oomScoreAdj, logger);
   let app: App;
   try {
-    app = await startApp(options, { logger });
+    app = await startApp(options, { logger, configz: toV1alpha1(config) });
   } catch (err) {
     io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
     return err instanceof NetworkConfigError ? 2 : 1;
@@ -115,6 +124,18 @@ export async function main(io: MainIO): Promise<number> {
   }
   logger.info("stopping", { node: app.nodeName });
   await app.stop();
+  return 0;
+}
+
+/** `--write-config-to`: the v1alpha1 file upstream writes for the same flags or file, then exit 0. */
+function writeConfig(path: string, config: ProxyConfig, logger: Logger, io: MainIO): number {
+  try {
+    writeFileSync(path, renderV1alpha1(config));
+  } catch (err) {
+    io.stderr.write(`${PROGRAM}: --write-config-to ${path}: ${(err as NodeJS.ErrnoException).code ?? err}\n`);
+    return 1;
+  }
+  logger.info("Wrote configuration", { file: path });
   return 0;
 }
 

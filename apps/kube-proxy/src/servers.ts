@@ -35,7 +35,11 @@ async function listen(what: string, address: string, listener: Listener) {
   }
 }
 
-function metricsListener(o: { registry: Registry; mode: ProxyMode }): Listener {
+function metricsListener(o: {
+  registry: Registry;
+  mode: ProxyMode;
+  configz?: Record<string, unknown>;
+}): Listener {
   return (req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path === "/metrics") {
@@ -47,6 +51,10 @@ function metricsListener(o: { registry: Registry; mode: ProxyMode }): Listener {
       res.writeHead(200, { "Content-Type": "text/plain" }).end(o.mode);
     } else if (path === "/healthz") {
       res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+    } else if (path === "/configz" && o.configz) {
+      // component-base's configz: the configuration under its API group's name.
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ "kubeproxy.config.k8s.io": o.configz }));
     } else {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("404 page not found\n");
     }
@@ -62,6 +70,8 @@ export interface ServerOptions {
   /** Exit when a port cannot be bound, instead of retrying it (bindAddressHardFail). */
   bindAddressHardFail: boolean;
   logger: Logger;
+  /** Served on /configz (the v1alpha1 configuration), when given. */
+  configz?: Record<string, unknown>;
   /** Injected by tests. */
   retryMs?: number;
 }

@@ -8,74 +8,7 @@ import { FlagError, ignoredWithConfig, notActedOn, parseCommandLine } from "../s
 import { resolve } from "../src/config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "../src/config/config-file.js";
 import { applyOomScoreAdj, loadConfiguration, main } from "../src/main.js";
-
-// The shape kubeadm (v1.30+) writes into the kube-proxy ConfigMap, trimmed of nothing.
-const KUBEADM = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
-bindAddress: 0.0.0.0
-bindAddressHardFail: false
-clientConnection:
-  acceptContentTypes: ""
-  burst: 0
-  contentType: ""
-  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf
-  qps: 0
-clusterCIDR: 10.244.0.0/16
-configSyncPeriod: 0s
-conntrack:
-  maxPerCore: null
-  min: null
-  tcpBeLiberal: false
-  tcpCloseWaitTimeout: null
-  tcpEstablishedTimeout: null
-  udpStreamTimeout: 0s
-  udpTimeout: 0s
-detectLocal:
-  bridgeInterface: ""
-  interfaceNamePrefix: ""
-detectLocalMode: ""
-enableProfiling: false
-healthzBindAddress: ""
-hostnameOverride: ""
-iptables:
-  localhostNodePorts: null
-  masqueradeAll: false
-  masqueradeBit: null
-  minSyncPeriod: 0s
-  syncPeriod: 0s
-ipvs:
-  excludeCIDRs: null
-  minSyncPeriod: 0s
-  scheduler: ""
-  strictARP: false
-  syncPeriod: 0s
-  tcpFinTimeout: 0s
-  tcpTimeout: 0s
-  udpTimeout: 0s
-kind: KubeProxyConfiguration
-logging:
-  flushFrequency: 0
-  options:
-    json:
-      infoBufferSize: "0"
-  verbosity: 0
-metricsBindAddress: ""
-mode: ""
-nftables:
-  masqueradeAll: false
-  masqueradeBit: null
-  minSyncPeriod: 0s
-  syncPeriod: 0s
-nodePortAddresses: null
-oomScoreAdj: -999
-portRange: ""
-showHiddenMetricsForVersion: ""
-winkernel:
-  enableDSR: false
-  forwardHealthCheckVip: false
-  networkName: ""
-  rootHnsEndpointName: ""
-  sourceVip: ""
-`;
+import { KUBEADM } from "./kubeadm-config.js";
 
 test("kubeadm's file decodes to upstream's defaults", () => {
   const o = resolve(parseConfigFile(KUBEADM));
@@ -245,10 +178,13 @@ test("upstream's other flags: applied where they mean something, else accepted, 
     "--healthz-port=10266",
     "--metrics-port=0",
   );
+  const bare = cfg("--healthz-bind-address=0.0.0.0", "--healthz-port=10266");
   assert.equal(c.detectLocalMode, "InterfaceNamePrefix");
   assert.deepEqual(c.detectLocal, { bridgeInterface: "cbr0", interfaceNamePrefix: "veth" }, "_ reads as -");
   assert.equal(c.oomScoreAdj, -500);
-  assert.equal(c.healthzBindAddress, "0.0.0.0:10266", "the port of the default address");
+  // Upstream's Complete(): the port flags only fill in an address given without a port; 0 disables.
+  assert.equal(c.healthzBindAddress, "0.0.0.0:10256", "an address with a port keeps it");
+  assert.equal(bare.healthzBindAddress, "0.0.0.0:10266");
   assert.equal(c.metricsBindAddress, "", "port 0 disables");
   assert.equal(cfg().oomScoreAdj, -999, "upstream's default");
   // Without a config file, --iptables-*sync-period is the generic period: nftables mode takes it too.
@@ -343,17 +279,21 @@ test("server addresses as upstream defaults them: a bare IP gets the port, an IP
     [bare.metricsBindAddress, bare.healthzBindAddress, bare.bindAddressHardFail],
     ["0.0.0.0:10249", "[fd00::1]:10256", true],
   );
-  const flags = loadConfiguration(
-    parseCommandLine([
-      "--metrics-bind-address=10.1.2.3",
-      "--healthz-bind-address=::",
-      "--bind-address-hard-fail",
-    ]),
-    () => "",
+  // Flags: a bare IP gets the port of --metrics-port (its default) when the proxy runs (upstream's Complete());
+  // --write-config-to skips that, and upstream's validation then refuses it.
+  const run = (...argv: string[]) => loadConfiguration(parseCommandLine(argv), () => "");
+  const flags = run(
+    "--metrics-bind-address=10.1.2.3",
+    "--healthz-bind-address=[::]:10256",
+    "--bind-address-hard-fail",
   );
   assert.deepEqual(
     [flags.metricsBindAddress, flags.healthzBindAddress, flags.bindAddressHardFail],
     ["10.1.2.3:10249", "[::]:10256", true],
   );
-  assert.throws(() => parseCommandLine(["--metrics-bind-address=localhost:10249"]), /want IP:port or an IP/);
+  assert.throws(
+    () => run("--metrics-bind-address=10.1.2.3", "--write-config-to=/dev/null"),
+    /^FlagError: KubeProxyConfiguration.MetricsBindAddress: Invalid value: "10.1.2.3": must be IP:port$/,
+  );
+  assert.throws(() => parseCommandLine(["--metrics-bind-address=localhost:10249"]), /want IP or IP:port/);
 });

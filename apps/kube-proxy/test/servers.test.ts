@@ -60,3 +60,20 @@ test("with bindAddressHardFail a taken port is fatal: one line naming the addres
     blocker.close();
   }
 });
+
+test("/configz serves the configuration under kubeproxy.config.k8s.io, as component-base's configz does", async () => {
+  const log = { text: "" };
+  const servers = await startServers({
+    ...options(0, false, log),
+    configz: { kind: "KubeProxyConfiguration", mode: "nftables" },
+  });
+  try {
+    const res = await fetch(`http://${servers.metricsAddress}/configz`);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    assert.deepEqual(await res.json(), {
+      "kubeproxy.config.k8s.io": { kind: "KubeProxyConfiguration", mode: "nftables" },
+    });
+  } finally {
+    await servers.stop();
+  }
+});

@@ -86,7 +86,7 @@ export { ComponentServer, type ComponentServerOptions } from "./server/server.js
 export { Backoff, type BackoffOptions } from "./util/backoff.js";
 // Time
 export { type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
-export { parseGoDuration } from "./util/go-duration.js";
+export { formatGoDuration, parseGoDuration } from "./util/go-duration.js";
 export { TokenBucket } from "./util/token-bucket.js";
 // Work queue
 export { createQueueMetrics, noopQueueMetrics, type QueueMetrics } from "./workqueue/metrics.js";

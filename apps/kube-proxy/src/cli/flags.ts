@@ -16,6 +16,10 @@ export interface CommandLine {
   readonly configFile: string | undefined;
   readonly cleanup: boolean;
   readonly help: boolean;
+  /** --healthz-port and --metrics-port (upstream's defaults when not given). */
+  readonly deprecatedPorts: { readonly healthz: number; readonly metrics: number };
+  /** --write-config-to path: write the configuration there and exit. */
+  readonly writeConfigTo: string | undefined;
   /** --version: "" when not asked, "true" or "raw". */
   readonly version: "" | "true" | "raw";
   /** Names of the flags given (without dashes), in order. */
@@ -53,13 +57,15 @@ const count = (raw: string, bad: (why: string) => FlagError): number => {
   if (!/^\d+$/.test(raw) || Number(raw) > 2 ** 31 - 1) throw bad("want a non-negative integer");
   return Number(raw);
 };
-/** An IP or IP:port (upstream's IPPortVar); a bare IP gets the default port, as upstream's defaulting. */
-const hostPort = (raw: string, port: number, bad: (why: string) => FlagError): string => {
-  const full = appendPortIfNeeded(raw, port);
-  const hp = parseHostPort(full);
-  if (full !== "" && (hp === undefined || isIP(hp.host) === 0))
-    throw bad("want IP:port or an IP, or empty to disable");
-  return full;
+/**
+ * An IP or IP:port, or "" to disable, as upstream's IPPortVar takes it. A bare IP gets its port from
+ * --healthz-port/--metrics-port (their defaults otherwise) when the proxy runs; see withDeprecatedPorts.
+ */
+const hostPort = (raw: string, bad: (why: string) => FlagError): string => {
+  const hp = parseHostPort(raw);
+  const ok = raw === "" || isIP(raw) !== 0 || (hp !== undefined && isIP(hp.host) !== 0);
+  if (!ok) throw bad("want IP or IP:port, or empty to disable");
+  return raw;
 };
 
 /** What upstream's validation accepts for ipvs.scheduler. */
@@ -73,15 +79,9 @@ const accepted = (name: string, kind: FlagSpec["kind"], help: string, notActedOn
   notActedOn,
 });
 
-/** `--healthz-port`/`--metrics-port` (deprecated upstream): the port of the bind address, 0 disables. */
-const portOf =
-  (field: "healthzBindAddress" | "metricsBindAddress"): Setter =>
-  (c, raw, bad) => {
-    const port = count(raw, bad);
-    if (port > 65535) throw bad("want a port from 0 to 65535");
-    const host = parseHostPort(c[field])?.host ?? (field === "metricsBindAddress" ? "127.0.0.1" : "0.0.0.0");
-    c[field] = port === 0 ? "" : `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  };
+const portCheck = (raw: string, bad: (why: string) => FlagError) => {
+  if (count(raw, bad) > 65535) throw bad("want a port from 0 to 65535");
+};
 
 /** Upstream flags with nothing to act on here: name, kind, help, and why nothing happens. */
 const ACCEPTED: readonly [string, FlagSpec["kind"], string, string][] = [
@@ -160,14 +160,14 @@ const UPSTREAM_EXTRA_FLAGS: readonly FlagSpec[] = [
   {
     name: "healthz-port",
     kind: "int",
-    help: "Deprecated: the port of --healthz-bind-address; 0 disables.",
-    set: portOf("healthzBindAddress"),
+    help: "Deprecated: 0 disables healthz; else the port of a --healthz-bind-address given without one.",
+    check: portCheck,
   },
   {
     name: "metrics-port",
     kind: "int",
-    help: "Deprecated: the port of --metrics-bind-address; 0 disables.",
-    set: portOf("metricsBindAddress"),
+    help: "Deprecated: 0 disables metrics; else the port of a --metrics-bind-address given without one.",
+    check: portCheck,
   },
   {
     name: "feature-gates",
@@ -241,6 +241,11 @@ const SPEC: readonly FlagSpec[] = [
   },
   { name: "cleanup", kind: "bool", help: "Remove every rule any mode wrote, then exit." },
   {
+    name: "write-config-to",
+    kind: "string",
+    help: "Write the configuration (defaults and flags, or the --config file) to this file and exit.",
+  },
+  {
     name: "version",
     kind: "bool",
     help: "Print the version and exit (--version=raw for details).",
@@ -253,7 +258,7 @@ const SPEC: readonly FlagSpec[] = [
     kind: "string",
     help: "host:port for /metrics (default 127.0.0.1:10249, loopback only, as upstream); empty disables.",
     set: (c, raw, bad) => {
-      c.metricsBindAddress = hostPort(raw, DEFAULT_PORTS.metricsBindAddress, bad);
+      c.metricsBindAddress = hostPort(raw, bad);
     },
   },
   {
@@ -261,7 +266,7 @@ const SPEC: readonly FlagSpec[] = [
     kind: "string",
     help: "host:port for /healthz and /livez (default 0.0.0.0:10256, as upstream); empty disables.",
     set: (c, raw, bad) => {
-      c.healthzBindAddress = hostPort(raw, DEFAULT_PORTS.healthzBindAddress, bad);
+      c.healthzBindAddress = hostPort(raw, bad);
     },
   },
   {
@@ -511,6 +516,11 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   const isTrue = (name: string) => last(name) === "true" || last(name) === "1";
   return {
     configFile: last("config"),
+    writeConfigTo: last("write-config-to"),
+    deprecatedPorts: {
+      healthz: Number(last("healthz-port") ?? DEFAULT_PORTS.healthzBindAddress),
+      metrics: Number(last("metrics-port") ?? DEFAULT_PORTS.metricsBindAddress),
+    },
     cleanup: isTrue("cleanup"),
     help: isTrue("help"),
     version: last("version") === "raw" ? "raw" : isTrue("version") ? "true" : "",
@@ -556,4 +566,32 @@ export function usage(program: string): string {
     return `  --${f.name}${value}\n      ${f.help}`;
   });
   return `Usage: ${program} [flags]\n\n${lines.join("\n")}\n`;
+}
+
+/**
+ * Upstream's Complete() without a config file and without --write-config-to: --healthz-port/--metrics-port 0
+ * disables that server, and a bind address given without a port gets the flag's port (their defaults when
+ * unset), so `--metrics-bind-address=0.0.0.0` serves on 0.0.0.0:10249.
+ */
+export function withDeprecatedPorts(c: ProxyConfig, ports: CommandLine["deprecatedPorts"]): ProxyConfig {
+  const address = (addr: string, port: number) => (port === 0 ? "" : appendPortIfNeeded(addr, port));
+  return {
+    ...c,
+    healthzBindAddress: address(c.healthzBindAddress, ports.healthz),
+    metricsBindAddress: address(c.metricsBindAddress, ports.metrics),
+  };
+}
+
+/** Upstream's validation of the two server addresses: IP:port or empty ("must be IP:port"). */
+export function validateServerAddresses(c: ProxyConfig): void {
+  for (const [field, value] of [
+    ["HealthzBindAddress", c.healthzBindAddress],
+    ["MetricsBindAddress", c.metricsBindAddress],
+  ] as const) {
+    const hp = parseHostPort(value);
+    if (value !== "" && (hp === undefined || isIP(hp.host) === 0))
+      throw new FlagError(
+        `KubeProxyConfiguration.${field}: Invalid value: ${JSON.stringify(value)}: must be IP:port`,
+      );
+  }
 }

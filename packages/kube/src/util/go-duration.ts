@@ -28,3 +28,20 @@ export function parseGoDuration(text: string): number | undefined {
   }
   return sign * total;
 }
+
+/**
+ * Milliseconds as Go's time.Duration.String() writes them ("0s", "250ms", "1.5s", "15m0s", "24h0m0s"), so a config
+ * written back (`--write-config-to`, `/configz`) reads as upstream's does.
+ */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return "0s";
+  const sign = ms < 0 ? "-" : "";
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${sign}${+abs.toFixed(6)}ms`;
+  const h = Math.floor(abs / 3_600_000);
+  const m = Math.floor((abs % 3_600_000) / 60_000);
+  const s = `${+((abs % 60_000) / 1000).toFixed(9)}s`;
+  if (h > 0) return `${sign}${h}h${m}m${s}`;
+  if (m > 0) return `${sign}${m}m${s}`;
+  return `${sign}${s}`;
+}
