@@ -28,6 +28,7 @@ import {
 } from "@switchyard/proxier";
 import type { Node, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { collectDefaultMetrics } from "prom-client";
 import type { ResolvedOptions } from "./config/config.js";
 import { cleanupTargets, createBackend } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
@@ -95,6 +96,9 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
     numCPU: opts.numCPU,
   });
   const metrics = newProxyMetrics(o.mode);
+  // The process_* metrics every Go component exports (CPU, resident memory, open fds, start time), from
+  // prom-client's collectors, so dashboards built on upstream's find them; nodejs_* come along.
+  collectDefaultMetrics({ register: metrics.registry });
   const health = new ProxyHealth({
     clock: systemClock,
     healthTimeoutMs: 2 * o.syncPeriodMs,

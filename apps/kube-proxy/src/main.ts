@@ -151,6 +151,7 @@ export function applyOomScoreAdj(
   try {
     write("/proc/self/oom_score_adj", `${value}`);
   } catch (err) {
-    logger.info("Failed to apply OOMScore", { err: (err as Error).message });
+    // Upstream logs this at V(2): a container without CAP_SYS_RESOURCE cannot lower its score, and that is fine.
+    logger.debug("Failed to apply OOMScore", { err: (err as Error).message });
   }
 }

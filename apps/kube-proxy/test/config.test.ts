@@ -257,7 +257,7 @@ test("--version prints what this is and exits 0; the OOM score is written, a ref
   }
   const writes: string[] = [];
   let logged = "";
-  const logger = new Logger({ level: "info", out: { write: (s: string) => (logged += s) } });
+  const logger = new Logger({ level: "debug", out: { write: (s: string) => (logged += s) } });
   applyOomScoreAdj(-999, logger, (path, text) => writes.push(`${path}=${text}`));
   assert.deepEqual(writes, ["/proc/self/oom_score_adj=-999"]);
   applyOomScoreAdj(-999, logger, () => {

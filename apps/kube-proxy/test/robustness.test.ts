@@ -96,6 +96,18 @@ describe("switchyard-proxy: robustness", { skip, timeout: 300_000 }, () => {
     await eventually("the change despite the failure", () => serving(["pod-1"]));
     const metrics = (await get("10249/metrics")).text;
     assert.match(metrics, /kubeproxy_sync_proxy_rules_nftables_sync_failures_total\{ip_family="IPv4"\} 1\b/);
+    // The failed sync was retried as a full one, timed apart as upstream's nftables mode does.
+    assert.match(
+      metrics,
+      /^kubeproxy_sync_full_proxy_rules_duration_seconds_count\{ip_family="IPv4"\} [1-9]/m,
+    );
+    // And the process metrics a Go component has, for dashboards built on upstream's.
+    for (const name of [
+      "process_cpu_seconds_total",
+      "process_resident_memory_bytes",
+      "process_start_time_seconds",
+    ])
+      assert.match(metrics, new RegExp(`^${name} \\d`, "m"), name);
     assert.match(proxy.log(), /sync failed, retrying with a full sync/);
   });
 
