@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, createReadStream, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -42,15 +42,17 @@ export const importArgs = (snapshotter: string) => [
 function run(docker: string, args: string[], log: string, what: string, input?: string): Promise<string> {
   appendFileSync(log, `\n$ ${docker} ${args.join(" ")}${input ? ` < ${input}` : ""}\n`);
   return new Promise((resolve, reject) => {
-    const child = spawn(docker, args, { stdio: ["pipe", "pipe", "pipe"] });
-    if (input) createReadStream(input).pipe(child.stdin);
-    else child.stdin.end();
+    // The archive is the child's stdin itself (its own file descriptor), as Go's exec does for kind: nothing
+    // is copied through this process, which may be busy with other work.
+    const stdin = input ? openSync(input, "r") : "ignore";
+    const child = spawn(docker, args, { stdio: [stdin, "pipe", "pipe"] });
+    if (typeof stdin === "number") closeSync(stdin);
     let out = "";
     let last = "";
-    child.stdout.on("data", (d: Buffer) => {
+    child.stdout?.on("data", (d: Buffer) => {
       out += d.toString();
     });
-    child.stderr.on("data", (d: Buffer) => {
+    child.stderr?.on("data", (d: Buffer) => {
       appendFileSync(log, d);
       last = d.toString().trim().split("\n").pop() ?? last;
     });
