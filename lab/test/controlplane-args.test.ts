@@ -34,6 +34,12 @@ describe("control-plane flags", () => {
     assert.ok(args.includes("--controllers=*,-endpointslice-controller,-endpointslice-mirroring-controller"));
     assert.ok(args.includes("--cluster-cidr=10.244.0.0/16"));
     assert.ok(args.includes("--bind-address=127.0.0.1"));
+    const upstream = controllerManagerArgs(
+      withDefaults({ stateDir: "/state", sliceControllers: true }),
+      paths,
+      pki,
+    );
+    assert.ok(upstream.includes("--controllers=*"), "upstream's stack: every default controller, slices too");
   });
 
   test("apiserver: loopback, RBAC, service CIDR, SA keys; ServiceAccount admission off only without a controller-manager", () => {

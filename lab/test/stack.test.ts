@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import yaml from "js-yaml";
 import type { Container, Pod } from "kubernetes-types/core/v1.js";
 import { refusedAnswer } from "../src/agent/dns-refused.js";
 import { expandVars } from "../src/agent/expand-vars.js";
@@ -18,7 +19,8 @@ import {
 import { failures, formatReport } from "../src/migrate/report.js";
 import { repoRoot } from "../src/self.js";
 import { applyOrder, objectPath } from "../src/stack/apply.js";
-import { configMode, labStack, readManifests } from "../src/stack/manifests.js";
+import { configMode, labStack, needOurStack, readManifests, stackLine } from "../src/stack/manifests.js";
+import { kubeadmAddonConfig } from "../src/stack/upstream.js";
 
 const stack = readManifests(repoRoot);
 const lab = labStack(stack, {
@@ -66,6 +68,45 @@ describe("the stack's manifests", () => {
     );
     assert.equal(objectPath(find("Service", "kube-dns")), "/api/v1/namespaces/kube-system/services/kube-dns");
     assert.throws(() => objectPath({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }), /Secret/);
+  });
+});
+
+describe("upstream's stack", () => {
+  test("kubeadm's addon configuration: the pinned release, the apiserver the nodes reach, the lab's CIDRs, the mode", () => {
+    const text = kubeadmAddonConfig({
+      kubernetesVersion: "v1.37.2",
+      server: "https://198.18.0.1:6443",
+      serviceCidr: "10.96.0.0/16",
+      clusterCidr: "10.244.0.0/16",
+      proxyMode: "nftables",
+    });
+    const [cluster, proxy] = yaml.loadAll(text) as Record<string, unknown>[];
+    assert.deepEqual(cluster, {
+      apiVersion: "kubeadm.k8s.io/v1beta4",
+      kind: "ClusterConfiguration",
+      kubernetesVersion: "v1.37.2",
+      controlPlaneEndpoint: "198.18.0.1:6443",
+      networking: { serviceSubnet: "10.96.0.0/16", podSubnet: "10.244.0.0/16", dnsDomain: "cluster.local" },
+    });
+    assert.deepEqual(proxy, {
+      apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+      kind: "KubeProxyConfiguration",
+      mode: "nftables",
+    });
+  });
+
+  test("status names the stack; scenarios and migrate refuse any but Switchyard's, in one line", () => {
+    assert.equal(stackLine(undefined), "stack:      none (--no-stack)");
+    assert.equal(stackLine({ proxyMode: "iptables" }), "stack:      switchyard, kube-proxy mode iptables");
+    assert.match(
+      stackLine({ kind: "upstream", proxyMode: "nftables" }),
+      /^stack: {6}upstream \(kubeadm's .*nftables$/,
+    );
+    assert.doesNotThrow(() => needOurStack("migrate", { kind: "switchyard" }));
+    assert.throws(
+      () => needOurStack("migrate", undefined),
+      /^Error: migrate needs Switchyard's stack; this lab runs none/,
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Container } from "kubernetes-types/core/v1.js";
+import type { UpstreamBinary } from "../upstream/binaries.js";
 import { expandVars } from "./expand-vars.js";
 
 /** What the lab runs for a container image: nothing (pause), a command, or nothing it knows. */
@@ -16,7 +17,19 @@ export interface ImageContext {
   /** How to run the lab's traffic generator (labEntry("agent/loadgen")). */
   loadgen?: string[];
   node: string;
+  /** The pinned release's binary of that name (resolveBinary), for the upstream images below; undefined: missing. */
+  upstream?: (name: UpstreamBinary) => string | undefined;
 }
+
+/**
+ * Upstream's images that the lab runs from lab/upstream's binaries, whatever the tag (there is one pinned release):
+ * the files of the image that are the binary, and the image's entrypoint. kubeadm's kube-proxy DaemonSet gives a
+ * command (/usr/local/bin/kube-proxy, the image has no entrypoint); its CoreDNS Deployment gives only args.
+ */
+const upstreamImages: Record<string, { binary: UpstreamBinary; files: string[]; entrypoint?: string }> = {
+  "registry.k8s.io/kube-proxy": { binary: "kube-proxy", files: ["/usr/local/bin/kube-proxy"] },
+  "registry.k8s.io/coredns/coredns": { binary: "coredns", files: ["/coredns"], entrypoint: "/coredns" },
+};
 
 /** The image's repository without registry tag or digest: "switchyard/echo:1.0" → "switchyard/echo". */
 export function imageName(image: string): string {
@@ -51,6 +64,8 @@ export function resolveImage(
     if (command) return unknown(` (the lab's own images take args, not a command)`);
     return { kind: "process", argv: [...own, ...args] };
   }
+  const upstream = upstreamImages[name];
+  if (upstream) return upstreamProcess(image, upstream, ctx, command, args);
   const app = /^switchyard\/([a-z0-9-]+)$/.exec(name)?.[1];
   if (!app) return unknown();
   const pkgFile = join(ctx.repoRoot, "apps", app, "package.json");
@@ -68,6 +83,33 @@ export function resolveImage(
       message: `command ${first} is not in image ${image} (it has ${app} and ${Object.keys(bins).join(", ")})`,
     };
   return { kind: "process", argv: [...entry, ...rest, ...args] };
+}
+
+function upstreamProcess(
+  image: string,
+  spec: (typeof upstreamImages)[string],
+  ctx: ImageContext,
+  command: string[] | undefined,
+  args: string[],
+): Runnable {
+  const binary = ctx.upstream?.(spec.binary);
+  if (!binary)
+    return {
+      kind: "unknown",
+      message: `image ${image} runs the ${spec.binary} binary of lab/upstream, which is missing (npx switchyard-lab upstream build)`,
+    };
+  const [first, ...rest] = command ?? (spec.entrypoint ? [spec.entrypoint] : []);
+  if (first === undefined)
+    return {
+      kind: "unknown",
+      message: `image ${image} has no entrypoint: give a command (${spec.files[0]})`,
+    };
+  if (!spec.files.includes(first))
+    return {
+      kind: "unknown",
+      message: `command ${first} is not in image ${image} (it has ${spec.files.join(", ")})`,
+    };
+  return { kind: "process", argv: [binary, ...rest, ...args] };
 }
 
 /**

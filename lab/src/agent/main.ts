@@ -14,6 +14,7 @@ import { labPaths, readLabState } from "../netns/state.js";
 import { podBridgeSteps } from "../netns/steps.js";
 import { realTeardownDeps, teardown } from "../netns/teardown.js";
 import { labEntry, repoRoot } from "../self.js";
+import { resolveBinary } from "../upstream/binaries.js";
 import { Ipam } from "./ipam.js";
 import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
 import { Logger } from "./log.js";
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
       echo: labEntry("agent/echo"),
       loadgen: labEntry("agent/loadgen"),
       node: process.execPath,
+      upstream: (name) => resolveBinary(name).path,
     },
     log,
   });

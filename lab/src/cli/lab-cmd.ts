@@ -37,11 +37,12 @@ export const labHelp = `switchyard-lab up|down|status|kubeconfig|logs
 
 up [--runtime netns|kind] [--nodes 3] [--zones 2] [--state-dir DIR] [--cluster-cidr 10.244.0.0/16]
    [--service-cidr 10.96.0.0/16] [--timeout SECONDS] [--proxy-mode iptables|nftables] [--no-stack]
+   [--stack switchyard|upstream]
    netns only: [--prefix sy] [--node-cidr 198.18.0.0/24]
-   kind only:  [--name switchyard] [--node-image kindest/node:<kubernetes version>] [--stack switchyard|upstream]
+   kind only:  [--name switchyard] [--node-image kindest/node:<kubernetes version>]
                                          nodes, then Switchyard's stack from apps/<app>/deploy (--no-stack: nodes
-                                         only; --stack upstream: kubeadm's kube-proxy and CoreDNS, kcm's slice
-                                         controllers, with Switchyard's images loaded to swap in)
+                                         only; --stack upstream: kubeadm's kube-proxy and CoreDNS addons, kcm's
+                                         slice controllers; on kind with Switchyard's images loaded to swap in)
 down [--state-dir DIR] [--keep]          remove everything up created (--keep: keep logs and certificates)
 status [--state-dir DIR]                 nodes (Ready?) and pods
 kubeconfig [--state-dir DIR]             the admin kubeconfig's path
@@ -113,10 +114,6 @@ export async function labCommand(sub: string, rest: string[]): Promise<number> {
     const foreign = runtime === "kind" ? netnsOnlyFlags : kindOnlyFlags;
     const misplaced = foreign.find((f) => values[f] !== undefined);
     if (misplaced) throw new UsageError(`up: --${misplaced} does not apply to the ${runtime} runtime`);
-    if (stackKind === "upstream" && runtime !== "kind")
-      throw new UsageError(
-        "up: --stack upstream runs on the kind runtime only, for now (netns runs Switchyard's)",
-      );
     const dir = dirOf(values["state-dir"]);
     const existing = readLabRuntime(dir);
     if (existing && existing !== runtime)
@@ -211,7 +208,7 @@ async function upOn(
       serviceCidr: values["service-cidr"] ?? defaultLabInput.serviceCidr,
     },
     ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
-    ...(values["no-stack"] ? {} : { stack: proxyMode }),
+    ...(values["no-stack"] ? {} : { stack: proxyMode, stackKind: o.stackKind }),
   });
   console.log(upSummary(state));
   return 0;

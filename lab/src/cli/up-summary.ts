@@ -5,7 +5,7 @@ export function upSummary(state: LabState): string {
   const { plan } = state;
   const first = plan.nodeList[0];
   const stack = state.stack
-    ? `, stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
+    ? `, ${state.stack.kind === "upstream" ? "upstream's stack (kubeadm's addons)" : "stack"} deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
     : " (no stack: --no-stack)";
   const lines = [
     `lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,

@@ -86,8 +86,8 @@ export function controllerManagerArgs(o: ControlPlaneOptions, paths: StatePaths,
     `--authorization-kubeconfig=${paths.controllerManagerKubeconfig}`,
     `--bind-address=${o.bindAddress}`,
     `--secure-port=${o.ports.controllerManager}`,
-    // Switchyard's slice controller replaces these two.
-    "--controllers=*,-endpointslice-controller,-endpointslice-mirroring-controller",
+    // Switchyard's slice controller replaces these two, unless upstream's stack runs.
+    `--controllers=${o.sliceControllers ? "*" : "*,-endpointslice-controller,-endpointslice-mirroring-controller"}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.saKey}`,
     "--use-service-account-credentials=true",

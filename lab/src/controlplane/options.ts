@@ -26,6 +26,8 @@ export interface ControlPlaneOptions {
   serviceCidr: string;
   clusterCidr: string;
   controllerManager: boolean;
+  /** kube-controller-manager's own EndpointSlice controllers (upstream's stack); off where Switchyard's runs. */
+  sliceControllers: boolean;
   scheduler: boolean;
   readyTimeoutMs: number;
   /** Detached processes outlive the CLI (`up`); test suites keep them attached so they die with the runner. */
@@ -62,6 +64,7 @@ export function withDefaults(partial: ControlPlaneInput = {}): ControlPlaneOptio
     serviceCidr: partial.serviceCidr ?? "10.96.0.0/16",
     clusterCidr: partial.clusterCidr ?? "10.244.0.0/16",
     controllerManager: partial.controllerManager ?? true,
+    sliceControllers: partial.sliceControllers ?? false,
     scheduler: partial.scheduler ?? true,
     readyTimeoutMs: partial.readyTimeoutMs ?? 120_000,
     detached: partial.detached ?? true,

@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../netns/exec.js";
+import { stackLine } from "../stack/manifests.js";
 import { apiServerPort } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";
 import { kindNodeContainers } from "./lab-down.js";
@@ -24,6 +25,7 @@ export async function kindStatus(
     `runtime:    kind (cluster ${state.input.name}, node image ${state.input.nodeImage})`,
     `apiserver:  ${state.server || "-"}`,
     `kubeconfig: ${state.kubeconfig}`,
+    stackLine(state.stack),
   ];
   const containers = await kindNodeContainers(exec, tools.docker, state.input.name);
   if (containers.length === 0)

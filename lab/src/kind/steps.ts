@@ -3,7 +3,7 @@ import { parseApiJson } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { parseSyncStats, proxyMetricsGet } from "../migrate/measure.js";
-import { sliceManagedBy, writtenByOurController } from "../stack/deploy.js";
+import { writtenBy } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import type { AppImage } from "./images.js";
 import { controllersWithoutSlices } from "./kubeadm-config.js";
@@ -239,18 +239,9 @@ function upstreamStackSteps(
   ];
 }
 
-/**
- * kube-controller-manager's EndpointSlice controller: the managed-by label it puts on its slices (ours puts the
- * same one, as a drop-in does) without our controller's field manager.
- */
-const writtenByUpstream = (s: EndpointSlice) =>
-  s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === sliceManagedBy &&
-  !writtenByOurController(s);
-
 /** True once kube-dns has a ready endpoint in a slice written by the stack's EndpointSlice controller. */
 export function kubeDnsSliced(stdout: string, by: StackKind = "switchyard"): true | string {
-  const written = by === "upstream" ? writtenByUpstream : writtenByOurController;
-  const theirs = (parseApiJson(stdout) as { items: EndpointSlice[] }).items.filter(written);
+  const theirs = (parseApiJson(stdout) as { items: EndpointSlice[] }).items.filter(writtenBy(by));
   const ready = theirs.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
   const whose = by === "upstream" ? "kube-controller-manager's" : "ours";
   return ready > 0 ? true : `${theirs.length} slices of ${whose}, no ready endpoint`;

@@ -11,6 +11,7 @@ import { adminCredentials, KubeClient } from "../kubeapi/client.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { loadgenStats, statsThroughApiserver } from "../scenarios/workloads.js";
+import { needOurStack } from "../stack/manifests.js";
 import { echoImage, loadgenImage, trafficNamespace } from "./workload.js";
 
 /** A node as the migration sees it: where its proxy's rules and metrics are read from. */
@@ -42,7 +43,7 @@ export const netnsNodes = (nodes: readonly NodePlan[]): MigrateNode[] =>
 export function netnsMigrateLab(stateDir: string): MigrateLab {
   const state = readLabState(stateDir);
   if (!state?.server) throw new Error(`no lab in ${stateDir}; run switchyard-lab up`);
-  if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
+  needOurStack("migrate", state.stack);
   const client = new KubeClient(adminCredentials(state.server, labPaths(stateDir).controlPlane));
   return {
     client,
@@ -58,11 +59,7 @@ export function migratableKindState(stateDir: string): KindLabState {
     throw new Error(
       `no kind lab is up in ${stateDir} (its up did not finish); run switchyard-lab up --runtime kind`,
     );
-  if (state.stack?.kind === "upstream")
-    throw new Error(
-      "migrate moves Switchyard's kube-proxy; this kind lab runs upstream's (--stack upstream)",
-    );
-  if (!state.stack) throw new Error("this lab runs without the stack (up --no-stack); nothing to migrate");
+  needOurStack("migrate", state.stack);
   return state;
 }
 

@@ -1,6 +1,7 @@
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { isOurs } from "../controlplane/processes.js";
 import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { stackLine } from "../stack/manifests.js";
 import { labPaths, readLabState } from "./state.js";
 
 export interface LabStatus {
@@ -12,7 +13,12 @@ export interface LabStatus {
 export async function labStatus(dir: string): Promise<LabStatus> {
   const state = readLabState(dir);
   if (!state?.server) return { healthy: false, text: `no lab in ${dir}` };
-  const lines = [`apiserver:  ${state.server}`, `kubeconfig: ${state.kubeconfig}`, ""];
+  const lines = [
+    `apiserver:  ${state.server}`,
+    `kubeconfig: ${state.kubeconfig}`,
+    stackLine(state.stack),
+    "",
+  ];
   const deadAgents = state.agents.filter((a) => !isOurs(a));
   const client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
   try {

@@ -8,7 +8,8 @@ import { adminCredentials, KubeClient } from "../kubeapi/client.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
-import type { ProxyMode } from "../stack/manifests.js";
+import type { ProxyMode, StackKind } from "../stack/manifests.js";
+import { deployUpstreamStack } from "../stack/upstream.js";
 import { type Exec, realExec } from "./exec.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
@@ -28,6 +29,8 @@ export interface LabUpOptions {
   exec?: Exec;
   /** Deploy Switchyard's stack from apps/<app>/deploy with this kube-proxy mode; without it, nodes only. */
   stack?: ProxyMode;
+  /** Whose stack: Switchyard's (the default) or upstream's, as kubeadm installs it (stack/upstream.ts). */
+  stackKind?: StackKind;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,9 +78,10 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
   }
   state.upSeconds = (Date.now() - started) / 1000;
   writeLabState(o.stateDir, state);
-  progress.done(
-    `${plan.nodes} nodes ready${o.stack ? ` with the stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
-  );
+  const stack = o.stack
+    ? ` with ${o.stackKind === "upstream" ? "upstream's" : "the"} stack (kube-proxy ${o.stack})`
+    : "";
+  progress.done(`${plan.nodes} nodes ready${stack}, apiserver at ${state.server}`);
   return state;
 }
 
@@ -101,6 +105,7 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
     ...(o.readyTimeoutMs ? { readyTimeoutMs: o.readyTimeoutMs } : {}),
     detached: o.detached ?? true,
     out: o.out ?? process.stderr,
+    sliceControllers: o.stack !== undefined && o.stackKind === "upstream",
   });
   state.server = cp.server;
   state.kubeconfig = cp.kubeconfig;
@@ -146,8 +151,18 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
     state.nodesSeconds = (Date.now() - started) / 1000;
     if (o.stack) {
       const stackStarted = Date.now();
-      await deployStack(client, plan, { proxyMode: o.stack, server: cp.server, deadline }, progress, exec);
-      state.stack = { proxyMode: o.stack, seconds: (Date.now() - stackStarted) / 1000 };
+      const kind = o.stackKind ?? "switchyard";
+      if (kind === "upstream") {
+        const upstream = {
+          proxyMode: o.stack,
+          server: cp.server,
+          kubeconfig: cp.kubeconfig,
+          dir: o.stateDir,
+        };
+        await deployUpstreamStack(client, plan, { ...upstream, deadline }, progress, exec);
+      } else
+        await deployStack(client, plan, { proxyMode: o.stack, server: cp.server, deadline }, progress, exec);
+      state.stack = { kind, proxyMode: o.stack, seconds: (Date.now() - stackStarted) / 1000 };
     }
   } finally {
     client.close();

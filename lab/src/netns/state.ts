@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ProcessRecord } from "../controlplane/processes.js";
-import type { ProxyMode } from "../stack/manifests.js";
+import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { LabPlan } from "./plan.js";
 
 /**
@@ -24,8 +24,11 @@ export interface LabState {
   upSeconds?: number;
   /** Seconds from the start of bring-up until every node was Ready. */
   nodesSeconds?: number;
-  /** The stack deployed from apps/<app>/deploy, and how long deploying it until it worked took. */
-  stack?: { proxyMode: ProxyMode; seconds: number };
+  /**
+   * The stack, and how long deploying it until it worked took: Switchyard's from apps/<app>/deploy, or upstream's
+   * as kubeadm installs it. `kind` is absent in labs made before upstream's could be chosen: Switchyard's.
+   */
+  stack?: { kind?: StackKind; proxyMode: ProxyMode; seconds: number };
 }
 
 export interface LabPaths {

@@ -100,6 +100,9 @@ export function podSandboxSteps(s: PodSandboxSpec): Step[] {
       ),
     },
     { argv: ipIn(s.node.netns, "link", "set", s.hostVeth, "master", "cbr0", "up") },
+    // The kubelet's hairpin-veth mode (the CNI bridge plugin's hairpinMode): a pod reaching its own Service can be
+    // sent back to itself, and the bridge only forwards a frame out of the port it came in on with hairpin on.
+    { argv: ipIn(s.node.netns, "link", "set", s.hostVeth, "type", "bridge_slave", "hairpin", "on") },
     { argv: ipIn(s.netns, "addr", "add", `${s.ip}/${s.prefixLength}`, "dev", "eth0") },
     { argv: ipIn(s.netns, "link", "set", "lo", "up") },
     { argv: ipIn(s.netns, "link", "set", "eth0", "up") },

@@ -8,6 +8,7 @@ import { echoImage, loadgenImage } from "../migrate/workload.js";
 import type { Exec } from "../netns/exec.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { Progress } from "../progress.js";
+import { needOurStack } from "../stack/manifests.js";
 import { waitUntil } from "../stack/wait.js";
 import { kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";
 import type { ScenarioContext } from "./scenario.js";
@@ -75,7 +76,7 @@ type RuntimeLab = Omit<ScenarioLab, "exec" | "progress" | "deadline" | "until" |
 function netnsLab(ctx: ScenarioContext): RuntimeLab {
   const state = readLabState(ctx.stateDir);
   if (!state?.server) throw new Error(`no lab in ${ctx.stateDir}; run switchyard-lab up`);
-  if (!state.stack) throw new Error("scenarios need the stack; this lab runs without it (up --no-stack)");
+  needOurStack("scenario", state.stack);
   const plan = state.plan;
   return {
     runtime: "netns",
@@ -103,10 +104,7 @@ export function scenarioKindState(stateDir: string): KindLabState {
     throw new Error(
       `no kind lab is up in ${stateDir} (its up did not finish); run switchyard-lab up --runtime kind`,
     );
-  if (!state.stack) throw new Error("scenarios need the stack; this lab runs without it (up --no-stack)");
-  // Scenarios change our DaemonSets and ConfigMaps (the proxy's per-node switch, the DNS Corefile).
-  if (state.stack.kind === "upstream")
-    throw new Error("scenarios run on Switchyard's stack; this kind lab runs upstream's (--stack upstream)");
+  needOurStack("scenario", state.stack);
   return state;
 }
 

@@ -8,7 +8,7 @@ import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "./apply.js";
-import { labStack, type ProxyMode, readManifests } from "./manifests.js";
+import { labStack, type ProxyMode, readManifests, type StackKind } from "./manifests.js";
 import { httpGet, waitUntil } from "./wait.js";
 
 export interface StackDeployOptions {
@@ -28,6 +28,18 @@ export const sliceFieldManager = "switchyard-slice-controller";
 export const writtenByOurController = (s: EndpointSlice) =>
   s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === sliceManagedBy &&
   (s.metadata.managedFields ?? []).some((f) => f.manager === sliceFieldManager);
+
+/**
+ * kube-controller-manager's EndpointSlice controller: the managed-by label it puts on its slices (ours puts the
+ * same one, as a drop-in does) without our controller's field manager.
+ */
+export const writtenByUpstream = (s: EndpointSlice) =>
+  s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === sliceManagedBy &&
+  !writtenByOurController(s);
+
+/** Whose EndpointSlice controller wrote a slice, for the stack that runs. */
+export const writtenBy = (stack: StackKind) =>
+  stack === "upstream" ? writtenByUpstream : writtenByOurController;
 
 /**
  * Deploys Switchyard's stack from apps/{kube-proxy,slice-controller,cluster-dns}/deploy through the API, then
@@ -52,10 +64,26 @@ export async function deployStack(
     true,
   );
   await applyObjects(client, objects);
-  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), o.deadline, progress);
-  for (const name of ["switchyard-slice-controller", "coredns"])
-    await waitUntil(`deployment ${name}`, () => deploymentReady(client, name), o.deadline, progress);
-  await waitUntil("kube-dns endpoints", () => kubeDnsSliced(client), o.deadline, progress);
+  await waitForStack(client, plan, "switchyard", o.deadline, progress, exec);
+}
+
+/**
+ * Waits until a stack works, Switchyard's or upstream's alike: every node's proxy has synced, the DNS Deployment
+ * (and our controller's) is Ready, and kube-dns has ready endpoints in a slice the stack's controller wrote.
+ */
+export async function waitForStack(
+  client: KubeClient,
+  plan: LabPlan,
+  stack: StackKind,
+  deadline: number,
+  progress: Progress,
+  exec: Exec,
+) {
+  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), deadline, progress);
+  const deployments = stack === "switchyard" ? ["switchyard-slice-controller", "coredns"] : ["coredns"];
+  for (const name of deployments)
+    await waitUntil(`deployment ${name}`, () => deploymentReady(client, name), deadline, progress);
+  await waitUntil("kube-dns endpoints", () => kubeDnsSliced(client, stack), deadline, progress);
 }
 
 async function proxiesHealthy(client: KubeClient, plan: LabPlan, exec: Exec): Promise<true | string> {
@@ -121,12 +149,12 @@ function describePod(p: Pod): string {
   return `${p.metadata?.name ?? "?"}${where}: ${p.status?.phase ?? "Unknown"}${why ? `, ${why}` : ""}`;
 }
 
-async function kubeDnsSliced(client: KubeClient): Promise<true | string> {
+async function kubeDnsSliced(client: KubeClient, stack: StackKind): Promise<true | string> {
   const list = await client.call<{ items: EndpointSlice[] }>(
     "GET",
     `/apis/discovery.k8s.io/v1/namespaces/kube-system/endpointslices?labelSelector=${encodeURIComponent("kubernetes.io/service-name=kube-dns")}`,
   );
-  const ours = list.items.filter(writtenByOurController);
-  const ready = ours.flatMap((s) => s.endpoints).filter((e) => e.conditions?.ready !== false).length;
-  return ready > 0 ? true : `${ours.length} slices, no ready endpoint`;
+  const theirs = list.items.filter(writtenBy(stack));
+  const ready = theirs.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
+  return ready > 0 ? true : `${theirs.length} slices of the ${stack} controller, no ready endpoint`;
 }

@@ -23,6 +23,27 @@ export type StackKind = "switchyard" | "upstream";
 export const stackKinds: readonly StackKind[] = ["switchyard", "upstream"];
 export const isStackKind = (s: string): s is StackKind => (stackKinds as readonly string[]).includes(s);
 
+/**
+ * Throws one line unless a lab runs Switchyard's stack: scenarios and migrate change our DaemonSets and ConfigMaps
+ * (the proxy's mode and per-node switch, the DNS Corefile), which a lab with no stack or upstream's lacks.
+ */
+export function needOurStack(what: string, stack: { kind?: StackKind } | undefined): void {
+  const why = !stack
+    ? "none (up --no-stack)"
+    : stack.kind === "upstream"
+      ? "upstream's (up --stack upstream)"
+      : "";
+  if (why) throw new Error(`${what} needs Switchyard's stack; this lab runs ${why}`);
+}
+
+/** `status`'s stack line: whose stack and kube-proxy's mode, from a lab's state (kind absent: Switchyard's). */
+export function stackLine(stack: { kind?: StackKind; proxyMode: ProxyMode } | undefined): string {
+  if (!stack) return "stack:      none (--no-stack)";
+  const whose =
+    stack.kind === "upstream" ? "upstream (kubeadm's kube-proxy and CoreDNS, kcm's slices)" : "switchyard";
+  return `stack:      ${whose}, kube-proxy mode ${stack.proxyMode}`;
+}
+
 /** Switchyard's stack, in the order an installer applies it: the proxy first, since the others reach the
  * apiserver through the `kubernetes` Service's ClusterIP, which only works once kube-proxy has synced. */
 export const stackDeployDirs = [

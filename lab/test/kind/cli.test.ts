@@ -56,8 +56,22 @@ describe("the lab's runtime in lab.json", () => {
     });
     assert.equal(
       (await migrate()).stderr,
-      "switchyard-lab: migrate moves Switchyard's kube-proxy; this kind lab runs upstream's (--stack upstream)",
+      "switchyard-lab: migrate needs Switchyard's stack; this lab runs upstream's (up --stack upstream)",
     );
+  });
+
+  test("migrate and scenarios on a netns lab without Switchyard's stack: one line each", async () => {
+    const netns = { runtime: "netns", server: "https://127.0.0.1:1", plan: { nodeList: [] } };
+    const migrate = () => run(["migrate", "--to", "nftables", "--all", "--state-dir", dir]);
+    const scenario = () => run(["scenario", "lameduck", "--state-dir", dir]);
+    labFile({ ...netns, stack: { kind: "upstream", proxyMode: "iptables" } });
+    const upstream = "this lab runs upstream's (up --stack upstream)";
+    assert.equal((await migrate()).stderr, `switchyard-lab: migrate needs Switchyard's stack; ${upstream}`);
+    assert.equal((await scenario()).stderr, `switchyard-lab: scenario needs Switchyard's stack; ${upstream}`);
+    labFile(netns);
+    const none = "this lab runs none (up --no-stack)";
+    assert.equal((await migrate()).stderr, `switchyard-lab: migrate needs Switchyard's stack; ${none}`);
+    assert.equal((await scenario()).stderr, `switchyard-lab: scenario needs Switchyard's stack; ${none}`);
   });
 
   test("a scenario on a kind lab: one line when it is not up, runs no stack, or runs upstream's", async () => {
@@ -70,7 +84,7 @@ describe("the lab's runtime in lab.json", () => {
     labFile({ runtime: "kind", server: "https://127.0.0.1:1" });
     assert.equal(
       (await scenario()).stderr,
-      "switchyard-lab: scenarios need the stack; this lab runs without it (up --no-stack)",
+      "switchyard-lab: scenario needs Switchyard's stack; this lab runs none (up --no-stack)",
     );
     labFile({
       runtime: "kind",
@@ -79,7 +93,7 @@ describe("the lab's runtime in lab.json", () => {
     });
     assert.equal(
       (await scenario()).stderr,
-      "switchyard-lab: scenarios run on Switchyard's stack; this kind lab runs upstream's (--stack upstream)",
+      "switchyard-lab: scenario needs Switchyard's stack; this lab runs upstream's (up --stack upstream)",
     );
   });
 
@@ -105,7 +119,7 @@ describe("the lab's runtime in lab.json", () => {
     assert.equal(r.stderr, "switchyard-lab: up: --node-image does not apply to the netns runtime");
   });
 
-  test("--stack: one of two, not beside --no-stack, and upstream's on kind only", async () => {
+  test("--stack: one of two, and not beside --no-stack", async () => {
     const up = (...flags: string[]) => run(["up", "--runtime", "netns", "--state-dir", dir, ...flags]);
     assert.deepEqual(await up("--stack", "kubeadm"), {
       code: 2,
@@ -114,10 +128,6 @@ describe("the lab's runtime in lab.json", () => {
     assert.equal(
       (await up("--stack", "upstream", "--no-stack")).stderr,
       "switchyard-lab: up: --stack and --no-stack contradict each other; give one",
-    );
-    assert.equal(
-      (await up("--stack", "upstream")).stderr,
-      "switchyard-lab: up: --stack upstream runs on the kind runtime only, for now (netns runs Switchyard's)",
     );
   });
 });

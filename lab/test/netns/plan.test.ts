@@ -111,6 +111,48 @@ describe("node agent, pure parts", () => {
     });
   });
 
+  test("images: kubeadm's kube-proxy and CoreDNS run lab/upstream's binaries, their commands checked", () => {
+    const bins: Record<string, string> = { "kube-proxy": "/cache/kube-proxy", coredns: "/cache/coredns" };
+    const up = { ...ctx, upstream: (name: string) => bins[name] };
+    const proxy = {
+      name: "kube-proxy",
+      image: "registry.k8s.io/kube-proxy:v1.37.2",
+      command: [
+        "/usr/local/bin/kube-proxy",
+        "--config=/var/lib/kube-proxy/config.conf",
+        "--hostname-override=$(NODE_NAME)",
+      ],
+    };
+    assert.deepEqual(resolveImage(proxy, up, { NODE_NAME: "node-1" }), {
+      kind: "process",
+      argv: ["/cache/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=node-1"],
+    });
+    const dns = {
+      name: "coredns",
+      image: "registry.k8s.io/coredns/coredns:v1.14.6",
+      args: ["-conf", "/etc/coredns/Corefile"],
+    };
+    assert.deepEqual(resolveImage(dns, up), {
+      kind: "process",
+      argv: ["/cache/coredns", "-conf", "/etc/coredns/Corefile"],
+    });
+    assert.deepEqual(resolveImage({ ...proxy, command: ["/bin/sh"] }, up), {
+      kind: "unknown",
+      message:
+        "command /bin/sh is not in image registry.k8s.io/kube-proxy:v1.37.2 (it has /usr/local/bin/kube-proxy)",
+    });
+    assert.deepEqual(resolveImage({ name: "p", image: "registry.k8s.io/kube-proxy:v1.37.2" }, up), {
+      kind: "unknown",
+      message:
+        "image registry.k8s.io/kube-proxy:v1.37.2 has no entrypoint: give a command (/usr/local/bin/kube-proxy)",
+    });
+    assert.deepEqual(resolveImage(dns, ctx), {
+      kind: "unknown",
+      message:
+        "image registry.k8s.io/coredns/coredns:v1.14.6 runs the coredns binary of lab/upstream, which is missing (npx switchyard-lab upstream build)",
+    });
+  });
+
   test("resolv.conf follows the DNS policy", () => {
     const pod = (spec: Partial<NonNullable<Pod["spec"]>>): Pod => ({
       metadata: { namespace: "shop" },

@@ -7,7 +7,7 @@ import { labUp } from "../../src/netns/lab-up.js";
 import type { LabInput } from "../../src/netns/plan.js";
 import type { LabState } from "../../src/netns/state.js";
 import { repoRoot } from "../../src/self.js";
-import type { ProxyMode } from "../../src/stack/manifests.js";
+import type { ProxyMode, StackKind } from "../../src/stack/manifests.js";
 import { missingControlPlane } from "../../src/testing.js";
 import type { UpstreamBinary } from "../../src/upstream/binaries.js";
 
@@ -23,7 +23,7 @@ export function stackLabSkip(extra: readonly UpstreamBinary[] = []): string | un
 export async function upTestLab(
   stateDir: string,
   lab: Partial<LabInput>,
-  options: { stack?: ProxyMode; readyTimeoutMs?: number } = {},
+  options: { stack?: ProxyMode; stackKind?: StackKind; readyTimeoutMs?: number } = {},
 ): Promise<LabState> {
   return labUp({
     stateDir,
@@ -31,6 +31,7 @@ export async function upTestLab(
     ports: await freeControlPlanePorts(),
     detached: false,
     ...(options.stack ? { stack: options.stack } : {}),
+    ...(options.stackKind ? { stackKind: options.stackKind } : {}),
     ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
     out: { write: () => {} },
   });

@@ -1,0 +1,83 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import yaml from "js-yaml";
+import type { KubeClient } from "../kubeapi/client.js";
+import type { Exec } from "../netns/exec.js";
+import type { LabPlan } from "../netns/plan.js";
+import type { Progress } from "../progress.js";
+import { resolveBinary } from "../upstream/binaries.js";
+import { buildUpstream } from "../upstream/build.js";
+import { readVersions } from "../upstream/versions.js";
+import { waitForStack } from "./deploy.js";
+import type { ProxyMode } from "./manifests.js";
+
+export interface UpstreamStackOptions {
+  proxyMode: ProxyMode;
+  /** The apiserver's URL as the nodes reach it; kubeadm writes it into kube-proxy's kubeconfig. */
+  server: string;
+  /** The admin kubeconfig kubeadm creates the objects with. */
+  kubeconfig: string;
+  /** Where the kubeadm configuration is written (kept, so a user sees what kubeadm was given). */
+  dir: string;
+  deadline: number;
+}
+
+/**
+ * What kubeadm needs to install its two addons into a lab: the release (without it kubeadm asks the internet for
+ * the latest stable one), the apiserver as the nodes reach it, the lab's CIDRs (kube-dns gets the tenth service
+ * address, as the lab's pods are told), and kube-proxy's mode.
+ */
+export function kubeadmAddonConfig(o: {
+  kubernetesVersion: string;
+  server: string;
+  serviceCidr: string;
+  clusterCidr: string;
+  proxyMode: ProxyMode;
+}): string {
+  const cluster = {
+    apiVersion: "kubeadm.k8s.io/v1beta4",
+    kind: "ClusterConfiguration",
+    kubernetesVersion: o.kubernetesVersion,
+    controlPlaneEndpoint: new URL(o.server).host,
+    networking: { serviceSubnet: o.serviceCidr, podSubnet: o.clusterCidr, dnsDomain: "cluster.local" },
+  };
+  const proxy = {
+    apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+    kind: "KubeProxyConfiguration",
+    mode: o.proxyMode,
+  };
+  return [cluster, proxy].map((d) => yaml.dump(d, { lineWidth: -1 })).join("---\n");
+}
+
+/**
+ * Upstream's stack on a netns lab, installed as kubeadm installs it: `kubeadm init phase addon all` creates the
+ * kube-proxy DaemonSet and CoreDNS Deployment with their ConfigMaps, RBAC and the kube-dns Service, exactly as in
+ * a kubeadm cluster. The node agents run their images from lab/upstream's binaries (agent/images.ts), and the
+ * controller-manager runs its own EndpointSlice controllers (the lab's control plane was started with them).
+ * kubeadm is built on demand when missing, as the kind node image build does.
+ */
+export async function deployUpstreamStack(
+  client: KubeClient,
+  plan: LabPlan,
+  o: UpstreamStackOptions,
+  progress: Progress,
+  exec: Exec,
+) {
+  if (!resolveBinary("kubeadm").path) {
+    progress.update("building kubeadm from lab/upstream (once; cached)", true);
+    await buildUpstream({ only: ["kubeadm"] });
+  }
+  const kubeadm = resolveBinary("kubeadm").path ?? "kubeadm";
+  const config = join(o.dir, "kubeadm-addons.yaml");
+  const text = kubeadmAddonConfig({
+    kubernetesVersion: readVersions().kubernetes,
+    server: o.server,
+    serviceCidr: plan.serviceCidr,
+    clusterCidr: plan.clusterCidr,
+    proxyMode: o.proxyMode,
+  });
+  writeFileSync(config, text);
+  progress.update(`kubeadm init phase addon all (kube-proxy mode ${o.proxyMode})`, true);
+  await exec([kubeadm, "init", "phase", "addon", "all", "--config", config, "--kubeconfig", o.kubeconfig]);
+  await waitForStack(client, plan, "upstream", o.deadline, progress, exec);
+}
