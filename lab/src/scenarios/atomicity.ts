@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Exec } from "../netns/exec.js";
 import { runAt } from "./pod-run.js";
 
@@ -13,18 +10,23 @@ export interface AtomicityResult {
 }
 
 /**
- * C22: one `nft -f` transaction that creates a table, a chain and a rule, then ends with a rule jumping to a
- * chain that does not exist. The kernel must reject the whole of it: the ruleset listed before and after is
- * compared byte for byte. It runs in a scratch network namespace of its own (created and removed here), because
- * in a node's namespace the proxy's syncs and rule counters change the listing meanwhile. A control run without
- * the broken line shows the rest was valid.
+ * C22: one nft transaction that creates a table, a chain and a rule, then ends with a rule jumping to a chain that
+ * does not exist. The kernel must reject the whole of it: the ruleset listed before and after is compared byte for
+ * byte. It runs in a scratch network namespace of its own (created and removed here, through `host`: nothing on
+ * netns, a node container on kind), because in a node's namespace the proxy's syncs and rule counters change the
+ * listing meanwhile. A control run without the broken line shows the rest was valid. The commands go as one
+ * argument (one invocation of nft is one batch, as `nft -f` is), so no file has to reach a node container.
  */
-export async function nftAtomicity(exec: Exec, netns: string): Promise<AtomicityResult> {
-  await exec(["ip", "netns", "add", netns]);
+export async function nftAtomicity(
+  exec: Exec,
+  host: readonly string[],
+  netns: string,
+): Promise<AtomicityResult> {
+  await exec([...host, "ip", "netns", "add", netns]);
   try {
-    return await check(exec, ["ip", "netns", "exec", netns]);
+    return await check(exec, [...host, "ip", "netns", "exec", netns]);
   } finally {
-    await exec(["ip", "netns", "delete", netns]).catch(() => "");
+    await exec([...host, "ip", "netns", "delete", netns]).catch(() => "");
   }
 }
 
@@ -35,25 +37,17 @@ async function check(exec: Exec, at: readonly string[]): Promise<AtomicityResult
     `add chain ip ${table} probe`,
     `add rule ip ${table} probe ip daddr 198.19.255.254 counter accept`,
   ];
-  const dir = mkdtempSync(join(tmpdir(), "sy-atomic-"));
-  try {
-    const broken = join(dir, "broken.nft");
-    const control = join(dir, "control.nft");
-    writeFileSync(broken, [...good, `add rule ip ${table} probe jump no-such-chain`, ""].join("\n"));
-    writeFileSync(control, [...good, ""].join("\n"));
-    const before = await runAt(exec, at, ["nft", "list", "ruleset"]);
-    const error = await exec([...at, "nft", "-f", broken]).then(
-      () => "",
-      (err: Error) => err.message.split(": ").slice(-2).join(": "),
-    );
-    const after = await runAt(exec, at, ["nft", "list", "ruleset"]);
-    const applied = await exec([...at, "nft", "-f", control]).then(
-      () => true,
-      () => false,
-    );
-    if (applied) await runAt(exec, at, ["nft", "delete", "table", "ip", table]);
-    return { rejected: error !== "", error, unchanged: before === after, controlApplied: applied };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const broken = [...good, `add rule ip ${table} probe jump no-such-chain`].join("; ");
+  const before = await runAt(exec, at, ["nft", "list", "ruleset"]);
+  const error = await exec([...at, "nft", broken]).then(
+    () => "",
+    (err: Error) => err.message.split(": ").slice(-2).join(": "),
+  );
+  const after = await runAt(exec, at, ["nft", "list", "ruleset"]);
+  const applied = await exec([...at, "nft", good.join("; ")]).then(
+    () => true,
+    () => false,
+  );
+  if (applied) await runAt(exec, at, ["nft", "delete", "table", "ip", table]);
+  return { rejected: error !== "", error, unchanged: before === after, controlApplied: applied };
 }

@@ -40,6 +40,29 @@ export async function kindPodRun(exec: Exec, docker: string, pod: Pod): Promise<
 }
 
 /**
+ * A kind lab's container: `crictl exec` inside its node container, so that the command runs with the container's
+ * own files (its image's Node, say) in the pod's network, as `kubectl exec` would without the apiserver between.
+ */
+export async function kindContainerRun(
+  exec: Exec,
+  docker: string,
+  pod: Pod,
+  container: string,
+): Promise<readonly string[]> {
+  const node = pod.spec?.nodeName;
+  if (!node) throw new Error(`pod ${pod.metadata?.name} is not bound to a node`);
+  const uid = pod.metadata?.uid ?? "";
+  const list = [
+    ...[docker, "exec", node, "crictl", "ps", "-q", "--state", "running"],
+    ...["--label", `io.kubernetes.pod.uid=${uid}`, "--name", `^${container}$`],
+  ];
+  const id = (await exec(list).catch(() => "")).split("\n")[0]?.trim() ?? "";
+  if (!id)
+    throw new Error(`pod ${pod.metadata?.name} has no running container ${container} on ${node} (yet)`);
+  return [docker, "exec", node, "crictl", "exec", id];
+}
+
+/**
  * The pause image a kind node already holds (its sandbox image, which kubelet never pulls again): the scenarios'
  * idle pods run it, so that nothing is pulled where no registry answers.
  */

@@ -80,17 +80,14 @@ const once = ([host, port]) => new Promise((resolve) => {
 })();
 `;
 
-/** Connect times (µs) from a namespace to each ip:port, failed connects dropped. */
+/** Connect times (µs) from a pod to each ip:port, failed connects dropped; `node` runs Node in the pod's network. */
 export async function connectTimes(
   exec: Exec,
-  at: readonly string[],
+  node: readonly string[],
   targets: readonly [string, number][],
   n: number,
 ): Promise<number[][]> {
-  const out = await exec([
-    ...[...at, process.execPath, "-e", CONNECT_TIMES_SCRIPT],
-    ...[JSON.stringify(targets), String(n)],
-  ]);
+  const out = await exec([...[...node, "-e", CONNECT_TIMES_SCRIPT], ...[JSON.stringify(targets), String(n)]]);
   return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));
 }
 

@@ -100,7 +100,7 @@ export function scaleLines(
   if (atomicity)
     out.push(
       "",
-      `nft -f (in a scratch namespace) with a valid table/chain/rule and a last rule jumping to a missing chain: ${atomicity.rejected ? `rejected (${atomicity.error})` : "ACCEPTED"}; ruleset ${atomicity.unchanged ? "byte-identical before and after" : "CHANGED"}; the same without the bad line ${atomicity.controlApplied ? "applies" : "FAILED"}`,
+      `one nft transaction (in a scratch namespace) with a valid table/chain/rule and a last rule jumping to a missing chain: ${atomicity.rejected ? `rejected (${atomicity.error})` : "ACCEPTED"}; ruleset ${atomicity.unchanged ? "byte-identical before and after" : "CHANGED"}; the same without the bad line ${atomicity.controlApplied ? "applies" : "FAILED"}`,
     );
   if (restoreFailures.length) out.push("", "NOT RESTORED:", ...restoreFailures.map((f) => `  ${f}`));
   return out;

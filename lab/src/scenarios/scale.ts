@@ -37,11 +37,7 @@ export const scale: Scenario = {
   summary: "N Services on one node in iptables and nftables mode: syncs, rules, first packet, atomicity",
   claims: ["C19", "C20", "C4", "C21", "C22", "C23", "C14", "C18"],
   async run(ctx: ScenarioContext) {
-    const lab = await openLab(
-      ctx,
-      "scale",
-      "it times connects with this machine's Node inside a pod's network, and tries nftables atomicity in a scratch namespace of this host",
-    );
+    const lab = await openLab(ctx, "scale");
     const sizes = listParam(ctx, "services", ["1000", "5000"]).map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 2))
       throw new Error(`scenario scale: --set services wants integers ≥ 2`);
@@ -104,7 +100,12 @@ export const scale: Scenario = {
         for (const mode of modes as ProxyMode[])
           runs.push(await measureMode(lab, o, n, mode, { clusterIps, flipped, client, proxyUndo }));
       }
-      atomicity = await nftAtomicity(lab.exec, `${lab.prefix}-atomic`);
+      // netns: a scratch namespace of this host; kind: of the measured node's container (the host may be a VM's).
+      atomicity = await nftAtomicity(
+        lab.exec,
+        lab.runtime === "kind" ? o.node.run : [],
+        `${lab.prefix}-atomic`,
+      );
     } finally {
       restoreFailures.push(...(await workUndo.run(lab.progress)), ...(await proxyUndo.run(lab.progress)));
       lab.close();
@@ -131,7 +132,7 @@ async function setUp(
     spec: {
       nodeName: node.name,
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: "c", image: lab.images.pause }],
+      containers: [lab.nodeClient.container],
     },
   });
   await waitUntil("echo servers", () => rolledOut(lab.client, ns, "echo"), lab.deadline(), lab.progress);
@@ -141,8 +142,8 @@ async function setUp(
     async () => {
       const p = await lab.client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/client`);
       if (p.status?.phase !== "Running") return p.status?.phase ?? "pending";
-      client = (await lab.podRun(p).catch(() => undefined)) ?? [];
-      return client.length > 0 ? true : "no namespace yet";
+      client = (await lab.nodeClient.node(p).catch(() => undefined)) ?? [];
+      return client.length > 0 ? true : "not entered yet";
     },
     lab.deadline(),
     lab.progress,

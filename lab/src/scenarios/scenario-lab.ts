@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
+import type { Container, Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
@@ -10,7 +10,7 @@ import { labPaths, readLabState } from "../netns/state.js";
 import { Progress } from "../progress.js";
 import { needOurStack } from "../stack/manifests.js";
 import { waitUntil } from "../stack/wait.js";
-import { kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";
+import { kindContainerRun, kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";
 import type { ScenarioContext } from "./scenario.js";
 import { type StatsReader, statsFromPodIp, statsThroughApiserver } from "./workloads.js";
 
@@ -45,6 +45,12 @@ export interface ScenarioLab {
   loadStats: StatsReader;
   /** The argv prefix that runs a command in a running pod's network namespace. */
   podRun(pod: Pod): Promise<readonly string[]>;
+  /**
+   * A pod that runs Node programs in its network (scale's timed connects): the container to give it, and the argv
+   * prefix that runs `node` there. netns: a pause pod entered with this machine's Node; kind: the loadgen image's
+   * Node, idle until asked, entered with crictl (the node container has no Node of its own).
+   */
+  nodeClient: { container: Container; node(pod: Pod): Promise<readonly string[]> };
   /** A deadline for one wait; it only bounds a hang, nothing is measured with it. */
   deadline(ms?: number): number;
   /** Polls until `check` answers true (its strings say what is missing), within `ms`. */
@@ -54,10 +60,13 @@ export interface ScenarioLab {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The lab in ctx.stateDir on either runtime; a scenario that cannot run on kind names what it needs in `netnsOnly`. */
-export async function openLab(ctx: ScenarioContext, label: string, netnsOnly?: string): Promise<ScenarioLab> {
+/** Node in the lab's images (lab/Dockerfile's entrypoints), and a program that waits until it is stopped. */
+const imageNode = "/nodejs/bin/node";
+const idleScript = "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 3600000);";
+
+/** The lab in ctx.stateDir on either runtime, as every scenario sees it. */
+export async function openLab(ctx: ScenarioContext, label: string): Promise<ScenarioLab> {
   const kind = readKindState(ctx.stateDir) !== undefined;
-  if (kind && netnsOnly) throw new Error(`scenario ${label} runs on the netns runtime only: ${netnsOnly}`);
   const base = kind ? await kindLab(ctx) : netnsLab(ctx);
   const progress = new Progress(label, ctx.out);
   const deadline = (ms = 180_000) => Date.now() + ms;
@@ -94,6 +103,10 @@ function netnsLab(ctx: ScenarioContext): RuntimeLab {
     client: new KubeClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane)),
     loadStats: statsFromPodIp,
     podRun: (pod) => netnsPodRun(ctx.exec, plan.prefix, pod),
+    nodeClient: {
+      container: { name: "c", image: "registry.k8s.io/pause:3.10" },
+      node: async (pod) => [...(await netnsPodRun(ctx.exec, plan.prefix, pod)), process.execPath],
+    },
   };
 }
 
@@ -138,6 +151,10 @@ async function kindLab(ctx: ScenarioContext): Promise<RuntimeLab> {
       client,
       loadStats: statsThroughApiserver(client),
       podRun: (pod) => kindPodRun(ctx.exec, docker, pod),
+      nodeClient: {
+        container: { name: "c", image: loadgenImage, command: [imageNode, "-e", idleScript] },
+        node: async (pod) => [...(await kindContainerRun(ctx.exec, docker, pod, "c")), imageNode],
+      },
     };
   } catch (err) {
     client.close();

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { main } from "../../src/cli/main.js";
 import { readLabRuntime } from "../../src/netns/state.js";
-import { scale } from "../../src/scenarios/scale.js";
 
 const dir = mkdtempSync(join(tmpdir(), "kind-cli-test-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -94,14 +93,6 @@ describe("the lab's runtime in lab.json", () => {
     assert.equal(
       (await scenario()).stderr,
       "switchyard-lab: scenario needs Switchyard's stack; this lab runs upstream's (up --stack upstream)",
-    );
-  });
-
-  test("scale runs on the netns runtime only, and says why on kind", async () => {
-    labFile({ runtime: "kind", server: "https://127.0.0.1:1", stack: { proxyMode: "iptables" } });
-    await assert.rejects(
-      scale.run({ stateDir: dir, params: new Map(), out: { write: () => true }, exec: async () => "" }),
-      /^Error: scenario scale runs on the netns runtime only: it times connects with this machine's Node/,
     );
   });
 

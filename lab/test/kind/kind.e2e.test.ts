@@ -13,6 +13,7 @@ import { migrate } from "../../src/migrate/migrate.js";
 import { kindMigrateLab, kindWorkloadImages } from "../../src/migrate/migrate-lab.js";
 import { formatReport } from "../../src/migrate/report.js";
 import { hints } from "../../src/scenarios/hints.js";
+import { scale } from "../../src/scenarios/scale.js";
 import { repoRoot } from "../../src/self.js";
 import { docker, dockerEngine } from "../../src/testing/docker.js";
 import { finding, runScenario } from "../scenarios/harness.js";
@@ -179,6 +180,35 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
       report.lines.join("\n"),
       new RegExp(`2 nodes \\(${name}-worker/zone-a, ${name}-worker2/zone-b\\)`),
     );
+  });
+
+  test("scale on kind: both modes measured from a client pod's own Node (crictl exec), atomicity in a node", async () => {
+    const exec = spawnExec(join(dir, "logs", "kind-commands.log"));
+    const loadImages = kindWorkloadImages(
+      exec,
+      tools,
+      name,
+      repoRoot,
+      join(dir, "logs", "kind-commands.log"),
+    );
+    const report = await runScenario(
+      dir,
+      scale,
+      { services: "50", partials: "2", connects: "20" },
+      { docker: tools.docker, loadImages },
+    );
+    assert.equal(
+      finding(report, "C22").verdict,
+      "holds",
+      "the bad transaction rejected in the node's scratch netns",
+    );
+    assert.match(finding(report, "C21").measured, /numgen random mod \d+/);
+    const table = report.lines.filter((l) => /^50 +(iptables|nftables) /.test(l));
+    assert.equal(table.length, 2, "one row per mode");
+    for (const row of table) assert.doesNotMatch(row, /no first sync|no result/);
+    // Twenty timed connects to the first and the last Service in each mode, from inside the client pod.
+    const samples = report.lines.filter((l) => /first packet \(connect, µs\) .*\(n=20\)$/.test(l));
+    assert.equal(samples.length, 2, report.lines.join("\n"));
   });
 
   test("migrate one worker to nftables under traffic, then --all: no leftovers, a report with numbers", async () => {

@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { aQuery, replyError } from "../../src/agent/dns-lookup.js";
 import { answerLoop, countAnswerLines } from "../../src/scenarios/node-client.js";
-import { kindPodRun, kindSandboxImage } from "../../src/scenarios/pod-run.js";
+import { kindContainerRun, kindPodRun, kindSandboxImage } from "../../src/scenarios/pod-run.js";
 import { fromHexDump, udpQueryLine } from "../../src/scenarios/probes.js";
 
 const bash = async (line: string) => (await promisify(execFile)("bash", ["-c", line])).stdout;
@@ -99,6 +99,25 @@ describe("kind pods and images, through a fake docker", () => {
     await assert.rejects(
       kindPodRun(async () => "", "docker", pod),
       /^Error: pod p has no running sandbox on sy-worker/,
+    );
+  });
+
+  test("a container is entered with crictl exec on its running container, inside its node", async () => {
+    const calls: string[][] = [];
+    const fake = async (argv: readonly string[]) => {
+      calls.push([...argv]);
+      return "f00d\n";
+    };
+    assert.deepEqual(await kindContainerRun(fake, "docker", pod, "c"), [
+      ...["docker", "exec", "sy-worker", "crictl", "exec", "f00d"],
+    ]);
+    assert.deepEqual(calls[0], [
+      ...["docker", "exec", "sy-worker", "crictl", "ps", "-q", "--state", "running"],
+      ...["--label", "io.kubernetes.pod.uid=abc-123", "--name", "^c$"],
+    ]);
+    await assert.rejects(
+      kindContainerRun(async () => "", "docker", pod, "c"),
+      /^Error: pod p has no running container c on sy-worker/,
     );
   });
 
