@@ -2,7 +2,8 @@ import { availableParallelism } from "node:os";
 
 /** The command line CoreDNS 1.14 has, as far as a cluster DNS server needs it. */
 export interface Flags {
-  conf: string;
+  /** -conf: a file, or `stdin`; absent, ./Corefile or CoreDNS's built-in default (corefile-source.ts). */
+  conf?: string;
   /** The port of server blocks that name none. */
   dnsPort: number;
   version: boolean;
@@ -11,6 +12,8 @@ export interface Flags {
   pidfile?: string;
   /** Processes serving DNS (switchyard-dns only; CoreDNS has one process with many threads). */
   workers: number;
+  /** What follows the flags (Go's flag.Args()); CoreDNS refuses any. */
+  extraArgs: string[];
 }
 
 export class FlagError extends Error {
@@ -22,6 +25,8 @@ type Kind = "string" | "port" | "bool" | "workers";
 const SPEC: Record<string, { kind: Kind; key: keyof Flags }> = {
   conf: { kind: "string", key: "conf" },
   "dns.port": { kind: "port", key: "dnsPort" },
+  // CoreDNS registers -p as a second name of the same variable.
+  p: { kind: "port", key: "dnsPort" },
   version: { kind: "bool", key: "version" },
   plugins: { kind: "bool", key: "plugins" },
   quiet: { kind: "bool", key: "quiet" },
@@ -34,26 +39,30 @@ const MAX_WORKERS = 64;
 
 /**
  * Parses flags the way Go's flag package does: `-name value`, `-name=value`, one or two dashes, bare
- * booleans or `-name=false`; `--` ends the flags. Anything else is a FlagError naming the culprit.
+ * booleans or `-name=false`; `--` or the first argument that is not a flag ends the flags, and the rest are
+ * extraArgs. A bad flag is a FlagError naming the culprit.
  */
 export function parseFlags(argv: readonly string[], cores = availableParallelism()): Flags {
   const flags: Flags = {
-    conf: "Corefile",
     dnsPort: 53,
     version: false,
     plugins: false,
     quiet: false,
     workers: 1,
+    extraArgs: [],
   };
   const set = flags as unknown as Record<string, unknown>;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === "--") {
-      if (i + 1 < argv.length) throw new FlagError(`unexpected argument '${argv[i + 1]}'`);
+      flags.extraArgs = argv.slice(i + 1);
       break;
     }
     const m = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
-    if (!m?.[1]) throw new FlagError(`unexpected argument '${arg}'`);
+    if (!m?.[1] || arg === "-") {
+      flags.extraArgs = argv.slice(i);
+      break;
+    }
     const name = m[1];
     const spec = SPEC[name];
     if (!spec) throw new FlagError(`flag provided but not defined: -${name}`);
@@ -82,6 +91,9 @@ export function parseFlags(argv: readonly string[], cores = availableParallelism
       set[spec.key] = value;
     }
   }
+  // Each worker of -workers reads the Corefile itself, and a pipe can be read only once.
+  if (flags.conf === "stdin" && flags.workers > 1)
+    throw new FlagError("-conf stdin takes -workers 1 (each worker reads the Corefile itself)");
   return flags;
 }
 
@@ -89,6 +101,8 @@ export const USAGE = `Usage of switchyard-dns:
   -conf string
     \tCorefile to load (default "Corefile")
   -dns.port string
+    \tDefault port (default "53")
+  -p string
     \tDefault port (default "53")
   -pidfile string
     \tPath to write pid file

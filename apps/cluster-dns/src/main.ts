@@ -1,6 +1,7 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { fstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { answerCollects, Metrics, Resolver, scrapeThroughPrimary } from "@switchyard/resolver";
+import { type CorefileSource, corefileSource } from "./corefile-source.js";
 import { FlagError, parseFlags, USAGE } from "./flags.js";
 import { pluginsText } from "./plugins-list.js";
 import { versionLines } from "./version.js";
@@ -11,6 +12,8 @@ export interface Io {
   err: (line: string) => void;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Standard input's text for `-conf stdin`, undefined when it is a terminal; absent: nothing piped. */
+  stdin?: () => string | undefined;
 }
 
 const processIo: Io = {
@@ -18,6 +21,7 @@ const processIo: Io = {
   err: (line) => process.stderr.write(`${line}\n`),
   cwd: process.cwd(),
   env: process.env,
+  stdin: () => (fstatSync(0).isCharacterDevice() ? undefined : readFileSync(0, "utf8")),
 };
 
 /** A running server and how to end it; returned so that the caller (bin or test) owns the process. */
@@ -56,6 +60,10 @@ export async function main(
     io.err(`switchyard-dns: ${err.message} (see -help)`);
     return 2;
   }
+  if (flags.extraArgs.length > 0) {
+    io.err(`switchyard-dns: extra command line arguments: [${flags.extraArgs.join(" ")}]`);
+    return 1;
+  }
   if (flags.version) {
     for (const line of versionLines()) io.out(line);
     return 0;
@@ -64,21 +72,23 @@ export async function main(
     io.out(pluginsText());
     return 0;
   }
-  const file = resolve(io.cwd, flags.conf);
   const readFile = (path: string) => readFileSync(resolve(io.cwd, path), "utf8");
-  let text: string;
+  let source: CorefileSource;
   try {
-    text = readFile(file);
+    const stdin = io.stdin ?? (() => undefined);
+    source = corefileSource(flags.conf, flags.dnsPort, { cwd: io.cwd, readFile, stdin });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? oneLine(err);
-    io.err(`switchyard-dns: cannot read Corefile ${file}: ${code}`);
+    io.err(`switchyard-dns: ${oneLine(err)}`);
     return 1;
   }
+  const { text, file } = source;
+  // Piped and built-in Corefiles never change: rereading gives the same text (CoreDNS keeps its input too).
+  const reread = source.rereadable ? () => readFile(file) : () => text;
   let resolver: Resolver;
   try {
     resolver = Resolver.fromCorefile(text, {
       file,
-      readFile,
+      readFile: (path) => (path === file ? reread() : readFile(path)),
       env: io.env,
       defaultPort: flags.dnsPort,
       deps: { log: io.out, errorLog: io.out, ...(worker ? { scrape: scrapeThroughPrimary() } : {}) },
@@ -107,7 +117,7 @@ export async function main(
     },
     async reload() {
       try {
-        await resolver.reload(readFile(file));
+        await resolver.reload(reread());
         io.out("[INFO] Reloading complete");
       } catch (err) {
         io.out(`[ERROR] Restart failed: ${oneLine(err)}`);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -41,8 +41,11 @@ describe("the switchyard-dns command", { timeout: 60_000 }, () => {
     assert.equal(await main(["-conf"], t.io), 2);
     assert.deepEqual(t.err, ["switchyard-dns: flag needs an argument: -conf (see -help)"]);
     t = io("/nonexistent-dir");
-    assert.equal(await main([], t.io), 1);
+    assert.equal(await main(["-conf", "Corefile"], t.io), 1);
     assert.deepEqual(t.err, ["switchyard-dns: cannot read Corefile /nonexistent-dir/Corefile: ENOENT"]);
+    t = io();
+    assert.equal(await main(["-quiet", "Corefile", "extra"], t.io), 1);
+    assert.deepEqual(t.err, ["switchyard-dns: extra command line arguments: [Corefile extra]"]);
     const app = startApp(".:0 {\n    kubernetes {\n        ttl 9999\n    }\n}\n");
     assert.equal((await app.exited).code, 1);
     assert.match(
@@ -87,6 +90,22 @@ describe("the switchyard-dns command", { timeout: 60_000 }, () => {
     } finally {
       app.child.kill("SIGKILL");
       upstream.close();
+    }
+  });
+
+  test("-conf stdin: the Corefile piped in is served", async () => {
+    const port = await freePort();
+    const bin = join(import.meta.dirname, "..", "bin", "switchyard-dns.js");
+    const child = spawn(process.execPath, [bin, "-conf", "stdin"], { stdio: ["pipe", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (b: Buffer) => (output += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (output += b.toString()));
+    child.stdin.end(`.:${port} {\n    whoami\n}\n`);
+    try {
+      await eventually(() => output.includes(`.:${port}`), `the banner\n${output}`);
+      assert.match(await dig(port, "piped.example", "A"), /^piped\.example\.\s+0\s+IN\s+A\s+127\.0\.0\.1$/m);
+    } finally {
+      child.kill("SIGKILL");
     }
   });
 

@@ -5,12 +5,12 @@ import { FlagError, parseFlags } from "../src/flags.js";
 describe("flags", () => {
   test("defaults", () => {
     assert.deepEqual(parseFlags([]), {
-      conf: "Corefile",
       dnsPort: 53,
       version: false,
       plugins: false,
       quiet: false,
       workers: 1,
+      extraArgs: [],
     });
   });
 
@@ -25,10 +25,21 @@ describe("flags", () => {
         quiet: true,
         pidfile: "/run/dns.pid",
         workers: 1,
+        extraArgs: [],
       },
     );
     assert.equal(parseFlags(["-quiet=false"]).quiet, false);
     assert.equal(parseFlags(["--version"]).version, true);
+    // -p is CoreDNS's second name for -dns.port; the last one given wins, as with one Go variable.
+    assert.equal(parseFlags(["-p", "5300"]).dnsPort, 5300);
+    assert.equal(parseFlags(["-dns.port=1", "-p=2"]).dnsPort, 2);
+  });
+
+  test("the flags end at -- or at the first argument that is not one; CoreDNS refuses what follows", () => {
+    assert.deepEqual(parseFlags(["-quiet", "Corefile", "-conf", "x"]).extraArgs, ["Corefile", "-conf", "x"]);
+    assert.equal(parseFlags(["-quiet", "Corefile", "-conf", "x"]).conf, undefined);
+    assert.deepEqual(parseFlags(["--", "-quiet"]).extraArgs, ["-quiet"]);
+    assert.deepEqual(parseFlags(["-"]).extraArgs, ["-"]);
   });
 
   test("-workers: a count, or auto for one per core", () => {
@@ -42,7 +53,7 @@ describe("flags", () => {
       [["-conf"], /^flag needs an argument: -conf$/],
       [["-dns.port", "70000"], /^invalid value "70000" for flag -dns\.port: not a port$/],
       [["-quiet=maybe"], /^invalid boolean value "maybe" for -quiet$/],
-      [["Corefile"], /^unexpected argument 'Corefile'$/],
+      [["-conf", "stdin", "-workers", "2"], /^-conf stdin takes -workers 1/],
       [["-workers", "0"], /^invalid value "0" for flag -workers: not "auto" or 1-64$/],
       [["-workers", "two"], /^invalid value "two" for flag -workers: not "auto" or 1-64$/],
     ];

@@ -20,6 +20,7 @@ import { setupPrometheus } from "./plugins/prometheus/prometheus.js";
 import { setupReady } from "./plugins/ready/ready.js";
 import type { ReloadDeps } from "./plugins/reload/reload.js";
 import { setupReload } from "./plugins/reload/reload.js";
+import { setupWhoami } from "./plugins/whoami/whoami.js";
 
 /** Everything any built-in plugin may take from the embedding program. */
 export type ResolverDeps = KubernetesDeps &
@@ -47,5 +48,6 @@ export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
     ["kubernetes", setupKubernetes],
     ["loop", setupLoop],
     ["forward", setupForward],
+    ["whoami", setupWhoami],
   ]);
 }
