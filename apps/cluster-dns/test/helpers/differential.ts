@@ -22,6 +22,8 @@ export function differentialSkip(): string | undefined {
 export interface Server {
   name: "ours" | "coredns";
   port: number;
+  /** The port each `{{FREE<n>}}` placeholder became for this server (health, ready, metrics endpoints). */
+  free: Map<string, number>;
   dir: string;
   child: ChildProcess;
   output(): string;
@@ -37,7 +39,8 @@ export interface Pair {
 
 /**
  * Starts both servers, each in a fresh folder holding `files` (relative paths, as a Corefile names them), on a
- * free port of its own: `{{PORT}}` in the Corefile and in `args` becomes it. A null Corefile starts both without
+ * free port of its own: `{{PORT}}` in the Corefile and in `args` becomes it, and each `{{FREE<n>}}` another free
+ * port of that server's (see Server.free). A null Corefile starts both without
  * one and without -conf (CoreDNS's built-in default). Resolves once both answer a query.
  */
 export async function startPair(
@@ -80,16 +83,22 @@ async function startServer(
   extra: readonly string[],
 ): Promise<Server> {
   const port = await freePort();
+  const free = new Map<string, number>();
+  for (const [token] of (corefile ?? "").matchAll(/\{\{FREE\d+\}\}/g))
+    if (!free.has(token)) free.set(token, await freePort());
+  const fill = (text: string) =>
+    [...free].reduce(
+      (t, [token, p]) => t.replaceAll(token, String(p)),
+      text.replaceAll("{{PORT}}", String(port)),
+    );
   const dir = mkdtempSync(join(tmpdir(), `dns-diff-${name}-`));
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), content);
   }
-  if (corefile !== null) writeFileSync(join(dir, "Corefile"), corefile.replaceAll("{{PORT}}", String(port)));
+  if (corefile !== null) writeFileSync(join(dir, "Corefile"), fill(corefile));
   const [bin = "", ...args] = command;
-  const flags = [...(corefile !== null ? ["-conf", "Corefile"] : []), ...extra].map((a) =>
-    a.replaceAll("{{PORT}}", String(port)),
-  );
+  const flags = [...(corefile !== null ? ["-conf", "Corefile"] : []), ...extra].map(fill);
   const child = spawn(bin, [...args, ...flags], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   let text = "";
   child.stdout?.on("data", (b: Buffer) => {
@@ -98,7 +107,7 @@ async function startServer(
   child.stderr?.on("data", (b: Buffer) => {
     text += b.toString();
   });
-  return { name, port, dir, child, output: () => text };
+  return { name, port, free, dir, child, output: () => text };
 }
 
 async function stopServer(s: Server): Promise<void> {

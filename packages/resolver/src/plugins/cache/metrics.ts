@@ -18,29 +18,29 @@ export function cacheMetrics(m: Metrics): CacheMetrics {
   const typed = ["server", "type", "zones", "view"];
   const plain = ["server", "zones", "view"];
   return {
-    entries: m.gauge("coredns_cache_entries", "Entries held, per cache type.", typed),
-    requests: m.counter("coredns_cache_requests_total", "Lookups made in the cache.", plain),
-    hits: m.counter("coredns_cache_hits_total", "Lookups answered from the cache, per cache type.", typed),
+    entries: m.gauge("coredns_cache_entries", "The number of elements in the cache.", typed),
+    requests: m.counter("coredns_cache_requests_total", "The count of cache requests.", plain),
+    hits: m.counter("coredns_cache_hits_total", "The count of cache hits.", typed),
     misses: m.counter(
       "coredns_cache_misses_total",
-      "Lookups the cache could not answer (deprecated: requests minus hits).",
+      "The count of cache misses. Deprecated, derive misses from cache hits/requests counters.",
       plain,
     ),
-    prefetch: m.counter("coredns_cache_prefetch_total", "Entries refreshed ahead of expiry.", plain),
+    prefetch: m.counter(
+      "coredns_cache_prefetch_total",
+      "The number of times the cache has prefetched a cached item.",
+      plain,
+    ),
     drops: m.counter(
       "coredns_cache_drops_total",
-      "Replies not stored because they did not match their query.",
+      "The number responses that are not cached, because the reply is malformed.",
       plain,
     ),
     servedStale: m.counter(
       "coredns_cache_served_stale_total",
-      "Queries answered with an expired entry.",
+      "The number of requests served from stale cache entries.",
       plain,
     ),
-    evictions: m.counter(
-      "coredns_cache_evictions_total",
-      "Entries pushed out to make room, per cache type.",
-      typed,
-    ),
+    evictions: m.counter("coredns_cache_evictions_total", "The count of cache evictions.", typed),
   };
 }

@@ -21,6 +21,8 @@ const READ_TIMEOUT_MS = 2000;
 
 export interface ForwardMetrics {
   duration: HistogramFamily;
+  connCacheHits: CounterFamily;
+  connCacheMisses: CounterFamily;
   healthcheckFailures: CounterFamily;
   healthcheckBroken: CounterFamily;
   maxConcurrentRejects: CounterFamily;
@@ -30,22 +32,32 @@ export function forwardMetrics(m: Metrics): ForwardMetrics {
   return {
     duration: m.histogram(
       "coredns_proxy_request_duration_seconds",
-      "Time each upstream exchange took.",
+      "Histogram of the time each request took.",
       ["proxy_name", "to", "rcode"],
       TIME_BUCKETS,
     ),
+    connCacheHits: m.counter(
+      "coredns_proxy_conn_cache_hits_total",
+      "Counter of connection cache hits per upstream and protocol.",
+      ["proxy_name", "to", "proto"],
+    ),
+    connCacheMisses: m.counter(
+      "coredns_proxy_conn_cache_misses_total",
+      "Counter of connection cache misses per upstream and protocol.",
+      ["proxy_name", "to", "proto"],
+    ),
     healthcheckFailures: m.counter(
       "coredns_proxy_healthcheck_failures_total",
-      "Health probes that got no reply.",
+      "Counter of the number of failed healthchecks.",
       ["proxy_name", "to"],
     ),
     healthcheckBroken: m.counter(
       "coredns_forward_healthcheck_broken_total",
-      "Times every upstream was down at once, so one was picked at random.",
+      "Counter of the number of complete failures of the healthchecks.",
     ),
     maxConcurrentRejects: m.counter(
       "coredns_forward_max_concurrent_rejects_total",
-      "Queries refused because max_concurrent queries were already in flight.",
+      "Counter of the number of queries rejected because the concurrent queries were at maximum.",
     ),
   };
 }
@@ -162,9 +174,14 @@ export class ForwardHandler implements Handler {
     const query: Message = { ...r, id: this.rt.randomId() };
     // Without EDNS from the client, still offer the upstream 512 bytes at least (miekg's default).
     const encoded = encodeMessage(query);
+    const labels = { proxy_name: this.name, to: upstream.addr, proto };
+    const taken = (reused: boolean) =>
+      (reused ? this.metrics.connCacheHits : this.metrics.connCacheMisses).inc(labels);
+    // Every TCP exchange dials its own connection: a miss each time, as for CoreDNS without a cached one.
+    if (proto === "tcp") taken(false);
     const wire =
       proto === "udp"
-        ? await upstream.udp.exchange(encoded, READ_TIMEOUT_MS)
+        ? await upstream.udp.exchange(encoded, READ_TIMEOUT_MS, taken)
         : await exchange(upstream.to, encoded, proto, READ_TIMEOUT_MS, this.rt.timers);
     const d = decodeMessage(wire);
     if (d.kind !== "message") throw new Error(`unreadable reply from ${upstream.addr}`);

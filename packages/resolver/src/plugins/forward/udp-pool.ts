@@ -11,6 +11,8 @@ interface Pooled {
   socket: dgram.Socket;
   /** When it was last put back, in `now()` milliseconds. */
   idleSince: number;
+  /** Whether it has been put back once, so taking it again reuses it. */
+  reused: boolean;
   /** The exchange waiting on this socket, if any; a socket serves one query at a time. */
   waiting?: { id: number; done: (err: Error | undefined, reply?: Buffer) => void };
 }
@@ -33,9 +35,13 @@ export class UdpPool {
     private readonly now: () => number,
   ) {}
 
-  /** Sends `query` and resolves with the first reply under its ID; rejects on timeout or socket error. */
-  exchange(query: Buffer, timeoutMs: number): Promise<Buffer> {
+  /**
+   * Sends `query` and resolves with the first reply under its ID; rejects on timeout or socket error. `taken` is
+   * told whether an idle socket was reused (CoreDNS's connection cache hit) or a new one opened (a miss).
+   */
+  exchange(query: Buffer, timeoutMs: number, taken?: (reused: boolean) => void): Promise<Buffer> {
     const pooled = this.take();
+    taken?.(pooled.reused);
     const id = query.readUInt16BE(0);
     return new Promise((resolve, reject) => {
       const timer = this.timers.setTimeout(
@@ -67,8 +73,9 @@ export class UdpPool {
 
   private take(): Pooled {
     const now = this.now();
+    // Oldest first, as CoreDNS takes its cached connections: queries spread over the pool's source ports.
     for (;;) {
-      const p = this.idle.pop();
+      const p = this.idle.shift();
       if (!p) break;
       if (now - p.idleSince <= this.expireMs) return p;
       p.socket.close();
@@ -82,6 +89,7 @@ export class UdpPool {
       return;
     }
     p.idleSince = this.now();
+    p.reused = true;
     this.idle.push(p);
   }
 
@@ -89,7 +97,7 @@ export class UdpPool {
     const socket = dgram.createSocket(net.isIPv6(this.to.host) ? "udp6" : "udp4");
     // Idle sockets must not keep the process alive; a pending exchange has its timer for that.
     socket.unref();
-    const pooled: Pooled = { socket, idleSince: 0 };
+    const pooled: Pooled = { socket, idleSince: 0, reused: false };
     socket.on("error", (err) => pooled.waiting?.done(err));
     socket.on("message", (msg, rinfo) => {
       const w = pooled.waiting;

@@ -1,14 +1,22 @@
 import type * as http from "node:http";
+import type { Metrics } from "../../metrics/metrics.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
+import { systemTimers, type Timers } from "../../server/timers.js";
 import { closeHttp, listenHttp, parseListenAddress } from "../http-endpoint.js";
 import { parseDuration } from "../kubernetes/setup.js";
+import { startSelfProbe } from "./self-probe.js";
 
 export interface HealthDeps {
   /** Waits `ms`; injectable so tests need not sleep through a lameduck. */
   sleep?: (ms: number) => Promise<void>;
   /** Told where the health and ready endpoints listen (useful with port 0). */
   onHttpListen?: (plugin: string, port: number) => void;
+  /** Where the self-probe's duration and failures are counted (self-probe.ts); without it there is no probe. */
+  metrics?: Metrics;
+  timers?: Timers;
+  /** Where the self-probe's warnings go. */
+  errorLog?: (line: string) => void;
 }
 
 /**
@@ -31,6 +39,7 @@ export const setupHealth: Setup<HealthDeps> = (ctx) => {
   }
   const sleep = ctx.deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let server: http.Server | undefined;
+  let stopProbe = () => {};
   ctx.lifecycle.onStartup(async () => {
     const started = await listenHttp(listen.host, listen.port, "/health", () => ({
       status: 200,
@@ -38,9 +47,23 @@ export const setupHealth: Setup<HealthDeps> = (ctx) => {
     }));
     server = started.server;
     ctx.deps.onHttpListen?.("health", started.port);
+    const { metrics } = ctx.deps;
+    if (metrics) {
+      const host =
+        listen.host === "" ? "localhost" : listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+      stopProbe = startSelfProbe({
+        url: `http://${host}:${started.port}/health`,
+        metrics,
+        timers: ctx.deps.timers ?? systemTimers,
+        now: () => performance.now(),
+        log: ctx.deps.errorLog ?? ((line) => console.error(line)),
+      });
+    }
   });
   ctx.lifecycle.onShutdown(async () => {
+    // As CoreDNS: the probe keeps timing /health through the lameduck window, and stops with the endpoint.
     if (lameduckMs > 0) await sleep(lameduckMs);
+    stopProbe();
     if (server) await closeHttp(server);
   });
   return {};

@@ -35,34 +35,33 @@ const NAMED_TYPES = new Set([
  * took count under zone "dropped", as in CoreDNS.
  */
 export function dnsObserver(m: Metrics): OutcomeObserver {
-  const requests = m.counter("coredns_dns_requests_total", "Queries received.", [
+  const requests = m.counter(
+    "coredns_dns_requests_total",
+    "Counter of DNS requests made per zone, protocol and family.",
+    ["server", "zone", "view", "proto", "family", "type"],
+  );
+  const responses = m.counter("coredns_dns_responses_total", "Counter of response status codes.", [
     "server",
     "zone",
     "view",
-    "proto",
-    "family",
-    "type",
+    "rcode",
+    "plugin",
   ]);
-  const responses = m.counter(
-    "coredns_dns_responses_total",
-    "Replies sent, by rcode and the plugin that wrote them.",
-    ["server", "zone", "view", "rcode", "plugin"],
-  );
   const duration = m.histogram(
     "coredns_dns_request_duration_seconds",
-    "Time from receiving a query to having its reply.",
+    "Histogram of the time (in seconds) each request took per zone.",
     ["server", "zone", "view"],
     TIME_BUCKETS,
   );
   const requestSize = m.histogram(
     "coredns_dns_request_size_bytes",
-    "Size of queries in bytes.",
+    "Size of the EDNS0 UDP buffer in bytes (64K for TCP) per zone and protocol.",
     ["server", "zone", "view", "proto"],
     SIZE_BUCKETS,
   );
   const responseSize = m.histogram(
     "coredns_dns_response_size_bytes",
-    "Size of replies in bytes.",
+    "Size of the returned response in bytes.",
     ["server", "zone", "view", "proto"],
     SIZE_BUCKETS,
   );

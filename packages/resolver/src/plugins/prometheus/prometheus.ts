@@ -37,14 +37,19 @@ export const setupPrometheus: Setup<PrometheusDeps> = (ctx) => {
     observe = dnsObserver(metrics);
     observers.set(metrics, observe);
     metrics
-      .gauge("coredns_build_info", "Version of this build.", ["version", "revision", "goversion"], "first")
+      .gauge(
+        "coredns_build_info",
+        "A metric with a constant '1' value labeled by version, revision, and goversion from which CoreDNS was built.",
+        ["version", "revision", "goversion"],
+        "first",
+      )
       .set({ version: "0.1.0", revision: "", goversion: process.version }, 1);
-    metrics.counter("coredns_panics_total", "Handler crashes caught by the server.");
+    metrics.counter("coredns_panics_total", "A metrics that counts the number of panics.");
   }
   ctx.observe(observe);
   const enabled = metrics.gauge(
     "coredns_plugin_enabled",
-    "Plugins enabled per server block.",
+    "A metric that indicates whether a plugin is enabled on per server and zone basis.",
     ["server", "zone", "view", "name"],
     "first",
   );

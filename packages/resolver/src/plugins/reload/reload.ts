@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Metrics } from "../../metrics/metrics.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import type { Timers } from "../../server/timers.js";
@@ -15,6 +16,30 @@ export interface ReloadDeps {
   errorLog?: (line: string) => void;
   /** A number in [0, 1) for the jitter. */
   random?: (n: number) => number;
+  /** Where `coredns_reload_failed_total` and `coredns_reload_version_info` live. */
+  metrics?: Metrics;
+}
+
+/** CoreDNS's two reload metrics: failed attempts, and the hash of the Corefile last tried. */
+function reloadMetrics(metrics: Metrics | undefined) {
+  const failed = metrics?.counter(
+    "coredns_reload_failed_total",
+    "Counter of the number of failed reload attempts.",
+  );
+  const info = metrics?.gauge(
+    "coredns_reload_version_info",
+    "A metric with a constant '1' value labeled by hash, and value which type of hash generated.",
+    ["hash", "value"],
+    "first",
+  );
+  return {
+    failed: () => failed?.inc(),
+    /** Labelled as CoreDNS labels it: `hash` holds the algorithm's name, `value` the digest. */
+    version: (previous: string, next: string) => {
+      if (previous) info?.remove({ hash: "sha512", value: previous });
+      if (next) info?.set({ hash: "sha512", value: next }, 1);
+    },
+  };
 }
 
 /** SHA-512 of the Corefile text, as CoreDNS compares it. */
@@ -44,6 +69,7 @@ export const setupReload: Setup<ReloadDeps> = (ctx) => {
   const timers = ctx.deps.timers ?? systemTimers;
   const random = ctx.deps.random ?? ((n: number) => Math.floor(Math.random() * n));
   const log = ctx.deps.errorLog ?? ((line: string) => console.error(line));
+  const counted = reloadMetrics(ctx.deps.metrics);
   let timer: unknown;
   let current = "";
   let stopped = false;
@@ -57,8 +83,12 @@ export const setupReload: Setup<ReloadDeps> = (ctx) => {
       const text = corefileText();
       const hash = corefileHash(text);
       if (hash !== current) {
+        counted.version(current, hash);
         current = hash;
-        await applyCorefile(text);
+        await applyCorefile(text).catch((err: Error) => {
+          counted.failed();
+          throw err;
+        });
       }
     } catch (err) {
       log(`[ERROR] plugin/reload: ${(err as Error).message}`);
@@ -67,6 +97,7 @@ export const setupReload: Setup<ReloadDeps> = (ctx) => {
   };
   ctx.lifecycle.onStartup(() => {
     try {
+      // CoreDNS labels the version only once a changed Corefile was tried, never at startup.
       current = corefileHash(corefileText());
     } catch {
       current = "";
