@@ -7,6 +7,8 @@ import type { ForwardDeps } from "./plugins/forward/setup.js";
 import { setupForward } from "./plugins/forward/setup.js";
 import type { HealthDeps } from "./plugins/health/health.js";
 import { setupHealth } from "./plugins/health/health.js";
+import type { HostsDeps } from "./plugins/hosts/setup.js";
+import { setupHosts } from "./plugins/hosts/setup.js";
 import type { KubernetesDeps } from "./plugins/kubernetes/setup.js";
 import { setupKubernetes } from "./plugins/kubernetes/setup.js";
 import type { LoadBalanceDeps } from "./plugins/loadbalance/loadbalance.js";
@@ -20,6 +22,7 @@ import { setupPrometheus } from "./plugins/prometheus/prometheus.js";
 import { setupReady } from "./plugins/ready/ready.js";
 import type { ReloadDeps } from "./plugins/reload/reload.js";
 import { setupReload } from "./plugins/reload/reload.js";
+import { setupRewrite } from "./plugins/rewrite/setup.js";
 import { setupWhoami } from "./plugins/whoami/whoami.js";
 
 /** Everything any built-in plugin may take from the embedding program. */
@@ -32,7 +35,8 @@ export type ResolverDeps = KubernetesDeps &
   PrometheusDeps &
   LoopDeps &
   LogDeps &
-  ReloadDeps;
+  ReloadDeps &
+  HostsDeps;
 
 /** The plugins this build has. Directives CoreDNS knows but this map lacks fail with a clear error. */
 export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
@@ -44,7 +48,9 @@ export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
     ["errors", setupErrors],
     ["log", setupLog],
     ["loadbalance", setupLoadBalance],
+    ["rewrite", setupRewrite],
     ["cache", setupCache],
+    ["hosts", setupHosts],
     ["kubernetes", setupKubernetes],
     ["loop", setupLoop],
     ["forward", setupForward],

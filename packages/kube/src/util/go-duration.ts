@@ -2,11 +2,16 @@ const UNIT_MS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
   µs: 1e-3,
+  // Go takes both micro signs: U+00B5 above and the Greek letter U+03BC.
+  μs: 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,
   h: 3_600_000,
 };
+
+/** Go's time.Duration is an int64 of nanoseconds: anything longer is an error there. */
+const MAX_MS = (2 ** 63 - 1) / 1e6;
 
 /**
  * Parses a Go duration ("1s", "1m30s", "250ms", "0") into milliseconds, so flags and config files read the way
@@ -20,10 +25,11 @@ export function parseGoDuration(text: string): number | undefined {
   if (rest === "") return undefined;
   let total = 0;
   while (rest !== "") {
-    const part = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/.exec(rest);
+    const part = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/.exec(rest);
     const unit = part?.[2];
     if (part === null || unit === undefined) return undefined;
     total += Number(part[1]) * (UNIT_MS[unit] ?? 0);
+    if (total > MAX_MS) return undefined;
     rest = rest.slice(part[0].length);
   }
   return sign * total;

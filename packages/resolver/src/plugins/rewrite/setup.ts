@@ -1,0 +1,44 @@
+import type { Stanza } from "../../corefile/parse.js";
+import type { Setup } from "../../plugin/setup.js";
+import { stanzaError } from "../../plugin/setup.js";
+import { parseRule } from "./parse.js";
+import { RewriteHandler } from "./rewrite.js";
+import type { Rule } from "./rule.js";
+import { RuleError } from "./rule.js";
+
+/**
+ * A stanza's words. A rule with fewer than two words on the `rewrite` line takes its words from the block
+ * instead, all lines run together (`rewrite stop {` / `name ...` / `answer name ...` / `}`). Called inside
+ * parseRewrite, which turns a RuleError into a Corefile error at the stanza.
+ */
+export function ruleWords(stanza: Stanza): string[] {
+  if (stanza.args.length >= 2) {
+    // Upstream reads a block after a complete rule as a rule with no words, and fails the same way.
+    if (stanza.block.length > 0) throw new RuleError("no rule type specified for rewrite");
+    return [...stanza.args];
+  }
+  return [...stanza.args, ...stanza.block.flatMap(blockWords)];
+}
+
+function blockWords(line: Stanza): string[] {
+  const nested = line.block.length > 0 ? ["{", ...line.block.flatMap(blockWords), "}"] : [];
+  return [line.name, ...line.args, ...nested];
+}
+
+/** Every `rewrite` line of a server block, in the order written; they run in that order. */
+export function parseRewrite(stanzas: readonly Stanza[]): Rule[] {
+  return stanzas.map((stanza) => {
+    try {
+      return parseRule(ruleWords(stanza));
+    } catch (err) {
+      if (err instanceof RuleError) throw stanzaError(stanza, "rewrite", err.message);
+      throw err;
+    }
+  });
+}
+
+/** `rewrite [continue|stop] FIELD ...`, any number of times per server block. */
+export const setupRewrite: Setup = (ctx) => {
+  const rules = parseRewrite(ctx.stanzas);
+  return { plugin: (next) => new RewriteHandler(next, rules) };
+};
