@@ -43,6 +43,8 @@ export interface TestControlPlaneOptions {
    * address on Docker's bridge so that a container reaches it as a pod reaches the kubernetes Service.
    */
   apiserverBindAddress?: string;
+  /** Admission plugins enabled on top of kube-apiserver's defaults, e.g. ["OwnerReferencesPermissionEnforcement"]. */
+  extraAdmissionPlugins?: string[];
 }
 
 const required: UpstreamBinary[] = ["etcd", "kube-apiserver"];
@@ -63,6 +65,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     controllerManager: options.controllerManager ?? false,
     scheduler: options.scheduler ?? false,
     ...(options.apiserverBindAddress ? { apiserverBindAddress: options.apiserverBindAddress } : {}),
+    ...(options.extraAdmissionPlugins ? { extraAdmissionPlugins: options.extraAdmissionPlugins } : {}),
     ports: await freeControlPlanePorts(),
     out: { write: () => {} },
   });
@@ -138,4 +141,5 @@ export * from "./testing/cluster.js";
 export * from "./testing/docker.js";
 export * from "./testing/serviceaccount.js";
 export * from "./testing/upstream-slice-controller.js";
+export * from "./testing/yaml.js";
 export { resolveBinary } from "./upstream/binaries.js";

@@ -59,6 +59,21 @@ describe("control-plane flags", () => {
     assert.ok(bare.includes("--disable-admission-plugins=ServiceAccount"));
   });
 
+  test("extra admission plugins are enabled on top of the defaults, and only when asked for", () => {
+    const plain = apiserverArgs(withDefaults({ stateDir: "/state" }), paths, pki);
+    assert.ok(!plain.some((a) => a.startsWith("--enable-admission-plugins")));
+    const o = withDefaults({
+      stateDir: "/state",
+      extraAdmissionPlugins: ["OwnerReferencesPermissionEnforcement", "AlwaysPullImages"],
+    });
+    const args = apiserverArgs(o, paths, pki);
+    assert.deepEqual(
+      args.filter((a) => a.startsWith("--enable-admission-plugins")),
+      ["--enable-admission-plugins=OwnerReferencesPermissionEnforcement,AlwaysPullImages"],
+    );
+    assert.deepEqual(withDefaults({ stateDir: "/state" }).extraAdmissionPlugins, []);
+  });
+
   test("a lab bridge address moves only the apiserver, which then advertises it and gets real endpoints", () => {
     const o = withDefaults({ stateDir: "/state", apiserverBindAddress: "198.18.0.1" });
     const args = apiserverArgs(o, paths, pki);

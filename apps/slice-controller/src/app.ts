@@ -1,34 +1,22 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import {
-  byServiceName,
   type Clock,
-  defaultControllerRateLimiter,
-  EventRecorder,
-  endpointSlices,
-  endpoints,
   HttpRestClient,
-  type Informer,
   InformerFactory,
-  indexNames,
   LeaderElector,
   LeaseLock,
   type Logger,
   loadKubeConfig,
-  nodes,
-  pods,
-  RateLimitingQueue,
   realClock,
-  services,
 } from "@switchyard/kube";
-import type { EndpointSlice } from "@switchyard/slice-controller";
 import { Registry } from "prom-client";
 import { checkApiserver } from "./api-check.js";
+import { enabledControllers } from "./cli/controllers.js";
 import type { ControllerFlags } from "./cli/flags.js";
-import { EndpointSliceController } from "./endpointslice-controller.js";
-import { ControllerMetrics, MirroringMetrics } from "./metrics.js";
-import { MirroringController } from "./mirroring-controller.js";
+import { buildControllers } from "./controller-set.js";
 import { startServers } from "./servers.js";
+import { ThrottledClient } from "./throttled-client.js";
 
 export interface AppOptions {
   logger: Logger;
@@ -50,67 +38,28 @@ export interface App {
   stop(): Promise<void>;
 }
 
-// Upstream's event sources, so `kubectl get events` reads the same as with kube-controller-manager.
-const COMPONENT = "endpoint-slice-controller";
-const MIRRORING_COMPONENT = "endpoint-slice-mirroring-controller";
-
 /** Connects, starts informers and servers, and runs both controllers (while leading, if elected). */
 export async function startApp(flags: ControllerFlags, options: AppOptions): Promise<App> {
   const { logger } = options;
   const clock = options.clock ?? realClock;
   const identity = options.identity ?? `${hostname()}_${randomUUID()}`;
   const kc = loadKubeConfig({ kubeconfig: flags.kubeconfig });
-  const client = new HttpRestClient(kc, { userAgent: "switchyard-slice-controller" });
-  await checkApiserver(client, client.server.origin);
+  const connection = new HttpRestClient(kc, { userAgent: "switchyard-slice-controller" });
+  await checkApiserver(connection, connection.server.origin);
+  // One rate limit per client, as kube-controller-manager gives informers, each controller and leader election.
+  const newClient = () => new ThrottledClient(connection, flags.kubeApiQps, flags.kubeApiBurst, clock);
 
   const registry = new Registry();
   const abort = new AbortController();
-  const factory = new InformerFactory({ client, clock, logger });
-  const serviceInformer = factory.informerFor(services);
-  const endpointsInformer = factory.informerFor(endpoints);
-  const slices = factory.informerFor(endpointSlices, {
-    indexers: { [indexNames.serviceName]: byServiceName },
-  }) as unknown as Informer<EndpointSlice>;
-
-  const recorder = (component: string) =>
-    new EventRecorder({ client, component, host: identity, clock, logger });
-  const sliceQueue = new RateLimitingQueue<string>({ name: "endpoint_slice", registry, clock });
-  const mirroringQueue = new RateLimitingQueue<string>({
-    name: "endpoint_slice_mirroring",
+  const factory = new InformerFactory({ client: newClient(), clock, logger });
+  const controllers = buildControllers(flags, enabledControllers(flags.controllers), {
+    factory,
+    newClient,
     registry,
-    clock,
-    // Upstream's mirroring controller caps its backoff at 100 s rather than 1000 s.
-    rateLimiter: defaultControllerRateLimiter({ maxDelayMs: 100_000, clock }),
-  });
-  const sliceRecorder = recorder(COMPONENT);
-  const mirroringRecorder = recorder(MIRRORING_COMPONENT);
-  const sliceController = new EndpointSliceController({
-    client,
-    services: serviceInformer,
-    pods: factory.informerFor(pods, { transform: withoutManagedFields }),
-    nodes: factory.informerFor(nodes, { transform: withoutManagedFields }),
-    slices,
-    queue: sliceQueue,
-    recorder: sliceRecorder,
-    metrics: new ControllerMetrics(registry),
     logger,
-    maxEndpointsPerSlice: flags.maxEndpointsPerSlice,
-    batchPeriodMs: flags.endpointUpdatesBatchPeriodMs,
     clock,
-    ...(options.sliceControllerName ? { controllerName: options.sliceControllerName } : {}),
-  });
-  const mirroringController = new MirroringController({
-    client,
-    services: serviceInformer,
-    endpoints: endpointsInformer,
-    slices,
-    queue: mirroringQueue,
-    recorder: mirroringRecorder,
-    metrics: new MirroringMetrics(registry),
-    logger,
-    maxEndpointsPerSubset: flags.mirroringMaxEndpointsPerSubset,
-    batchPeriodMs: flags.mirroringEndpointUpdatesBatchPeriodMs,
-    clock,
+    identity,
+    ...(options.sliceControllerName ? { sliceControllerName: options.sliceControllerName } : {}),
   });
 
   let leading = false;
@@ -119,23 +68,21 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
     if (!(await factory.waitForCacheSync(abort.signal))) return;
     leading = true;
     logger.info("caches synced, starting workers", {
+      controllers: controllers.map((c) => c.name).join(","),
       workers: flags.concurrentServiceEndpointSyncs,
       mirroringWorkers: flags.mirroringConcurrentServiceEndpointSyncs,
     });
-    await Promise.all([
-      sliceController.run(flags.concurrentServiceEndpointSyncs),
-      mirroringController.run(flags.mirroringConcurrentServiceEndpointSyncs),
-    ]);
+    await Promise.all(controllers.map((c) => c.run()));
   };
   // Queues cannot restart, so losing the Lease ends the app; kube-controller-manager exits then too.
   const stopWorkers = async () => {
-    await Promise.all([sliceQueue.shutDownWithDrain(), mirroringQueue.shutDownWithDrain()]);
+    await Promise.all(controllers.map((c) => c.shutDown()));
     await workers;
     leading = false;
   };
   const elector = flags.leaderElect
     ? new LeaderElector({
-        lock: new LeaseLock(client, flags.leaseNamespace, flags.leaseName),
+        lock: new LeaseLock(newClient(), flags.leaseNamespace, flags.leaseName),
         identity,
         leaseDurationMs: flags.leaseDurationMs,
         renewDeadlineMs: flags.renewDeadlineMs,
@@ -186,18 +133,8 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
       abort.abort();
       await done;
       await factory.stop();
-      await Promise.all([sliceRecorder.flush(), mirroringRecorder.flush()]);
+      await Promise.all(controllers.map((c) => c.flush()));
       await servers.stop();
     },
   };
-}
-
-/**
- * managedFields is often the largest part of a Pod or Node and nothing here reads it; dropping it before the
- * cache keeps memory and per-event work down in clusters with many pods.
- */
-function withoutManagedFields<T extends { metadata?: { managedFields?: unknown } }>(obj: T): T {
-  if (obj.metadata?.managedFields === undefined) return obj;
-  const { managedFields: _dropped, ...metadata } = obj.metadata;
-  return { ...obj, metadata };
 }

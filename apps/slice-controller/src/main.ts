@@ -1,6 +1,7 @@
 import { Logger, levelFromVerbosity } from "@switchyard/kube";
 import { startApp } from "./app.js";
 import { FlagError, parseFlags, usage } from "./cli/flags.js";
+import { ignoredFlagNotes } from "./cli/ignored-flags.js";
 
 const PROGRAM = "switchyard-slice-controller";
 
@@ -30,6 +31,8 @@ export async function main(io: MainIO): Promise<number> {
     return 0;
   }
   const logger = new Logger({ ...levelFromVerbosity(flags.verbosity), out: io.stderr });
+  // kube-controller-manager flags with nothing to act on here: said once, so nobody expects them to take effect.
+  for (const note of ignoredFlagNotes(flags.given)) logger.info("flag accepted but ignored", note);
   let app: Awaited<ReturnType<typeof startApp>>;
   try {
     app = await startApp(flags, { logger });

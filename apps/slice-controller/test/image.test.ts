@@ -5,7 +5,7 @@
 // KUBERNETES_SERVICE_HOST/PORT set as for a pod. The container runs under the Deployment's securityContext
 // (uid 65532, capabilities drop ALL, no privilege escalation, read-only root, 512Mi limit) with its args, on
 // the host's network (where the test apiserver listens, on loopback). No kube-controller-manager runs, so every
-// EndpointSlice seen was written by the image. A second case takes the ClusterRoleBinding away: the container
+// EndpointSlice seen was written by the image. A second case takes the ClusterRoleBindings away: the container
 // log must name the refusal.
 // Skips only when no engine can be had or the upstream binaries are missing, with that reason.
 import assert from "node:assert/strict";
@@ -170,10 +170,11 @@ describe("switchyard/slice-controller image on its ServiceAccount", { skip, time
     removeContainers(engine, [name]);
   });
 
-  test("without its ClusterRoleBinding the log names the refusal", async () => {
-    const binding = rbac.find((o: KubeObject) => o.kind === "ClusterRoleBinding");
-    assert.ok(binding, "deploy/rbac.yaml has a ClusterRoleBinding");
-    await api.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding.metadata.name}`);
+  test("without its ClusterRoleBindings the log names the refusal", async () => {
+    const bindings = rbac.filter((o: KubeObject) => o.kind === "ClusterRoleBinding");
+    assert.ok(bindings.length > 0, "deploy/rbac.yaml has ClusterRoleBindings");
+    for (const binding of bindings)
+      await api.delete(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding.metadata.name}`);
     const name = `${prefix}-forbidden`;
     await runController(api, cp as TestControlPlane, name);
     const user = `system:serviceaccount:${SA.namespace}:${SA.name}`;

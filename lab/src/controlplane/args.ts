@@ -76,6 +76,10 @@ export function apiserverArgs(o: ControlPlaneOptions, _paths: StatePaths, pki: P
   if (isLoopback(o.advertiseAddress)) args.push("--endpoint-reconciler-type=none");
   // Without the controller-manager nothing creates ServiceAccounts, and the admission plugin would refuse every pod.
   if (!o.controllerManager) args.push("--disable-admission-plugins=ServiceAccount");
+  // Named plugins are enabled in addition to the default set, which stays on.
+  if (o.extraAdmissionPlugins.length > 0) {
+    args.push(`--enable-admission-plugins=${o.extraAdmissionPlugins.join(",")}`);
+  }
   return args;
 }
 

@@ -28,6 +28,11 @@ export interface ControlPlaneOptions {
   controllerManager: boolean;
   /** kube-controller-manager's own EndpointSlice controllers (upstream's stack); off where Switchyard's runs. */
   sliceControllers: boolean;
+  /**
+   * Admission plugins kube-apiserver enables on top of its defaults (e.g. OwnerReferencesPermissionEnforcement),
+   * for tests that need a cluster stricter than the default one.
+   */
+  extraAdmissionPlugins: string[];
   scheduler: boolean;
   readyTimeoutMs: number;
   /** Detached processes outlive the CLI (`up`); test suites keep them attached so they die with the runner. */
@@ -65,6 +70,7 @@ export function withDefaults(partial: ControlPlaneInput = {}): ControlPlaneOptio
     clusterCidr: partial.clusterCidr ?? "10.244.0.0/16",
     controllerManager: partial.controllerManager ?? true,
     sliceControllers: partial.sliceControllers ?? false,
+    extraAdmissionPlugins: partial.extraAdmissionPlugins ?? [],
     scheduler: partial.scheduler ?? true,
     readyTimeoutMs: partial.readyTimeoutMs ?? 120_000,
     detached: partial.detached ?? true,

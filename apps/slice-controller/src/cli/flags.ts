@@ -1,172 +1,55 @@
+import { isIP } from "node:net";
 import { parseGoDuration } from "@switchyard/kube";
-import {
-  DEFAULT_MAX_ENDPOINTS_PER_SLICE,
-  DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
-  MAX_MAX_ENDPOINTS_PER_SLICE,
-  MIN_MAX_ENDPOINTS_PER_SLICE,
-} from "@switchyard/slice-controller";
+import { enabledControllers } from "./controllers.js";
+import { type ControllerFlags, DEFAULT_FLAGS, type FlagSpec, spec } from "./flag-spec.js";
+import { parseGoBool, parseGoBoolMap, parseGoFloat, parseGoInt } from "./go-values.js";
 
-export interface ControllerFlags {
-  kubeconfig: string | undefined;
-  concurrentServiceEndpointSyncs: number;
-  maxEndpointsPerSlice: number;
-  endpointUpdatesBatchPeriodMs: number;
-  mirroringConcurrentServiceEndpointSyncs: number;
-  mirroringMaxEndpointsPerSubset: number;
-  mirroringEndpointUpdatesBatchPeriodMs: number;
-  leaderElect: boolean;
-  leaseDurationMs: number;
-  renewDeadlineMs: number;
-  retryPeriodMs: number;
-  leaseName: string;
-  leaseNamespace: string;
-  /** host:port, or undefined when disabled with "0". */
-  metricsBindAddress: string | undefined;
-  /** host:port; undefined serves health on the metrics address. */
-  healthzBindAddress: string | undefined;
-  verbosity: number;
-  help: boolean;
-}
+export { type ControllerFlags, DEFAULT_FLAGS } from "./flag-spec.js";
 
 /** A bad command line; main prints the message on one line and exits 2. */
 export class FlagError extends Error {
   override name = "FlagError";
 }
 
-type Kind = "string" | "bool" | "duration" | { min: number; max: number };
+type Value = string | number | boolean | undefined | string[] | Record<string, boolean>;
 
-interface FlagSpec {
-  name: string;
-  kind: Kind;
-  field: keyof ControllerFlags;
-  help: string;
-}
-
-const spec: FlagSpec[] = [
-  {
-    name: "kubeconfig",
-    kind: "string",
-    field: "kubeconfig",
-    help: "Path to a kubeconfig; in-cluster config when unset.",
-  },
-  {
-    name: "concurrent-service-endpoint-syncs",
-    kind: { min: 1, max: 50 },
-    field: "concurrentServiceEndpointSyncs",
-    help: "Services synced at once (1..50).",
-  },
-  {
-    name: "max-endpoints-per-slice",
-    kind: { min: MIN_MAX_ENDPOINTS_PER_SLICE, max: MAX_MAX_ENDPOINTS_PER_SLICE },
-    field: "maxEndpointsPerSlice",
-    help: "Endpoints per EndpointSlice (1..1000).",
-  },
-  {
-    name: "endpointslice-updates-batch-period",
-    kind: "duration",
-    field: "endpointUpdatesBatchPeriodMs",
-    help: "Delay added to syncs caused by Pod changes, to batch them (Go duration).",
-  },
-  {
-    name: "mirroring-concurrent-service-endpoint-syncs",
-    kind: { min: 1, max: 50 },
-    field: "mirroringConcurrentServiceEndpointSyncs",
-    help: "Endpoints objects mirrored at once (1..50).",
-  },
-  {
-    name: "mirroring-max-endpoints-per-subset",
-    kind: { min: 1, max: 1000 },
-    field: "mirroringMaxEndpointsPerSubset",
-    help: "Addresses mirrored per Endpoints subset (1..1000).",
-  },
-  {
-    name: "mirroring-endpointslice-updates-batch-period",
-    kind: "duration",
-    field: "mirroringEndpointUpdatesBatchPeriodMs",
-    help: "Delay added to mirroring syncs caused by Endpoints changes (Go duration).",
-  },
-  { name: "leader-elect", kind: "bool", field: "leaderElect", help: "Run only while holding the Lease." },
-  {
-    name: "leader-elect-lease-duration",
-    kind: "duration",
-    field: "leaseDurationMs",
-    help: "How long a candidate waits after the last renewal before taking over.",
-  },
-  {
-    name: "leader-elect-renew-deadline",
-    kind: "duration",
-    field: "renewDeadlineMs",
-    help: "How long the leader retries renewing before stepping down.",
-  },
-  {
-    name: "leader-elect-retry-period",
-    kind: "duration",
-    field: "retryPeriodMs",
-    help: "Wait between acquire or renew attempts.",
-  },
-  { name: "leader-elect-resource-name", kind: "string", field: "leaseName", help: "Name of the Lease." },
-  {
-    name: "leader-elect-resource-namespace",
-    kind: "string",
-    field: "leaseNamespace",
-    help: "Namespace of the Lease.",
-  },
-  {
-    name: "metrics-bind-address",
-    kind: "string",
-    field: "metricsBindAddress",
-    help: 'host:port for /metrics (and health unless --healthz-bind-address); "0" disables.',
-  },
-  {
-    name: "healthz-bind-address",
-    kind: "string",
-    field: "healthzBindAddress",
-    help: "host:port for /healthz, /livez and /readyz on their own listener.",
-  },
-  { name: "v", kind: { min: 0, max: 10 }, field: "verbosity", help: "Log verbosity; 0 is quiet." },
-  { name: "help", kind: "bool", field: "help", help: "Print this help." },
-];
-
-export const DEFAULT_FLAGS: ControllerFlags = {
-  kubeconfig: undefined,
-  concurrentServiceEndpointSyncs: 5,
-  maxEndpointsPerSlice: DEFAULT_MAX_ENDPOINTS_PER_SLICE,
-  endpointUpdatesBatchPeriodMs: 0,
-  mirroringConcurrentServiceEndpointSyncs: 5,
-  mirroringMaxEndpointsPerSubset: DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
-  mirroringEndpointUpdatesBatchPeriodMs: 0,
-  leaderElect: true,
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
-  leaseName: "switchyard-slice-controller",
-  leaseNamespace: "kube-system",
-  metricsBindAddress: "127.0.0.1:10258",
-  healthzBindAddress: undefined,
-  verbosity: 0,
-  help: false,
-};
-
-function convert(flag: FlagSpec, raw: string): string | number | boolean | undefined {
+function convert(flag: FlagSpec, raw: string): Value {
   const bad = (why: string) => new FlagError(`invalid value "${raw}" for flag --${flag.name}: ${why}`);
   const { kind } = flag;
-  if (kind === "string") {
-    if (flag.field === "metricsBindAddress" && raw === "0") return undefined;
-    if (flag.field.endsWith("BindAddress") && parseHostPort(raw) === undefined) throw bad("want host:port");
-    return raw;
+  switch (kind) {
+    case "string":
+      if (flag.field === "metricsBindAddress" && raw === "0") return undefined;
+      if (flag.field.endsWith("BindAddress") && parseHostPort(raw) === undefined) throw bad("want host:port");
+      return raw;
+    case "bool": {
+      const value = parseGoBool(raw);
+      if (value === undefined) throw bad("want true or false");
+      return value;
+    }
+    case "duration": {
+      // Go's flag library takes negative durations too; what they mean is settled after parsing.
+      const ms = parseGoDuration(raw);
+      if (ms === undefined) throw bad("want a duration such as 500ms or 1s");
+      return ms;
+    }
+    case "float": {
+      const value = parseGoFloat(raw);
+      if (value === undefined) throw bad("want a number");
+      return value;
+    }
+    case "ip":
+      if (isIP(raw) === 0) throw bad("want an IP address");
+      return raw;
+    case "list":
+      return raw === "" ? [] : raw.split(",").map((s) => s.trim());
+    case "bool-map": {
+      const map = parseGoBoolMap(raw);
+      if (typeof map === "string") throw bad(map);
+      return map;
+    }
   }
-  if (kind === "bool") {
-    if (raw === "true" || raw === "1") return true;
-    if (raw === "false" || raw === "0") return false;
-    throw bad("want true or false");
-  }
-  if (kind === "duration") {
-    const ms = parseGoDuration(raw);
-    if (ms === undefined || ms < 0) throw bad("want a non-negative duration such as 500ms or 1s");
-    return ms;
-  }
-  const n = Number(raw);
-  if (!/^-?\d+$/.test(raw) || n < kind.min || n > kind.max) {
+  const n = parseGoInt(raw);
+  if (n === undefined || n < kind.min || n > kind.max) {
     throw bad(`must be an integer from ${kind.min} to ${kind.max}`);
   }
   return n;
@@ -174,7 +57,8 @@ function convert(flag: FlagSpec, raw: string): string | number | boolean | undef
 
 /** Parses kube-controller-manager-style flags: --name=value, --name value, bare booleans, -v=2. */
 export function parseFlags(argv: readonly string[]): ControllerFlags {
-  const flags: Record<string, unknown> = { ...DEFAULT_FLAGS };
+  const flags: Record<string, unknown> = { ...DEFAULT_FLAGS, given: [] };
+  const given: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
     const m = /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(arg);
@@ -191,21 +75,55 @@ export function parseFlags(argv: readonly string[]): ControllerFlags {
       }
     }
     flags[flag.field] = convert(flag, raw);
+    given.push(name);
   }
-  const parsed = flags as unknown as ControllerFlags;
+  const parsed = { ...(flags as unknown as ControllerFlags), given };
   checkLeaderElection(parsed);
+  checkClient(parsed);
+  if (!Object.values(enabledControllers(parsed.controllers)).some(Boolean)) {
+    throw new FlagError(
+      `invalid value "${parsed.controllers.join(",")}" for flag --controllers: enables neither endpointslice-controller nor endpointslice-mirroring-controller`,
+    );
+  }
+  // A batch period at or below zero delays nothing, as a Go work queue's AddAfter treats it.
+  parsed.endpointUpdatesBatchPeriodMs = Math.max(0, parsed.endpointUpdatesBatchPeriodMs);
+  parsed.mirroringEndpointUpdatesBatchPeriodMs = Math.max(0, parsed.mirroringEndpointUpdatesBatchPeriodMs);
   return parsed;
 }
 
-// The elector's own invariants, reported against the flags that break them.
+// kube-controller-manager's resource-lock check and client-go's elector invariants, both only while electing,
+// reported against the flags that break them.
 function checkLeaderElection(f: ControllerFlags): void {
   if (!f.leaderElect) return;
+  if (f.leaseResourceLock !== "leases") {
+    throw new FlagError(
+      `invalid value "${f.leaseResourceLock}" for flag --leader-elect-resource-lock: must be "leases"`,
+    );
+  }
+  const positive: [string, number][] = [
+    ["leader-elect-lease-duration", f.leaseDurationMs],
+    ["leader-elect-renew-deadline", f.renewDeadlineMs],
+    ["leader-elect-retry-period", f.retryPeriodMs],
+  ];
+  for (const [name, ms] of positive) {
+    if (ms <= 0) throw new FlagError(`--${name} must be greater than zero while --leader-elect is on`);
+  }
   if (f.leaseDurationMs <= f.renewDeadlineMs) {
     throw new FlagError("--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline");
   }
   if (f.renewDeadlineMs <= 1.2 * f.retryPeriodMs) {
     throw new FlagError(
       "--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period",
+    );
+  }
+}
+
+// client-go accepts a negative burst with a positive QPS and then fails every request; refused up front here.
+function checkClient(f: ControllerFlags): void {
+  const limited = f.kubeApiQps >= 0;
+  if (limited && f.kubeApiBurst < 0) {
+    throw new FlagError(
+      `invalid value "${f.kubeApiBurst}" for flag --kube-api-burst: must not be negative while --kube-api-qps is not`,
     );
   }
 }
@@ -220,7 +138,14 @@ export function parseHostPort(address: string): { host: string; port: number } |
 
 export function usage(program: string): string {
   const lines = spec.map((f) => {
-    const value = typeof f.kind === "object" ? " int" : f.kind === "bool" ? "" : ` ${f.kind}`;
+    const value =
+      typeof f.kind === "object"
+        ? " int"
+        : f.kind === "bool"
+          ? ""
+          : f.kind === "bool-map"
+            ? " key=bool,..."
+            : ` ${f.kind}`;
     return `  --${f.name}${value}\n      ${f.help}`;
   });
   return `Usage: ${program} [flags]\n\n${lines.join("\n")}\n`;
