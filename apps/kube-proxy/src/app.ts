@@ -11,7 +11,7 @@ import {
   services,
 } from "@switchyard/kube";
 import {
-  ConntrackCleaner,
+  ConntrackCLI,
   type Exec,
   httpHealthListen,
   type IPTablesBackend,
@@ -138,7 +138,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
         health,
         // Both families share the node's ports, so only the primary serves health checks.
         serviceHealth: i === 0 ? serviceHealth : undefined,
-        conntrack: new ConntrackCleaner(exec),
+        conntrack: new ConntrackCLI(exec),
         minSyncPeriodMs: o.minSyncPeriodMs,
         syncPeriodMs: o.syncPeriodMs,
         logger: flog,

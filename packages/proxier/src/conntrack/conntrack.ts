@@ -1,46 +1,92 @@
-// Deletes conntrack entries with the conntrack CLI (conntrack-tools), through the injected
-// Exec. Deleting is best effort: a failure leaves a stale flow until its timeout, which is
-// worth reporting but not worth failing the sync for.
+// The conntrack table through the conntrack CLI (conntrack-tools), run via the injected Exec
+// so unit tests script it and kernel tests point it into a network namespace. Upstream talks
+// netlink directly; the CLI gives the same list and the same per-flow deletes.
 import { type Exec, firstLine, realExec } from "../apply/exec.js";
-import type { ConntrackFilter } from "./stale.js";
-
-/** What conntrack prints when the filter matched nothing; not an error. */
-const NOTHING_DELETED = "0 flow entries have been deleted";
-
-/** The conntrack arguments for one filter. */
-export function conntrackDeleteArgs(f: ConntrackFilter): string[] {
-  const v6 = (f.origDst ?? f.dstNat ?? "").includes(":");
-  const args = v6 ? ["-f", "ipv6", "-D"] : ["-D"];
-  args.push("-p", f.protocol);
-  if (f.origDst !== undefined) args.push("--orig-dst", f.origDst);
-  if (f.origPort !== undefined) args.push("--dport", String(f.origPort));
-  if (f.dstNat !== undefined) args.push("--dst-nat", f.dstNat);
-  return args;
-}
+import type { IPFamily } from "../util/ip.js";
+import type { ConntrackFlow } from "./flow.js";
+import { parseConntrackList } from "./flow.js";
 
 export interface ConntrackResult {
   readonly deleted: number;
   readonly errors: readonly Error[];
 }
 
-export class ConntrackCleaner {
+/** What the reconciler needs from the table (upstream's conntrack.Interface). */
+export interface ConntrackTable {
+  /** The family's UDP entries (the only protocol the reconciler looks at); throws on failure. */
+  listUDP(family: IPFamily): Promise<ConntrackFlow[]>;
+  /** Deletes exactly these entries; failures are returned, not thrown. */
+  delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult>;
+}
+
+/** conntrack lists IPv4 unless told otherwise. */
+const familyArgs = (family: IPFamily): string[] => (family === "IPv6" ? ["-f", "ipv6"] : []);
+
+export function conntrackListArgs(family: IPFamily): string[] {
+  return [...familyArgs(family), "-L", "-p", "udp"];
+}
+
+/**
+ * Matches one entry by both of its tuples, as upstream's flow filter does: matching the reply
+ * too means a flow re-created towards a serving endpoint since the listing is left alone.
+ */
+export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[] {
+  return [
+    ...familyArgs(family),
+    "-D",
+    "-p",
+    f.protocol,
+    "--orig-src",
+    f.orig.src,
+    "--orig-dst",
+    f.orig.dst,
+    "--sport",
+    String(f.orig.sport),
+    "--dport",
+    String(f.orig.dport),
+    "--reply-src",
+    f.reply.src,
+    "--reply-dst",
+    f.reply.dst,
+    "--reply-port-src",
+    String(f.reply.sport),
+    "--reply-port-dst",
+    String(f.reply.dport),
+  ];
+}
+
+/** The summary conntrack writes to stderr: "conntrack v1.4.7 (...): 1 flow entries have been deleted." */
+const DELETED = /(\d+) flow entries have been deleted/;
+
+export class ConntrackCLI implements ConntrackTable {
   readonly #exec: Exec;
 
   constructor(exec: Exec = realExec) {
     this.#exec = exec;
   }
 
-  /** Runs every filter; returns how many entries went and the failures. */
-  async delete(filters: readonly ConntrackFilter[]): Promise<ConntrackResult> {
+  /** An empty table is exit 0 with "0 flow entries have been shown." on stderr. */
+  async listUDP(family: IPFamily): Promise<ConntrackFlow[]> {
+    const args = conntrackListArgs(family);
+    const r = await this.#exec("conntrack", args);
+    if (r.code !== 0) throw new Error(`conntrack ${args.join(" ")}: ${firstLine(r.stderr)}`);
+    return parseConntrackList(r.stdout);
+  }
+
+  /**
+   * One `conntrack -D` per flow. An entry that expired since the listing makes conntrack
+   * exit 1 with "0 flow entries have been deleted": nothing to do, so not an error.
+   */
+  async delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult> {
     let deleted = 0;
     const errors: Error[] = [];
-    for (const f of filters) {
-      const args = conntrackDeleteArgs(f);
+    for (const f of flows) {
+      const args = conntrackDeleteArgs(family, f);
       try {
         const r = await this.#exec("conntrack", args);
-        const n = /(\d+) flow entries have been deleted/.exec(r.stderr + r.stdout);
+        const n = DELETED.exec(r.stderr);
         deleted += Number(n?.[1] ?? 0);
-        if (r.code !== 0 && !r.stderr.includes(NOTHING_DELETED)) {
+        if (r.code !== 0 && n === null) {
           errors.push(new Error(`conntrack ${args.join(" ")}: ${firstLine(r.stderr)}`));
         }
       } catch (e) {

@@ -51,6 +51,9 @@ export interface ProxyMetrics {
    */
   readonly networkProgrammingLatency: Histogram<FamilyLabel>;
   readonly noLocalEndpointsTotal: Gauge<FamilyLabel | "traffic_policy">;
+  /** One round of the stale UDP conntrack reconciler (every mode registers both). */
+  readonly conntrackReconcilerSyncDuration: Histogram<FamilyLabel>;
+  readonly conntrackReconcilerDeletedEntriesTotal: Counter<FamilyLabel>;
   // iptables mode only:
   readonly syncFullProxyRulesLatency?: Histogram<FamilyLabel>;
   readonly syncPartialProxyRulesLatency?: Histogram<FamilyLabel>;
@@ -65,6 +68,12 @@ export interface ProxyMetrics {
 
 const fam = ["ip_family"] as const;
 
+/**
+ * component-base writes a metric's stability level in front of its help text, and every kube-proxy metric of
+ * v1.37.2 is ALPHA: `# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds`.
+ */
+const alpha = (help: string) => `[ALPHA] ${help}`;
+
 export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): ProxyMetrics {
   const r = [registry];
   const histogram = <L extends string>(
@@ -72,11 +81,11 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
     help: string,
     buckets: number[],
     labelNames: readonly L[],
-  ) => new Histogram<L>({ name: `kubeproxy_${name}`, help, buckets, labelNames, registers: r });
+  ) => new Histogram<L>({ name: `kubeproxy_${name}`, help: alpha(help), buckets, labelNames, registers: r });
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Gauge<L>({ name: `kubeproxy_${name}`, help, labelNames, registers: r });
+    new Gauge<L>({ name: `kubeproxy_${name}`, help: alpha(help), labelNames, registers: r });
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Counter<L>({ name: `kubeproxy_${name}`, help, labelNames, registers: r });
+    new Counter<L>({ name: `kubeproxy_${name}`, help: alpha(help), labelNames, registers: r });
 
   const core = {
     registry,
@@ -128,6 +137,17 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
       "sync_proxy_rules_no_local_endpoints_total",
       "Number of services with a Local traffic policy and no endpoints",
       ["ip_family", "traffic_policy"],
+    ),
+    conntrackReconcilerSyncDuration: histogram(
+      "conntrack_reconciler_sync_duration_seconds",
+      "ReconcileConntrackFlowsLatency latency in seconds",
+      SYNC_BUCKETS,
+      fam,
+    ),
+    conntrackReconcilerDeletedEntriesTotal: counter(
+      "conntrack_reconciler_deleted_entries_total",
+      "Cumulative conntrack flows deleted by conntrack reconciler",
+      fam,
     ),
   };
   // iptables and nftables mode both time full and partial syncs apart (upstream's RegisterMetrics, v1.37.2).

@@ -49,3 +49,18 @@ export function recordQueued(
   (kind === "service" ? m.serviceChangesPending : m.endpointChangesPending).set(pending);
   m.syncProxyRulesLastQueuedTimestamp.set({ ip_family: family }, nowMs / 1000);
 }
+
+/**
+ * Records one conntrack reconcile round, as upstream does after it tried the deletes (also
+ * when some failed; a failed listing records nothing). Adding 0 still creates the series.
+ */
+export function recordConntrackReconcile(
+  m: ProxyMetrics,
+  family: IPFamily,
+  seconds: number,
+  deleted: number,
+): void {
+  const labels = { ip_family: family };
+  m.conntrackReconcilerSyncDuration.observe(labels, seconds);
+  m.conntrackReconcilerDeletedEntriesTotal.inc(labels, deleted);
+}

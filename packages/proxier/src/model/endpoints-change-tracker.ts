@@ -18,6 +18,11 @@ export interface EndpointsUpdateResult {
   readonly updatedServices: ReadonlySet<string>;
   /** Trigger times of the applied changes, by "ns/name", for network_programming_duration_seconds. */
   readonly lastChangeTriggerTimes: ReadonlyMap<string, readonly Date[]>;
+  /**
+   * A changed Service had or has a UDP port with endpoints, so stale UDP conntrack entries
+   * may exist (upstream's ConntrackCleanupRequired); saves listing the table on other syncs.
+   */
+  readonly conntrackCleanupRequired: boolean;
 }
 
 export interface EndpointsChangeTrackerOptions {
@@ -92,10 +97,13 @@ export class EndpointsChangeTracker {
   apply(): EndpointsUpdateResult {
     const next = new Map(this.#endpoints);
     const updatedServices = new Set<string>();
+    let conntrackCleanupRequired = false;
     for (const [key, slices] of this.#pending) {
       const [ns = "", svc = ""] = key.split("/");
-      for (const portKey of this.#portKeys.get(key) ?? []) next.delete(portKey);
+      const previousKeys = this.#portKeys.get(key) ?? [];
+      for (const portKey of previousKeys) next.delete(portKey);
       const computed = this.#compute(ns, svc, slices);
+      conntrackCleanupRequired ||= [...previousKeys, ...computed.keys()].some(isUDPPortKey);
       for (const [portKey, eps] of computed) next.set(portKey, eps);
       if (computed.size === 0) this.#portKeys.delete(key);
       else this.#portKeys.set(key, [...computed.keys()]);
@@ -107,9 +115,12 @@ export class EndpointsChangeTracker {
     this.#pending.clear();
     this.#triggerTimes.clear();
     this.#endpoints = next;
-    return { endpoints: next, updatedServices, lastChangeTriggerTimes };
+    return { endpoints: next, updatedServices, lastChangeTriggerTimes, conntrackCleanupRequired };
   }
 }
+
+/** servicePortKey ends in "/<protocol>". */
+const isUDPPortKey = (portKey: string): boolean => portKey.endsWith("/UDP");
 
 function parseTriggerTime(slice: EndpointSlice): Date | undefined {
   const text = slice.metadata?.annotations?.[LAST_CHANGE_TRIGGER_TIME_ANNOTATION];

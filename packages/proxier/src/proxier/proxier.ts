@@ -1,18 +1,23 @@
 // One IP family's proxy: informer events go into the change trackers, the runner decides
 // when to sync, and each sync renders (full or partial, as FullSyncPolicy says), applies
-// through the backend, and reports to metrics, /healthz, the health-check NodePorts and
-// conntrack. A failed sync is retried after syncPeriod and the retry is always full, since
-// the trackers were already drained and the partial-sync bookkeeping is gone.
+// through the backend, and reports to metrics, /healthz and the health-check NodePorts, then
+// reconciles stale UDP conntrack entries when a UDP service's endpoints changed. A failed
+// sync is retried after syncPeriod and the retry is always full, since the trackers were
+// already drained and the partial-sync bookkeeping is gone.
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { ConntrackCleaner } from "../conntrack/conntrack.js";
-import { type ProxyView, staleConntrackFilters } from "../conntrack/stale.js";
+import { cleanStaleEntries } from "../conntrack/clean-stale.js";
+import type { ConntrackTable } from "../conntrack/conntrack.js";
 import type { ProxyHealth } from "../healthcheck/proxy-health.js";
 import type { ServiceHealthServer } from "../healthcheck/service-health.js";
 import type { ProxyMetrics } from "../metrics/metrics.js";
 import { recordQueued, recordSync } from "../metrics/record.js";
-import { EndpointsChangeTracker, localReadyEndpoints } from "../model/endpoints-change-tracker.js";
-import { ServiceChangeTracker } from "../model/service-change-tracker.js";
+import {
+  EndpointsChangeTracker,
+  type EndpointsMap,
+  localReadyEndpoints,
+} from "../model/endpoints-change-tracker.js";
+import { ServiceChangeTracker, type ServicePortMap } from "../model/service-change-tracker.js";
 import { namespacedName } from "../model/service-port-name.js";
 import { BoundedFrequencyRunner, kubeProxyRunnerIntervals } from "../sync/bounded-frequency-runner.js";
 import { FullSyncPolicy } from "../sync/full-sync-policy.js";
@@ -28,13 +33,19 @@ export interface ProxierOptions {
   readonly health: ProxyHealth;
   /** healthCheckNodePorts; in dual-stack only one family's proxier serves them. */
   readonly serviceHealth?: ServiceHealthServer;
-  /** Stale UDP flows are deleted through it; unset skips conntrack cleanup. */
-  readonly conntrack?: ConntrackCleaner;
+  /** Stale UDP flows are listed and deleted through it; unset skips conntrack cleanup. */
+  readonly conntrack?: ConntrackTable;
   readonly minSyncPeriodMs: number;
   readonly syncPeriodMs: number;
   readonly clock?: Clock;
   readonly timers?: Timers;
   readonly logger?: ProxierLogger;
+}
+
+/** The maps a sync programmed. */
+interface ProxyState {
+  readonly services: ServicePortMap;
+  readonly endpoints: EndpointsMap;
 }
 
 export class Proxier {
@@ -46,8 +57,6 @@ export class Proxier {
   readonly #endpoints: EndpointsChangeTracker;
   readonly #policy = new FullSyncPolicy();
   readonly #runner: BoundedFrequencyRunner;
-  /** What the kernel was last programmed with (for stale conntrack entries). */
-  #view: ProxyView = { services: new Map(), endpoints: new Map() };
   #initialized = false;
   /** A sync is running; a full sync asked for now must survive its end. */
   #syncing = false;
@@ -168,7 +177,7 @@ export class Proxier {
       this.#log.warn("skipping malformed parts of a Service", { service, family: this.family, problems });
     }
     const changed = new Set([...svc.updatedServices, ...eps.updatedServices]);
-    const next: ProxyView = { services: svc.services, endpoints: eps.endpoints };
+    const next = { services: svc.services, endpoints: eps.endpoints };
     let result: Awaited<ReturnType<ProxyBackend["sync"]>> | undefined;
     try {
       result = await this.#o.backend.sync({
@@ -197,13 +206,14 @@ export class Proxier {
       });
     }
     this.#o.health.updated(this.family);
-    const before = this.#view;
-    this.#view = next;
-    await this.#afterSync(before, next);
+    await this.#afterSync(next, eps.conntrackCleanupRequired);
   }
 
-  /** Best-effort follow-ups of a successful sync; their failures never fail the sync. */
-  async #afterSync(before: ProxyView, after: ProxyView): Promise<void> {
+  /**
+   * Best-effort follow-ups of a successful sync; their failures never fail the sync. Like
+   * upstream, a failed sync skips them, and its conntrack cleanup flag is not carried over.
+   */
+  async #afterSync(after: ProxyState, conntrackCleanupRequired: boolean): Promise<void> {
     const health = this.#o.serviceHealth;
     if (health) {
       const ports = new Map<string, number>();
@@ -215,12 +225,16 @@ export class Proxier {
       await health.syncServices(ports);
       health.syncEndpoints(localReadyEndpoints(after.endpoints));
     }
-    const conntrack = this.#o.conntrack;
-    if (conntrack) {
-      const filters = staleConntrackFilters(before, after);
-      if (filters.length === 0) return;
-      const r = await conntrack.delete(filters);
-      for (const error of r.errors) this.#log.warn("deleting stale conntrack entries failed", { error });
+    const table = this.#o.conntrack;
+    if (table && conntrackCleanupRequired) {
+      await cleanStaleEntries({
+        table,
+        family: this.family,
+        ...after,
+        metrics: this.#o.metrics,
+        clock: this.#clock,
+        logger: this.#log,
+      });
     }
   }
 }

@@ -123,4 +123,34 @@ describe("EndpointsChangeTracker", () => {
     t.endpointSliceUpdate(slice("10.180.0.1"), true);
     assert.equal(t.apply().endpoints.size, 0);
   });
+
+  test("conntrack cleanup is required when a changed Service had or has UDP endpoints", () => {
+    // Upstream's ConntrackCleanupRequired (pkg/proxy/endpointschangetracker.go).
+    const t = new EndpointsChangeTracker({ family: "IPv4", nodeName: NODE_NAME });
+    const dns = (ips: string[], protocol: "UDP" | "TCP" = "UDP") =>
+      makeSlice(
+        "ns1",
+        "dns",
+        "a",
+        ips.map((ip) => ({ addresses: [ip] })),
+        [{ name: "dns", port: 53, protocol }],
+      );
+    assert.equal(t.apply().conntrackCleanupRequired, false, "nothing changed");
+    t.endpointSliceUpdate(slice("10.180.0.1"), false);
+    assert.equal(t.apply().conntrackCleanupRequired, false, "a TCP-only Service changed");
+    t.endpointSliceUpdate(dns(["10.180.0.2"]), false);
+    assert.equal(t.apply().conntrackCleanupRequired, true, "UDP endpoints appeared");
+    t.endpointSliceUpdate(dns(["10.180.0.2"], "TCP"), false);
+    assert.equal(
+      t.apply().conntrackCleanupRequired,
+      true,
+      "the UDP port went away (it had endpoints before)",
+    );
+    t.endpointSliceUpdate(dns(["10.180.0.3"], "TCP"), false);
+    assert.equal(t.apply().conntrackCleanupRequired, false, "TCP before and after");
+    t.endpointSliceUpdate(dns(["10.180.0.3"]), false);
+    t.apply();
+    t.endpointSliceUpdate(dns([]), false);
+    assert.equal(t.apply().conntrackCleanupRequired, true, "the last UDP endpoint went away");
+  });
 });

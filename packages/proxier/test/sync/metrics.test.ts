@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
-import { recordQueued, recordSync } from "../../src/metrics/record.js";
+import { recordConntrackReconcile, recordQueued, recordSync } from "../../src/metrics/record.js";
 
 const names = async (mode: "iptables" | "nftables" | "ipvs") =>
   (await newProxyMetrics(mode).registry.getMetricsAsJSON()).map((m) => m.name).sort();
@@ -46,6 +46,30 @@ describe("proxy metrics", () => {
       assert.ok(got.includes(n), `missing ${n}`);
     }
     assert.ok(!got.some((n) => n.includes("nftables")));
+  });
+
+  test("every mode registers the conntrack reconciler's histogram and counter, with upstream's help", async () => {
+    for (const mode of ["iptables", "nftables", "ipvs"] as const) {
+      const m = newProxyMetrics(mode);
+      recordConntrackReconcile(m, "IPv6", 0.002, 3);
+      const text = await m.registry.metrics();
+      assert.match(
+        text,
+        /^# HELP kubeproxy_conntrack_reconciler_sync_duration_seconds \[ALPHA\] ReconcileConntrackFlowsLatency latency in seconds$/m,
+      );
+      assert.match(
+        text,
+        /^# HELP kubeproxy_conntrack_reconciler_deleted_entries_total \[ALPHA\] Cumulative conntrack flows deleted by conntrack reconciler$/m,
+      );
+      assert.match(text, /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv6"\} 3$/m);
+      const les = [
+        ...text.matchAll(
+          /^kubeproxy_conntrack_reconciler_sync_duration_seconds_bucket\{le="([^"]+)",ip_family="IPv6"\}/gm,
+        ),
+      ].map((x) => x[1]);
+      assert.equal(les.length, 16, mode); // 0.001 × 2^n, 15 bounds, + Inf
+      assert.deepEqual([les[0], les[1], les[14], les[15]], ["0.001", "0.002", "16.384", "+Inf"]);
+    }
   });
 
   test("buckets: 15 exponential from 1 ms; network programming from 0 to 5 min", async () => {

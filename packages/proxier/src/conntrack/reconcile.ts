@@ -1,0 +1,68 @@
+// Which listed UDP conntrack entries are stale, computed from the current service and
+// endpoint maps alone (kube-proxy's reconciler since 1.31, pkg/proxy/conntrack/cleanup.go).
+// UDP has no teardown, so an entry made while traffic was DNATed to an endpoint keeps
+// steering that flow there after the rules changed; one-way flows (statsd, syslog) refresh
+// its timeout with every packet and would never recover. Rather than diffing two states,
+// every entry aimed at a UDP service frontend is checked against that service port's
+// serving endpoints, so entries left by a restart or a missed sync are caught as well.
+import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
+import type { ServicePortMap } from "../model/service-change-tracker.js";
+import { normalizeIP } from "../util/ip.js";
+import type { ConntrackFlow } from "./flow.js";
+
+/** "IP:port" (v6 in brackets); callers pass canonical IP text so both sides compare equal. */
+const hostPort = (ip: string, port: number): string =>
+  ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`;
+
+/** Service and endpoint IPs are canonical already; normalizing once per service is cheap insurance. */
+const canonical = (ip: string): string => normalizeIP(ip) ?? ip;
+
+interface Frontends {
+  /** Service IP:port (ClusterIP, external IPs, LB VIPs) → serving endpoints' IP:port. */
+  readonly byIP: Map<string, ReadonlySet<string>>;
+  /** NodePort → serving endpoints' IP:port. */
+  readonly byNodePort: Map<number, ReadonlySet<string>>;
+}
+
+function udpFrontends(services: ServicePortMap, endpoints: EndpointsMap): Frontends {
+  const byIP = new Map<string, ReadonlySet<string>>();
+  const byNodePort = new Map<number, ReadonlySet<string>>();
+  for (const [key, sp] of services) {
+    if (sp.protocol !== "UDP") continue;
+    // Serving, not ready: a terminating endpoint still answers its existing flows, and
+    // traffic policy and topology only steer new flows, as they do for TCP.
+    const serving = new Set(
+      (endpoints.get(key) ?? []).filter((ep) => ep.serving).map((ep) => hostPort(canonical(ep.ip), ep.port)),
+    );
+    // A port without serving endpoints is kept with an empty set: its old flows were DNATed
+    // before the reject rule (which matches the service IP) could see them.
+    for (const ip of [sp.clusterIP, ...sp.loadBalancerVIPs, ...sp.externalIPs]) {
+      if (ip !== "") byIP.set(hostPort(canonical(ip), sp.port), serving);
+    }
+    // NodePort entries match on the port alone, so with no serving endpoints every UDP
+    // flow to that port number (kube-proxy's or not) would go; upstream skips that case.
+    if (sp.nodePort > 0 && serving.size > 0) byNodePort.set(sp.nodePort, serving);
+  }
+  return { byIP, byNodePort };
+}
+
+/**
+ * The entries to delete: UDP entries whose original destination is a UDP service IP:port,
+ * or whose original destination port is a UDP NodePort, and whose reply source (the
+ * endpoint that answers) is not one of that service port's serving endpoints.
+ */
+export function staleConntrackFlows(
+  entries: readonly ConntrackFlow[],
+  services: ServicePortMap,
+  endpoints: EndpointsMap,
+): ConntrackFlow[] {
+  const { byIP, byNodePort } = udpFrontends(services, endpoints);
+  return entries.filter((entry) => {
+    if (entry.protocol !== "udp") return false;
+    const answeredBy = hostPort(entry.reply.src, entry.reply.sport);
+    const viaIP = byIP.get(hostPort(entry.orig.dst, entry.orig.dport));
+    if (viaIP && !viaIP.has(answeredBy)) return true;
+    const viaNodePort = byNodePort.get(entry.orig.dport);
+    return viaNodePort !== undefined && !viaNodePort.has(answeredBy);
+  });
+}

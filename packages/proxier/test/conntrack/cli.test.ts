@@ -1,0 +1,96 @@
+// The conntrack commands ConntrackCLI runs and how it reads their results, on a scripted Exec.
+// The answers are what conntrack v1.4.7 prints (stderr summary lines and exit codes).
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConntrackCLI, conntrackDeleteArgs, conntrackListArgs } from "../../src/conntrack/conntrack.js";
+import type { ConntrackFlow } from "../../src/conntrack/flow.js";
+import { fakeExec } from "../apply/fake-exec.js";
+
+const LINE =
+  "udp      17 29 src=192.168.0.3 dst=172.30.0.53 sport=40053 dport=80 [UNREPLIED] src=10.180.0.1 dst=192.168.0.3 sport=80 dport=40053 mark=0 use=1\n";
+const summary = (n: number, what: string) =>
+  `conntrack v1.4.7 (conntrack-tools): ${n} flow entries have been ${what}.\n`;
+
+const v4: ConntrackFlow = {
+  protocol: "udp",
+  orig: { src: "192.168.0.3", dst: "172.30.0.53", sport: 40053, dport: 80 },
+  reply: { src: "10.180.0.1", dst: "192.168.0.3", sport: 80, dport: 40053 },
+};
+const v6: ConntrackFlow = {
+  protocol: "udp",
+  orig: { src: "fd00::3", dst: "fd00:30::53", sport: 40053, dport: 53 },
+  reply: { src: "fd00:180::1", dst: "fd00::3", sport: 53, dport: 40053 },
+};
+
+describe("ConntrackCLI", () => {
+  test("lists the family's UDP entries", async () => {
+    assert.deepEqual(conntrackListArgs("IPv4"), ["-L", "-p", "udp"]);
+    assert.deepEqual(conntrackListArgs("IPv6"), ["-f", "ipv6", "-L", "-p", "udp"]);
+    const { exec, calls } = fakeExec(() => ({ stdout: LINE, stderr: summary(1, "shown") }));
+    const flows = await new ConntrackCLI(exec).listUDP("IPv4");
+    assert.deepEqual(flows, [v4]);
+    assert.deepEqual(calls[0], { command: "conntrack", args: ["-L", "-p", "udp"], stdin: undefined });
+  });
+
+  test("an empty table is exit 0 and no entries; a failure throws with conntrack's message", async () => {
+    const empty = fakeExec(() => ({ stderr: summary(0, "shown") }));
+    assert.deepEqual(await new ConntrackCLI(empty.exec).listUDP("IPv6"), []);
+    const failing = fakeExec(() => ({
+      code: 1,
+      stderr: "conntrack v1.4.7 (conntrack-tools): Operation failed: Operation not permitted\n",
+    }));
+    await assert.rejects(
+      new ConntrackCLI(failing.exec).listUDP("IPv4"),
+      /-L -p udp: .*Operation not permitted/,
+    );
+  });
+
+  test("deletes each flow by both of its tuples", () => {
+    assert.deepEqual(conntrackDeleteArgs("IPv4", v4), [
+      "-D",
+      "-p",
+      "udp",
+      "--orig-src",
+      "192.168.0.3",
+      "--orig-dst",
+      "172.30.0.53",
+      "--sport",
+      "40053",
+      "--dport",
+      "80",
+      "--reply-src",
+      "10.180.0.1",
+      "--reply-dst",
+      "192.168.0.3",
+      "--reply-port-src",
+      "80",
+      "--reply-port-dst",
+      "40053",
+    ]);
+    assert.deepEqual(conntrackDeleteArgs("IPv6", v6).slice(0, 5), ["-f", "ipv6", "-D", "-p", "udp"]);
+  });
+
+  test("counts deletions; an entry gone meanwhile is not an error, a refusal is", async () => {
+    const { exec, calls } = fakeExec((c) => {
+      const sport = c.args[c.args.indexOf("--sport") + 1];
+      if (sport === "1") return { stderr: summary(1, "deleted") };
+      // Expired between the listing and the delete: exit 1, nothing deleted.
+      if (sport === "2") return { code: 1, stderr: summary(0, "deleted") };
+      return { code: 1, stderr: "conntrack v1.4.7 (conntrack-tools): Operation failed: Permission denied\n" };
+    });
+    const at = (sport: number): ConntrackFlow => ({ ...v4, orig: { ...v4.orig, sport } });
+    const r = await new ConntrackCLI(exec).delete("IPv4", [at(1), at(2), at(3)]);
+    assert.equal(calls.length, 3);
+    assert.equal(r.deleted, 1);
+    assert.equal(r.errors.length, 1);
+    assert.match(r.errors[0]?.message ?? "", /--sport 3 .*Permission denied/);
+  });
+
+  test("a missing conntrack binary is reported, not thrown", async () => {
+    const { exec } = fakeExec(() => "missing");
+    const r = await new ConntrackCLI(exec).delete("IPv4", [v4]);
+    assert.equal(r.deleted, 0);
+    assert.match(r.errors[0]?.message ?? "", /conntrack: command not found/);
+    await assert.rejects(new ConntrackCLI(exec).listUDP("IPv4"), /command not found/);
+  });
+});

@@ -1,0 +1,138 @@
+// When the Proxier runs the conntrack reconciler: after a successful sync that applied an
+// endpoint change of a Service with a UDP port (upstream's ConntrackCleanupRequired), with
+// the maps that sync programmed, and never after a failed one.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ConntrackResult, ConntrackTable } from "../../src/conntrack/conntrack.js";
+import type { ConntrackFlow } from "../../src/conntrack/flow.js";
+import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
+import { newProxyMetrics } from "../../src/metrics/metrics.js";
+import { FakeNFTables } from "../../src/nftables/fake.js";
+import type { Transaction } from "../../src/nftables/transaction.js";
+import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
+import { Proxier } from "../../src/proxier/proxier.js";
+import { FakeTime } from "../../src/sync/timers.js";
+import type { IPFamily } from "../../src/util/ip.js";
+import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+
+/** A conntrack table in memory: lists what it holds, deletes what it is asked to. */
+class FakeTable implements ConntrackTable {
+  entries: ConntrackFlow[] = [];
+  lists = 0;
+  async listUDP(_family: IPFamily): Promise<ConntrackFlow[]> {
+    this.lists++;
+    return [...this.entries];
+  }
+  async delete(_family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult> {
+    const before = this.entries.length;
+    this.entries = this.entries.filter((e) => !flows.includes(e));
+    return { deleted: before - this.entries.length, errors: [] };
+  }
+}
+
+const flowTo = (endpoint: string, sport: number): ConntrackFlow => ({
+  protocol: "udp",
+  orig: { src: "10.180.0.99", dst: "172.30.0.10", sport, dport: 53 },
+  reply: { src: endpoint, dst: "10.180.0.99", sport: 53, dport: sport },
+});
+
+const dns = makeService("ns1", "dns", {
+  clusterIP: "172.30.0.10",
+  ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+});
+const web = makeService("ns1", "web", { clusterIP: "172.30.0.20", ports: [{ name: "http", port: 80 }] });
+const slice = (svc: string, ips: string[], protocol: "UDP" | "TCP") =>
+  makeSlice(
+    "ns1",
+    svc,
+    "a",
+    ips.map((ip) => ({ addresses: [ip] })),
+    [{ name: svc === "dns" ? "dns" : "http", port: svc === "dns" ? 53 : 80, protocol }],
+  );
+
+function setup() {
+  const time = new FakeTime(1_000_000);
+  const fake = new FakeNFTables("ip", "kube-proxy");
+  let fail = false;
+  const nft = {
+    run(tx: Transaction) {
+      if (fail) throw new Error("injected nft failure");
+      fake.run(tx);
+    },
+    check: (tx: Transaction) => fake.check(tx),
+  };
+  const metrics = newProxyMetrics("nftables");
+  const table = new FakeTable();
+  const proxier = new Proxier({
+    nodeName: NODE_NAME,
+    backend: new NFTablesProxyBackend({ options: nftOptions(), nft, metrics }),
+    metrics,
+    health: new ProxyHealth({ clock: time, healthTimeoutMs: 60_000 }),
+    conntrack: table,
+    minSyncPeriodMs: 1000,
+    syncPeriodMs: 30_000,
+    clock: time,
+    timers: time,
+  });
+  return { time, table, metrics, proxier, failNext: (f: boolean) => (fail = f) };
+}
+
+test("the reconciler runs after syncs that changed UDP endpoints, on the synced maps", async () => {
+  const t = setup();
+  const stale = flowTo("10.180.0.1", 40001);
+  const live = flowTo("10.180.0.2", 40002);
+  // Left over from before a restart: the first sync has every endpoint as new, so it cleans.
+  t.table.entries = [stale, live];
+  t.proxier.onServiceUpdate(undefined, dns);
+  t.proxier.onServiceUpdate(undefined, web);
+  t.proxier.onEndpointSliceUpdate(slice("dns", ["10.180.0.2"], "UDP"), false);
+  t.proxier.onEndpointSliceUpdate(slice("web", ["10.180.0.5"], "TCP"), false);
+  t.proxier.start();
+  await t.time.advance(0);
+  assert.equal(t.table.lists, 1);
+  assert.deepEqual(t.table.entries, [live]);
+
+  // A TCP-only endpoint change does not list the table.
+  t.proxier.onEndpointSliceUpdate(slice("web", ["10.180.0.6"], "TCP"), false);
+  await t.time.advance(1000);
+  assert.equal(t.proxier.syncs.ok, 2);
+  assert.equal(t.table.lists, 1);
+
+  // Neither does a Service change alone (upstream looks at endpoint changes only).
+  t.proxier.onServiceUpdate(dns, { ...dns, metadata: { ...dns.metadata, labels: { a: "b" } } });
+  await t.time.advance(1000);
+  assert.equal(t.table.lists, 1);
+
+  // The serving endpoint is replaced: its flow is now stale.
+  t.proxier.onEndpointSliceUpdate(slice("dns", ["10.180.0.3"], "UDP"), false);
+  await t.time.advance(1000);
+  assert.equal(t.table.lists, 2);
+  assert.deepEqual(t.table.entries, []);
+  const text = await t.metrics.registry.metrics();
+  assert.match(text, /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv4"\} 2$/m);
+  assert.match(text, /^kubeproxy_conntrack_reconciler_sync_duration_seconds_count\{ip_family="IPv4"\} 2$/m);
+  await t.proxier.stop();
+});
+
+test("a failed sync does not reconcile, and its retry does not either (as upstream)", async () => {
+  const t = setup();
+  t.proxier.onServiceUpdate(undefined, dns);
+  t.proxier.onEndpointSliceUpdate(slice("dns", ["10.180.0.2"], "UDP"), false);
+  t.proxier.start();
+  await t.time.advance(0);
+  assert.equal(t.table.lists, 1);
+
+  t.table.entries = [flowTo("10.180.0.2", 40002)];
+  t.failNext(true);
+  t.proxier.onEndpointSliceUpdate(slice("dns", ["10.180.0.3"], "UDP"), false);
+  await t.time.advance(1000);
+  assert.equal(t.proxier.syncs.failed, 1);
+  assert.equal(t.table.lists, 1);
+  // The retry finds the change already applied to the maps, so nothing asks for a cleanup;
+  // the stale flow waits for the next UDP endpoint change (or its timeout).
+  t.failNext(false);
+  await t.time.advance(30_000);
+  assert.equal(t.proxier.syncs.ok, 2);
+  assert.equal(t.table.lists, 1);
+  await t.proxier.stop();
+});
