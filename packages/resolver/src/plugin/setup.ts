@@ -48,9 +48,9 @@ export interface SetupResult {
 
 export type Setup<Deps = unknown> = (ctx: SetupContext<Deps>) => SetupResult;
 
-/** A setup error pointing at a stanza: `Corefile:7 - Error during parsing: plugin/ttl: ...`. */
+/** A setup error pointing at a stanza: `plugin/kubernetes: Corefile:7 - Error during parsing: ttl must be ...`. */
 export function stanzaError(stanza: Stanza, plugin: string, message: string): CorefileError {
-  return new CorefileError(stanza.file, stanza.line, `plugin/${plugin}: ${message}`);
+  return new CorefileError(stanza.file, stanza.line, message, plugin);
 }
 
 /** Most plugins may appear once per server block. */

@@ -59,11 +59,11 @@ describe("health and ready", () => {
       Resolver.fromCorefile(text, { env: {}, deps: { cluster: fixtureCluster() } });
     assert.throws(
       () => build(".:53 {\n  health {\n    lameduck soon\n  }\n}\n"),
-      /Corefile:3 - .*plugin\/health: invalid lameduck duration 'soon'/,
+      /plugin\/health: Corefile:3 - .*invalid lameduck duration 'soon'/,
     );
     assert.throws(
       () => build(".:53 {\n  ready nowhere\n}\n"),
-      /Corefile:2 - .*plugin\/ready: invalid address 'nowhere'/,
+      /plugin\/ready: Corefile:2 - .*invalid address 'nowhere'/,
     );
   });
 });

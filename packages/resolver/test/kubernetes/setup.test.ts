@@ -46,7 +46,7 @@ describe("kubernetes setup", () => {
   const bad: [string, RegExp][] = [
     [
       "kubernetes {\n ttl 3601\n}",
-      /Corefile:3 - Error during parsing: plugin\/kubernetes: ttl must be in range \[0, 3600\]: 3601/,
+      /plugin\/kubernetes: Corefile:3 - Error during parsing: ttl must be in range \[0, 3600\]: 3601/,
     ],
     ["kubernetes {\n ttl\n}", /Corefile:3 - .*Wrong argument count/],
     ["kubernetes {\n pods sometimes\n}", /Corefile:3 - .*wrong value for pods: sometimes/],

@@ -362,30 +362,30 @@ describe("hosts: setup errors", () => {
 
   test("CoreDNS's messages, at the offending line", async () => {
     const cases: [string, string][] = [
-      ["ttl", "Corefile:3 - Error during parsing: plugin/hosts: ttl needs a time in second"],
-      ["ttl abc", "Corefile:3 - Error during parsing: plugin/hosts: ttl needs a number of second"],
-      ["ttl 0", "Corefile:3 - Error during parsing: plugin/hosts: ttl provided is invalid"],
-      ["ttl 65536", "Corefile:3 - Error during parsing: plugin/hosts: ttl provided is invalid"],
+      ["ttl", "plugin/hosts: Corefile:3 - Error during parsing: ttl needs a time in second"],
+      ["ttl abc", "plugin/hosts: Corefile:3 - Error during parsing: ttl needs a number of second"],
+      ["ttl 0", "plugin/hosts: Corefile:3 - Error during parsing: ttl provided is invalid"],
+      ["ttl 65536", "plugin/hosts: Corefile:3 - Error during parsing: ttl provided is invalid"],
       [
         "reload",
-        "Corefile:3 - Error during parsing: plugin/hosts: reload needs a duration (zero seconds to disable)",
+        "plugin/hosts: Corefile:3 - Error during parsing: reload needs a duration (zero seconds to disable)",
       ],
-      ["reload 5", "Corefile:3 - Error during parsing: plugin/hosts: invalid duration for reload '5'"],
+      ["reload 5", "plugin/hosts: Corefile:3 - Error during parsing: invalid duration for reload '5'"],
       [
         "reload -1s",
-        "Corefile:3 - Error during parsing: plugin/hosts: invalid negative duration for reload '-1s'",
+        "plugin/hosts: Corefile:3 - Error during parsing: invalid negative duration for reload '-1s'",
       ],
       [
         "fallthrough_unsupported x y",
-        "Corefile:3 - Error during parsing: plugin/hosts: Wrong argument count or unexpected line ending after 'y'",
+        "plugin/hosts: Corefile:3 - Error during parsing: Wrong argument count or unexpected line ending after 'y'",
       ],
       [
         "fallthrough_unsupported",
-        "Corefile:4 - Error during parsing: plugin/hosts: fallthrough_unsupported requires fallthrough",
+        "plugin/hosts: Corefile:4 - Error during parsing: fallthrough_unsupported requires fallthrough",
       ],
       [
         "fallthrough\n        10.0.0.1 x.test",
-        "Corefile:4 - Error during parsing: plugin/hosts: unknown property '10.0.0.1'",
+        "plugin/hosts: Corefile:4 - Error during parsing: unknown property '10.0.0.1'",
       ],
     ];
     for (const [block, message] of cases) assert.equal(await errorOf(block), message, block);
@@ -394,7 +394,7 @@ describe("hosts: setup errors", () => {
   test("once per server block; a missing file only warns", async () => {
     await assert.rejects(
       build(`. {\n    hosts\n    hosts\n}\n`, { hostsFiles: files }),
-      /Corefile:3 - Error during parsing: plugin\/hosts: this plugin can only be used once per Server Block/,
+      /plugin\/hosts: Corefile:3 - Error during parsing: this plugin can only be used once per Server Block/,
     );
     const s = await build(`. {\n    hosts /nope\n}\n`, { hostsFiles: files });
     assert.deepEqual(s.logs, ["[WARNING] plugin/hosts: File does not exist: /nope"]);
@@ -407,7 +407,7 @@ describe("hosts: setup errors", () => {
     };
     await assert.rejects(
       build(`. {\n    hosts /secret\n}\n`, { hostsFiles: denied }),
-      /plugin\/hosts: unable to access hosts file '\/secret': stat \/secret: permission denied/,
+      /plugin\/hosts: \S+:\d+ - Error during parsing: unable to access hosts file '\/secret': stat \/secret: permission denied/,
     );
   });
 });

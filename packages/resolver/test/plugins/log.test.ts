@@ -36,13 +36,13 @@ describe("log: parsing", () => {
   test("errors name the line", () => {
     assert.throws(
       () => rules("log {\n class sometimes\n}"),
-      /Corefile:3 - .*plugin\/log: invalid Class: sometimes/,
+      /plugin\/log: Corefile:3 - .*invalid Class: sometimes/,
     );
     assert.throws(
       () => rules("log {\n colour red\n}"),
-      /Corefile:3 - .*plugin\/log: unknown property 'colour'/,
+      /plugin\/log: Corefile:3 - .*unknown property 'colour'/,
     );
-    assert.throws(() => rules("log {\n class\n}"), /Corefile:3 - .*plugin\/log: Wrong argument count/);
+    assert.throws(() => rules("log {\n class\n}"), /plugin\/log: Corefile:3 - .*Wrong argument count/);
   });
 });
 

@@ -320,7 +320,7 @@ describe("rewrite setup errors", () => {
     test(line, () => {
       assert.throws(
         () => rules(`whoami\n${line}`),
-        (err: Error) => err.message === `Corefile:3 - Error during parsing: plugin/rewrite: ${message}`,
+        (err: Error) => err.message === `plugin/rewrite: Corefile:3 - Error during parsing: ${message}`,
       );
     });
   }

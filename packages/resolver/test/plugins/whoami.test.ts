@@ -23,10 +23,13 @@ describe("whoami", () => {
   });
 
   test("takes no arguments and no block, with CoreDNS's message", () => {
-    for (const body of ["whoami extra", "whoami {\n        x\n    }"])
+    for (const [body, why] of [
+      ["whoami extra", "Wrong argument count or unexpected line ending after 'extra'"],
+      ["whoami {\n        x\n    }", "Unexpected token '{', expecting argument"],
+    ])
       assert.throws(
         () => Resolver.fromCorefile(`.:0 {\n    ${body}\n}\n`, { file: "Corefile" }),
-        /^CorefileError: Corefile:2 - Error during parsing: plugin\/whoami: Wrong argument count or unexpected line ending after 'whoami'$/,
+        (err: Error) => err.message === `plugin/whoami: Corefile:2 - Error during parsing: ${why}`,
       );
     assert.doesNotThrow(() => Resolver.fromCorefile(".:0 {\n    whoami\n    whoami\n}\n"));
   });

@@ -1,8 +1,9 @@
 import { randomInt } from "node:crypto";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import { refuseArgs } from "../../plugin/no-args.js";
 import type { Setup } from "../../plugin/setup.js";
-import { argError, onlyOnce } from "../../plugin/setup.js";
+import { onlyOnce } from "../../plugin/setup.js";
 import type { Timers } from "../../server/timers.js";
 import { systemTimers } from "../../server/timers.js";
 import type { Message } from "../../wire/message.js";
@@ -57,7 +58,7 @@ export class LoopHandler implements Handler {
 
 export const setupLoop: Setup<LoopDeps> = (ctx) => {
   const stanza = onlyOnce(ctx, "loop");
-  if (stanza.args.length > 0 || stanza.block.length > 0) throw argError(stanza, "loop");
+  refuseArgs(stanza, "loop");
   const zone = ctx.blockZones[0] ?? ".";
   const label = () => String(randomInt(2 ** 47));
   const probe = `${label()}.${label()}.${zone === "." ? "" : zone}`;

@@ -1,6 +1,6 @@
 import type { Handler, Peer, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
+import { refuseArgs } from "../../plugin/no-args.js";
 import type { Setup } from "../../plugin/setup.js";
-import { argError } from "../../plugin/setup.js";
 import type { Message, ResourceRecord } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
 
@@ -48,7 +48,6 @@ export function whoamiRecords(
 
 /** `whoami`, without arguments; CoreDNS takes it more than once in a block (the first answers), and so do we. */
 export const setupWhoami: Setup = (ctx) => {
-  for (const stanza of ctx.stanzas)
-    if (stanza.args.length > 0 || stanza.block.length > 0) throw argError(stanza, "whoami");
+  for (const stanza of ctx.stanzas) refuseArgs(stanza, "whoami");
   return { plugin: () => new WhoamiHandler() };
 };

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
+import { nxdomainUpstream } from "./helpers/process.js";
+
+// The template plugin, compared with CoreDNS's binary: one server block holding several templates, a
+// forward behind them for whatever falls through, the same dig, the same answer.
+const skip = differentialSkip();
+
+const corefile = (up: number) => `.:{{PORT}} {
+  template IN A example {
+    match (^|[.])ip-(?P<a>[0-9]*)-(?P<b>[0-9]*)-(?P<c>[0-9]*)-(?P<d>[0-9]*)[.]example[.]$
+    answer "{{ .Name }} 60 IN A {{ .Group.a }}.{{ .Group.b }}.{{ .Group.c }}.{{ .Group.d }}"
+    fallthrough
+  }
+  template IN MX example {
+    match ^ip-10-(?P<b>[0-9]*)-(?P<c>[0-9]*)-(?P<d>[0-9]*)[.]example[.]$
+    answer "{{ .Name }} 60 IN MX 10 {{ .Name }}"
+    additional "{{ .Name }} 60 IN A 10.{{ .Group.b }}.{{ .Group.c }}.{{ .Group.d }}"
+    additional "ns0.example. 60 IN A 203.0.113.8"
+    authority "example. 60 IN NS ns0.example."
+    authority "example. 60 IN NS ns1.example."
+  }
+  template IN PTR in-addr.arpa {
+    match ^(?P<d>[0-9]*)[.](?P<c>[0-9]*)[.](?P<b>[0-9]*)[.](?P<a>[0-9]*)[.]in-addr[.]arpa[.]$
+    answer "{{ .Name }} 60 IN PTR ip-{{ .Group.a }}-{{ .Group.b }}-{{ .Group.c }}-{{ .Group.d }}.example."
+  }
+  template ANY ANY invalid {
+    rcode NXDOMAIN
+    authority "invalid. 60 {{ .Class }} SOA ns.invalid. hostmaster.invalid. (1 60 60 60 60)"
+    ederror 21 "Blocked according to RFC2606"
+  }
+  template IN A hex.test {
+    match "^ip0a(?P<b>[a-f0-9]{2})(?P<c>[a-f0-9]{2})(?P<d>[a-f0-9]{2})[.]hex[.]test[.]$"
+    answer "{{ .Name }} 60 IN A 10.{{ parseInt .Group.b 16 8 }}.{{ parseInt .Group.c 16 8 }}.{{ parseInt .Group.d 16 8 }}"
+  }
+  template IN ANY txt.test {
+    answer "{{ .Name }} 60 IN TXT \\"{{ .Class }} {{ .Type }} {{ index .Match 0 }} {{ printf \\"%05d\\" 42 }} {{ .Group.x }}\\""
+  }
+  template IN ANY cname.test {
+    match ^www[.]cname[.]test[.]$
+    answer "www.cname.test. 60 IN CNAME ip-10-1-1-1.example."
+  }
+  template IN A refused.test {
+    rcode REFUSED
+  }
+  template IN A broken.test {
+    answer "{{ .Name }} 60 IN TXT \\"{{ index .Match 2 }}\\""
+  }
+  forward . 127.0.0.1:${up}
+}
+`;
+
+describe("template, against CoreDNS v1.14.7", { skip }, () => {
+  let pair: Pair;
+  let upstream: Awaited<ReturnType<typeof nxdomainUpstream>>;
+  before(async () => {
+    upstream = await nxdomainUpstream();
+    pair = await startPair(corefile(upstream.port));
+  });
+  after(async () => {
+    await pair?.stop();
+    upstream?.close();
+  });
+
+  // Each query with something CoreDNS's answer must show, so that agreeing on an empty answer cannot pass.
+  const queries: [string[], RegExp][] = [
+    [["ip-10-95-12-8.example", "A"], /IN A 10\.95\.12\.8/],
+    [["IP-10-95-12-8.Example", "A"], /ip-10-95-12-8\.example\. 60 IN A 10\.95\.12\.8/],
+    [["a.ip-1-2-3-4.example", "A"], /IN A 1\.2\.3\.4/],
+    [["something.example", "A"], /status: NXDOMAIN/],
+    [["ip-10-1-2-3.example", "MX"], /IN NS ns1\.example\.[\s\S]*ns0\.example\. 60 IN A 203\.0\.113\.8/],
+    [["something.example", "MX"], /status: SERVFAIL/],
+    [["ip-10-1-2-3.example", "ANY"], /IN A 10\.1\.2\.3/],
+    [["ip-10-1-2-3.example", "TXT"], /status: NXDOMAIN/],
+    [["-x", "10.1.2.3"], /IN PTR ip-10-1-2-3\.example\./],
+    [["4.3.2.1.in-addr.arpa", "PTR"], /IN PTR ip-1-2-3-4\.example\./],
+    [["test.invalid", "A"], /EDE: 21[\s\S]*IN SOA ns\.invalid\./],
+    [["test.invalid", "MX", "+tcp"], /status: NXDOMAIN/],
+    [["ip0a5f0c09.hex.test", "A"], /IN A 10\.95\.12\.9/],
+    [["nothex.hex.test", "A"], /status: SERVFAIL/],
+    [["foo.txt.test", "TXT"], /"IN TXT foo\.txt\.test\. 00042 <no value>"/],
+    [["foo.txt.test", "A"], /"IN A foo\.txt\.test\. 00042 <no value>"/],
+    [["www.cname.test", "A"], /IN CNAME ip-10-1-1-1\.example\.[\s\S]*IN A 10\.1\.1\.1/],
+    [["www.cname.test", "AAAA"], /IN CNAME/],
+    [["www.cname.test", "TXT"], /IN CNAME/],
+    [["x.refused.test", "A"], /status: REFUSED/],
+    [["x.broken.test", "A"], /status: SERVFAIL/],
+    [["other.test", "A"], /status: NXDOMAIN/],
+  ];
+  for (const [query, shows] of queries)
+    test(query.join(" "), async () => {
+      const { ours, coredns } = await pair.dig(...query);
+      assert.match(coredns, shows);
+      assert.equal(ours, coredns);
+    });
+});

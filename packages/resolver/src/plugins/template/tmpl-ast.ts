@@ -1,0 +1,59 @@
+/** The parsed form of a template, and its rendering back to text as Go's parse tree `String()` does. */
+
+export type Operand =
+  | { kind: "field"; path: string[]; pos: number }
+  | { kind: "ident"; name: string; pos: number }
+  | { kind: "string"; value: string; text: string; pos: number }
+  | { kind: "number"; value: bigint; text: string; pos: number }
+  | { kind: "bool"; value: boolean; pos: number }
+  | { kind: "pipe"; pipe: Pipeline; pos: number };
+
+export interface Command {
+  args: Operand[];
+  pos: number;
+}
+
+export interface Pipeline {
+  cmds: Command[];
+  pos: number;
+}
+
+export type TemplateNode = { kind: "text"; text: string } | { kind: "action"; pipe: Pipeline; pos: number };
+
+export interface ParsedTemplate {
+  /** The section it came from (`answer`, `additional`, `authority`): Go's template name. */
+  name: string;
+  source: string;
+  nodes: TemplateNode[];
+  /** The tree written back out, which upstream uses as the `template` metric label. */
+  text: string;
+}
+
+export function operandText(op: Operand): string {
+  switch (op.kind) {
+    case "field":
+      return op.path.map((p) => `.${p}`).join("");
+    case "ident":
+      return op.name;
+    case "string":
+    case "number":
+      return op.text;
+    case "bool":
+      return String(op.value);
+    case "pipe":
+      return `(${pipelineText(op.pipe)})`;
+  }
+}
+
+export function commandText(cmd: Command): string {
+  return cmd.args.map(operandText).join(" ");
+}
+
+export function pipelineText(pipe: Pipeline): string {
+  return pipe.cmds.map(commandText).join(" | ");
+}
+
+/** Actions come out without the blanks inside the braces: `{{ .Name }}` is `{{.Name}}`. */
+export function treeText(nodes: readonly TemplateNode[]): string {
+  return nodes.map((n) => (n.kind === "text" ? n.text : `{{${pipelineText(n.pipe)}}}`)).join("");
+}
