@@ -36,6 +36,13 @@ export const upstreamImages = [
   { name: "coredns", binary: "coredns", version: "coredns" },
   { name: "kube-proxy", binary: "kube-proxy", version: "kubernetes" },
 ];
+// The e2e suite's test images this repository can make where they cannot be pulled (lab/upstream/images/e2e-<name>),
+// tagged as the suite asks for them (`e2e.test --list-images`); built only with --e2e.
+export const e2eImages = [
+  { name: "agnhost", binaries: ["agnhost", "coredns"] },
+  { name: "busybox", binaries: [] },
+  { name: "nginx", binaries: [] },
+];
 // Which local image stands in for which build argument's upstream default (the debootstrap Debian with node
 // also serves where a plain Debian is wanted: DEBIAN_IMAGE only runs apt-get and setcap).
 const localFor = {
@@ -87,6 +94,42 @@ async function upstreamTarget(image) {
     dockerfile,
     context,
     tags: [`switchyard-upstream/${image.name}:${readVersions()[image.version]}`],
+    cleanup: () => rmSync(context, { recursive: true, force: true }),
+  };
+}
+
+// The references the pinned e2e suite runs for one of its images (nginx has two tags), from its own list.
+function e2eRefs(e2eTest, name) {
+  const list = spawnSync(e2eTest, ["--list-images"], { encoding: "utf8" });
+  if (list.status !== 0)
+    throw new Error(`${e2eTest} --list-images failed: ${list.stderr.trim().split("\n").pop()}`);
+  const prefix = `registry.k8s.io/e2e-test-images/${name}:`;
+  return list.stdout.split("\n").filter((l) => l.startsWith(prefix));
+}
+
+// An e2e image's context: its Dockerfile and the binaries it wraps, found as the lab finds them.
+async function e2eTarget(image) {
+  const lab = join(root, "lab", "dist", "upstream");
+  if (!existsSync(join(lab, "binaries.js"))) throw new Error("lab is not built: run npm run build first");
+  const { resolveBinary } = await import(join(lab, "binaries.js"));
+  const e2eTest = resolveBinary("e2e.test").path;
+  if (!e2eTest) throw new Error("no e2e.test: run npx switchyard-lab upstream build --only e2e.test,agnhost");
+  const context = mkdtempSync(join(tmpdir(), `switchyard-e2e-${image.name}-`));
+  const dockerfile = join(context, "Dockerfile");
+  copyFileSync(join(root, "lab", "upstream", "images", `e2e-${image.name}`, "Dockerfile"), dockerfile);
+  for (const name of image.binaries) {
+    const binary = resolveBinary(name).path;
+    if (!binary)
+      throw new Error(`no upstream ${name} binary: run npx switchyard-lab upstream build --only ${name}`);
+    copyFileSync(binary, join(context, name));
+  }
+  const tags = e2eRefs(e2eTest, image.name);
+  if (tags.length === 0) throw new Error(`${e2eTest} --list-images names no ${image.name} image`);
+  return {
+    name: `e2e ${image.name}`,
+    dockerfile,
+    context,
+    tags,
     cleanup: () => rmSync(context, { recursive: true, force: true }),
   };
 }
@@ -204,12 +247,16 @@ function sizeOf(image) {
 }
 
 // Builds the apps named in `selected` and, with `upstream`, upstream's images; returns what was built.
-export async function buildImages(selected = apps, { forceLocal = false, upstream = false } = {}) {
+export async function buildImages(
+  selected = apps,
+  { forceLocal = false, upstream = false, e2e = false } = {},
+) {
   const started = Date.now();
   const host = await ensureEngine();
   if (host) process.env.DOCKER_HOST = host;
   const targets = selected.map(appTarget);
   if (upstream) for (const image of upstreamImages) targets.push(await upstreamTarget(image));
+  if (e2e) for (const image of e2eImages) targets.push(await e2eTarget(image));
   const done = [];
   try {
     const local = resolveBases(targets, forceLocal);
@@ -236,22 +283,24 @@ export async function buildImages(selected = apps, { forceLocal = false, upstrea
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const words = process.argv.slice(2);
-  const flags = ["--local-bases", "--upstream"];
+  const flags = ["--local-bases", "--upstream", "--e2e"];
   const known = [...apps, ...labImages];
   const unknown = words.filter((w) => !flags.includes(w) && !known.includes(w));
   if (unknown.length > 0) {
     console.error(
-      `usage: node scripts/images.mjs [${known.join("] [")}] [--upstream] [--local-bases] (unknown: ${unknown.join(" ")})`,
+      `usage: node scripts/images.mjs [${known.join("] [")}] [--upstream] [--e2e] [--local-bases] (unknown: ${unknown.join(" ")})`,
     );
     process.exit(2);
   }
   const selected = known.filter((a) => words.includes(a));
   const upstream = words.includes("--upstream");
+  const e2e = words.includes("--e2e");
   try {
-    // --upstream alone builds only upstream's images; app names add ours.
-    await buildImages(selected.length || upstream ? selected : apps, {
+    // --upstream or --e2e alone builds only those images; app names add ours.
+    await buildImages(selected.length || upstream || e2e ? selected : apps, {
       forceLocal: words.includes("--local-bases"),
       upstream,
+      e2e,
     });
   } catch (err) {
     say(err.message);

@@ -26,6 +26,19 @@ function stagingModules(k8sVersion) {
   return [...gomod.matchAll(/^\s*(k8s\.io\/[\w.-]+) => \.\/staging\//gm)].map((m) => m[1]).sort();
 }
 
+/**
+ * The packages the e2e suite's test binary links (its e2e_test.go imports them), as blank imports behind a build tag:
+ * `go mod tidy` looks at every tag, so the wrapper's go.sum gets what `go test -c k8s.io/kubernetes/test/e2e` needs,
+ * while no build of ours ever compiles the file.
+ */
+function e2eImports(k8sVersion) {
+  const info = JSON.parse(go(["mod", "download", "-json", `k8s.io/kubernetes@${k8sVersion}`], here));
+  const source = readFileSync(join(info.Dir, "test", "e2e", "e2e_test.go"), "utf8");
+  const block = /^import \(([\s\S]*?)^\)/m.exec(source)?.[1] ?? "";
+  const paths = [...block.matchAll(/"([\w.\/-]+\.[\w.\/-]+)"/g)].map((m) => m[1]);
+  return [...new Set(["k8s.io/kubernetes/test/e2e", ...paths])].sort();
+}
+
 function write(dir, body) {
   writeFileSync(join(here, dir, "go.mod"), `${header}\n${body}`);
   console.error(`[gen-gomod] ${dir}: go mod tidy`);
@@ -44,6 +57,22 @@ const commands = [
   "kubelet",
   "kubeadm",
 ];
+// The conformance run (switchyard-lab conformance): the e2e suite's test binary and its test-pod program.
+writeFileSync(
+  join(here, "kubernetes", "e2e_tools.go"),
+  [
+    header,
+    "",
+    "//go:build tools",
+    "",
+    "package tools",
+    "",
+    "import (",
+    ...e2eImports(k8s).map((p) => `\t_ "${p}"`),
+    ")",
+    "",
+  ].join("\n"),
+);
 write(
   "kubernetes",
   [
@@ -55,6 +84,7 @@ write(
     "",
     "tool (",
     ...commands.map((c) => `\tk8s.io/kubernetes/cmd/${c}`),
+    "\tk8s.io/kubernetes/test/images/agnhost",
     ")",
     "",
     "replace (",

@@ -1,3 +1,4 @@
+import { conformanceCommand, conformanceHelp } from "./conformance-cmd.js";
 import { controlplaneCommand } from "./controlplane-cmd.js";
 import { envCommand, kubectlCommand, shellCommand } from "./kubectl-cmd.js";
 import { labCommand, labHelp, migrateCommand, migrateHelp } from "./lab-cmd.js";
@@ -13,6 +14,7 @@ Usage:
   switchyard-lab down|status|kubeconfig|logs <component>   (see switchyard-lab up --help)
   switchyard-lab migrate --to nftables|iptables [--node N | --all]   kube-proxy's mode, node by node, under traffic
   switchyard-lab scenario <name> [--set k=v]             a scenario measuring a claim of claims.md
+  switchyard-lab conformance [--focus RE] | compare A B   Kubernetes' e2e suite (sig-network) against the kind lab
   switchyard-lab controlplane up|down|status [flags]   a local control plane from upstream binaries
   switchyard-lab upstream build|where|versions [flags]  the upstream binaries, built from source
   switchyard-lab kubectl <args>                         kubectl against the lab (KUBECONFIG set for you)
@@ -47,6 +49,12 @@ export async function main(argv: string[]): Promise<number> {
           return 0;
         }
         return await scenarioCommand(rest);
+      case "conformance":
+        if (rest.includes("--help") || rest.includes("-h")) {
+          console.log(conformanceHelp);
+          return 0;
+        }
+        return await conformanceCommand(rest);
       case "controlplane":
         return await controlplaneCommand(rest);
       case "upstream":

@@ -1,4 +1,10 @@
-import { binarySpecs, cacheBinDir, resolveAll, type UpstreamBinary } from "../upstream/binaries.js";
+import {
+  binarySpecs,
+  cacheBinDir,
+  onDemandSpecs,
+  resolveAll,
+  type UpstreamBinary,
+} from "../upstream/binaries.js";
 import { buildUpstream } from "../upstream/build.js";
 import { readVersions } from "../upstream/versions.js";
 import { parseFlags, UsageError } from "./usage.js";
@@ -6,6 +12,7 @@ import { parseFlags, UsageError } from "./usage.js";
 const help = `switchyard-lab upstream build|where|versions
 
   build [--force] [--only a,b]   build missing binaries from lab/upstream into ${cacheBinDir()}
+                                 (--only also takes the on-demand ones: ${onDemandSpecs.map((s) => s.name).join(", ")})
   where                          where each binary is found (env, SWITCHYARD_UPSTREAM_BIN, cache, PATH)
   versions                       the pinned releases (lab/upstream/versions.json)`;
 
@@ -19,7 +26,8 @@ export async function upstreamCommand(args: string[]): Promise<number> {
   if (sub === "build") {
     const { values } = parseFlags(cmd, rest, { force: { type: "boolean" }, only: { type: "string" } });
     const only = values.only?.split(",").map((s) => s.trim()) as UpstreamBinary[] | undefined;
-    const unknown = only?.filter((name) => !binarySpecs.some((s) => s.name === name));
+    const known = [...binarySpecs, ...onDemandSpecs];
+    const unknown = only?.filter((name) => !known.some((s) => s.name === name));
     if (unknown?.length) throw new UsageError(`${cmd}: --only: unknown binary ${unknown.join(", ")}`);
     const result = await buildUpstream({ force: values.force ?? false, ...(only ? { only } : {}) });
     if (result.built.length > 0)

@@ -8,6 +8,8 @@ export interface BinarySpec {
   name: UpstreamBinary;
   module: "kubernetes" | "etcd" | "coredns" | "kind";
   goPackage: string;
+  /** A test binary (`go test -c` of the package), not a command. */
+  test?: boolean;
 }
 
 export type UpstreamBinary =
@@ -20,7 +22,9 @@ export type UpstreamBinary =
   | "kubeadm"
   | "etcd"
   | "coredns"
-  | "kind";
+  | "kind"
+  | "e2e.test"
+  | "agnhost";
 
 export const binarySpecs: readonly BinarySpec[] = [
   { name: "kube-apiserver", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-apiserver" },
@@ -45,11 +49,14 @@ export const onDemandSpecs: readonly BinarySpec[] = [
   { name: "kubelet", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kubelet" },
   { name: "kubeadm", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kubeadm" },
   { name: "kind", module: "kind", goPackage: "sigs.k8s.io/kind" },
+  // Kubernetes' own e2e suite and the program of its test pods, for `switchyard-lab conformance`.
+  { name: "e2e.test", module: "kubernetes", goPackage: "k8s.io/kubernetes/test/e2e", test: true },
+  { name: "agnhost", module: "kubernetes", goPackage: "k8s.io/kubernetes/test/images/agnhost" },
 ];
 
 /** SWITCHYARD_KUBE_APISERVER and friends: one variable per binary. */
 export function envVarFor(name: UpstreamBinary): string {
-  return `SWITCHYARD_${name.toUpperCase().replaceAll("-", "_")}`;
+  return `SWITCHYARD_${name.toUpperCase().replaceAll(/[^A-Z0-9]/g, "_")}`;
 }
 
 export type Env = Record<string, string | undefined>;

@@ -109,13 +109,17 @@ async function buildModule(
   progress.update("downloading Go modules", true);
   await run("go", ["mod", "download"], cwd, env);
   const packages = specs.map((s) => s.goPackage);
+  // A test binary links its package's test imports too (-test); their variants compiled for the test ("p [p.test]")
+  // and the generated main are left out, since `go build -v` below prints plain package paths.
+  const testing = specs.some((s) => s.test) ? ["-test"] : [];
   const deps = await run(
     "go",
-    ["list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ...packages],
+    ["list", "-deps", ...testing, "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ...packages],
     cwd,
     env,
   );
-  const total = deps.split("\n").filter(Boolean).length;
+  const depList = [...new Set(deps.split("\n").filter((p) => p && !p.includes(" ") && !p.endsWith(".test")))];
+  const total = depList.length;
   let compiled = 0;
   const ldflags =
     module === "kubernetes"
@@ -126,17 +130,28 @@ async function buildModule(
   mkdirSync(staging, { recursive: true });
   try {
     progress.update(`compiling ${specs.map((s) => s.name).join(", ")}: 0/${total} packages`, true);
-    // One package: name the output file; several: let go name each after its command folder.
-    const output = specs.length === 1 && specs[0] ? join(staging, specs[0].name) : `${staging}/`;
-    const args = ["build", "-v", "-trimpath", "-ldflags", ldflags, "-o", output, ...packages];
-    await run("go", args, cwd, env, (line) => {
+    const onLine = (line: string) => {
       if (/^[\w.-]+(\/[\w.@~+-]+)*$/.test(line)) {
         compiled++;
         progress.update(
           `compiling: ${Math.min(compiled, total)}/${total} packages (${Math.floor((100 * Math.min(compiled, total)) / total)}%)`,
         );
       }
-    });
+    };
+    const commands = specs.filter((s) => !s.test);
+    if (commands.length > 0) {
+      // One package: name the output file; several: let go name each after its command folder.
+      const output = commands.length === 1 && commands[0] ? join(staging, commands[0].name) : `${staging}/`;
+      const args = ["build", "-v", "-trimpath", "-ldflags", ldflags, "-o", output];
+      await run("go", [...args, ...commands.map((s) => s.goPackage)], cwd, env, onLine);
+    }
+    // A test binary is one package's `go test -c`, one at a time (go refuses -c with several packages and -o). Its
+    // dependencies are compiled first with `go build -v`, which names each package (go test -c names none).
+    if (testing.length > 0) await run("go", ["build", "-v", "-trimpath", ...depList], cwd, env, onLine);
+    for (const spec of specs.filter((s) => s.test)) {
+      const args = ["test", "-c", "-v", "-trimpath", "-ldflags", ldflags, "-o", join(staging, spec.name)];
+      await run("go", [...args, spec.goPackage], cwd, env, onLine);
+    }
     for (const spec of specs) renameSync(join(staging, spec.name), join(binDir, spec.name));
   } finally {
     rmSync(staging, { recursive: true, force: true });

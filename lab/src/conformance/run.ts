@@ -1,0 +1,105 @@
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Progress, type ProgressSink } from "../progress.js";
+import { parseJunit } from "./junit.js";
+import type { RunSummary } from "./report.js";
+
+/** The issue's default: the sig-network specs a lab without a cloud provider, IPv6 or a disruption budget can run. */
+export const defaultFocus = "\\[sig-network\\]";
+export const defaultSkip = [
+  "\\[Serial\\]",
+  "\\[Disruptive\\]",
+  "\\[Slow\\]",
+  "\\[Flaky\\]",
+  "\\[Feature:",
+  "\\[FeatureGate:",
+  "\\[Alpha\\]",
+  "\\[Beta\\]",
+  "LoadBalancer",
+  "IPv6",
+  "[Dd]ual[Ss]tack",
+  "SCTP",
+  "ESIPP",
+].join("|");
+
+export interface ConformanceRun {
+  e2eTest: string;
+  kubectl: string;
+  kubeconfig: string;
+  focus: string;
+  skip: string;
+  /** Where the JUnit report, the suite's log and the summary go. */
+  dir: string;
+  stack: string;
+  runtime: string;
+  out: ProgressSink;
+  /** Extra e2e.test flags, after ours. */
+  extra?: readonly string[];
+}
+
+/** The e2e.test command line: the lab's kubeconfig, no cloud provider, the focus, and a JUnit report. */
+export function e2eArgs(r: ConformanceRun): string[] {
+  return [
+    `--kubeconfig=${r.kubeconfig}`,
+    `--kubectl-path=${r.kubectl}`,
+    "--provider=skeleton",
+    `--ginkgo.focus=${r.focus}`,
+    `--ginkgo.skip=${r.skip}`,
+    `--ginkgo.junit-report=${join(r.dir, "junit.xml")}`,
+    "--ginkgo.no-color",
+    "--ginkgo.timeout=24h",
+    `--report-dir=${r.dir}`,
+    // Dumping every namespace of a failed spec takes minutes; the suite's log keeps the failure itself.
+    "--dump-logs-on-failure=false",
+    ...(r.extra ?? []),
+  ];
+}
+
+/**
+ * Runs Kubernetes' own e2e suite against the lab: progress every few seconds (specs done, from ginkgo's
+ * one-character-per-spec output), the whole log in `<dir>/e2e.log`, then the specs from the JUnit report, the
+ * summary written to `<dir>/summary.json`. The suite's exit code is not the verdict (it fails as soon as one spec
+ * fails); the specs are.
+ */
+export async function runConformance(r: ConformanceRun): Promise<RunSummary> {
+  mkdirSync(r.dir, { recursive: true });
+  const progress = new Progress("conformance", r.out);
+  const started = Date.now();
+  const log = join(r.dir, "e2e.log");
+  const fd = openSync(log, "w");
+  let done = 0;
+  let failed = 0;
+  const child = spawn(r.e2eTest, e2eArgs(r), { stdio: ["ignore", "pipe", fd] });
+  child.stdout?.on("data", (b: Buffer) => {
+    const text = b.toString();
+    writeFileSync(log, text, { flag: "a" });
+    done += (text.match(/^•/gm) ?? []).length;
+    failed += (text.match(/^• \[FAILED\]/gm) ?? []).length;
+    progress.update(`${done} specs done${failed ? `, ${failed} failed` : ""} (log: ${log})`);
+  });
+  const tick = setInterval(
+    () => progress.update(`${done} specs done${failed ? `, ${failed} failed` : ""}`),
+    10_000,
+  );
+  const code = await new Promise<number>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (c) => resolve(c ?? 1));
+  }).finally(() => {
+    clearInterval(tick);
+    closeSync(fd);
+  });
+  const junit = join(r.dir, "junit.xml");
+  if (!existsSync(junit)) throw new Error(`e2e.test exited ${code} without a JUnit report; see ${log}`);
+  const summary: RunSummary = {
+    stack: r.stack,
+    runtime: r.runtime,
+    focus: r.focus,
+    skip: r.skip,
+    seconds: (Date.now() - started) / 1000,
+    specs: parseJunit(readFileSync(junit, "utf8")),
+  };
+  writeFileSync(join(r.dir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  progress.done(`${summary.specs.filter((s) => s.status !== "skipped").length} specs ran`);
+  return summary;
+}

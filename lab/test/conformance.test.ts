@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { parseJunit } from "../src/conformance/junit.js";
+import { providedImages } from "../src/conformance/kind-images.js";
+import { compareRuns, comparisonLines, type RunSummary, runTable } from "../src/conformance/report.js";
+import { defaultSkip, e2eArgs } from "../src/conformance/run.js";
+
+// A ginkgo v2 JUnit report as `--ginkgo.junit-report` writes one (reporters/junit_report.go, v2.32.0): the suite's
+// setup nodes, a passed, a skipped and a failed spec, names "[It] <full text> [labels]", escaped attributes.
+const junit = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="5" disabled="2" errors="0" failures="1" time="80.1">
+  <testsuite name="Kubernetes e2e suite" package="/" tests="5" disabled="0" skipped="1" errors="0" failures="1" time="80.1" timestamp="2026-12-01T23:00:00">
+    <testcase name="[SynchronizedBeforeSuite]" classname="Kubernetes e2e suite" status="passed" time="1.2"></testcase>
+    <testcase name="[It] [sig-network] Services should serve a basic endpoint from pods  [Conformance] [Conformance, sig-network]" classname="Kubernetes e2e suite" status="passed" time="12.5">
+      <system-err>&gt; Enter [It] ...</system-err>
+    </testcase>
+    <testcase name="[It] [sig-network] Services should be able to up and down services [Slow]" classname="Kubernetes e2e suite" status="skipped" time="0">
+      <skipped message="skipped"></skipped>
+    </testcase>
+    <testcase name="[It] [sig-network] DNS should provide DNS for services  [Conformance]" classname="Kubernetes e2e suite" status="failed" time="65.3">
+      <failure message="failed to get &#34;dns-test&#34; &amp; more&#xA;second line" type="failed">[FAILED] ...</failure>
+    </testcase>
+    <testcase name="[It] [sig-network] Proxy version v1 should proxy through a service" classname="Kubernetes e2e suite" status="timedout" time="300"/>
+    <testcase name="[ReportAfterSuite] Kubernetes e2e suite report" classname="Kubernetes e2e suite" status="passed" time="0.1"></testcase>
+  </testsuite>
+</testsuites>`;
+
+describe("conformance: the e2e suite's report, pure parts", () => {
+  test("specs from ginkgo's JUnit, setup nodes left out, every non-pass non-skip a failure with its first line", () => {
+    assert.deepEqual(parseJunit(junit), [
+      {
+        name: "[sig-network] Services should serve a basic endpoint from pods  [Conformance] [Conformance, sig-network]",
+        status: "passed",
+        seconds: 12.5,
+      },
+      {
+        name: "[sig-network] Services should be able to up and down services [Slow]",
+        status: "skipped",
+        seconds: 0,
+      },
+      {
+        name: "[sig-network] DNS should provide DNS for services  [Conformance]",
+        status: "failed",
+        seconds: 65.3,
+        reason: 'failed to get "dns-test" & more',
+      },
+      {
+        name: "[sig-network] Proxy version v1 should proxy through a service",
+        status: "failed",
+        seconds: 300,
+        reason: "timedout",
+      },
+    ]);
+  });
+
+  const run = (stack: string, statuses: Record<string, "passed" | "failed" | "skipped">): RunSummary => ({
+    stack,
+    runtime: "kind",
+    focus: "x",
+    skip: "y",
+    seconds: 61,
+    specs: Object.entries(statuses).map(([name, status]) => ({
+      name,
+      status,
+      seconds: 1,
+      ...(status === "failed" ? { reason: `${name} broke` } : {}),
+    })),
+  });
+
+  test("ours against upstream's: a spec upstream passes and ours fails is the one that matters", () => {
+    const ours = run("switchyard", {
+      a: "passed",
+      b: "failed",
+      c: "failed",
+      d: "passed",
+      e: "skipped",
+      f: "passed",
+    });
+    const upstream = run("upstream", { a: "passed", b: "passed", c: "failed", d: "failed", e: "passed" });
+    const c = compareRuns(ours, upstream);
+    assert.deepEqual(c, {
+      regressions: [{ name: "b", reason: "b broke" }],
+      bothFail: [{ name: "c", reason: "c broke" }],
+      onlyOurs: ["d"],
+      bothPass: 1,
+    });
+    assert.match(
+      comparisonLines(c)[0] ?? "",
+      /^both pass: 1; ours fails where upstream's passes: 1; both fail: 1;/,
+    );
+    assert.deepEqual(runTable(ours).slice(0, 3), [
+      "switchyard stack on kind: 3 passed, 2 failed, 1 skipped in 61s",
+      "",
+      "PASS  a",
+    ]);
+  });
+
+  test("the command line: no cloud provider, the focus, a JUnit report in the run's folder, no log dumps", () => {
+    const args = e2eArgs({
+      e2eTest: "/bin/e2e.test",
+      kubectl: "/bin/kubectl",
+      kubeconfig: "/k",
+      focus: "\\[sig-network\\]",
+      skip: defaultSkip,
+      dir: "/out",
+      stack: "switchyard",
+      runtime: "kind",
+      out: { write: () => true },
+      extra: ["--ginkgo.v"],
+    });
+    for (const a of ["--kubeconfig=/k", "--kubectl-path=/bin/kubectl", "--provider=skeleton"])
+      assert.ok(args.includes(a), a);
+    assert.ok(args.includes("--ginkgo.junit-report=/out/junit.xml"));
+    assert.ok(args.includes("--dump-logs-on-failure=false"));
+    assert.equal(args.at(-1), "--ginkgo.v");
+    assert.match("[sig-network] Services should work [Slow]", new RegExp(defaultSkip));
+    assert.doesNotMatch(
+      "[sig-network] Services should serve a basic endpoint from pods  [Conformance]",
+      new RegExp(defaultSkip),
+    );
+  });
+
+  test("the images the lab provides, out of the suite's own list", () => {
+    const list = [
+      "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
+      "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
+      "registry.k8s.io/e2e-test-images/httpd:2.4.38-4",
+      "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
+      "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
+      "registry.k8s.io/pause:3.10.2",
+      "",
+    ].join("\n");
+    assert.deepEqual(providedImages(list), [
+      "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
+      "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
+      "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
+      "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
+    ]);
+  });
+});
