@@ -32,7 +32,7 @@ import { collectDefaultMetrics } from "prom-client";
 import type { ResolvedOptions } from "./config/config.js";
 import { cleanupTargets, createBackend } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
-import { prepareIPVS } from "./ipvs-setup.js";
+import { configureIPVSTimeouts, prepareIPVS } from "./ipvs-setup.js";
 import { proxyFamilies } from "./network.js";
 import { fetchNode } from "./node-info.js";
 import { applyStartupSettings } from "./node-settings.js";
@@ -76,7 +76,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
   const { logger } = opts;
   const exec = withInjectedFaults(opts.exec ?? realExec);
   // Before anything else, so a node without IPVS fails fast with one line and changes nothing.
-  if (o.mode === "ipvs") await prepareIPVS(o, { exec, logger, exists: opts.exists });
+  if (o.mode === "ipvs") await prepareIPVS({ exec, logger, exists: opts.exists });
   const nodeName = nodeNameOf(o);
   try {
     // This is what makes a mode switch a plain restart: the other modes' rules go first.
@@ -95,6 +95,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
     files: opts.settingFiles,
     numCPU: opts.numCPU,
   });
+  if (o.mode === "ipvs") await configureIPVSTimeouts(o, { exec, logger, exists: opts.exists });
   const metrics = newProxyMetrics(o.mode);
   // The process_* metrics every Go component exports (CPU, resident memory, open fds, start time), from
   // prom-client's collectors, so dashboards built on upstream's find them; nodejs_* come along.

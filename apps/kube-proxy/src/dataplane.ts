@@ -62,22 +62,13 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
   };
   const detector = localDetector(o, family, ctx.node);
   switch (o.mode) {
-    case "nftables": {
-      // The nftables renderer detects local traffic by CIDR only.
-      const cidr =
-        detector.mode === "ClusterCIDR" || detector.mode === "NodeCIDR" ? detector.cidr : undefined;
-      if (detector.mode !== "none" && cidr === undefined) {
-        ctx.logger.warn("this detect-local-mode is not supported in nftables mode; no local detection", {
-          detectLocalMode: detector.mode,
-        });
-      }
+    case "nftables":
       return new NFTablesProxyBackend({
-        options: { ...common, clusterCIDR: cidr },
+        options: { ...common, localDetector: detector },
         nft: new NftApplier({ exec: ctx.exec }),
         metrics: ctx.metrics,
         logger: ctx.logger,
       });
-    }
     case "iptables": {
       const backend = ctx.iptablesBackend ?? (await detectIPTablesBackend(ctx.exec));
       return new IPTablesProxyBackend({

@@ -1,13 +1,7 @@
-// What IPVS mode needs from the node before its first sync, as upstream's NewProxier does it:
-// IPVS itself (modern kube-proxy exits when it is missing instead of falling back to
-// iptables), its sysctls, and the connection timeouts.
-import {
-  type Exec,
-  IPVSApplier,
-  IPVSUnavailableError,
-  ipvsSysctls,
-  type ProxierLogger,
-} from "@switchyard/proxier";
+// What IPVS mode needs from the node before its first sync, as upstream does it: IPVS itself
+// (modern kube-proxy exits when it is missing instead of falling back to iptables), checked
+// first, and the connection timeouts, set after the sysctls (./ipvs-settings.ts).
+import { type Exec, IPVSApplier, IPVSUnavailableError, type ProxierLogger } from "@switchyard/proxier";
 import type { ResolvedOptions } from "./config/config.js";
 
 /** The one-line start-up error; main prints it and exits 1. */
@@ -22,7 +16,7 @@ export interface IPVSSetupContext {
   readonly exists?: (path: string) => boolean;
 }
 
-export async function prepareIPVS(o: ResolvedOptions, ctx: IPVSSetupContext): Promise<void> {
+export async function prepareIPVS(ctx: IPVSSetupContext): Promise<void> {
   const ipvs = new IPVSApplier({ exec: ctx.exec, exists: ctx.exists });
   try {
     await ipvs.checkAvailable();
@@ -33,22 +27,19 @@ export async function prepareIPVS(o: ResolvedOptions, ctx: IPVSSetupContext): Pr
     throw new IPVSStartError(`can't use the IPVS proxier: ${(err as Error).message}`);
   }
   ctx.logger.warn("the ipvs proxy mode is deprecated upstream (KEP-5495); consider nftables", {});
-  for (const s of ipvsSysctls(o.ipvs.strictARP)) {
-    try {
-      await ipvs.sysctl(s.key, s.value);
-    } catch (err) {
-      // Upstream fails start-up here too: without them IPVS mode misroutes traffic.
-      throw new IPVSStartError(
-        `can't set sysctl ${s.key}=${s.value} (${s.reason}): ${(err as Error).message}`,
-      );
-    }
-  }
+}
+
+/**
+ * ipvsadm --set, after the sysctls as in upstream's NewProxier; all three zero keeps the
+ * kernel's timeouts. A failure is only logged, in upstream's words.
+ */
+export async function configureIPVSTimeouts(o: ResolvedOptions, ctx: IPVSSetupContext): Promise<void> {
+  const ipvs = new IPVSApplier({ exec: ctx.exec, exists: ctx.exists });
   const seconds = (msValue: number) => Math.round(msValue / 1000);
   const { tcpTimeoutMs, tcpFinTimeoutMs, udpTimeoutMs } = o.ipvs;
   try {
     await ipvs.setTimeouts(seconds(tcpTimeoutMs), seconds(tcpFinTimeoutMs), seconds(udpTimeoutMs));
   } catch (err) {
-    // Upstream only logs this one.
-    ctx.logger.error("setting IPVS timeouts failed", { error: err });
+    ctx.logger.error("Failed to configure IPVS timeouts", { err });
   }
 }

@@ -115,16 +115,17 @@ export function localDetector(o: ResolvedOptions, family: IPFamily, node: Node |
       return cidr ? { mode: "NodeCIDR", cidr } : { mode: "none" };
     }
     case "BridgeInterface":
-      if (o.detectLocal.bridgeInterface === "") {
-        throw new NetworkConfigError('detectLocalMode BridgeInterface needs "detectLocal.bridgeInterface"');
-      }
+      if (o.detectLocal.bridgeInterface === "") throw emptyInterface("InterfaceName");
       return { mode: "BridgeInterface", interfaceName: o.detectLocal.bridgeInterface };
     case "InterfaceNamePrefix":
-      if (o.detectLocal.interfaceNamePrefix === "") {
-        throw new NetworkConfigError(
-          'detectLocalMode InterfaceNamePrefix needs "detectLocal.interfaceNamePrefix"',
-        );
-      }
+      if (o.detectLocal.interfaceNamePrefix === "") throw emptyInterface("InterfacePrefix");
       return { mode: "InterfaceNamePrefix", prefix: o.detectLocal.interfaceNamePrefix };
   }
+}
+
+/** Upstream's validation error for an interface-based detect-local mode without its interface. */
+function emptyInterface(field: "InterfaceName" | "InterfacePrefix"): NetworkConfigError {
+  return new NetworkConfigError(
+    `KubeProxyConfiguration.DetectLocalConfiguration.${field}: Invalid value: "": must not be empty`,
+  );
 }

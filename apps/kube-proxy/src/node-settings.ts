@@ -1,7 +1,8 @@
 // The kernel settings kube-proxy makes before its first sync, applied through injected file
-// access: the conntrack section (every mode; cmd/kube-proxy platformSetup) and, in iptables
-// mode, route_localnet for localhost NodePorts (the IPv4 proxier's constructor). Upstream
-// stops start-up when one of them cannot be written, and so do we, with its words.
+// access: the conntrack section (every mode; cmd/kube-proxy platformSetup), in IPVS mode its
+// own sysctls (./ipvs-settings.ts), and in iptables mode route_localnet for localhost
+// NodePorts (the IPv4 proxier's constructor). Upstream stops start-up when one of them
+// cannot be written, and so do we, with its words.
 import { cpus } from "node:os";
 import {
   applyNodeSettings,
@@ -18,6 +19,7 @@ import {
   TCP_BE_LIBERAL,
 } from "@switchyard/proxier";
 import type { ResolvedOptions } from "./config/config.js";
+import { applyIPVSSettings } from "./ipvs-settings.js";
 import { nodePortAddresses } from "./network.js";
 
 /** The one-line start-up error; main prints it and exits 1. */
@@ -73,6 +75,8 @@ export async function applyStartupSettings(
       `could not set conntrack parameters from kube-proxy configuration: ${err.message}`,
     );
   }
+  // IPVS mode's own sysctls, after the conntrack ones as upstream's proxier constructor runs after platformSetup.
+  if (o.mode === "ipvs") await applyIPVSSettings(o, families, files, log);
   if (needsRouteLocalnet(o, families, nodeIPs)) {
     log.info(ROUTE_LOCALNET_MESSAGE, { ipFamily: "IPv4" });
     try {

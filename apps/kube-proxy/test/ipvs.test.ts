@@ -1,5 +1,5 @@
 // IPVS mode in the app: the ipvs config section and --ipvs-* flags, the start-up steps
-// (sysctls, timeouts) through an injected exec, and the one-line exit when this kernel
+// (availability, timeouts) through an injected exec, and the one-line exit when this kernel
 // lacks IP_VS (run for real: this kernel has no ip_vs module).
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -8,7 +8,7 @@ import { PROC_IP_VS, silentLogger } from "@switchyard/proxier";
 import { FlagError, parseCommandLine } from "../src/cli/flags.js";
 import { defaultConfig, resolve } from "../src/config/config.js";
 import { parseConfigFile } from "../src/config/config-file.js";
-import { IPVSStartError, prepareIPVS } from "../src/ipvs-setup.js";
+import { configureIPVSTimeouts, IPVSStartError, prepareIPVS } from "../src/ipvs-setup.js";
 import { main } from "../src/main.js";
 
 const FILE = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -83,27 +83,28 @@ test("--ipvs-* flags", () => {
   }
 });
 
-test("start-up sets upstream's sysctls (arp ones only with strictARP) and the timeouts", async () => {
+test("start-up checks IPVS first; the timeouts come after the sysctls (./ipvs-settings.test.ts)", async () => {
   const calls: string[] = [];
   const exec = async (command: string, args: readonly string[]) => {
     calls.push([command, ...args].join(" "));
     return { code: 0, stdout: "", stderr: "" };
   };
-  const base = resolve({ ...defaultConfig(), mode: "ipvs" });
-  await prepareIPVS(base, { exec, logger: silentLogger, exists: () => true });
-  assert.deepEqual(calls, [
-    "ipvsadm -Ln",
-    "sysctl -w net.ipv4.vs.conntrack=1",
-    "sysctl -w net.ipv4.vs.expire_nodest_conn=1",
-    "sysctl -w net.ipv4.vs.expire_quiescent_template=1",
-    "sysctl -w net.ipv4.ip_forward=1",
-  ]);
+  const ctx = { exec, logger: silentLogger, exists: () => true };
+  await prepareIPVS(ctx);
+  assert.deepEqual(calls, ["ipvsadm -Ln"], "no sysctl goes through exec any more");
   calls.length = 0;
-  const o = resolve(parseConfigFile(FILE));
-  await prepareIPVS(o, { exec, logger: silentLogger, exists: () => true });
-  assert.ok(calls.includes("sysctl -w net.ipv4.conf.all.arp_ignore=1"));
-  assert.ok(calls.includes("sysctl -w net.ipv4.conf.all.arp_announce=2"));
-  assert.equal(calls.at(-1), "ipvsadm --set 900 120 300");
+  await configureIPVSTimeouts(resolve({ ...defaultConfig(), mode: "ipvs" }), ctx);
+  assert.deepEqual(calls, [], "all-zero timeouts keep the kernel's");
+  await configureIPVSTimeouts(resolve(parseConfigFile(FILE)), ctx);
+  assert.deepEqual(calls, ["ipvsadm --set 900 120 300"]);
+});
+
+test("a failed ipvsadm --set is only logged, in upstream's words", async () => {
+  const errors: string[] = [];
+  const logger = { ...silentLogger, error: (msg: string) => errors.push(msg) };
+  const exec = async () => ({ code: 1, stdout: "", stderr: "nope" });
+  await configureIPVSTimeouts(resolve(parseConfigFile(FILE)), { exec, logger, exists: () => true });
+  assert.deepEqual(errors, ["Failed to configure IPVS timeouts"]);
 });
 
 test("ipvsadm's own complaint also means IPVS is unavailable", async () => {
@@ -113,8 +114,7 @@ test("ipvsadm's own complaint also means IPVS is unavailable", async () => {
     stderr:
       "Can't initialize ipvs: Protocol not available\nAre you sure that IP Virtual Server is built in the kernel or as module?\n",
   });
-  const o = resolve({ ...defaultConfig(), mode: "ipvs" });
-  await assert.rejects(prepareIPVS(o, { exec, logger: silentLogger, exists: () => true }), (e: unknown) => {
+  await assert.rejects(prepareIPVS({ exec, logger: silentLogger, exists: () => true }), (e: unknown) => {
     assert.ok(e instanceof IPVSStartError);
     assert.match(e.message, /^can't use the IPVS proxier: kernel module ip_vs is not loaded/);
     return true;

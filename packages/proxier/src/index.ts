@@ -94,6 +94,7 @@ export {
 } from "./sync/bounded-frequency-runner.js";
 export * from "./sync/full-sync-policy.js";
 export * from "./sync/timers.js";
+export * from "./sysctl/kernel-version.js";
 export * from "./sysctl/node-setting.js";
 export * from "./sysctl/proc-files.js";
 export * from "./sysctl/route-localnet.js";

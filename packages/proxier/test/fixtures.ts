@@ -28,7 +28,7 @@ export function nftOptions(family: IPFamily = "IPv4", extra: Partial<NFTablesOpt
     nodeIP: v4 ? NODE_IP : NODE_IPV6,
     nodePortAddresses: [v4 ? NODE_IP : NODE_IPV6],
     masqueradeBit: 14,
-    clusterCIDR: v4 ? "10.0.0.0/8" : "fd00:10::/32",
+    localDetector: { mode: "ClusterCIDR", cidr: v4 ? "10.0.0.0/8" : "fd00:10::/32" },
     serviceCIDRs: [v4 ? "172.30.0.0/16" : "fd00:172:30::/108"],
     ...extra,
   };

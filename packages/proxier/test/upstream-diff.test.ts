@@ -135,15 +135,18 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     await cp?.stop();
   });
 
+  /** `label` names the namespaces of one run; `extraArgs` come after the common flags. */
   async function runRealKubeProxy(
     mode: "iptables" | "nftables",
     subnet: number,
+    extraArgs: readonly string[] = [],
+    label: string = mode.slice(0, 3),
   ): Promise<{ dump: string; next: (marker: string) => Promise<string> }> {
-    const ns = `sy-kp-${mode.slice(0, 3)}-${tag}`;
+    const ns = `sy-kp-${label}-${tag}`;
     H.deleteNetns(ns);
     cleanups.push(() => H.deleteNetns(ns));
     H.createNetns(ns);
-    const hostIP = H.linkToHost(ns, `syk${mode.slice(0, 2)}${tag}`.slice(0, 15), subnet, NODE_IP);
+    const hostIP = H.linkToHost(ns, `syk${label}${tag}`.slice(0, 15), subnet, NODE_IP);
     const apiURL = new URL(cp?.server ?? "");
     const forwarder: Server = await H.startForwarder(hostIP, {
       host: apiURL.hostname,
@@ -163,6 +166,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
       // conntrack sysctls are global, not per namespace: leave them alone
       "--conntrack-max-per-core=0",
       "--v=2",
+      ...extraArgs,
     ]);
     cleanups.push(() => kp.stop());
     const dump =
@@ -192,19 +196,9 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     return { dump: await settled(marker), next: settled };
   }
 
-  test("iptables mode", async () => {
-    const kp = await runRealKubeProxy("iptables", 201);
-    const real = kp.dump;
-    const { services, slices } = await readCluster(api);
-    // nfacct counters exist only when the kernel has nfnetlink_acct; take that from the real run.
-    const nfacct = real.includes("--nfacct-name");
-    const options = iptOptions("IPv4", {
-      localDetector: { mode: "ClusterCIDR", cidr: CLUSTER_CIDR },
-      nfacctCounters: { localhostNodePortsAccepted: nfacct, ctStateInvalidDropped: nfacct },
-    });
-    const result = renderIPTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
-
-    const ns = `sy-ours-ipt-${tag}`;
+  /** A fresh namespace holding our iptables rules, set up as the backend would; its name. */
+  function loadOursIPTables(label: string, restore: string, nfacct: boolean): string {
+    const ns = `sy-ours-${label}-${tag}`;
     H.deleteNetns(ns);
     cleanups.push(() => H.deleteNetns(ns));
     H.createNetns(ns);
@@ -230,7 +224,33 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
         H.inNetns(ns, ["nfacct", "add", name]);
     ensureCanaryChains(ipt);
     ensureJumpChains(ipt);
-    H.inNetns(ns, ["iptables-restore", "-w", "--noflush", "--counters"], result.restore);
+    H.inNetns(ns, ["iptables-restore", "-w", "--noflush", "--counters"], restore);
+    return ns;
+  }
+
+  /** A fresh namespace holding our nft script, sent as the applier sends it; its name. */
+  function loadOursNFT(label: string, script: string): string {
+    const ns = `sy-ours-${label}-${tag}`;
+    H.deleteNetns(ns);
+    cleanups.push(() => H.deleteNetns(ns));
+    H.createNetns(ns);
+    H.inNetns(ns, ["nft", "-f", "-"], script);
+    return ns;
+  }
+
+  test("iptables mode", async () => {
+    const kp = await runRealKubeProxy("iptables", 201);
+    const real = kp.dump;
+    const { services, slices } = await readCluster(api);
+    // nfacct counters exist only when the kernel has nfnetlink_acct; take that from the real run.
+    const nfacct = real.includes("--nfacct-name");
+    const options = iptOptions("IPv4", {
+      localDetector: { mode: "ClusterCIDR", cidr: CLUSTER_CIDR },
+      nfacctCounters: { localhostNodePortsAccepted: nfacct, ctStateInvalidDropped: nfacct },
+    });
+    const result = renderIPTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
+
+    const ns = loadOursIPTables("ipt", result.restore, nfacct);
     const ours = H.inNetns(ns, ["iptables-save"]);
     report("iptables-save", sortDispatchChains(sortIPTables(real)), sortDispatchChains(sortIPTables(ours)));
 
@@ -264,14 +284,13 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     ).items;
     const serviceCIDRs = serviceCIDRsOfFamily(allServiceCIDRs(cidrObjects), "IPv4").cidrs;
     assert.deepEqual(serviceCIDRs, [SERVICE_CIDR]);
-    const options = nftOptions("IPv4", { clusterCIDR: CLUSTER_CIDR, serviceCIDRs });
+    const options = nftOptions("IPv4", {
+      localDetector: { mode: "ClusterCIDR", cidr: CLUSTER_CIDR },
+      serviceCIDRs,
+    });
     const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
 
-    const ns = `sy-ours-nft-${tag}`;
-    H.deleteNetns(ns);
-    cleanups.push(() => H.deleteNetns(ns));
-    H.createNetns(ns);
-    H.inNetns(ns, ["nft", "-f", "-"], result.transaction.script()); // what the applier sends
+    const ns = loadOursNFT("nft", result.transaction.script());
     const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
     // The only normalisation is order: kube-proxy adds per-service objects in Go map order, and
     // nft lists set elements in hash order; canonicalNFTList sorts both and keeps rule order.
@@ -297,4 +316,53 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
       canonicalNFTList(oursAfter),
     );
   });
+  // detect-local by interface: the same cluster with the pod-traffic match on iifname / -i.
+  const interfaceModes = [
+    {
+      label: "br",
+      args: ["--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0"],
+      detector: { mode: "BridgeInterface", interfaceName: "cbr0" },
+      nft: /iifname != "cbr0" .*iifname "cbr0" goto/s,
+      ipt: /! -i cbr0 .*-i cbr0 /s,
+    },
+    {
+      label: "pf",
+      args: ["--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=veth"],
+      detector: { mode: "InterfaceNamePrefix", prefix: "veth" },
+      nft: /iifname != "veth\*" .*iifname "veth\*" goto/s,
+      ipt: /! -i veth\+ .*-i veth\+ /s,
+    },
+  ] as const;
+  for (const [i, m] of interfaceModes.entries()) {
+    test(`nftables mode, ${m.args.join(" ")}`, async () => {
+      const kp = await runRealKubeProxy("nftables", 203 + i, m.args, `n${m.label}`);
+      const { services, slices } = await readCluster(api);
+      const options = nftOptions("IPv4", { localDetector: m.detector, serviceCIDRs: [SERVICE_CIDR] });
+      const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
+      const ns = loadOursNFT(`n${m.label}`, result.transaction.script());
+      const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
+      // both detector matches must be there, or the comparison proves nothing about them
+      assert.match(kp.dump, m.nft);
+      report(`nft list (${m.detector.mode})`, canonicalNFTList(kp.dump), canonicalNFTList(ours));
+    });
+
+    test(`iptables mode, ${m.args.join(" ")}`, async () => {
+      const kp = await runRealKubeProxy("iptables", 205 + i, m.args, `i${m.label}`);
+      const { services, slices } = await readCluster(api);
+      const nfacct = kp.dump.includes("--nfacct-name");
+      const options = iptOptions("IPv4", {
+        localDetector: m.detector,
+        nfacctCounters: { localhostNodePortsAccepted: nfacct, ctStateInvalidDropped: nfacct },
+      });
+      const result = renderIPTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
+      const ns = loadOursIPTables(`i${m.label}`, result.restore, nfacct);
+      const ours = H.inNetns(ns, ["iptables-save"]);
+      assert.match(kp.dump, m.ipt);
+      report(
+        `iptables-save (${m.detector.mode})`,
+        sortDispatchChains(sortIPTables(kp.dump)),
+        sortDispatchChains(sortIPTables(ours)),
+      );
+    });
+  }
 });

@@ -166,11 +166,6 @@ export class IPVSApplier {
       throw new IPVSCommandError("ip", r.code, r.stderr);
     }
   }
-
-  /** `sysctl -w key=value`, as upstream sets its IPVS sysctls at start-up. */
-  async sysctl(key: string, value: string): Promise<void> {
-    await this.#must("sysctl", ["-w", `${key}=${value}`]);
-  }
 }
 
 function hostPrefix(address: string): string {

@@ -1,17 +1,8 @@
 // Per-node configuration of the iptables renderer; fixed for the proxier's lifetime.
+import type { LocalDetector } from "../model/local-detector.js";
 import type { IPFamily } from "../util/ip.js";
 
-/**
- * How kube-proxy tells pod traffic from other traffic (--detect-local-mode). Each mode
- * yields an "is local" and an "is not local" match; "none" yields neither, which turns off
- * the rules that need one.
- */
-export type LocalDetector =
-  | { readonly mode: "ClusterCIDR"; readonly cidr: string }
-  | { readonly mode: "NodeCIDR"; readonly cidr: string }
-  | { readonly mode: "BridgeInterface"; readonly interfaceName: string }
-  | { readonly mode: "InterfaceNamePrefix"; readonly prefix: string }
-  | { readonly mode: "none" };
+export { ifLocal, ifNotLocal, type LocalDetector } from "../model/local-detector.js";
 
 export interface IPTablesOptions {
   readonly family: IPFamily;
@@ -60,25 +51,4 @@ export function masqueradeMark(options: Pick<IPTablesOptions, "masqueradeBit">):
 export function localhostNodePortsEnabled(options: IPTablesOptions): boolean {
   if (options.family !== "IPv4" || options.localhostNodePorts === false) return false;
   return options.nodePortAddresses === "all" || options.nodePortAddresses.some((a) => a.startsWith("127."));
-}
-
-/** The match for traffic from a local pod, or null when the detector has none. */
-export function ifLocal(detector: LocalDetector): string[] | null {
-  switch (detector.mode) {
-    case "ClusterCIDR":
-    case "NodeCIDR":
-      return ["-s", detector.cidr];
-    case "BridgeInterface":
-      return ["-i", detector.interfaceName];
-    case "InterfaceNamePrefix":
-      return ["-i", `${detector.prefix}+`];
-    case "none":
-      return null;
-  }
-}
-
-/** The match for traffic not from a local pod, or null when the detector has none. */
-export function ifNotLocal(detector: LocalDetector): string[] | null {
-  const local = ifLocal(detector);
-  return local ? ["!", ...local] : null;
 }

@@ -88,6 +88,14 @@ class Tracer {
           branches = branches.filter((p) => test(this.#addr(spec, a === "-s" ? p.src : p.dst)));
           break;
         }
+        case "-i": {
+          // an interface name, or a prefix when it ends in "+" (interface-based local detection)
+          const name = take();
+          const hit = (iif: string) =>
+            name.endsWith("+") ? iif.startsWith(name.slice(0, -1)) : iif === name;
+          branches = branches.filter((p) => test(hit(p.iif ?? "")));
+          break;
+        }
         case "--dport": {
           const port = Number(take());
           branches = branches.filter((p) => test(p.dport === port));
@@ -210,6 +218,7 @@ export function tracePacket(ipt: FakeIPTables, nodeIPs: readonly string[], packe
     proto: packet.protocol ?? "tcp",
     dst: packet.destIP,
     dport: packet.destPort,
+    iif: packet.inInterface ?? "",
     mark: 0,
     masq: false,
   };

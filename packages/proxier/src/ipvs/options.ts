@@ -1,5 +1,5 @@
 // Per-node configuration of the IPVS renderer; fixed for the proxier's lifetime.
-import type { LocalDetector } from "../iptables/options.js";
+import type { LocalDetector } from "../model/local-detector.js";
 import { cidrContainsText, type IPFamily, parseIP } from "../util/ip.js";
 
 export interface IPVSOptions {

@@ -1,37 +1,58 @@
-// The sysctls kube-proxy's IPVS mode sets at start-up (pkg/proxy/ipvs/proxier.go NewProxier),
-// as data so the app can apply them through its exec and tests can read them.
+// The kernel settings IPVS mode makes before its first sync (pkg/proxy/ipvs/proxier.go
+// NewProxier), in upstream's order, as NodeSettings for the shared applier: each is written
+// only when it differs, as upstream's EnsureSysctl does.
+import { type KernelVersion, kernelBefore } from "../sysctl/kernel-version.js";
+import type { NodeSetting } from "../sysctl/node-setting.js";
 
-export interface Sysctl {
-  readonly key: string;
-  readonly value: string;
-  /** Why upstream sets it. */
-  readonly reason: string;
+export const IPVS_CONN_REUSE_MODE = "net.ipv4.vs.conn_reuse_mode";
+/** Kernels before this have no conn_reuse_mode. */
+export const CONN_REUSE_MODE_MIN_KERNEL: KernelVersion = [4, 1, 0];
+/** From this kernel on conn_reuse_mode no longer stalls reused ports (kubernetes#93297): left alone. */
+export const CONN_REUSE_MODE_FIXED_KERNEL: KernelVersion = [5, 9, 0];
+
+/** What upstream does with conn_reuse_mode on this kernel. */
+export function connReuseMode(kernel: KernelVersion): "unsupported" | "left-as-is" | "set" {
+  if (kernelBefore(kernel, CONN_REUSE_MODE_MIN_KERNEL)) return "unsupported";
+  if (!kernelBefore(kernel, CONN_REUSE_MODE_FIXED_KERNEL)) return "left-as-is";
+  return "set";
 }
 
-export function ipvsSysctls(strictARP: boolean): Sysctl[] {
-  const out: Sysctl[] = [
-    {
-      key: "net.ipv4.vs.conntrack",
-      value: "1",
-      reason: "IPVS keeps conntrack entries, which the iptables masquerade rules need",
-    },
-    {
-      key: "net.ipv4.vs.expire_nodest_conn",
-      value: "1",
-      reason: "drop flows to a deleted real server instead of black-holing them",
-    },
-    {
-      key: "net.ipv4.vs.expire_quiescent_template",
-      value: "1",
-      reason: "persistence templates of weight-0 servers expire, so affinity stops picking them",
-    },
-    { key: "net.ipv4.ip_forward", value: "1", reason: "real servers are reached by forwarding" },
+const differs = (key: string, value: number, reason: string): NodeSetting => ({
+  key,
+  value,
+  writeWhen: "differs",
+  reason,
+});
+
+export function ipvsSettings(strictARP: boolean, kernel: KernelVersion): NodeSetting[] {
+  const out: NodeSetting[] = [
+    differs(
+      "net.ipv4.vs.conntrack",
+      1,
+      "IPVS keeps conntrack entries, which the iptables masquerade rules need",
+    ),
   ];
+  if (connReuseMode(kernel) === "set") {
+    out.push(differs(IPVS_CONN_REUSE_MODE, 0, "older kernels stall connections that reuse a source port"));
+  }
+  out.push(
+    differs(
+      "net.ipv4.vs.expire_nodest_conn",
+      1,
+      "drop flows to a deleted real server instead of black-holing them",
+    ),
+    differs(
+      "net.ipv4.vs.expire_quiescent_template",
+      1,
+      "persistence templates of weight-0 servers expire, so affinity stops picking them",
+    ),
+    differs("net.ipv4.ip_forward", 1, "real servers are reached by forwarding"),
+  );
   // The VIPs sit on kube-ipvs0; without these the node answers ARP for them on every link.
   if (strictARP) {
     out.push(
-      { key: "net.ipv4.conf.all.arp_ignore", value: "1", reason: "strictARP" },
-      { key: "net.ipv4.conf.all.arp_announce", value: "2", reason: "strictARP" },
+      differs("net.ipv4.conf.all.arp_ignore", 1, "ipvs.strictARP"),
+      differs("net.ipv4.conf.all.arp_announce", 2, "ipvs.strictARP"),
     );
   }
   return out;

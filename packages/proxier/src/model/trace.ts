@@ -4,6 +4,8 @@ export interface TracePacket {
   readonly protocol?: "tcp" | "udp" | "sctp";
   readonly destIP: string;
   readonly destPort: number;
+  /** The interface the packet came in on; only interface-based local detection reads it. */
+  readonly inInterface?: string;
 }
 
 export interface TraceResult {
@@ -21,6 +23,8 @@ export interface TracedPacket {
   proto: string;
   dst: string;
   dport: number;
+  /** Input interface, "" when unknown or locally generated. */
+  iif?: string;
   mark: number;
   dnat?: string;
   masq: boolean;

@@ -1,4 +1,5 @@
 // Per-node configuration of the nftables renderer; fixed for the proxier's lifetime.
+import type { LocalDetector } from "../model/local-detector.js";
 import type { IPFamily } from "../util/ip.js";
 
 export interface NFTablesOptions {
@@ -17,8 +18,8 @@ export interface NFTablesOptions {
   readonly masqueradeBit?: number;
   /** Masquerade all traffic to ClusterIPs, not only traffic from outside the pod network. */
   readonly masqueradeAll?: boolean;
-  /** detect-local-mode ClusterCIDR: the pod CIDR of this family. Unset: no local detection. */
-  readonly clusterCIDR?: string;
+  /** How pod traffic is told apart (--detect-local-mode); mode "none" turns the rules needing it off. */
+  readonly localDetector: LocalDetector;
   /** ServiceCIDRs of this family; traffic to unallocated IPs inside them is dropped. */
   readonly serviceCIDRs?: readonly string[];
 }

@@ -1,6 +1,7 @@
 // The chains, rules and map elements of one Service port.
 import type { EndpointInfo } from "../model/endpoint.js";
 import { endpointString } from "../model/endpoint.js";
+import { nftLocalMatch } from "../model/local-detector.js";
 import { externallyAccessible, type ServicePortInfo, sourceRangesContain } from "../model/service-port.js";
 import { servicePortNameString } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";
@@ -141,13 +142,9 @@ export function writeServicePort(
     } else {
       // Pods reaching an external IP behave as if they went out to the LB and back in:
       // no traffic policy applies to them.
-      if (options.clusterCIDR) {
-        rule(
-          ctx,
-          chains.external,
-          `${ip} saddr ${options.clusterCIDR} goto ${chains.clusterPolicy}`,
-          "short-circuit pod traffic",
-        );
+      const local = nftLocalMatch(options.localDetector, false);
+      if (local !== null) {
+        rule(ctx, chains.external, `${local} goto ${chains.clusterPolicy}`, "short-circuit pod traffic");
       }
       // The host's own traffic has a local source address and needs SNAT to get replies.
       rule(ctx, chains.external, `fib saddr type local ${setMark}`, "masquerade local traffic");

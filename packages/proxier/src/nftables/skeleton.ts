@@ -1,4 +1,5 @@
 // The fixed part of the kube-proxy table, declared as data and written on every full sync.
+import { nftLocalMatch } from "../model/local-detector.js";
 import * as N from "./names.js";
 import type { ChainObject } from "./objects.js";
 import { addrType, ipX, masqueradeMark, type NFTablesOptions, setMasqueradeMark } from "./options.js";
@@ -222,6 +223,7 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
 function writeClusterIPMasquerade(tx: Transaction, options: NFTablesOptions): void {
   const ip = ipX(options);
   const setMark = setMasqueradeMark(options);
+  const notLocal = nftLocalMatch(options.localDetector, true);
   if (options.masqueradeAll) {
     tx.add({
       kind: "rule",
@@ -229,11 +231,11 @@ function writeClusterIPMasquerade(tx: Transaction, options: NFTablesOptions): vo
       rule: `${ip} daddr @${N.CLUSTER_IPS_SET} ${setMark}`,
       comment: "masquerade all clusterIP traffic",
     });
-  } else if (options.clusterCIDR) {
+  } else if (notLocal !== null) {
     tx.add({
       kind: "rule",
       chain: N.SERVICES_CHAIN,
-      rule: `${ip} daddr @${N.CLUSTER_IPS_SET} ${ip} saddr != ${options.clusterCIDR} ${setMark}`,
+      rule: `${ip} daddr @${N.CLUSTER_IPS_SET} ${notLocal} ${setMark}`,
       comment: "masquerade clusterIP traffic from outside cluster",
     });
   }

@@ -90,6 +90,14 @@ class Tracer {
       const hit = this.#addrMatches(addr[3] ?? "", addr[1] === "saddr" ? pkt.src : pkt.dst);
       return hit === (addr[2] !== undefined) ? null : rest.slice(addr[0].length);
     }
+    // interface names as local detection writes them: exact, or a prefix ending in "*"
+    const iif = /^iifname (!= )?"?([^"\s]+)"? /.exec(rest);
+    if (iif) {
+      const name = iif[2] ?? "";
+      const want = pkt.iif ?? "";
+      const hit = name.endsWith("*") ? want.startsWith(name.slice(0, -1)) : want === name;
+      return hit === (iif[1] !== undefined) ? null : rest.slice(iif[0].length);
+    }
     const fib = /^fib (saddr|daddr) type local /.exec(rest);
     if (fib)
       return this.nodeIPs.includes(fib[1] === "saddr" ? pkt.src : pkt.dst) ? rest.slice(fib[0].length) : null;
@@ -244,6 +252,7 @@ export function tracePacket(nft: FakeNFTables, nodeIPs: readonly string[], packe
     proto: packet.protocol ?? "tcp",
     dst: packet.destIP,
     dport: packet.destPort,
+    iif: packet.inInterface ?? "",
     mark: 0,
     masq: false,
   };

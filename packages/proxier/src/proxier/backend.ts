@@ -40,6 +40,8 @@ export interface ProxierLogger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** klog's V(n): a logger that writes only at verbosity n or more; plain info when absent. */
+  v?(n: number): ProxierLogger;
 }
 
 export const silentLogger: ProxierLogger = { info() {}, warn() {}, error() {} };

@@ -26,13 +26,32 @@ export interface SettingChange {
   readonly after: number;
 }
 
+/** A write the kernel refused; callers that word it as upstream does read the parts. */
 export class NodeSettingError extends Error {
   override name = "NodeSettingError";
+  constructor(
+    message: string,
+    readonly key: string,
+    readonly value: number,
+    override readonly cause: Error,
+  ) {
+    super(message);
+  }
 }
 
 /** "/proc/sys/net/netfilter/nf_conntrack_max" for "net.netfilter.nf_conntrack_max". */
 export function settingPath(key: string): string {
   return key.startsWith("/") ? key : `/proc/sys/${key.replaceAll(".", "/")}`;
+}
+
+/** The name as upstream's sysctl helper prints it: "net/ipv4/vs/conntrack". */
+export function sysctlName(key: string): string {
+  return key.startsWith("/") ? key : key.replaceAll(".", "/");
+}
+
+/** Upstream's EnsureSysctl error text for a refused write. */
+export function ensureSysctlMessage(err: NodeSettingError): string {
+  return `can't set sysctl ${sysctlName(err.key)} to ${err.value}: ${err.cause.message}`;
 }
 
 async function readNumber(files: SettingFiles, path: string): Promise<number | undefined> {
@@ -65,7 +84,13 @@ export async function applyNodeSettings(
       await files.write(path, String(s.value));
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code === "EROFS" ? " (read-only file system)" : "";
-      throw new NodeSettingError(`can't set ${s.key} to ${s.value}${why}: ${(err as Error).message}`);
+      const cause = err as Error;
+      throw new NodeSettingError(
+        `can't set ${s.key} to ${s.value}${why}: ${cause.message}`,
+        s.key,
+        s.value,
+        cause,
+      );
     }
     const change = { key: s.key, before, after: s.value };
     changes.push(change);
