@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { parseJunit } from "../src/conformance/junit.js";
 import { providedImages } from "../src/conformance/kind-images.js";
 import { compareRuns, comparisonLines, type RunSummary, runTable } from "../src/conformance/report.js";
-import { defaultSkip, e2eArgs } from "../src/conformance/run.js";
+import { defaultSkip, e2eCommand } from "../src/conformance/run.js";
 
 // A ginkgo v2 JUnit report as `--ginkgo.junit-report` writes one (reporters/junit_report.go, v2.32.0): the suite's
 // setup nodes, a passed, a skipped and a failed spec, names "[It] <full text> [labels]", escaped attributes.
@@ -96,7 +96,7 @@ describe("conformance: the e2e suite's report, pure parts", () => {
   });
 
   test("the command line: no cloud provider, the focus, a JUnit report in the run's folder, no log dumps", () => {
-    const args = e2eArgs({
+    const run = {
       e2eTest: "/bin/e2e.test",
       kubectl: "/bin/kubectl",
       kubeconfig: "/k",
@@ -107,12 +107,21 @@ describe("conformance: the e2e suite's report, pure parts", () => {
       runtime: "kind",
       out: { write: () => true },
       extra: ["--ginkgo.v"],
-    });
+    };
+    const args = e2eCommand(run);
+    assert.equal(args[0], "/bin/e2e.test");
     for (const a of ["--kubeconfig=/k", "--kubectl-path=/bin/kubectl", "--provider=skeleton"])
       assert.ok(args.includes(a), a);
     assert.ok(args.includes("--ginkgo.junit-report=/out/junit.xml"));
     assert.ok(args.includes("--dump-logs-on-failure=false"));
     assert.equal(args.at(-1), "--ginkgo.v");
+    // Through ginkgo's CLI: its own flags first, then the suite and its flags after `--`.
+    const parallel = e2eCommand({ ...run, ginkgo: { path: "/bin/ginkgo", procs: 4 } });
+    assert.deepEqual(parallel.slice(0, 3), ["/bin/ginkgo", "--procs=4", "--no-color"]);
+    assert.ok(parallel.includes("--junit-report=/out/junit.xml"));
+    const split = parallel.indexOf("--");
+    assert.equal(parallel[split - 1], "/bin/e2e.test");
+    assert.ok(parallel.slice(split).includes("--kubeconfig=/k"));
     assert.match("[sig-network] Services should work [Slow]", new RegExp(defaultSkip));
     assert.doesNotMatch(
       "[sig-network] Services should serve a basic endpoint from pods  [Conformance]",

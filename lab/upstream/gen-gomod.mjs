@@ -85,6 +85,7 @@ write(
     "tool (",
     ...commands.map((c) => `\tk8s.io/kubernetes/cmd/${c}`),
     "\tk8s.io/kubernetes/test/images/agnhost",
+    "\tgithub.com/onsi/ginkgo/v2/ginkgo",
     ")",
     "",
     "replace (",

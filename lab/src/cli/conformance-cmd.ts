@@ -14,12 +14,14 @@ import { resolveBinary } from "../upstream/binaries.js";
 import { buildUpstream } from "../upstream/build.js";
 import { parseFlags, UsageError } from "./usage.js";
 
-export const conformanceHelp = `switchyard-lab conformance [--focus REGEX] [--skip REGEX] [--out DIR] [--state-dir DIR] [-- e2e.test flags]
+export const conformanceHelp = `switchyard-lab conformance [--focus REGEX] [--skip REGEX] [--procs 4] [--out DIR] [--state-dir DIR]
+                           [-- e2e.test flags]
 switchyard-lab conformance compare OURS UPSTREAM
 
 Runs Kubernetes' own e2e suite (e2e.test of the pinned release, built from lab/upstream on first use) against the
 running kind lab, whichever stack it runs (up --stack switchyard|upstream), and prints each spec that ran with
-its result. The default focus is ${defaultFocus} without ${defaultSkip.replaceAll("\\", "")}.
+its result. --procs runs the specs in that many processes at once (ginkgo's CLI; 1: e2e.test alone). The
+default focus is ${defaultFocus} without ${defaultSkip.replaceAll("\\", "")}.
 The JUnit report, the suite's log and summary.json go to --out (default <state-dir>/../conformance/<stack>).
 \`compare\` takes two summary.json files (or their folders): every spec that passes with upstream's stack must
 pass with ours; it exits 1 when one does not. The netns runtime cannot run the suite yet (its node agent serves
@@ -32,10 +34,13 @@ function readSummary(path: string): RunSummary {
   return JSON.parse(readFileSync(file, "utf8")) as RunSummary;
 }
 
-async function ensureSuite(): Promise<string> {
-  if (!resolveBinary("e2e.test").path || !resolveBinary("agnhost").path)
-    await buildUpstream({ only: ["e2e.test", "agnhost"] });
-  return resolveBinary("e2e.test").path ?? "e2e.test";
+async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
+  const wanted = ["e2e.test", "agnhost", "ginkgo"] as const;
+  if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });
+  return {
+    e2eTest: resolveBinary("e2e.test").path ?? "e2e.test",
+    ginkgo: resolveBinary("ginkgo").path ?? "ginkgo",
+  };
 }
 
 export async function conformanceCommand(rest: string[]): Promise<number> {
@@ -51,8 +56,12 @@ export async function conformanceCommand(rest: string[]): Promise<number> {
     focus: { type: "string" },
     skip: { type: "string" },
     out: { type: "string" },
+    procs: { type: "string" },
     "state-dir": { type: "string" },
   });
+  const procs = Number(values.procs ?? "4");
+  if (!Number.isInteger(procs) || procs < 1 || procs > 16)
+    throw new UsageError(`conformance: --procs must be 1-16, got "${values.procs}"`);
   const stateDir = values["state-dir"] ?? defaultLabDir();
   if (readLabRuntime(stateDir) !== "kind")
     throw new Error(
@@ -65,12 +74,13 @@ export async function conformanceCommand(rest: string[]): Promise<number> {
     );
   const stack = state.stack.kind ?? "switchyard";
   const tools = await kindToolsOnThisMachine(process.stderr);
-  const e2eTest = await ensureSuite();
+  const { e2eTest, ginkgo } = await ensureSuite();
   const log = kindPaths(stateDir).commandLog;
   const progress = new Progress("conformance", process.stderr);
   await e2eImagesOnKind(spawnExec(log), tools.docker, state.input.name, e2eTest, repoRoot, log, progress);
   const summary = await runConformance({
     e2eTest,
+    ...(procs > 1 ? { ginkgo: { path: ginkgo, procs } } : {}),
     kubectl: tools.kubectl,
     kubeconfig: state.kubeconfig,
     focus: values.focus ?? defaultFocus,

@@ -25,6 +25,8 @@ export const defaultSkip = [
 
 export interface ConformanceRun {
   e2eTest: string;
+  /** Ginkgo's CLI, which runs the suite's specs in `procs` processes at once; without it, one process. */
+  ginkgo?: { path: string; procs: number };
   kubectl: string;
   kubeconfig: string;
   focus: string;
@@ -38,21 +40,46 @@ export interface ConformanceRun {
   extra?: readonly string[];
 }
 
-/** The e2e.test command line: the lab's kubeconfig, no cloud provider, the focus, and a JUnit report. */
-export function e2eArgs(r: ConformanceRun): string[] {
+/** The suite's own flags: the lab's kubeconfig, no cloud provider, no log dumps. */
+function suiteArgs(r: ConformanceRun): string[] {
   return [
     `--kubeconfig=${r.kubeconfig}`,
     `--kubectl-path=${r.kubectl}`,
     "--provider=skeleton",
-    `--ginkgo.focus=${r.focus}`,
-    `--ginkgo.skip=${r.skip}`,
-    `--ginkgo.junit-report=${join(r.dir, "junit.xml")}`,
-    "--ginkgo.no-color",
-    "--ginkgo.timeout=24h",
     `--report-dir=${r.dir}`,
     // Dumping every namespace of a failed spec takes minutes; the suite's log keeps the failure itself.
     "--dump-logs-on-failure=false",
     ...(r.extra ?? []),
+  ];
+}
+
+/**
+ * The command that runs the suite: e2e.test itself with ginkgo's flags as `--ginkgo.*`, or ginkgo's CLI running
+ * e2e.test in several processes (the specs mostly wait on pods, so more processes than cores still pays), the same
+ * focus, skip and JUnit report either way.
+ */
+export function e2eCommand(r: ConformanceRun): string[] {
+  const ginkgo = {
+    focus: r.focus,
+    skip: r.skip,
+    "junit-report": join(r.dir, "junit.xml"),
+    timeout: "24h",
+  };
+  if (r.ginkgo)
+    return [
+      r.ginkgo.path,
+      `--procs=${r.ginkgo.procs}`,
+      "--no-color",
+      ...Object.entries(ginkgo).map(([k, v]) => `--${k}=${v}`),
+      r.e2eTest,
+      "--",
+      ...suiteArgs(r),
+    ];
+  return [
+    r.e2eTest,
+    ...Object.entries(ginkgo).map(([k, v]) => `--ginkgo.${k}=${v}`),
+    "--ginkgo.no-color",
+    ...suiteArgs(r),
   ];
 }
 
@@ -70,7 +97,8 @@ export async function runConformance(r: ConformanceRun): Promise<RunSummary> {
   const fd = openSync(log, "w");
   let done = 0;
   let failed = 0;
-  const child = spawn(r.e2eTest, e2eArgs(r), { stdio: ["ignore", "pipe", fd] });
+  const [bin = r.e2eTest, ...args] = e2eCommand(r);
+  const child = spawn(bin, args, { stdio: ["ignore", "pipe", fd] });
   child.stdout?.on("data", (b: Buffer) => {
     const text = b.toString();
     writeFileSync(log, text, { flag: "a" });

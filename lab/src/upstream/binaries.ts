@@ -24,7 +24,8 @@ export type UpstreamBinary =
   | "coredns"
   | "kind"
   | "e2e.test"
-  | "agnhost";
+  | "agnhost"
+  | "ginkgo";
 
 export const binarySpecs: readonly BinarySpec[] = [
   { name: "kube-apiserver", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-apiserver" },
@@ -52,6 +53,8 @@ export const onDemandSpecs: readonly BinarySpec[] = [
   // Kubernetes' own e2e suite and the program of its test pods, for `switchyard-lab conformance`.
   { name: "e2e.test", module: "kubernetes", goPackage: "k8s.io/kubernetes/test/e2e", test: true },
   { name: "agnhost", module: "kubernetes", goPackage: "k8s.io/kubernetes/test/images/agnhost" },
+  // Ginkgo's CLI at the suite's own version, to run its specs in several processes.
+  { name: "ginkgo", module: "kubernetes", goPackage: "github.com/onsi/ginkgo/v2/ginkgo" },
 ];
 
 /** SWITCHYARD_KUBE_APISERVER and friends: one variable per binary. */
