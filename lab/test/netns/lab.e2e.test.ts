@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +9,7 @@ import { contains } from "../../src/netns/ipv4.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { missingControlPlane } from "../../src/testing.js";
-import { upTestLab } from "./test-lab.js";
+import { eventually, sh, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so a lab brought up by hand on this host is left alone.
 const lab = { prefix: "syt", nodes: 2, zones: 2, nodeCidr: "198.18.7.0/24", clusterCidr: "10.250.0.0/16" };
@@ -18,29 +17,6 @@ const skip =
   process.getuid?.() !== 0
     ? "the netns runtime needs root (network namespaces, veth, routes)"
     : missingControlPlane(["kube-controller-manager", "kube-scheduler"]);
-
-const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until `check` returns a value; the deadline only bounds a hang, nothing asserts on time. */
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(200);
-  }
-  throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
-}
 
 const podNetns = (pod: Pod) =>
   sh(["ip", "netns", "list"])

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,36 +13,13 @@ import { formatReport } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
-import { stackLabSkip, upTestLab } from "./test-lab.js";
+import { eventually, sh, shIn, sleep, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clusterCidr: "10.249.0.0/16" };
 const skip = stackLabSkip();
 
-const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
-const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const execFileAsync = promisify(execFile);
-
-/** Polls until `check` returns a value; the deadline only bounds a hang, nothing asserts on time. */
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(300);
-  }
-  throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
-}
 
 const isReady = (p: Pod) =>
   p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;

@@ -1,5 +1,6 @@
 // A lab for an end-to-end test: its own free control-plane ports, agents attached to the test process (they die
 // with it), quiet progress. Each test file passes its own prefix and networks so labs never meet.
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { freeControlPlanePorts } from "../../src/controlplane/ports.js";
@@ -35,4 +36,28 @@ export async function upTestLab(
     ...(options.readyTimeoutMs ? { readyTimeoutMs: options.readyTimeoutMs } : {}),
     out: { write: () => {} },
   });
+}
+
+export const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
+export const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` returns a value; the deadline only bounds a hang, nothing asserts on time. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 90_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(250);
+  }
+  throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
 }

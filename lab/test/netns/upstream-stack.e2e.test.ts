@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,35 +10,12 @@ import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController, writtenByUpstream } from "../../src/stack/deploy.js";
-import { stackLabSkip, upTestLab } from "./test-lab.js";
+import { eventually, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // `--stack upstream` on the netns runtime: kubeadm's own addons, run by the node agents from lab/upstream's
 // binaries, and kube-controller-manager's slice controllers. Its own prefix and networks.
 const lab = { prefix: "syu", nodes: 2, zones: 2, nodeCidr: "198.18.20.0/24", clusterCidr: "10.252.0.0/16" };
 const skip = stackLabSkip(["kube-proxy", "coredns", "kubeadm"]);
-
-const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
-const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(300);
-  }
-  throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
-}
 
 describe("--stack upstream on the netns runtime: kubeadm's addons from the pinned release", { skip }, () => {
   let dir: string;
