@@ -42,6 +42,7 @@ export const e2eImages = [
   { name: "agnhost", binaries: ["agnhost", "coredns"] },
   { name: "busybox", binaries: [] },
   { name: "nginx", binaries: [] },
+  { name: "glibc-dns-testing", binaries: ["coredns"] },
 ];
 // Which local image stands in for which build argument's upstream default (the debootstrap Debian with node
 // also serves where a plain Debian is wanted: DEBIAN_IMAGE only runs apt-get and setcap).

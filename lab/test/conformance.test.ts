@@ -133,6 +133,7 @@ describe("conformance: the e2e suite's report, pure parts", () => {
     const list = [
       "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
       "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
+      "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1",
       "registry.k8s.io/e2e-test-images/httpd:2.4.38-4",
       "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
       "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
@@ -142,6 +143,7 @@ describe("conformance: the e2e suite's report, pure parts", () => {
     assert.deepEqual(providedImages(list), [
       "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
       "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
+      "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1",
       "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
       "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
     ]);

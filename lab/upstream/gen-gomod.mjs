@@ -35,7 +35,7 @@ function e2eImports(k8sVersion) {
   const info = JSON.parse(go(["mod", "download", "-json", `k8s.io/kubernetes@${k8sVersion}`], here));
   const source = readFileSync(join(info.Dir, "test", "e2e", "e2e_test.go"), "utf8");
   const block = /^import \(([\s\S]*?)^\)/m.exec(source)?.[1] ?? "";
-  const paths = [...block.matchAll(/"([\w.\/-]+\.[\w.\/-]+)"/g)].map((m) => m[1]);
+  const paths = [...block.matchAll(/"([\w./-]+\.[\w./-]+)"/g)].map((m) => m[1]);
   return [...new Set(["k8s.io/kubernetes/test/e2e", ...paths])].sort();
 }
 

@@ -4,8 +4,8 @@ import { loadImagesIntoNodes } from "../kind/load-images.js";
 import type { Exec } from "../netns/exec.js";
 import type { Progress } from "../progress.js";
 
-/** The e2e suite's images this repository can make (lab/upstream/images/e2e-<name>): agnhost, busybox, nginx. */
-const makeable = /^registry\.k8s\.io\/e2e-test-images\/(agnhost|busybox|nginx):/;
+/** The e2e suite's images this repository can make (lab/upstream/images/e2e-<name>), as scripts/images.mjs lists them. */
+const makeable = /^registry\.k8s\.io\/e2e-test-images\/(agnhost|busybox|nginx|glibc-dns-testing):/;
 
 /** The references of the suite's own list (`e2e.test --list-images`) that the lab provides. */
 export function providedImages(listImages: string): string[] {

@@ -102,8 +102,10 @@ export async function runConformance(r: ConformanceRun): Promise<RunSummary> {
   child.stdout?.on("data", (b: Buffer) => {
     const text = b.toString();
     writeFileSync(log, text, { flag: "a" });
-    done += (text.match(/^•/gm) ?? []).length;
-    failed += (text.match(/^• \[FAILED\]/gm) ?? []).length;
+    // Ginkgo prints one • per finished spec, on one long line among the S of skipped ones; a failure gets its own
+    // `• [FAILED]` block.
+    done += (text.match(/•/g) ?? []).length;
+    failed += (text.match(/• \[FAILED\]/g) ?? []).length;
     progress.update(`${done} specs done${failed ? `, ${failed} failed` : ""} (log: ${log})`);
   });
   const tick = setInterval(
