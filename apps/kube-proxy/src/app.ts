@@ -1,15 +1,6 @@
-// The program's one place of I/O wiring: clean up the other modes, learn the Node, build a
+// The program's one place of I/O wiring: the node's initialization (node-init.ts), then a
 // Proxier per family, serve metrics and health, and feed the informers into the proxiers.
-import { hostname } from "node:os";
-import {
-  endpointSlices,
-  HttpRestClient,
-  InformerFactory,
-  type Logger,
-  loadKubeConfig,
-  nodes,
-  services,
-} from "@switchyard/kube";
+import { endpointSlices, InformerFactory, nodes, services } from "@switchyard/kube";
 import {
   ConntrackCLI,
   type Exec,
@@ -23,7 +14,6 @@ import {
   platformCleanup,
   realExec,
   ServiceHealthServer,
-  type SettingFiles,
   systemClock,
 } from "@switchyard/proxier";
 import type { Node, Service } from "kubernetes-types/core/v1.js";
@@ -32,25 +22,15 @@ import { collectDefaultMetrics } from "prom-client";
 import type { ResolvedOptions } from "./config/config.js";
 import { cleanupTargets, createBackend } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
-import { configureIPVSTimeouts, prepareIPVS } from "./ipvs-setup.js";
-import { proxyFamilies } from "./network.js";
-import { fetchNode } from "./node-info.js";
-import { applyStartupSettings } from "./node-settings.js";
+import { type InitOptions, initializeNode } from "./node-init.js";
+
+export { nodeNameOf } from "./node-init.js";
+
 import { startServers } from "./servers.js";
 import { watchServiceCIDRs } from "./service-cidrs.js";
 
-export interface AppOptions {
-  readonly logger: Logger;
-  readonly exec?: Exec;
-  /** How long to wait for the Node object at start-up. */
-  readonly nodeWaitMs?: number;
+export interface AppOptions extends InitOptions {
   readonly iptablesBackend?: IPTablesBackend;
-  /** Host path check for /proc/net/ip_vs; tests pretend IPVS exists. */
-  readonly exists?: (path: string) => boolean;
-  /** /proc/sys and /sys/module access for the start-up sysctls; the real files when unset. */
-  readonly settingFiles?: SettingFiles;
-  /** CPUs for conntrack.maxPerCore; os.cpus() when unset. */
-  readonly numCPU?: number;
   /** What /configz serves: the configuration as a v1alpha1 object (config/v1alpha1.ts). */
   readonly configz?: Record<string, unknown>;
 }
@@ -63,39 +43,20 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export function nodeNameOf(o: ResolvedOptions): string {
-  return (o.hostnameOverride || hostname()).trim().toLowerCase();
-}
-
 /** --cleanup: every mode's rules go, then the caller exits. */
 export async function cleanupAndExit(exec: Exec = realExec): Promise<void> {
   await platformCleanup(cleanupTargets(withInjectedFaults(exec)), "nftables", true);
 }
 
+/** --init-only: the privileged steps of a start (node-init.ts), then the caller exits 0. */
+export async function initOnlyAndExit(o: ResolvedOptions, opts: InitOptions): Promise<void> {
+  await initializeNode(o, opts);
+  opts.logger.info("System initialized and --init-only specified");
+}
+
 export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<App> {
   const { logger } = opts;
-  const exec = withInjectedFaults(opts.exec ?? realExec);
-  // Before anything else, so a node without IPVS fails fast with one line and changes nothing.
-  if (o.mode === "ipvs") await prepareIPVS({ exec, logger, exists: opts.exists });
-  const nodeName = nodeNameOf(o);
-  try {
-    // This is what makes a mode switch a plain restart: the other modes' rules go first.
-    await platformCleanup(cleanupTargets(exec), o.mode);
-  } catch (err) {
-    logger.error("removing other proxy modes' rules failed; continuing", { error: err });
-  }
-
-  const client = new HttpRestClient(loadKubeConfig({ kubeconfig: o.kubeconfig || undefined }), {
-    userAgent: "switchyard-proxy",
-  });
-  const info = await fetchNode(client, nodeName, logger, opts.nodeWaitMs);
-  const { families, nodeIPs } = proxyFamilies(o, info.ips);
-  const kernel = await applyStartupSettings(o, families, nodeIPs, {
-    logger,
-    files: opts.settingFiles,
-    numCPU: opts.numCPU,
-  });
-  if (o.mode === "ipvs") await configureIPVSTimeouts(o, { exec, logger, exists: opts.exists });
+  const { exec, nodeName, client, info, families, nodeIPs, kernel } = await initializeNode(o, opts);
   const metrics = newProxyMetrics(o.mode);
   // The process_* metrics every Go component exports (CPU, resident memory, open fds, start time), from
   // prom-client's collectors, so dashboards built on upstream's find them; nodejs_* come along.

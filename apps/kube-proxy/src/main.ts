@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Logger, levelFromVerbosity } from "@switchyard/kube";
-import { type App, cleanupAndExit, startApp } from "./app.js";
+import { type App, cleanupAndExit, initOnlyAndExit, startApp } from "./app.js";
 import {
   type CommandLine,
   FlagError,
@@ -11,7 +11,7 @@ import {
   validateServerAddresses,
   withDeprecatedPorts,
 } from "./cli/flags.js";
-import { defaultConfig, type ProxyConfig, resolve } from "./config/config.js";
+import { defaultConfig, type ProxyConfig, type ResolvedOptions, resolve } from "./config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "./config/config-file.js";
 import { renderV1alpha1, toV1alpha1 } from "./config/v1alpha1.js";
 import { watchConfigFile } from "./config/watch-file.js";
@@ -101,10 +101,11 @@ export async function main(io: MainIO): Promise<number> {
       return 1;
     }
   }
+  if (cl.initOnly) return initOnly(options, cl.master, logger, io);
   applyOomScoreAdj(options.oomScoreAdj, logger);
   let app: App;
   try {
-    app = await startApp(options, { logger, configz: toV1alpha1(config) });
+    app = await startApp(options, { logger, master: cl.master, configz: toV1alpha1(config) });
   } catch (err) {
     io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
     return err instanceof NetworkConfigError ? 2 : 1;
@@ -125,6 +126,25 @@ export async function main(io: MainIO): Promise<number> {
   logger.info("stopping", { node: app.nodeName });
   await app.stop();
   return 0;
+}
+
+/**
+ * `--init-only`: exit 0 once the node is initialized. As upstream, the OOM score is left alone (its Run, which
+ * sets it, is never reached) and a failure exits as a failed start does.
+ */
+async function initOnly(
+  options: ResolvedOptions,
+  master: string,
+  logger: Logger,
+  io: MainIO,
+): Promise<number> {
+  try {
+    await initOnlyAndExit(options, { logger, master });
+    return 0;
+  } catch (err) {
+    io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
+    return err instanceof NetworkConfigError ? 2 : 1;
+  }
 }
 
 /** `--write-config-to`: the v1alpha1 file upstream writes for the same flags or file, then exit 0. */

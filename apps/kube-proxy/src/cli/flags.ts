@@ -4,6 +4,7 @@
 
 import { isIP } from "node:net";
 import { parseGoDuration } from "@switchyard/kube";
+import { masterURL } from "../client-config.js";
 import { appendPortIfNeeded, DEFAULT_PORTS, defaultConfig, type ProxyConfig } from "../config/config.js";
 
 /** A bad command line; main prints the message on one line and exits 2. */
@@ -15,6 +16,10 @@ export interface CommandLine {
   /** --config path, if any. */
   readonly configFile: string | undefined;
   readonly cleanup: boolean;
+  /** --init-only: apply the node settings that need root, then exit. */
+  readonly initOnly: boolean;
+  /** --master: the API server's address, replacing the kubeconfig's server; "" when not given. */
+  readonly master: string;
   readonly help: boolean;
   /** --healthz-port and --metrics-port (upstream's defaults when not given). */
   readonly deprecatedPorts: { readonly healthz: number; readonly metrics: number };
@@ -240,6 +245,22 @@ const SPEC: readonly FlagSpec[] = [
     },
   },
   { name: "cleanup", kind: "bool", help: "Remove every rule any mode wrote, then exit." },
+  {
+    // Not a config field upstream (an Options field), so it applies with --config too.
+    name: "init-only",
+    kind: "bool",
+    help: "Read the Node, apply the kernel settings that need root (conntrack, IPVS, route_localnet), then exit.",
+  },
+  {
+    // As --init-only, an Options field upstream: a --config file does not replace it.
+    name: "master",
+    kind: "string",
+    help: "The API server's address (URL, or host:port for plain http), overriding the kubeconfig's server.",
+    check: (raw, bad) => {
+      if (raw !== "" && masterURL(raw) === undefined)
+        throw bad("want a URL such as https://10.0.0.1:6443, or host:port");
+    },
+  },
   {
     name: "write-config-to",
     kind: "string",
@@ -522,6 +543,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       metrics: Number(last("metrics-port") ?? DEFAULT_PORTS.metricsBindAddress),
     },
     cleanup: isTrue("cleanup"),
+    initOnly: isTrue("init-only"),
+    master: last("master") ?? "",
     help: isTrue("help"),
     version: last("version") === "raw" ? "raw" : isTrue("version") ? "true" : "",
     given: values.map(([f]) => f.name),
