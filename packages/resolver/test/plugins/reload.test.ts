@@ -65,5 +65,10 @@ test("reload: a changed Corefile is applied under load without a lost query; a b
     rmSync(dir, { recursive: true, force: true });
   }
   assert.deepEqual(failures, [], "every query during the reloads got its answer");
-  assert.ok(ttls.length > 20, `only ${ttls.length} queries ran`);
+  // The load spanned both reloads: answers under the first Corefile, then more than five under the second after
+  // the bad one was refused (how many in all depends on the machine's load, so no count is asserted).
+  assert.ok(
+    ttls.indexOf("30") < ttls.indexOf("7") && ttls.filter((t) => t === "7").length > 5,
+    ttls.join(","),
+  );
 });
