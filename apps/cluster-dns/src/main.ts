@@ -101,7 +101,9 @@ export async function main(
   }
   if (flags.pidfile && !worker) writeFileSync(flags.pidfile, `${process.pid}\n`);
   if (!flags.quiet && (worker?.index ?? 1) === 1) {
-    for (const e of resolver.config.enabled) io.out(`${e.zone}:${e.port}`);
+    // CoreDNS names the address of a bound listener: `.:53 on 127.0.0.2`.
+    for (const e of resolver.config.enabled)
+      for (const host of e.hosts ?? [undefined]) io.out(`${e.zone}:${e.port}${host ? ` on ${host}` : ""}`);
     for (const line of versionLines()) io.out(line);
   }
   let stopping: Promise<void> | undefined;

@@ -77,6 +77,7 @@ describe("template, against CoreDNS v1.14.7", { skip }, () => {
     [["4.3.2.1.in-addr.arpa", "PTR"], /IN PTR ip-1-2-3-4\.example\./],
     [["test.invalid", "A"], /EDE: 21[\s\S]*IN SOA ns\.invalid\./],
     [["test.invalid", "MX", "+tcp"], /status: NXDOMAIN/],
+    [["+noedns", "test.invalid", "A"], /EDE: 21[\s\S]*IN SOA ns\.invalid\./],
     [["ip0a5f0c09.hex.test", "A"], /IN A 10\.95\.12\.9/],
     [["nothex.hex.test", "A"], /status: SERVFAIL/],
     [["foo.txt.test", "TXT"], /"IN TXT foo\.txt\.test\. 00042 <no value>"/],

@@ -1,7 +1,12 @@
 import type { Setup } from "./plugin/setup.js";
+import { setupAcl } from "./plugins/acl/acl.js";
 import { setupAny } from "./plugins/any/any.js";
+import type { BindDeps } from "./plugins/bind/bind.js";
+import { setupBind } from "./plugins/bind/bind.js";
 import type { CacheDeps } from "./plugins/cache/setup.js";
 import { setupCache } from "./plugins/cache/setup.js";
+import { setupCancel } from "./plugins/cancel/cancel.js";
+import { setupDebug } from "./plugins/debug/debug.js";
 import type { ErrorsDeps } from "./plugins/errors/errors.js";
 import { setupErrors } from "./plugins/errors/errors.js";
 import type { ForwardDeps } from "./plugins/forward/setup.js";
@@ -30,6 +35,7 @@ import { setupReload } from "./plugins/reload/reload.js";
 import { setupRewrite } from "./plugins/rewrite/setup.js";
 import type { TemplateDeps } from "./plugins/template/setup.js";
 import { setupTemplate } from "./plugins/template/setup.js";
+import { setupTimeouts } from "./plugins/timeouts/timeouts.js";
 import { setupWhoami } from "./plugins/whoami/whoami.js";
 
 /** Everything any built-in plugin may take from the embedding program. */
@@ -44,7 +50,8 @@ export type ResolverDeps = KubernetesDeps &
   LogDeps &
   ReloadDeps &
   HostsDeps &
-  TemplateDeps;
+  TemplateDeps &
+  BindDeps;
 
 /** The plugins this build has. Directives CoreDNS knows but this map lacks fail with a clear error. */
 export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
@@ -69,5 +76,10 @@ export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
     ["header", setupHeader],
     ["nsid", setupNsid],
     ["local", setupLocal],
+    ["acl", setupAcl],
+    ["debug", setupDebug],
+    ["cancel", setupCancel],
+    ["timeouts", setupTimeouts],
+    ["bind", setupBind],
   ]);
 }

@@ -40,7 +40,11 @@ export class Resolver {
         new DnsServer({
           ...options.server,
           sites: plan.sites,
-          ...(options.address === undefined ? {} : { address: options.address }),
+          settings: plan.settings,
+          // A block's `bind` wins over the embedder's default address.
+          ...((plan.address ?? options.address) === undefined
+            ? {}
+            : { address: plan.address ?? options.address }),
           port: options.portOverride ?? plan.port,
         }),
     );
@@ -84,11 +88,12 @@ export class Resolver {
       deps: this.config.deps,
       ...(this.options.defaultPort === undefined ? {} : { defaultPort: this.options.defaultPort }),
     });
-    const ports = (c: BuiltConfig<ResolverDeps>) => c.servers.map((s) => s.port).join(",");
+    const ports = (c: BuiltConfig<ResolverDeps>) =>
+      c.servers.map((s) => `${s.address ?? ""}:${s.port}`).join(",");
     if (ports(next) !== ports(this.config)) throw new Error("reload cannot change the listening ports");
     for (const hook of this.config.shutdown) await hook();
     for (const hook of next.startup) await hook();
-    for (const [i, plan] of next.servers.entries()) this.servers[i]?.replaceSites(plan.sites);
+    for (const [i, plan] of next.servers.entries()) this.servers[i]?.replaceSites(plan.sites, plan.settings);
     this.config = next;
   }
 

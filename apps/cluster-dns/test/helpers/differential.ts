@@ -22,6 +22,8 @@ export function differentialSkip(): string | undefined {
 export interface Server {
   name: "ours" | "coredns";
   port: number;
+  /** The address dig asks it on. */
+  host: string;
   /** The port each `{{FREE<n>}}` placeholder became for this server (health, ready, metrics endpoints). */
   free: Map<string, number>;
   dir: string;
@@ -41,17 +43,19 @@ export interface Pair {
  * Starts both servers, each in a fresh folder holding `files` (relative paths, as a Corefile names them), on a
  * free port of its own: `{{PORT}}` in the Corefile and in `args` becomes it, and each `{{FREE<n>}}` another free
  * port of that server's (see Server.free). A null Corefile starts both without
- * one and without -conf (CoreDNS's built-in default). Resolves once both answer a query.
+ * one and without -conf (CoreDNS's built-in default). `host` is the address dig asks both on (for a Corefile
+ * that binds elsewhere than 127.0.0.1). Resolves once both answer a query.
  */
 export async function startPair(
   corefile: string | null,
   files: Record<string, string> = {},
   args: readonly string[] = [],
+  host = "127.0.0.1",
 ): Promise<Pair> {
   const coredns = resolveBinary("coredns").path;
   if (!coredns) throw new Error("no upstream coredns binary");
-  const ours = await startServer("ours", [process.execPath, BIN], corefile, files, args);
-  const theirs = await startServer("coredns", [coredns], corefile, files, args).catch(async (err) => {
+  const ours = await startServer("ours", [process.execPath, BIN], corefile, files, args, host);
+  const theirs = await startServer("coredns", [coredns], corefile, files, args, host).catch(async (err) => {
     await stopServer(ours);
     throw err;
   });
@@ -59,7 +63,7 @@ export async function startPair(
     ours,
     coredns: theirs,
     async dig(...args) {
-      const [a, b] = await Promise.all([digAt(ours.port, args), digAt(theirs.port, args)]);
+      const [a, b] = await Promise.all([digAt(ours, args), digAt(theirs, args)]);
       return { ours: a, coredns: b };
     },
     async stop() {
@@ -81,6 +85,7 @@ async function startServer(
   corefile: string | null,
   files: Record<string, string>,
   extra: readonly string[],
+  host: string,
 ): Promise<Server> {
   const port = await freePort();
   const free = new Map<string, number>();
@@ -107,7 +112,7 @@ async function startServer(
   child.stderr?.on("data", (b: Buffer) => {
     text += b.toString();
   });
-  return { name, port, free, dir, child, output: () => text };
+  return { name, port, host, free, dir, child, output: () => text };
 }
 
 async function stopServer(s: Server): Promise<void> {
@@ -123,7 +128,7 @@ async function waitAnswering(s: Server): Promise<void> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (s.child.exitCode !== null) throw new Error(`${s.name} exited ${s.child.exitCode}: ${s.output()}`);
-    const out = await digAt(s.port, ["+time=1", "+tries=1", "startup.probe.", "A"]).catch(() => "");
+    const out = await digAt(s, ["+time=1", "+tries=1", "startup.probe.", "A"]).catch(() => "");
     if (/status: /.test(out)) return;
     if (Date.now() > deadline) throw new Error(`${s.name} never answered on ${s.port}: ${s.output()}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -134,9 +139,9 @@ async function waitAnswering(s: Server): Promise<void> {
  * dig's answer without what differs between two servers by design: the message id, the server's address and
  * port, timing and sizes. No cookie is sent (CoreDNS answers cookies only when asked, and so do we).
  */
-async function digAt(port: number, args: readonly string[]): Promise<string> {
+async function digAt(s: Pick<Server, "host" | "port">, args: readonly string[]): Promise<string> {
   const { stdout } = await execFileAsync("dig", [
-    ...["@127.0.0.1", "-p", String(port), "+nocookie", "+noall", "+comments", "+question"],
+    ...[`@${s.host}`, "-p", String(s.port), "+nocookie", "+noall", "+comments", "+question"],
     ...["+answer", "+authority", "+additional", "+time=2", "+tries=1"],
     ...args,
   ]);

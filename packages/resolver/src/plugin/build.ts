@@ -4,12 +4,18 @@ import type { ServerBlock, Stanza } from "../corefile/parse.js";
 import type { OutcomeObserver, Site } from "../server/dispatch.js";
 import type { Handler, ResponseWriter } from "./handler.js";
 import { pluginRank } from "./order.js";
+import type { ServerSettings } from "./server-settings.js";
+import { mergeSettings } from "./server-settings.js";
 import type { Lifecycle, Plugin, Readiness, Setup } from "./setup.js";
 
 /** Everything needed to run one listening port: the zones it serves and their chains. */
 export interface ServerPlan {
   port: number;
   sites: Site[];
+  /** What the plugins of its blocks set for the listener. */
+  settings: ServerSettings;
+  /** The address `bind` gave its blocks; undefined for all addresses. */
+  address?: string;
 }
 
 export interface BuiltConfig<Deps> {
@@ -18,7 +24,7 @@ export interface BuiltConfig<Deps> {
   startup: (() => Promise<void> | void)[];
   shutdown: (() => Promise<void> | void)[];
   /** Enabled plugins per server block zone, for `coredns_plugin_enabled`. */
-  enabled: { zone: string; port: number; plugins: string[] }[];
+  enabled: { zone: string; port: number; plugins: string[]; hosts?: string[] }[];
   deps: Deps;
 }
 
@@ -44,37 +50,69 @@ export function buildConfig<Deps>(
     enabled: [],
     deps: options.deps,
   };
-  const taken = new Map<string, ServerBlock>();
+  const taken = new Set<string>();
   for (const block of blocks) {
     const addresses = block.keys.map((k) =>
       parseZoneAddress(k, options.defaultPort ?? 53, block.file, block.line),
     );
-    for (const a of addresses) {
-      const key = `${a.zone}:${a.port}`;
-      if (taken.has(key))
-        throw new CorefileError(
-          block.file,
-          block.line,
-          `cannot serve ${a.zone} on port ${a.port}: zone defined twice`,
-        );
-      taken.set(key, block);
-    }
     const byPort = new Map<number, string[]>();
     for (const a of addresses) byPort.set(a.port, [...(byPort.get(a.port) ?? []), a.zone]);
     for (const [port, zones] of byPort) {
-      const { handler, names, observers } = buildChain(block, zones, port, options, built);
-      let plan = built.servers.find((s) => s.port === port);
-      if (!plan) {
-        plan = { port, sites: [] };
-        built.servers.push(plan);
+      const chain = buildChain(block, zones, port, options, built);
+      // Without `bind` a block listens on every address (undefined); with it, on each address it names.
+      const hosts: (string | undefined)[] = chain.settings.listenHosts ?? [undefined];
+      for (const host of hosts) {
+        for (const zone of zones) {
+          const key = `${host ?? ""}|${zone}:${port}`;
+          if (taken.has(key))
+            throw new CorefileError(
+              block.file,
+              block.line,
+              `cannot serve ${zone} on port ${port}: zone defined twice`,
+            );
+          taken.add(key);
+        }
+        const plan = planFor(built, port, host, block);
+        mergeSettings(plan.settings, chain.settings);
+        for (const zone of zones)
+          plan.sites.push({ zone, handler: chain.handler, observers: chain.observers });
       }
-      for (const zone of zones) {
-        plan.sites.push({ zone, handler, observers });
-        built.enabled.push({ zone, port, plugins: names });
-      }
+      const bound = chain.settings.listenHosts ? { hosts: chain.settings.listenHosts } : {};
+      for (const zone of zones) built.enabled.push({ zone, port, plugins: chain.names, ...bound });
     }
   }
   return built;
+}
+
+/**
+ * The listener for this port and address, made on first use. A port served on all addresses by some blocks
+ * and on given ones by others would need SO_REUSEPORT listeners side by side, which this server does not open.
+ */
+function planFor<Deps>(
+  built: BuiltConfig<Deps>,
+  port: number,
+  host: string | undefined,
+  block: ServerBlock,
+): ServerPlan {
+  const found = built.servers.find((s) => s.port === port && s.address === host);
+  if (found) return found;
+  const other = built.servers.find(
+    (s) => s.port === port && (s.address === undefined) !== (host === undefined),
+  );
+  if (other)
+    throw new CorefileError(
+      block.file,
+      block.line,
+      `plugin/bind: port ${port} served both on all addresses and on ${host ?? other.address} is not supported`,
+    );
+  const plan: ServerPlan = {
+    port,
+    sites: [],
+    settings: {},
+    ...(host === undefined ? {} : { address: host }),
+  };
+  built.servers.push(plan);
+  return plan;
 }
 
 function buildChain<Deps>(
@@ -83,7 +121,7 @@ function buildChain<Deps>(
   port: number,
   options: BuildOptions<Deps>,
   built: BuiltConfig<Deps>,
-): { handler: Handler; names: string[]; observers: OutcomeObserver[] } {
+): { handler: Handler; names: string[]; observers: OutcomeObserver[]; settings: ServerSettings } {
   const grouped = new Map<string, Stanza[]>();
   for (const stanza of block.stanzas) {
     if (pluginRank(stanza.name) < 0 || !options.registry.has(stanza.name)) {
@@ -97,6 +135,7 @@ function buildChain<Deps>(
     onShutdown: (fn) => built.shutdown.push(fn),
   };
   const observers: OutcomeObserver[] = [];
+  const settings: ServerSettings = {};
   const ordered = [...grouped.keys()].sort((a, b) => pluginRank(a) - pluginRank(b));
   const plugins: { name: string; plugin: Plugin }[] = [];
   for (const name of ordered) {
@@ -111,6 +150,7 @@ function buildChain<Deps>(
       reportReadiness: (r) => built.readiness.push(r),
       observe: (fn) => observers.push(fn),
       allReadiness: () => built.readiness,
+      server: settings,
     });
     if (result.plugin) plugins.push({ name, plugin: result.plugin });
   }
@@ -120,7 +160,7 @@ function buildChain<Deps>(
     name: "empty",
     serveDNS: async () => ({ rcode: 2, error: new Error("no plugins in this server block") }),
   };
-  return { handler, names: ordered, observers };
+  return { handler, names: ordered, observers, settings };
 }
 
 /**

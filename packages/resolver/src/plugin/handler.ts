@@ -41,6 +41,8 @@ export interface QueryContext {
 export interface Result {
   rcode: number;
   error?: Error;
+  /** Set with a success rcode and nothing written: the client is to get no reply at all (acl's `drop`). */
+  dropped?: boolean;
 }
 
 /** What a handler answering from raw bytes is told (see `Handler.answerFromWire`). */

@@ -2,6 +2,7 @@ import { CorefileError } from "../corefile/errors.js";
 import type { Stanza } from "../corefile/parse.js";
 import type { OutcomeObserver } from "../server/dispatch.js";
 import type { Handler } from "./handler.js";
+import type { ServerSettings } from "./server-settings.js";
 
 /** Turns the next handler into this plugin's handler (CoreDNS's plugin.Plugin). */
 export type Plugin = (next: Handler | undefined) => Handler;
@@ -36,6 +37,8 @@ export interface SetupContext<Deps = unknown> {
   allReadiness(): readonly Readiness[];
   /** Watches every reply this server block sends (and queries no block took), after it was sent. */
   observe(fn: OutcomeObserver): void;
+  /** Settings for the server this block listens on (`debug`, `timeouts`), filled in during setup. */
+  readonly server: ServerSettings;
 }
 
 /**

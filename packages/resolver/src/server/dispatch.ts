@@ -52,6 +52,8 @@ export interface DispatchContext {
   transport: Transport;
   remote: Peer;
   signal?: AbortSignal;
+  /** False under `debug`: an exception from the chain rejects dispatch instead of becoming SERVFAIL. */
+  recover?: boolean;
   /** Monotonic milliseconds; injectable for tests. */
   now?: () => number;
 }
@@ -107,10 +109,13 @@ async function serve(packet: Buffer, ctx: DispatchContext): Promise<Outcome> {
   try {
     result = await site.handler.serveDNS(qctx, writer, request);
   } catch (err) {
+    if (ctx.recover === false) throw err;
     result = { rcode: Rcode.SERVFAIL, error: err instanceof Error ? err : new Error(String(err)) };
   }
   const base = { site, requestSize, ...(trace.plugin === undefined ? {} : { plugin: trace.plugin }) };
   if (written) return { ...finish(request, written, ctx, zone, result.error, wire), ...base };
+  if (result.dropped && clientWrote(result.rcode))
+    return { zone, request, rcode: result.rcode, ...base, duration: 0 };
   if (clientWrote(result.rcode)) {
     // Breaks the contract (success claimed, nothing written); answer rather than leave the client hanging.
     const error =

@@ -1,6 +1,7 @@
 import * as dgram from "node:dgram";
 import * as net from "node:net";
 import type { Peer } from "../plugin/handler.js";
+import type { ServerSettings } from "../plugin/server-settings.js";
 import type { Transport } from "../wire/edns.js";
 import type { Outcome, Site } from "./dispatch.js";
 import { dispatch, notifyObservers } from "./dispatch.js";
@@ -40,6 +41,8 @@ export interface DnsServerOptions {
   tcpIdleTimeoutMs?: number;
   /** Connections beyond this are closed at once. */
   maxTcpConnections?: number;
+  /** What the Corefile's `debug` and `timeouts` set; these win over the options above. */
+  settings?: ServerSettings;
   timers?: Timers;
   network?: Network;
   /** Called once per packet after its reply (if any) was sent. */
@@ -70,16 +73,30 @@ export class DnsServer {
   private readonly timers: Timers;
   private readonly network: Network;
   private sites: readonly Site[];
+  private settings: ServerSettings;
 
   constructor(private readonly options: DnsServerOptions) {
     this.timers = options.timers ?? systemTimers;
     this.network = options.network ?? nodeNetwork;
     this.sites = options.sites;
+    this.settings = options.settings ?? {};
   }
 
-  /** Swaps the chains in place: queries already running finish on the old ones, new ones use these. */
-  replaceSites(sites: readonly Site[]): void {
+  /**
+   * Swaps the chains in place: queries already running finish on the old ones, new ones use these. New
+   * settings apply to connections accepted from now on.
+   */
+  replaceSites(sites: readonly Site[], settings?: ServerSettings): void {
     this.sites = sites;
+    if (settings) this.settings = settings;
+  }
+
+  private get firstReadMs(): number {
+    return this.settings.tcpReadTimeoutMs ?? this.options.tcpFirstReadTimeoutMs ?? 3000;
+  }
+
+  private get idleMs(): number {
+    return this.settings.tcpIdleTimeoutMs ?? this.options.tcpIdleTimeoutMs ?? 10000;
   }
 
   get address(): { address: string; port: number } {
@@ -88,7 +105,9 @@ export class DnsServer {
 
   /** The label CoreDNS gives this server in metrics: `dns://:53`, or with the bind address. */
   get label(): string {
-    return `dns://${this.options.address ?? ""}:${this.boundPort}`;
+    const host = this.options.address ?? "";
+    // As Go's net.JoinHostPort writes it: an IPv6 address in brackets.
+    return `dns://${host.includes(":") ? `[${host}]` : host}:${this.boundPort}`;
   }
 
   async start(): Promise<void> {
@@ -157,16 +176,20 @@ export class DnsServer {
       family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
     };
     this.track(
-      dispatch(packet, { sites: this.sites, server: this.label, transport: "udp", remote }).then(
-        async (out) => {
-          const { reply } = out;
-          // Wait for the send so that stop() does not close the socket under a reply still queued.
-          if (reply)
-            await new Promise<void>((done) => udp.send(reply, rinfo.port, rinfo.address, () => done()));
-          this.options.onOutcome?.(out, "udp", remote);
-          notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
-        },
-      ),
+      dispatch(packet, {
+        sites: this.sites,
+        server: this.label,
+        transport: "udp",
+        remote,
+        recover: !this.settings.debug,
+      }).then(async (out) => {
+        const { reply } = out;
+        // Wait for the send so that stop() does not close the socket under a reply still queued.
+        if (reply)
+          await new Promise<void>((done) => udp.send(reply, rinfo.port, rinfo.address, () => done()));
+        this.options.onOutcome?.(out, "udp", remote);
+        notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
+      }),
     );
   }
 
@@ -209,12 +232,19 @@ export class DnsServer {
         if (conn.pending === 0) socket.end();
       }, ms);
     };
-    arm(this.options.tcpFirstReadTimeoutMs ?? 3000);
+    arm(this.firstReadMs);
+    const idleMs = this.idleMs;
+    const writeMs = this.settings.tcpWriteTimeoutMs;
+    const recover = !this.settings.debug;
+    // Like miekg/dns: after the allowed number of queries the connection reads no more and closes.
+    const maxQueries = this.settings.tcpMaxQueries ?? -1;
+    let taken = 0;
 
     socket.on("data", (chunk: Buffer) => {
-      arm(this.options.tcpIdleTimeoutMs ?? 10000);
+      arm(idleMs);
       for (const packet of splitter.push(chunk)) {
-        if (this.stopping) break;
+        if (this.stopping || (maxQueries >= 0 && taken >= maxQueries)) break;
+        taken++;
         conn.pending++;
         queue = queue.then(async () => {
           const out = await dispatch(packet, {
@@ -222,13 +252,15 @@ export class DnsServer {
             server: this.label,
             transport: "tcp",
             remote,
+            recover,
           });
-          if (out.reply && !socket.destroyed) socket.write(frame(out.reply));
+          if (out.reply && !socket.destroyed) this.writeReply(socket, frame(out.reply), writeMs);
           this.options.onOutcome?.(out, "tcp", remote);
           notifyObservers(out, this.sites, { server: this.label, transport: "tcp", remote });
           conn.pending--;
-          if (this.stopping && conn.pending === 0) socket.end();
-          else arm(this.options.tcpIdleTimeoutMs ?? 10000);
+          const spent = maxQueries >= 0 && taken >= maxQueries;
+          if ((this.stopping || spent) && conn.pending === 0) socket.end();
+          else arm(idleMs);
         });
         this.track(queue);
       }
@@ -240,8 +272,25 @@ export class DnsServer {
     });
   }
 
+  /** Sends a TCP reply; with a write timeout, a reply the kernel has not taken by then ends the connection. */
+  private writeReply(socket: net.Socket, bytes: Buffer, writeMs: number | undefined): void {
+    if (writeMs === undefined) {
+      socket.write(bytes);
+      return;
+    }
+    const timer = this.timers.setTimeout(() => socket.destroy(), writeMs);
+    socket.write(bytes, () => this.timers.clearTimeout(timer));
+  }
+
   private track(work: Promise<void>): void {
-    const tracked = work.catch(() => undefined);
+    const tracked = work.catch((err: unknown) => {
+      // Under `debug` nothing recovers a crashed chain: thrown outside any promise, it ends the process
+      // with its stack trace, as an unrecovered panic ends CoreDNS.
+      if (this.settings.debug)
+        queueMicrotask(() => {
+          throw err;
+        });
+    });
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
   }

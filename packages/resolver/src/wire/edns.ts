@@ -19,12 +19,16 @@ const ECHOED_OPTIONS = new Set([3, 9, 10, 11, 12]);
 
 /**
  * The OPT record a reply carries: none unless the client sent one; then version 0, the client's buffer
- * size and DO bit, and only the options we understand. A plugin's own OPT keeps its options.
+ * size and DO bit, and only the options we understand. A plugin's own OPT keeps its options, and one marked
+ * `keep` is sent unchanged to a client without EDNS.
  */
 export function replyEdns(request: Message, reply: Message): Edns | undefined {
   const asked = request.edns;
-  if (!asked) return undefined;
   const own = reply.edns;
+  if (!asked)
+    return own?.keep
+      ? { udpSize: own.udpSize, version: own.version, dnssecOk: own.dnssecOk, options: own.options }
+      : undefined;
   return {
     udpSize: asked.udpSize,
     version: 0,

@@ -78,6 +78,11 @@ export interface Edns {
   version: number;
   dnssecOk: boolean;
   options: EdnsOption[];
+  /**
+   * Set on an OPT a plugin made itself (miekg's SetEdns0) that goes out as it is when the client sent none:
+   * upstream's reply shaping only rewrites a reply's OPT when the query had one, and never removes it.
+   */
+  keep?: boolean;
 }
 
 export interface Message extends Header {

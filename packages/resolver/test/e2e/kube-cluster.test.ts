@@ -260,6 +260,37 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
     }
   });
 
+  test("labels and namespace_labels: the API server sends only matching objects", async () => {
+    const tagged = await client.create(services, {
+      metadata: { name: "tagged", namespace: NS, labels: { tier: "front" } },
+      spec: { ports: [{ name: "http", port: 80 }] },
+    });
+    await client.create(namespaces, { metadata: { name: `${NS}-other` } });
+    await client.create(services, {
+      metadata: { name: "tagged", namespace: `${NS}-other`, labels: { tier: "front" } },
+      spec: { ports: [{ name: "http", port: 80 }] },
+    });
+    // The API server labels every namespace with its own name.
+    const selected = Resolver.fromCorefile(
+      corefile(
+        `       kubeconfig ${cp.kubeconfigPath}\n       labels tier in (front, back)\n       namespace_labels kubernetes.io/metadata.name=${NS}`,
+      ),
+      { env: {}, deps: { log: () => {} }, address: "127.0.0.1", portOverride: 0 },
+    );
+    await selected.start();
+    try {
+      const p = selected.servers[0]?.address.port ?? 0;
+      assert.deepEqual(short(await dig(p, `tagged.${NS}.svc.${ZONE}`, "A", "+short")), [
+        tagged.spec?.clusterIP,
+      ]);
+      assert.equal(status(await dig(p, `web.${NS}.svc.${ZONE}`, "A")), "NXDOMAIN");
+      assert.equal(status(await dig(p, `tagged.${NS}-other.svc.${ZONE}`, "A")), "NXDOMAIN");
+      assert.equal(status(await dig(p, `${NS}-other.svc.${ZONE}`, "A")), "NXDOMAIN");
+    } finally {
+      await selected.stop();
+    }
+  });
+
   test("startup_timeout: an unreachable API server is waited for, then misses are SERVFAIL", async () => {
     const lines: string[] = [];
     let readyPort = 0;

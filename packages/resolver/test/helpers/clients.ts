@@ -22,7 +22,12 @@ export function decodeOrFail(buf: Buffer): Message {
 }
 
 /** Sends one UDP packet and waits for one reply, or undefined after `timeoutMs`. */
-export function udpExchange(port: number, packet: Buffer, timeoutMs = 500): Promise<Buffer | undefined> {
+export function udpExchange(
+  port: number,
+  packet: Buffer,
+  timeoutMs = 500,
+  host = "127.0.0.1",
+): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const sock = dgram.createSocket("udp4");
     const timer = setTimeout(() => {
@@ -34,7 +39,9 @@ export function udpExchange(port: number, packet: Buffer, timeoutMs = 500): Prom
       sock.close();
       resolve(msg);
     });
-    sock.send(packet, port, "127.0.0.1");
+    // Nothing listening there may come back as an ICMP error; that is no reply too.
+    sock.on("error", () => undefined);
+    sock.send(packet, port, host);
   });
 }
 

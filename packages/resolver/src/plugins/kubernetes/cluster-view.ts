@@ -1,5 +1,6 @@
 import type { Namespace, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { LabelSelector } from "./label-selector.js";
 
 /**
  * The read-only slice of cluster state the kubernetes plugin answers from. An informer-backed
@@ -33,6 +34,12 @@ export interface ClusterView {
 
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
+/** The `labels` / `namespace_labels` selectors a FixtureCluster applies as the API server would. */
+export interface FixtureSelectors {
+  labels?: LabelSelector;
+  namespaceLabels?: LabelSelector;
+}
+
 /** An in-memory ClusterView over plain objects, for tests and examples. */
 export class FixtureCluster implements ClusterView {
   synced = true;
@@ -43,38 +50,50 @@ export class FixtureCluster implements ClusterView {
       services?: Service[];
       endpointSlices?: EndpointSlice[];
       namespaces?: string[];
+      /** Labels of the namespaces above, for `namespace_labels`. */
+      namespaceLabels?: Record<string, Record<string, string>>;
       pods?: Pod[];
     },
+    readonly selectors: FixtureSelectors = {},
   ) {}
 
+  private selected<T extends Service | EndpointSlice | Pod>(list: T[] | undefined): T[] {
+    const sel = this.selectors.labels;
+    return (list ?? []).filter((o) => !sel || sel.matches(o.metadata?.labels));
+  }
+
   service(namespace: string, name: string): Service | undefined {
-    return this.objects.services?.find(
+    return this.selected(this.objects.services).find(
       (s) => s.metadata?.namespace === namespace && s.metadata?.name === name,
     );
   }
 
   servicesByClusterIP(ip: string): Service[] {
-    return (this.objects.services ?? []).filter((s) => clusterIPs(s).includes(ip));
+    return this.selected(this.objects.services).filter((s) => clusterIPs(s).includes(ip));
   }
 
   endpointSlices(namespace: string, name: string): EndpointSlice[] {
-    return (this.objects.endpointSlices ?? []).filter(
+    return this.selected(this.objects.endpointSlices).filter(
       (e) => e.metadata?.namespace === namespace && e.metadata?.labels?.[SERVICE_NAME_LABEL] === name,
     );
   }
 
   endpointSlicesByIP(ip: string): EndpointSlice[] {
-    return (this.objects.endpointSlices ?? []).filter((e) =>
+    return this.selected(this.objects.endpointSlices).filter((e) =>
       e.endpoints.some((ep) => ep.addresses.includes(ip)),
     );
   }
 
   namespace(name: string): Namespace | undefined {
-    return this.objects.namespaces?.includes(name) ? { metadata: { name } } : undefined;
+    if (!this.objects.namespaces?.includes(name)) return undefined;
+    const labels = this.objects.namespaceLabels?.[name];
+    const sel = this.selectors.namespaceLabels;
+    if (sel && !sel.matches(labels)) return undefined;
+    return { metadata: { name, ...(labels ? { labels } : {}) } };
   }
 
   podsByIP(ip: string): Pod[] {
-    return (this.objects.pods ?? []).filter(
+    return this.selected(this.objects.pods).filter(
       (p) => p.status?.podIP === ip || (p.status?.podIPs ?? []).some((a) => a.ip === ip),
     );
   }

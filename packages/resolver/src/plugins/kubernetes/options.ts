@@ -1,3 +1,5 @@
+import type { LabelSelector } from "./label-selector.js";
+
 /** The kubernetes plugin's settings, as parsed from its Corefile stanza. */
 export interface KubernetesOptions {
   /** Zones served, normalised; at least one is not a reverse zone. */
@@ -9,6 +11,10 @@ export interface KubernetesOptions {
   ttl: number;
   /** Exposed namespaces; empty means all. */
   namespaces: ReadonlySet<string>;
+  /** `labels EXPRESSION`: only Services and EndpointSlices (and pods, for `pods verified`) matching it are watched. */
+  labelSelector?: LabelSelector;
+  /** `namespace_labels EXPRESSION`: only namespaces matching it are watched, so only they exist. */
+  namespaceLabelSelector?: LabelSelector;
   endpointPodNames: boolean;
   ignoreEmptyService: boolean;
   /** false with `noendpoints`: no endpoint data, every endpoint and headless name is NXDOMAIN. */

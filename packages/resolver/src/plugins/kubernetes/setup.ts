@@ -9,6 +9,7 @@ import { KubernetesHandler } from "./handler.js";
 import { connect } from "./kube/connect.js";
 import { informerLogger } from "./kube/klog-lines.js";
 import { KubeClusterView } from "./kube/kube-cluster-view.js";
+import { type LabelSelector, parseLabelSelector } from "./label-selector.js";
 import type { KubernetesOptions } from "./options.js";
 import { defaultOptions } from "./options.js";
 
@@ -57,8 +58,12 @@ export function parseKubernetes(stanza: Stanza, blockZones: readonly string[]): 
         if (args.length === 0) throw argError(line, PLUGIN);
         namespaces = [...namespaces, ...args];
         break;
-      case "namespace_labels":
       case "labels":
+        opts.labelSelector = selectorOption(line, "label selector", args);
+        break;
+      case "namespace_labels":
+        opts.namespaceLabelSelector = selectorOption(line, "namespace_label selector", args);
+        break;
       case "multicluster":
       case "zonal":
         throw stanzaError(line, PLUGIN, `option '${line.name}' is not supported yet`);
@@ -122,7 +127,24 @@ export function parseKubernetes(stanza: Stanza, blockZones: readonly string[]): 
     if (line.block.length > 0) throw stanzaError(line, PLUGIN, `'${line.name}' does not take a block`);
   }
   opts.namespaces = new Set(namespaces);
+  if (opts.namespaces.size > 0 && opts.namespaceLabelSelector)
+    throw stanzaError(stanza, PLUGIN, "namespaces and namespace_labels cannot both be set");
   return opts;
+}
+
+/** `labels` / `namespace_labels`: the arguments joined with spaces are one selector, as in CoreDNS. */
+function selectorOption(line: Stanza, what: string, args: readonly string[]): LabelSelector {
+  if (args.length === 0) throw argError(line, PLUGIN);
+  const text = args.join(" ");
+  try {
+    return parseLabelSelector(text);
+  } catch (err) {
+    throw stanzaError(
+      line,
+      PLUGIN,
+      `unable to parse ${what} value: '${text}': couldn't parse the selector string "${text}": ${(err as Error).message}`,
+    );
+  }
 }
 
 /** Go-style durations as CoreDNS writes them: `5s`, `1m30s`, `250ms`. Milliseconds, or undefined. */
@@ -168,6 +190,8 @@ function watchCluster(
     client,
     pods: opts.podMode === "verified",
     endpoints: opts.endpoints,
+    ...(opts.labelSelector ? { labelSelector: opts.labelSelector.text } : {}),
+    ...(opts.namespaceLabelSelector ? { namespaceLabelSelector: opts.namespaceLabelSelector.text } : {}),
     logger: informerLogger(log),
     ...(ctx.deps.metrics ? { metrics: ctx.deps.metrics } : {}),
     onStop: () => client.close(),

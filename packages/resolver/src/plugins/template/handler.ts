@@ -109,12 +109,18 @@ export class TemplateHandler implements Handler {
 /**
  * The OPT upstream adds with SetEdns0(4096, true). CoreDNS's reply shaping then takes the client's buffer
  * size but its "clear flags" mask leaves the DO bit standing, so such replies say DO whatever the client
- * asked; setting it here makes the server's OPT say the same.
+ * asked; setting it here makes the server's OPT say the same. A client without EDNS gets this OPT as it is.
  */
-function edeOpt(ede: { code: number; reason: string }): NonNullable<Message["edns"]> {
+export function edeOpt(ede: { code: number; reason: string }): NonNullable<Message["edns"]> {
   const text = Buffer.from(ede.reason, "utf8");
   const data = Buffer.alloc(2 + text.length);
   data.writeUInt16BE(ede.code, 0);
   text.copy(data, 2);
-  return { udpSize: EDE_UDP_SIZE, version: 0, dnssecOk: true, options: [{ code: EDE_OPTION, data }] };
+  return {
+    udpSize: EDE_UDP_SIZE,
+    version: 0,
+    dnssecOk: true,
+    options: [{ code: EDE_OPTION, data }],
+    keep: true,
+  };
 }

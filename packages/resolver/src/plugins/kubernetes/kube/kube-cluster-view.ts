@@ -25,6 +25,10 @@ export interface KubeClusterViewOptions {
   pods?: boolean;
   /** false with `noendpoints`: EndpointSlices are not watched at all. */
   endpoints?: boolean;
+  /** `labels`: a canonical selector sent with every list/watch of Services, EndpointSlices and Pods. */
+  labelSelector?: string;
+  /** `namespace_labels`: sent with the Namespace list/watch, so other namespaces never exist here. */
+  namespaceLabelSelector?: string;
   metrics?: Metrics;
   logger?: Logger;
   /** Wall-clock milliseconds; the SOA serial and the programming latency come from it. */
@@ -62,13 +66,20 @@ export class KubeClusterView implements ClusterView {
     });
     // Each informer slims its objects as it stores them: an object a slimmer cannot take is skipped and
     // logged by the informer, and the rest keep serving.
+    // The API server filters, as for CoreDNS: objects outside the selectors never reach the cache.
+    const selected = options.labelSelector ? { labelSelector: options.labelSelector } : {};
     this.services = this.factory.informerFor(services, {
+      ...selected,
       transform: slimService,
       indexers: { [BY_CLUSTER_IP]: (svc) => clusterIPs(svc) },
     });
-    this.namespaces = this.factory.informerFor(namespaces, { transform: slimNamespace });
+    this.namespaces = this.factory.informerFor(namespaces, {
+      transform: slimNamespace,
+      ...(options.namespaceLabelSelector ? { labelSelector: options.namespaceLabelSelector } : {}),
+    });
     if (options.endpoints !== false) {
       this.slices = this.factory.informerFor(endpointSlices, {
+        ...selected,
         transform: slimEndpointSlice,
         indexers: {
           [indexNames.serviceName]: byServiceName as (s: EndpointSlice) => string[],
@@ -78,6 +89,7 @@ export class KubeClusterView implements ClusterView {
     }
     if (options.pods) {
       this.pods = this.factory.informerFor(pods, {
+        ...selected,
         transform: slimPod,
         indexers: {
           [BY_POD_IP]: (p) => [
