@@ -27,8 +27,11 @@ export function conntrackListArgs(family: IPFamily): string[] {
 }
 
 /**
- * Matches one entry by both of its tuples, as upstream's flow filter does: matching the reply
- * too means a flow re-created towards a serving endpoint since the listing is left alone.
+ * One delete for every flow from a service address and port to one stale endpoint: the four fields the
+ * reconciler judges a flow by (orig dst and dport, reply src and sport), so every entry the filter matches is
+ * stale by the same rule, while a flow re-created towards a serving endpoint since the listing (another reply
+ * source) is left alone. Upstream deletes flow by flow over netlink in one batch; one process per flow would
+ * cost a DNS Deployment's roll thousands of them (each lookup is its own UDP flow), and slow the syncs behind it.
  */
 export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[] {
   return [
@@ -36,23 +39,25 @@ export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[
     "-D",
     "-p",
     f.protocol,
-    "--orig-src",
-    f.orig.src,
     "--orig-dst",
     f.orig.dst,
-    "--sport",
-    String(f.orig.sport),
     "--dport",
     String(f.orig.dport),
     "--reply-src",
     f.reply.src,
-    "--reply-dst",
-    f.reply.dst,
     "--reply-port-src",
     String(f.reply.sport),
-    "--reply-port-dst",
-    String(f.reply.dport),
   ];
+}
+
+/** The flows that one `conntrackDeleteArgs` filter covers, one representative each. */
+export function deleteGroups(flows: readonly ConntrackFlow[]): ConntrackFlow[] {
+  const groups = new Map<string, ConntrackFlow>();
+  for (const f of flows) {
+    const key = `${f.protocol}#${f.orig.dst}#${f.orig.dport}#${f.reply.src}#${f.reply.sport}`;
+    if (!groups.has(key)) groups.set(key, f);
+  }
+  return [...groups.values()];
 }
 
 /** The summary conntrack writes to stderr: "conntrack v1.4.7 (...): 1 flow entries have been deleted." */
@@ -74,13 +79,13 @@ export class ConntrackCLI implements ConntrackTable {
   }
 
   /**
-   * One `conntrack -D` per flow. An entry that expired since the listing makes conntrack
-   * exit 1 with "0 flow entries have been deleted": nothing to do, so not an error.
+   * One `conntrack -D` per group of flows (deleteGroups). Entries that expired since the listing
+   * make conntrack exit 1 with "0 flow entries have been deleted": nothing to do, so not an error.
    */
   async delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult> {
     let deleted = 0;
     const errors: Error[] = [];
-    for (const f of flows) {
+    for (const f of deleteGroups(flows)) {
       const args = conntrackDeleteArgs(family, f);
       try {
         const r = await this.#exec("conntrack", args);

@@ -79,12 +79,12 @@ describe("cleanStaleEntries", () => {
     );
     const r = await round(exec);
     assert.equal(r.deleted, 2);
-    // Like upstream's request count: one listing, then one delete per stale entry.
+    // One listing, then one delete per stale endpoint of the service port (here one entry each).
     assert.deepEqual(
       calls.map((c) =>
-        c.args.includes("-D") ? `-D ${c.args[c.args.indexOf("--sport") + 1]}` : c.args.join(" "),
+        c.args.includes("-D") ? `-D ${c.args[c.args.indexOf("--reply-src") + 1]}` : c.args.join(" "),
       ),
-      ["-L -p udp", "-D 40001", "-D 40003"],
+      ["-L -p udp", "-D 10.180.0.1", "-D 10.180.0.3"],
     );
     assert.match(r.text, /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv4"\} 2$/m);
     assert.match(
@@ -126,7 +126,7 @@ describe("cleanStaleEntries", () => {
     const { exec } = fakeExec((c) =>
       c.args.includes("-L")
         ? { stdout: listing }
-        : c.args.includes("40001")
+        : c.args.includes("10.180.0.1")
           ? { stderr: "conntrack v1.4.7 (conntrack-tools): 1 flow entries have been deleted.\n" }
           : { code: 1, stderr: "conntrack v1.4.7 (conntrack-tools): Operation failed: Permission denied\n" },
     );

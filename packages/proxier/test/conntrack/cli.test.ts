@@ -2,7 +2,12 @@
 // The answers are what conntrack v1.4.7 prints (stderr summary lines and exit codes).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ConntrackCLI, conntrackDeleteArgs, conntrackListArgs } from "../../src/conntrack/conntrack.js";
+import {
+  ConntrackCLI,
+  conntrackDeleteArgs,
+  conntrackListArgs,
+  deleteGroups,
+} from "../../src/conntrack/conntrack.js";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
 import { fakeExec } from "../apply/fake-exec.js";
 
@@ -45,45 +50,37 @@ describe("ConntrackCLI", () => {
     );
   });
 
-  test("deletes each flow by both of its tuples", () => {
+  test("deletes the flows from a service address and port to one stale endpoint with one filter", () => {
     assert.deepEqual(conntrackDeleteArgs("IPv4", v4), [
-      "-D",
-      "-p",
-      "udp",
-      "--orig-src",
-      "192.168.0.3",
-      "--orig-dst",
-      "172.30.0.53",
-      "--sport",
-      "40053",
-      "--dport",
-      "80",
-      "--reply-src",
-      "10.180.0.1",
-      "--reply-dst",
-      "192.168.0.3",
-      "--reply-port-src",
-      "80",
-      "--reply-port-dst",
-      "40053",
+      ...["-D", "-p", "udp", "--orig-dst", "172.30.0.53", "--dport", "80"],
+      ...["--reply-src", "10.180.0.1", "--reply-port-src", "80"],
     ]);
     assert.deepEqual(conntrackDeleteArgs("IPv6", v6).slice(0, 5), ["-f", "ipv6", "-D", "-p", "udp"]);
+    // Two clients' flows to the same stale endpoint are one delete; another endpoint is another.
+    const client = (sport: number): ConntrackFlow => ({ ...v4, orig: { ...v4.orig, sport } });
+    const other: ConntrackFlow = { ...v4, reply: { ...v4.reply, src: "10.180.0.2" } };
+    assert.deepEqual(deleteGroups([client(1), client(2), other]), [client(1), other]);
   });
 
-  test("counts deletions; an entry gone meanwhile is not an error, a refusal is", async () => {
+  test("counts deletions; entries gone meanwhile are not an error, a refusal is", async () => {
     const { exec, calls } = fakeExec((c) => {
-      const sport = c.args[c.args.indexOf("--sport") + 1];
-      if (sport === "1") return { stderr: summary(1, "deleted") };
+      const endpoint = c.args[c.args.indexOf("--reply-src") + 1];
+      if (endpoint === "10.180.0.1") return { stderr: summary(2, "deleted") };
       // Expired between the listing and the delete: exit 1, nothing deleted.
-      if (sport === "2") return { code: 1, stderr: summary(0, "deleted") };
+      if (endpoint === "10.180.0.2") return { code: 1, stderr: summary(0, "deleted") };
       return { code: 1, stderr: "conntrack v1.4.7 (conntrack-tools): Operation failed: Permission denied\n" };
     });
-    const at = (sport: number): ConntrackFlow => ({ ...v4, orig: { ...v4.orig, sport } });
-    const r = await new ConntrackCLI(exec).delete("IPv4", [at(1), at(2), at(3)]);
-    assert.equal(calls.length, 3);
-    assert.equal(r.deleted, 1);
+    const to = (src: string, sport: number): ConntrackFlow => ({
+      ...v4,
+      orig: { ...v4.orig, sport },
+      reply: { ...v4.reply, src },
+    });
+    const flows = [to("10.180.0.1", 1), to("10.180.0.1", 2), to("10.180.0.2", 3), to("10.180.0.3", 4)];
+    const r = await new ConntrackCLI(exec).delete("IPv4", flows);
+    assert.equal(calls.length, 3, "one delete per endpoint");
+    assert.equal(r.deleted, 2);
     assert.equal(r.errors.length, 1);
-    assert.match(r.errors[0]?.message ?? "", /--sport 3 .*Permission denied/);
+    assert.match(r.errors[0]?.message ?? "", /--reply-src 10\.180\.0\.3 .*Permission denied/);
   });
 
   test("a missing conntrack binary is reported, not thrown", async () => {
