@@ -230,8 +230,9 @@ export const proxierConsumer: Consumer = {
     };
     const labels = node?.metadata?.labels ?? {};
     const scripts: string[] = [];
+    const detector = localDetector(proxyOptions(), "IPv4", node);
     const nft = new NFTablesProxyBackend({
-      options: { ...common, nodeLabels: labels, nodePortAddresses: [ip] },
+      options: { ...common, nodeLabels: labels, nodePortAddresses: [ip], localDetector: detector },
       nft: { run: (tx) => void scripts.push(tx.toString()), check: () => {} },
     });
     const ipt = recordingIPTables();
@@ -240,7 +241,7 @@ export const proxierConsumer: Consumer = {
         ...common,
         nodeLabels: labels,
         nodePortAddresses: "all",
-        localDetector: localDetector(proxyOptions(), "IPv4", node),
+        localDetector: detector,
         localhostNodePorts: true,
         syncPeriodMs: 30_000,
       },
