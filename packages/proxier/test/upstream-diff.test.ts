@@ -9,9 +9,9 @@ import { after, before, describe, test } from "node:test";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { CT_STATE_INVALID_NFACCT, renderIPTables } from "../src/iptables/render.js";
+import { renderIPTables } from "../src/iptables/render.js";
 import { LOCALHOST_NODEPORTS_NFACCT } from "../src/iptables/service-rules.js";
-import { ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
+import { CT_STATE_INVALID_NFACCT, ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
 import { renderNFTables } from "../src/nftables/render.js";
 import {
   allServiceCIDRs,

@@ -5,7 +5,7 @@ import type { ServicePortInfo } from "../model/service-port.js";
 import { servicePortNameString } from "../model/service-port-name.js";
 import { chainLine, probability, quoted } from "./line-buffer.js";
 import * as N from "./names.js";
-import type { ServicePortContext } from "./service-rules.js";
+import type { ServicePortContext } from "./service-port-context.js";
 
 // These two functions write four of every five rules of a large cluster, so they build each
 // line with one template instead of argument lists (half the render time at 10k Services).

@@ -3,7 +3,7 @@
 // replays this for unchanged Services instead of rebuilding them, so its cost follows the
 // change; the lines themselves still go out, because iptables-restore rewrites those chains.
 import type { LineBuffer } from "./line-buffer.js";
-import type { ServicePortOutcome } from "./service-rules.js";
+import type { ServicePortOutcome } from "./service-port-context.js";
 
 export interface ServicePortRecord extends ServicePortOutcome {
   readonly filterLines: readonly string[];

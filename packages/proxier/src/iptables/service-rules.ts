@@ -1,391 +1,176 @@
-// The filter rules, nat chains and nat rules of one Service port.
+// One Service port's rules: its entries in the shared dispatch chains (KUBE-SERVICES,
+// KUBE-NODEPORTS, KUBE-EXTERNAL-SERVICES, KUBE-PROXY-FIREWALL), then its own nat chains.
 import type { EndpointInfo } from "../model/endpoint.js";
-import { externallyAccessible, type ServicePortInfo, sourceRangesContain } from "../model/service-port.js";
+import type { ServicePortInfo } from "../model/service-port.js";
 import { servicePortNameString } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";
-import { writeEndpointChains, writeServiceToEndpointRules } from "./endpoint-rules.js";
-import { chainLine, type LineSink, quoted } from "./line-buffer.js";
+import { policyChain, type TrafficRoute, trafficPolicyPlan } from "../model/traffic-policy.js";
+import { writeEndpointChains } from "./endpoint-rules.js";
+import { type Arg, quoted } from "./line-buffer.js";
 import * as N from "./names.js";
-import { type IPTablesOptions, ifLocal, ifNotLocal, localhostNodePortsEnabled } from "./options.js";
+import { localhostNodePortsEnabled } from "./options.js";
+import { destinationArgs, protocolArgs, writeRule } from "./rule-args.js";
+import {
+  writeExternalChain,
+  writeFirewallChain,
+  writeInternalMasquerade,
+  writePolicyChains,
+} from "./service-chains.js";
+import type { PortPlan, ServicePortContext, ServicePortOutcome } from "./service-port-context.js";
 
 /** The nfacct counter that counts NodePort packets accepted on localhost. */
 export const LOCALHOST_NODEPORTS_NFACCT = "localhost_nps_accepted_pkts";
-
-export interface ServicePortContext {
-  readonly options: IPTablesOptions;
-  readonly filterRules: LineSink;
-  /** Where this port's own chains go; a throw-away buffer when they are unchanged. */
-  readonly natChains: LineSink;
-  readonly natRules: LineSink;
-  /** Top-level nat rules (KUBE-SERVICES, KUBE-NODEPORTS), written on every sync. */
-  readonly topNatRules: LineSink;
-  /** Collects this port's chains, written or skipped: they must exist after this sync. */
-  readonly activeNATChains: { add(chain: string): unknown };
-  /** Above the endpoint threshold, per-endpoint comments are left out. */
-  readonly largeClusterMode: boolean;
-}
-
-export interface ServicePortOutcome {
-  readonly noLocalInternal: boolean;
-  readonly noLocalExternal: boolean;
-}
-
-/** Above the large-cluster threshold, per-endpoint comments are left out. */
-export function commentArgs(ctx: Pick<ServicePortContext, "largeClusterMode">, comment: string): string[] {
-  return ctx.largeClusterMode ? [] : ["-m", "comment", "--comment", comment];
-}
 
 export function writeServicePort(
   ctx: ServicePortContext,
   sp: ServicePortInfo,
   endpoints: readonly EndpointInfo[],
 ): ServicePortOutcome {
-  const { options, filterRules, natChains, natRules, topNatRules } = ctx;
-  const proto = sp.protocol.toLowerCase();
-  const name = servicePortNameString(sp.name);
-  const chains = N.servicePortChains(sp.name);
-  const { clusterEndpoints, localEndpoints, allReachableEndpoints, hasAnyEndpoints } = categorizeEndpoints(
-    endpoints,
+  const { options } = ctx;
+  const categorized = categorizeEndpoints(endpoints, sp, options.nodeName, options.nodeLabels);
+  const port: PortPlan = {
+    ctx,
     sp,
-    options.nodeName,
-    options.nodeLabels,
-  );
-  const matchPort = (ip: string, port: number): string[] => [
-    "-m",
-    proto,
-    "-p",
-    proto,
-    "-d",
-    ip,
-    "--dport",
-    String(port),
-  ];
-
-  const usesClusterChain = (clusterEndpoints?.length ?? 0) > 0;
-  const usesLocalChain = (localEndpoints?.length ?? 0) > 0;
-
-  // ClusterIP traffic goes straight to its policy chain; with ITP=Local and no endpoint on
-  // this node there is nothing to go to and the filter table drops it instead.
-  const internalChain = sp.internalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
-  const hasInternal = hasAnyEndpoints && (!sp.internalPolicyLocal || usesLocalChain);
-  // External traffic always enters KUBE-EXT, which short-circuits some sources before the
-  // policy chain; the chain is needed even when ETP=Local finds no local endpoint.
-  const externalPolicyChain = sp.externalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
-  const hasExternal = hasAnyEndpoints && (!sp.externalPolicyLocal || usesLocalChain);
-  const usesExternalChain = hasAnyEndpoints && externallyAccessible(sp);
-  const usesFirewall =
-    hasAnyEndpoints && sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
-  const loadBalancerChain = usesFirewall ? chains.firewall : chains.external;
-
-  // No endpoints anywhere: REJECT; endpoints but none usable under Local policy: DROP.
-  const noneComment = quoted(`${name} has no endpoints`);
-  const noLocalComment = quoted(`${name} has no local endpoints`);
-  const internalFilter = hasAnyEndpoints
-    ? { target: "DROP", comment: noLocalComment }
-    : { target: "REJECT", comment: noneComment };
-  const externalFilter = internalFilter;
-
-  if (hasInternal) {
-    topNatRules.write(
-      "-A",
-      N.KUBE_SERVICES_CHAIN,
-      "-m",
-      "comment",
-      "--comment",
-      quoted(`${name} cluster IP`),
-      matchPort(sp.clusterIP, sp.port),
-      "-j",
-      internalChain,
-    );
-  } else {
-    filterRules.write(
-      "-A",
-      N.KUBE_SERVICES_CHAIN,
-      "-m",
-      "comment",
-      "--comment",
-      internalFilter.comment,
-      matchPort(sp.clusterIP, sp.port),
-      "-j",
-      internalFilter.target,
-    );
-  }
-
-  for (const extIP of sp.externalIPs) {
-    if (hasAnyEndpoints) {
-      topNatRules.write(
-        "-A",
-        N.KUBE_SERVICES_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        quoted(`${name} external IP`),
-        matchPort(extIP, sp.port),
-        "-j",
-        chains.external,
-      );
-    }
-    if (!hasExternal) {
-      filterRules.write(
-        "-A",
-        N.KUBE_EXTERNAL_SERVICES_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        externalFilter.comment,
-        matchPort(extIP, sp.port),
-        "-j",
-        externalFilter.target,
-      );
-    }
-  }
-
-  for (const lbIP of sp.loadBalancerVIPs) {
-    if (hasAnyEndpoints) {
-      topNatRules.write(
-        "-A",
-        N.KUBE_SERVICES_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        quoted(`${name} loadbalancer IP`),
-        matchPort(lbIP, sp.port),
-        "-j",
-        loadBalancerChain,
-      );
-    }
-    if (usesFirewall) {
-      // A packet still addressed to the VIP after nat was not accepted by KUBE-FW.
-      filterRules.write(
-        "-A",
-        N.KUBE_PROXY_FIREWALL_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        quoted(`${name} traffic not accepted by ${chains.firewall}`),
-        matchPort(lbIP, sp.port),
-        "-j",
-        "DROP",
-      );
-    }
-  }
-  if (!hasExternal) {
-    for (const lbIP of sp.loadBalancerVIPs) {
-      filterRules.write(
-        "-A",
-        N.KUBE_EXTERNAL_SERVICES_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        externalFilter.comment,
-        matchPort(lbIP, sp.port),
-        "-j",
-        externalFilter.target,
-      );
-    }
-  }
-
-  if (sp.nodePort !== 0) {
-    // NodePorts are not subject to loadBalancerSourceRanges, and never were.
-    const dport = ["-m", proto, "-p", proto, "--dport", String(sp.nodePort)];
-    if (hasAnyEndpoints) {
-      if (localhostNodePortsEnabled(options) && options.nfacctCounters?.localhostNodePortsAccepted) {
-        topNatRules.write(
-          "-A",
-          N.KUBE_NODEPORTS_CHAIN,
-          "-m",
-          "comment",
-          "--comment",
-          name,
-          "-m",
-          proto,
-          "-p",
-          proto,
-          "-d",
-          "127.0.0.0/8",
-          "--dport",
-          String(sp.nodePort),
-          "-m",
-          "nfacct",
-          "--nfacct-name",
-          LOCALHOST_NODEPORTS_NFACCT,
-          "-j",
-          chains.external,
-        );
-      }
-      topNatRules.write(
-        "-A",
-        N.KUBE_NODEPORTS_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        name,
-        dport,
-        "-j",
-        chains.external,
-      );
-    }
-    if (!hasExternal) {
-      filterRules.write(
-        "-A",
-        N.KUBE_EXTERNAL_SERVICES_CHAIN,
-        "-m",
-        "comment",
-        "--comment",
-        externalFilter.comment,
-        "-m",
-        "addrtype",
-        "--dst-type",
-        "LOCAL",
-        dport,
-        "-j",
-        externalFilter.target,
-      );
-    }
-  }
-
-  if (sp.healthCheckNodePort !== 0) {
-    // The health check must answer whether or not this node has endpoints.
-    filterRules.write(
-      "-A",
-      N.KUBE_NODEPORTS_CHAIN,
-      "-m",
-      "comment",
-      "--comment",
-      quoted(`${name} health check node port`),
-      "-m",
-      "tcp",
-      "-p",
-      "tcp",
-      "--dport",
-      String(sp.healthCheckNodePort),
-      "-j",
-      "ACCEPT",
-    );
-  }
-
-  const outcome = {
-    noLocalInternal: hasAnyEndpoints && !hasInternal,
-    noLocalExternal: hasAnyEndpoints && !hasExternal,
+    name: servicePortNameString(sp.name),
+    proto: sp.protocol.toLowerCase(),
+    chains: N.servicePortChains(sp.name),
+    // KUBE-FW is reached only through the KUBE-SERVICES jump that endpoints bring (see TrafficPolicyOptions).
+    traffic: trafficPolicyPlan(sp, categorized, { firewallRequiresEndpoints: true }),
   };
 
-  if (hasInternal) {
-    const args = [
-      "-m",
-      "comment",
-      "--comment",
-      quoted(`${name} cluster IP`),
-      ...matchPort(sp.clusterIP, sp.port),
-    ];
-    const notLocal = ifNotLocal(options.localDetector);
-    if (options.masqueradeAll) {
-      natRules.write("-A", internalChain, args, "-j", N.KUBE_MARK_MASQ_CHAIN);
-    } else if (notLocal) {
-      // Off-cluster traffic to a ClusterIP (say, through a static route to this node) may
-      // leave the node again towards the endpoint, so it must be masqueraded.
-      natRules.write("-A", internalChain, args, notLocal, "-j", N.KUBE_MARK_MASQ_CHAIN);
+  writeClusterIPDispatch(port);
+  writeExternalIPDispatch(port);
+  writeLoadBalancerDispatch(port);
+  writeNodePortDispatch(port);
+  writeHealthCheckAccept(port);
+
+  writeInternalMasquerade(port);
+  writeExternalChain(port);
+  writeFirewallChain(port);
+  writePolicyChains(port, categorized);
+  writeEndpointChains(ctx, sp, categorized.allReachableEndpoints);
+  return { noLocalInternal: port.traffic.noLocalInternal, noLocalExternal: port.traffic.noLocalExternal };
+}
+
+/** The filter rule's comment and target for traffic that has no endpoint to go to. */
+function noEndpointsFilter(port: PortPlan, route: TrafficRoute): { comment: string; target: string } {
+  return route.noEndpointsVerdict === "reject"
+    ? { comment: quoted(`${port.name} has no endpoints`), target: "REJECT" }
+    : { comment: quoted(`${port.name} has no local endpoints`), target: "DROP" };
+}
+
+/** Drops or rejects external traffic (matched by `match`) that has no endpoint to go to. */
+function writeExternalFilter(port: PortPlan, ...match: readonly Arg[]): void {
+  const filter = noEndpointsFilter(port, port.traffic.external);
+  writeRule(
+    port.ctx.filterRules,
+    N.KUBE_EXTERNAL_SERVICES_CHAIN,
+    filter.comment,
+    ...match,
+    "-j",
+    filter.target,
+  );
+}
+
+// ClusterIP traffic goes straight to its policy chain; with ITP=Local and no endpoint on
+// this node there is nothing to go to and the filter table drops it instead.
+function writeClusterIPDispatch(port: PortPlan): void {
+  const { ctx, sp, traffic } = port;
+  const match = destinationArgs(port.proto, sp.clusterIP, sp.port);
+  if (traffic.internal.hasEndpoints) {
+    const target = policyChain(port.chains, traffic.internal.policy);
+    writeRule(ctx.topNatRules, N.KUBE_SERVICES_CHAIN, quoted(`${port.name} cluster IP`), match, "-j", target);
+    return;
+  }
+  const filter = noEndpointsFilter(port, traffic.internal);
+  writeRule(ctx.filterRules, N.KUBE_SERVICES_CHAIN, filter.comment, match, "-j", filter.target);
+}
+
+function writeExternalIPDispatch(port: PortPlan): void {
+  const { ctx, sp, traffic } = port;
+  const comment = quoted(`${port.name} external IP`);
+  for (const extIP of sp.externalIPs) {
+    const match = destinationArgs(port.proto, extIP, sp.port);
+    if (traffic.hasAnyEndpoints) {
+      writeRule(ctx.topNatRules, N.KUBE_SERVICES_CHAIN, comment, match, "-j", port.chains.external);
+    }
+    if (!traffic.external.hasEndpoints) writeExternalFilter(port, match);
+  }
+}
+
+// Load-balancer traffic enters KUBE-FW instead of KUBE-EXT when source ranges apply.
+function writeLoadBalancerDispatch(port: PortPlan): void {
+  const { ctx, sp, traffic, chains } = port;
+  const target = traffic.usesFirewallChain ? chains.firewall : chains.external;
+  const comment = quoted(`${port.name} loadbalancer IP`);
+  const notAccepted = quoted(`${port.name} traffic not accepted by ${chains.firewall}`);
+  for (const lbIP of sp.loadBalancerVIPs) {
+    const match = destinationArgs(port.proto, lbIP, sp.port);
+    if (traffic.hasAnyEndpoints)
+      writeRule(ctx.topNatRules, N.KUBE_SERVICES_CHAIN, comment, match, "-j", target);
+    // A packet still addressed to the VIP after nat was not accepted by KUBE-FW.
+    if (traffic.usesFirewallChain) {
+      writeRule(ctx.filterRules, N.KUBE_PROXY_FIREWALL_CHAIN, notAccepted, match, "-j", "DROP");
     }
   }
+  if (traffic.external.hasEndpoints) return;
+  for (const lbIP of sp.loadBalancerVIPs)
+    writeExternalFilter(port, destinationArgs(port.proto, lbIP, sp.port));
+}
 
-  if (usesExternalChain) {
-    natChains.write(chainLine(chains.external));
-    ctx.activeNATChains.add(chains.external);
-    if (!sp.externalPolicyLocal) {
-      // Endpoints may be on another node: masquerade so the replies come back through us.
-      natRules.write(
-        "-A",
-        chains.external,
-        "-m",
-        "comment",
-        "--comment",
-        quoted(`masquerade traffic for ${name} external destinations`),
+// NodePorts are not subject to loadBalancerSourceRanges, and never were.
+function writeNodePortDispatch(port: PortPlan): void {
+  const { ctx, sp, traffic, proto } = port;
+  if (sp.nodePort === 0) return;
+  const nodePort = String(sp.nodePort);
+  if (traffic.hasAnyEndpoints) {
+    const { options, topNatRules } = ctx;
+    if (localhostNodePortsEnabled(options) && options.nfacctCounters?.localhostNodePortsAccepted) {
+      writeRule(
+        topNatRules,
+        N.KUBE_NODEPORTS_CHAIN,
+        port.name,
+        protocolArgs(proto),
+        ["-d", "127.0.0.0/8", "--dport", nodePort],
+        ["-m", "nfacct", "--nfacct-name", LOCALHOST_NODEPORTS_NFACCT],
         "-j",
-        N.KUBE_MARK_MASQ_CHAIN,
-      );
-    } else {
-      const local = ifLocal(options.localDetector);
-      if (local) {
-        // Pods reaching an external address behave as if they went out to the load
-        // balancer and came back: no traffic policy applies to them.
-        natRules.write(
-          "-A",
-          chains.external,
-          "-m",
-          "comment",
-          "--comment",
-          quoted(`pod traffic for ${name} external destinations`),
-          local,
-          "-j",
-          chains.clusterPolicy,
-        );
-      }
-      // The host's own traffic has a local source address (often the VIP itself) and
-      // needs SNAT to get its replies.
-      natRules.write(
-        "-A",
-        chains.external,
-        "-m",
-        "comment",
-        "--comment",
-        quoted(`masquerade LOCAL traffic for ${name} external destinations`),
-        "-m",
-        "addrtype",
-        "--src-type",
-        "LOCAL",
-        "-j",
-        N.KUBE_MARK_MASQ_CHAIN,
-      );
-      natRules.write(
-        "-A",
-        chains.external,
-        "-m",
-        "comment",
-        "--comment",
-        quoted(`route LOCAL traffic for ${name} external destinations`),
-        "-m",
-        "addrtype",
-        "--src-type",
-        "LOCAL",
-        "-j",
-        chains.clusterPolicy,
+        port.chains.external,
       );
     }
-    if (hasExternal) natRules.write("-A", chains.external, "-j", externalPolicyChain);
-  }
-
-  if (usesFirewall) {
-    natChains.write(chainLine(chains.firewall));
-    ctx.activeNATChains.add(chains.firewall);
-    // Source ranges only work for load balancers that keep the client's address.
-    const head = ["-A", chains.firewall, "-m", "comment", "--comment", quoted(`${name} loadbalancer IP`)];
-    for (const cidr of sp.loadBalancerSourceRanges) natRules.write(head, "-s", cidr, "-j", chains.external);
-    // A VIP is often also a local address, so the node's own request to it loops back with
-    // the VIP as source; allow that when the ranges allow the node.
-    if (sourceRangesContain(sp, options.nodeIP)) {
-      for (const lbIP of sp.loadBalancerVIPs) natRules.write(head, "-s", lbIP, "-j", chains.external);
-    }
-    // Falling off the end leaves the packet un-DNATed, for KUBE-PROXY-FIREWALL to drop.
-    natRules.write(
-      "-A",
-      chains.firewall,
-      "-m",
-      "comment",
-      "--comment",
-      quoted(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`),
+    writeRule(
+      topNatRules,
+      N.KUBE_NODEPORTS_CHAIN,
+      port.name,
+      protocolArgs(proto),
+      "--dport",
+      nodePort,
+      "-j",
+      port.chains.external,
     );
   }
-
-  if (usesClusterChain) {
-    natChains.write(chainLine(chains.clusterPolicy));
-    ctx.activeNATChains.add(chains.clusterPolicy);
-    writeServiceToEndpointRules(ctx, sp, chains.clusterPolicy, clusterEndpoints ?? []);
+  if (!traffic.external.hasEndpoints) {
+    writeExternalFilter(
+      port,
+      ["-m", "addrtype", "--dst-type", "LOCAL"],
+      protocolArgs(proto),
+      "--dport",
+      nodePort,
+    );
   }
-  if (usesLocalChain) {
-    natChains.write(chainLine(chains.localPolicy));
-    ctx.activeNATChains.add(chains.localPolicy);
-    writeServiceToEndpointRules(ctx, sp, chains.localPolicy, localEndpoints ?? []);
-  }
+}
 
-  writeEndpointChains(ctx, sp, allReachableEndpoints);
-  return outcome;
+// The health check must answer whether or not this node has endpoints.
+function writeHealthCheckAccept(port: PortPlan): void {
+  const { ctx, sp } = port;
+  if (sp.healthCheckNodePort === 0) return;
+  writeRule(
+    ctx.filterRules,
+    N.KUBE_NODEPORTS_CHAIN,
+    quoted(`${port.name} health check node port`),
+    protocolArgs("tcp"),
+    "--dport",
+    String(sp.healthCheckNodePort),
+    "-j",
+    "ACCEPT",
+  );
 }

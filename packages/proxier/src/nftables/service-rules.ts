@@ -2,9 +2,15 @@
 import type { EndpointInfo } from "../model/endpoint.js";
 import { endpointString } from "../model/endpoint.js";
 import { nftLocalMatch } from "../model/local-detector.js";
-import { externallyAccessible, type ServicePortInfo, sourceRangesContain } from "../model/service-port.js";
+import { type ServicePortInfo, sourceRangesContain } from "../model/service-port.js";
 import { servicePortNameString } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";
+import {
+  policyChain,
+  type TrafficPolicyPlan,
+  type TrafficRoute,
+  trafficPolicyPlan,
+} from "../model/traffic-policy.js";
 import type { ElementStore } from "./element-store.js";
 import * as N from "./names.js";
 import { addrType, ipX, type NFTablesOptions, setMasqueradeMark } from "./options.js";
@@ -48,26 +54,75 @@ function rule(ctx: ServicePortContext, chain: string, text: string, comment?: st
   ctx.tx.add({ kind: "rule", chain, rule: text, comment });
 }
 
+/** One Service port being written, with its names and the traffic-policy decision. */
+interface PortPlan {
+  readonly ctx: ServicePortContext;
+  readonly sp: ServicePortInfo;
+  /** Lower-case protocol, as element keys and matches take it. */
+  readonly proto: string;
+  readonly port: string;
+  /** "ns/svc:port", the comment of no-endpoint elements. */
+  readonly name: string;
+  readonly chains: N.ServicePortChainNames;
+  readonly traffic: TrafficPolicyPlan;
+}
+
 export function writeServicePort(
   ctx: ServicePortContext,
   sp: ServicePortInfo,
   endpoints: readonly EndpointInfo[],
 ): ServicePortOutcome {
   const { options } = ctx;
-  const ip = ipX(options);
-  const proto = sp.protocol.toLowerCase();
-  const port = String(sp.port);
-  const nameString = servicePortNameString(sp.name);
-  const chains = N.servicePortChainNames(sp.name);
-  const affinity = sp.stickyMaxAgeSeconds > 0;
-  const { clusterEndpoints, localEndpoints, allReachableEndpoints, hasAnyEndpoints } = categorizeEndpoints(
-    endpoints,
+  const categorized = categorizeEndpoints(endpoints, sp, options.nodeName, options.nodeLabels);
+  const port: PortPlan = {
+    ctx,
     sp,
-    options.nodeName,
-    options.nodeLabels,
-  );
+    proto: sp.protocol.toLowerCase(),
+    port: String(sp.port),
+    name: servicePortNameString(sp.name),
+    chains: N.servicePortChainNames(sp.name),
+    // firewall-check filters source ranges before DNAT, endpoints or not (see TrafficPolicyOptions).
+    traffic: trafficPolicyPlan(sp, categorized, { firewallRequiresEndpoints: false }),
+  };
+  const { traffic, chains } = port;
+  const reachable = categorized.allReachableEndpoints;
 
-  for (const ep of allReachableEndpoints) {
+  ensureEndpointState(port, reachable);
+  if (traffic.usesClusterPolicyChain) ensureChain(ctx, chains.clusterPolicy);
+  if (traffic.usesLocalPolicyChain) ensureChain(ctx, chains.localPolicy);
+  if (traffic.usesExternalChain) ensureChain(ctx, chains.external);
+
+  ensureClusterIPElements(port);
+  ensureExternalIPElements(port);
+  ensureLoadBalancerElements(port);
+  ensureNodePortElements(port);
+
+  const outcome = { noLocalInternal: traffic.noLocalInternal, noLocalExternal: traffic.noLocalExternal };
+  if (ctx.skipChains) return outcome;
+
+  writeExternalChain(port);
+  writeFirewallChain(port);
+  if (sp.stickyMaxAgeSeconds > 0) writeAffinitySets(port, reachable);
+  if (traffic.usesClusterPolicyChain) {
+    writeLoadBalancing(ctx, sp, chains.clusterPolicy, categorized.clusterEndpoints ?? []);
+  }
+  if (traffic.usesLocalPolicyChain) {
+    writeLoadBalancing(ctx, sp, chains.localPolicy, categorized.localEndpoints ?? []);
+  }
+  if (sp.stickyMaxAgeSeconds > 0) writeAffinityEndpointChains(port, reachable);
+  return outcome;
+}
+
+/** The verdict of a no-endpoint-services/-nodeports element. */
+function noEndpointsVerdict(route: TrafficRoute): string {
+  return route.noEndpointsVerdict === "reject" ? `goto ${N.REJECT_CHAIN}` : "drop";
+}
+
+/** The hairpin elements, and with affinity each endpoint's chain and set. */
+function ensureEndpointState(port: PortPlan, endpoints: readonly EndpointInfo[]): void {
+  const { ctx, sp, proto } = port;
+  const affinity = sp.stickyMaxAgeSeconds > 0;
+  for (const ep of endpoints) {
     // The hairpin set is shared, so its elements are kept even when the chains are skipped.
     if (ep.isLocal) ensure(ctx, "hairpin-connections", [ep.ip, ep.ip, proto, String(ep.port)]);
     if (!affinity) continue;
@@ -77,118 +132,124 @@ export function writeServicePort(
     ctx.activeAffinitySets.add(set);
     ctx.record.affinitySets.push(set);
   }
-  const usesClusterChain = (clusterEndpoints?.length ?? 0) > 0;
-  if (usesClusterChain) ensureChain(ctx, chains.clusterPolicy);
-  const usesLocalChain = (localEndpoints?.length ?? 0) > 0;
-  if (usesLocalChain) ensureChain(ctx, chains.localPolicy);
+}
 
-  // ClusterIP traffic goes to the policy chain directly; hasInternal is false when ITP=Local
-  // and this node has no endpoint, in which case the traffic is dropped.
-  const internalChain = sp.internalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
-  const hasInternal = hasAnyEndpoints && (!sp.internalPolicyLocal || usesLocalChain);
-  // External traffic always enters the "external-" chain, which short-circuits some sources
-  // before handing over to the policy chain; hasExternal is false for ETP=Local without a
-  // local endpoint, but the chain is still needed for the short-circuit rules.
-  const externalPolicyChain = sp.externalPolicyLocal ? chains.localPolicy : chains.clusterPolicy;
-  const hasExternal = hasAnyEndpoints && (!sp.externalPolicyLocal || usesLocalChain);
-  const usesExternalChain = hasAnyEndpoints && externallyAccessible(sp);
-  if (usesExternalChain) ensureChain(ctx, chains.external);
-
-  const reject = `goto ${N.REJECT_CHAIN}`;
-  const internalVerdict = hasAnyEndpoints ? "drop" : reject;
-  const externalVerdict = hasAnyEndpoints ? "drop" : reject;
-
+// ClusterIP traffic goes to the policy chain directly; without internal endpoints (ITP=Local
+// and none on this node) it is dropped instead.
+function ensureClusterIPElements(port: PortPlan): void {
+  const { ctx, sp, proto, traffic } = port;
+  const key = [sp.clusterIP, proto, port.port];
   ensure(ctx, "cluster-ips", [sp.clusterIP]);
-  if (hasInternal) {
-    ensure(ctx, "service-ips", [sp.clusterIP, proto, port], [`goto ${internalChain}`]);
+  if (traffic.internal.hasEndpoints) {
+    ensure(ctx, "service-ips", key, [`goto ${policyChain(port.chains, traffic.internal.policy)}`]);
   } else {
-    ensure(ctx, "no-endpoint-services", [sp.clusterIP, proto, port], [internalVerdict], nameString);
+    ensure(ctx, "no-endpoint-services", key, [noEndpointsVerdict(traffic.internal)], port.name);
   }
+}
+
+function ensureExternalIPElements(port: PortPlan): void {
+  const { ctx, sp, proto, traffic } = port;
   for (const extIP of sp.externalIPs) {
-    if (hasAnyEndpoints) ensure(ctx, "service-ips", [extIP, proto, port], [`goto ${chains.external}`]);
-    if (!hasExternal) {
-      ensure(ctx, "no-endpoint-services", [extIP, proto, port], [externalVerdict], nameString);
+    const key = [extIP, proto, port.port];
+    if (traffic.hasAnyEndpoints) ensure(ctx, "service-ips", key, [`goto ${port.chains.external}`]);
+    if (!traffic.external.hasEndpoints) {
+      ensure(ctx, "no-endpoint-services", key, [noEndpointsVerdict(traffic.external)], port.name);
     }
   }
-  const usesFirewall = sp.loadBalancerVIPs.length > 0 && sp.loadBalancerSourceRanges.length > 0;
-  if (usesFirewall) ensureChain(ctx, chains.firewall);
+}
+
+function ensureLoadBalancerElements(port: PortPlan): void {
+  const { ctx, sp, proto, traffic, chains } = port;
+  if (traffic.usesFirewallChain) ensureChain(ctx, chains.firewall);
   for (const lbIP of sp.loadBalancerVIPs) {
-    if (hasAnyEndpoints) ensure(ctx, "service-ips", [lbIP, proto, port], [`goto ${chains.external}`]);
-    if (usesFirewall) ensure(ctx, "firewall-ips", [lbIP, proto, port], [`goto ${chains.firewall}`]);
+    const key = [lbIP, proto, port.port];
+    if (traffic.hasAnyEndpoints) ensure(ctx, "service-ips", key, [`goto ${chains.external}`]);
+    if (traffic.usesFirewallChain) ensure(ctx, "firewall-ips", key, [`goto ${chains.firewall}`]);
   }
-  if (!hasExternal) {
-    for (const lbIP of sp.loadBalancerVIPs) {
-      ensure(ctx, "no-endpoint-services", [lbIP, proto, port], [externalVerdict], nameString);
+  if (traffic.external.hasEndpoints) return;
+  for (const lbIP of sp.loadBalancerVIPs) {
+    const key = [lbIP, proto, port.port];
+    ensure(ctx, "no-endpoint-services", key, [noEndpointsVerdict(traffic.external)], port.name);
+  }
+}
+
+// NodePorts are not subject to loadBalancerSourceRanges, and never were.
+function ensureNodePortElements(port: PortPlan): void {
+  const { ctx, sp, traffic } = port;
+  if (sp.nodePort === 0) return;
+  const key = [port.proto, String(sp.nodePort)];
+  if (traffic.hasAnyEndpoints) ensure(ctx, "service-nodeports", key, [`goto ${port.chains.external}`]);
+  if (!traffic.external.hasEndpoints) {
+    ensure(ctx, "no-endpoint-nodeports", key, [noEndpointsVerdict(traffic.external)], port.name);
+  }
+}
+
+/**
+ * External traffic always enters the "external-" chain, which short-circuits some sources
+ * before handing over to the policy chain; the chain is needed for those rules even when
+ * ETP=Local finds no local endpoint.
+ */
+function writeExternalChain(port: PortPlan): void {
+  const { ctx, traffic, chains } = port;
+  if (!traffic.usesExternalChain) return;
+  const setMark = setMasqueradeMark(ctx.options);
+  if (traffic.external.policy === "cluster") {
+    // Endpoints may be on another node: masquerade so replies come back through us.
+    rule(ctx, chains.external, setMark, "masquerade");
+  } else {
+    // Pods reaching an external IP behave as if they went out to the LB and back in:
+    // no traffic policy applies to them.
+    const local = nftLocalMatch(ctx.options.localDetector, false);
+    if (local !== null) {
+      rule(ctx, chains.external, `${local} goto ${chains.clusterPolicy}`, "short-circuit pod traffic");
     }
+    // The host's own traffic has a local source address and needs SNAT to get replies.
+    rule(ctx, chains.external, `fib saddr type local ${setMark}`, "masquerade local traffic");
+    rule(
+      ctx,
+      chains.external,
+      `fib saddr type local goto ${chains.clusterPolicy}`,
+      "short-circuit local traffic",
+    );
   }
-  if (sp.nodePort !== 0) {
-    // NodePorts are not subject to loadBalancerSourceRanges, and never were.
-    const key = [proto, String(sp.nodePort)];
-    if (hasAnyEndpoints) ensure(ctx, "service-nodeports", key, [`goto ${chains.external}`]);
-    if (!hasExternal) ensure(ctx, "no-endpoint-nodeports", key, [externalVerdict], nameString);
+  if (traffic.external.hasEndpoints) {
+    rule(ctx, chains.external, `goto ${policyChain(chains, traffic.external.policy)}`);
   }
+}
 
-  const outcome = {
-    noLocalInternal: hasAnyEndpoints && !hasInternal,
-    noLocalExternal: hasAnyEndpoints && !hasExternal,
-  };
-  if (ctx.skipChains) return outcome;
+function writeFirewallChain(port: PortPlan): void {
+  const { ctx, sp } = port;
+  if (!port.traffic.usesFirewallChain) return;
+  const sources = [...sp.loadBalancerSourceRanges];
+  // A VIP is often also a local address, so the node's own request to it arrives with the
+  // VIP as source; allow that when the ranges allow the node.
+  if (sourceRangesContain(sp, ctx.options.nodeIP)) sources.push(...sp.loadBalancerVIPs);
+  rule(ctx, port.chains.firewall, `${ipX(ctx.options)} saddr != { ${sources.join(" , ")} } drop`);
+}
 
-  const setMark = setMasqueradeMark(options);
-  if (usesExternalChain) {
-    if (!sp.externalPolicyLocal) {
-      // Endpoints may be on another node: masquerade so replies come back through us.
-      rule(ctx, chains.external, setMark, "masquerade");
-    } else {
-      // Pods reaching an external IP behave as if they went out to the LB and back in:
-      // no traffic policy applies to them.
-      const local = nftLocalMatch(options.localDetector, false);
-      if (local !== null) {
-        rule(ctx, chains.external, `${local} goto ${chains.clusterPolicy}`, "short-circuit pod traffic");
-      }
-      // The host's own traffic has a local source address and needs SNAT to get replies.
-      rule(ctx, chains.external, `fib saddr type local ${setMark}`, "masquerade local traffic");
-      rule(
-        ctx,
-        chains.external,
-        `fib saddr type local goto ${chains.clusterPolicy}`,
-        "short-circuit local traffic",
-      );
-    }
-    if (hasExternal) rule(ctx, chains.external, `goto ${externalPolicyChain}`);
+// Affinity is per source IP and ServicePort, whichever service IP was used.
+function writeAffinitySets(port: PortPlan, endpoints: readonly EndpointInfo[]): void {
+  const { ctx, sp } = port;
+  for (const ep of endpoints) {
+    ctx.tx.add({
+      kind: "set",
+      name: N.affinitySetName(sp.name, ep),
+      type: addrType(ctx.options),
+      flags: ["dynamic", "timeout"],
+      timeout: sp.stickyMaxAgeSeconds,
+    });
   }
+}
 
-  if (usesFirewall) {
-    const sources = [...sp.loadBalancerSourceRanges];
-    // A VIP is often also a local address, so the node's own request to it arrives with the
-    // VIP as source; allow that when the ranges allow the node.
-    if (sourceRangesContain(sp, options.nodeIP)) sources.push(...sp.loadBalancerVIPs);
-    rule(ctx, chains.firewall, `${ip} saddr != { ${sources.join(" , ")} } drop`);
+/** With affinity, each endpoint's chain records the client, then DNATs. */
+function writeAffinityEndpointChains(port: PortPlan, endpoints: readonly EndpointInfo[]): void {
+  const { ctx, sp, proto } = port;
+  const ip = ipX(ctx.options);
+  for (const ep of endpoints) {
+    const chain = N.endpointChainName(sp.name, ep);
+    rule(ctx, chain, `update @${N.affinitySetName(sp.name, ep)} { ${ip} saddr }`);
+    rule(ctx, chain, `meta l4proto ${proto} dnat to ${endpointString(ep)}`);
   }
-
-  if (affinity) {
-    for (const ep of allReachableEndpoints) {
-      // Affinity is per source IP and ServicePort, whichever service IP was used.
-      ctx.tx.add({
-        kind: "set",
-        name: N.affinitySetName(sp.name, ep),
-        type: addrType(options),
-        flags: ["dynamic", "timeout"],
-        timeout: sp.stickyMaxAgeSeconds,
-      });
-    }
-  }
-  if (usesClusterChain) writeLoadBalancing(ctx, sp, chains.clusterPolicy, clusterEndpoints ?? []);
-  if (usesLocalChain) writeLoadBalancing(ctx, sp, chains.localPolicy, localEndpoints ?? []);
-
-  if (affinity) {
-    for (const ep of allReachableEndpoints) {
-      const chain = N.endpointChainName(sp.name, ep);
-      rule(ctx, chain, `update @${N.affinitySetName(sp.name, ep)} { ${ip} saddr }`);
-      rule(ctx, chain, `meta l4proto ${proto} dnat to ${endpointString(ep)}`);
-    }
-  }
-  return outcome;
 }
 
 /**
