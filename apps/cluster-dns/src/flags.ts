@@ -1,4 +1,11 @@
 import { availableParallelism } from "node:os";
+import {
+  type CustomKind,
+  FlagError,
+  type FlagSet,
+  parseFlags as parseFlagSet,
+  usage,
+} from "@switchyard/kube/flags";
 
 /** The command line CoreDNS 1.14 has, as far as a cluster DNS server needs it. */
 export interface Flags {
@@ -16,26 +23,52 @@ export interface Flags {
   extraArgs: string[];
 }
 
-export class FlagError extends Error {
-  override name = "FlagError";
-}
-
-type Kind = "string" | "port" | "bool" | "workers";
-
-const SPEC: Record<string, { kind: Kind; key: keyof Flags }> = {
-  conf: { kind: "string", key: "conf" },
-  "dns.port": { kind: "port", key: "dnsPort" },
-  // CoreDNS registers -p as a second name of the same variable.
-  p: { kind: "port", key: "dnsPort" },
-  version: { kind: "bool", key: "version" },
-  plugins: { kind: "bool", key: "plugins" },
-  quiet: { kind: "bool", key: "quiet" },
-  pidfile: { kind: "string", key: "pidfile" },
-  workers: { kind: "workers", key: "workers" },
-};
+export { FlagError } from "@switchyard/kube/flags";
 
 /** The most worker processes `-workers` takes; more than the cores only costs memory. */
 const MAX_WORKERS = 64;
+
+/** CoreDNS declares its port as a string flag; help names the type as it does. */
+const PORT: CustomKind = {
+  type: "string",
+  read: (raw) => (/^\d{1,5}$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined),
+  invalid: "not a port",
+};
+
+type ParsedFields = Omit<Flags, "extraArgs">;
+
+/** CoreDNS 1.14's flags (and -workers), with its help texts; `cores` is what `-workers auto` means. */
+function flagSet(cores: number): FlagSet<ParsedFields> {
+  const workers: CustomKind = {
+    type: "string",
+    read: (raw) => {
+      const n = raw === "auto" ? cores : /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+      return n >= 1 && n <= MAX_WORKERS ? n : undefined;
+    },
+    invalid: `not "auto" or 1-${MAX_WORKERS}`,
+  };
+  return {
+    dialect: "go",
+    plainBools: true,
+    defaults: { dnsPort: 53, version: false, plugins: false, quiet: false, workers: 1 },
+    flags: [
+      { name: "conf", kind: "string", field: "conf", help: 'Corefile to load (default "Corefile")' },
+      { name: "dns.port", kind: PORT, field: "dnsPort", help: 'Default port (default "53")' },
+      // CoreDNS registers -p as a second name of the same variable.
+      { name: "p", kind: PORT, field: "dnsPort", help: 'Default port (default "53")' },
+      { name: "version", kind: "bool", field: "version", help: "Show version" },
+      { name: "plugins", kind: "bool", field: "plugins", help: "List installed plugins" },
+      { name: "quiet", kind: "bool", field: "quiet", help: "Quiet mode (no initialization output)" },
+      { name: "pidfile", kind: "string", field: "pidfile", help: "Path to write pid file" },
+      {
+        name: "workers",
+        kind: workers,
+        field: "workers",
+        help: 'Processes serving DNS, or "auto" for one per core (default "1")',
+      },
+    ],
+  };
+}
 
 /**
  * Parses flags the way Go's flag package does: `-name value`, `-name=value`, one or two dashes, bare
@@ -43,75 +76,12 @@ const MAX_WORKERS = 64;
  * extraArgs. A bad flag is a FlagError naming the culprit.
  */
 export function parseFlags(argv: readonly string[], cores = availableParallelism()): Flags {
-  const flags: Flags = {
-    dnsPort: 53,
-    version: false,
-    plugins: false,
-    quiet: false,
-    workers: 1,
-    extraArgs: [],
-  };
-  const set = flags as unknown as Record<string, unknown>;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === "--") {
-      flags.extraArgs = argv.slice(i + 1);
-      break;
-    }
-    const m = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
-    if (!m?.[1] || arg === "-") {
-      flags.extraArgs = argv.slice(i);
-      break;
-    }
-    const name = m[1];
-    const spec = SPEC[name];
-    if (!spec) throw new FlagError(`flag provided but not defined: -${name}`);
-    let value = m[2];
-    if (spec.kind === "bool") {
-      if (value !== undefined && !/^(true|false|1|0)$/.test(value))
-        throw new FlagError(`invalid boolean value "${value}" for -${name}`);
-      set[spec.key] = value === undefined || value === "true" || value === "1";
-      continue;
-    }
-    if (value === undefined) {
-      value = argv[++i];
-      if (value === undefined) throw new FlagError(`flag needs an argument: -${name}`);
-    }
-    if (spec.kind === "workers") {
-      const n = value === "auto" ? cores : /^\d{1,3}$/.test(value) ? Number(value) : Number.NaN;
-      if (!(n >= 1 && n <= MAX_WORKERS))
-        throw new FlagError(`invalid value "${value}" for flag -${name}: not "auto" or 1-${MAX_WORKERS}`);
-      set[spec.key] = n;
-    } else if (spec.kind === "port") {
-      const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
-      if (!(port >= 0 && port <= 65535))
-        throw new FlagError(`invalid value "${value}" for flag -${name}: not a port`);
-      set[spec.key] = port;
-    } else {
-      set[spec.key] = value;
-    }
-  }
+  const { values, rest } = parseFlagSet(flagSet(cores), argv);
+  const flags: Flags = { ...values, extraArgs: [...rest] };
   // Each worker of -workers reads the Corefile itself, and a pipe can be read only once.
   if (flags.conf === "stdin" && flags.workers > 1)
     throw new FlagError("-conf stdin takes -workers 1 (each worker reads the Corefile itself)");
   return flags;
 }
 
-export const USAGE = `Usage of switchyard-dns:
-  -conf string
-    \tCorefile to load (default "Corefile")
-  -dns.port string
-    \tDefault port (default "53")
-  -p string
-    \tDefault port (default "53")
-  -pidfile string
-    \tPath to write pid file
-  -plugins
-    \tList installed plugins
-  -quiet
-    \tQuiet mode (no initialization output)
-  -version
-    \tShow version
-  -workers string
-    \tProcesses serving DNS, or "auto" for one per core (default "1")
-`;
+export const USAGE = usage(flagSet(1), "switchyard-dns");

@@ -14,7 +14,6 @@ export {
   parseHostPort,
   usage,
 } from "./cli/flags.js";
-export { parseGoBool, parseGoBoolMap, parseGoFloat, parseGoInt } from "./cli/go-values.js";
 export { IGNORED_FLAGS, ignoredFlagNotes } from "./cli/ignored-flags.js";
 export { EndpointSliceController, StaleInformerCacheError } from "./endpointslice-controller.js";
 export { type MainIO, main } from "./main.js";

@@ -1,3 +1,4 @@
+import { type FlagSpec, parseHostPort } from "@switchyard/kube/flags";
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
@@ -43,28 +44,15 @@ export interface ControllerFlags {
   given: string[];
 }
 
-/** How a flag's value is read; { min, max } is a base-0 integer in that range. */
-export type Kind =
-  | "string"
-  | "bool"
-  | "duration"
-  | "float"
-  | "ip"
-  | "list"
-  | "bool-map"
-  | { min: number; max: number };
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 
-export interface FlagSpec {
-  name: string;
-  kind: Kind;
-  field: Exclude<keyof ControllerFlags, "given">;
-  help: string;
+function hostPortCheck(address: string): string | undefined {
+  return parseHostPort(address) === undefined ? "want host:port" : undefined;
 }
 
-const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 const IGNORED = "Accepted for kube-controller-manager compatibility; ignored (see README).";
 
-export const spec: FlagSpec[] = [
+export const spec: FlagSpec<ControllerFlags>[] = [
   {
     name: "kubeconfig",
     kind: "string",
@@ -168,12 +156,14 @@ export const spec: FlagSpec[] = [
     kind: "string",
     field: "metricsBindAddress",
     help: 'host:port for /metrics (and health unless --healthz-bind-address); "0" disables.',
+    check: (address) => (address === "0" ? undefined : hostPortCheck(address)),
   },
   {
     name: "healthz-bind-address",
     kind: "string",
     field: "healthzBindAddress",
     help: "host:port for /healthz, /livez and /readyz on their own listener.",
+    check: hostPortCheck,
   },
   { name: "v", kind: INT32, field: "verbosity", help: "Log verbosity; 0 is quiet." },
   { name: "help", kind: "bool", field: "help", help: "Print this help." },

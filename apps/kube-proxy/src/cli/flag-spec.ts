@@ -1,0 +1,366 @@
+import { isIP } from "node:net";
+import { parseHostPort } from "@switchyard/kube/flags";
+import { masterURL } from "../client-config.js";
+import type { ProxyConfig } from "../config/config.js";
+import { count, nonNegativeDuration, oneOf, type ProxyFlag } from "./proxy-flags.js";
+import { UPSTREAM_EXTRA_FLAGS } from "./upstream-extra-flags.js";
+
+/**
+ * An IP or IP:port, or "" to disable, as upstream's IPPortVar takes it. A bare IP gets its port from
+ * --healthz-port/--metrics-port (their defaults otherwise) when the proxy runs; see withDeprecatedPorts.
+ */
+function hostPortCheck(address: string): string | undefined {
+  const hp = parseHostPort(address);
+  const ok = address === "" || isIP(address) !== 0 || (hp !== undefined && isIP(hp.host) !== 0);
+  return ok ? undefined : "want IP or IP:port, or empty to disable";
+}
+
+/** What upstream's validation accepts for ipvs.scheduler. */
+const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh"];
+
+const nonEmpty = (items: readonly string[]) => items.filter((s) => s !== "");
+
+/** kube-proxy's flags, in the order help lists them. */
+export const SPEC: readonly ProxyFlag[] = [
+  {
+    name: "config",
+    kind: "string",
+    field: "config",
+    help: "Path to a KubeProxyConfiguration file; most flags are then ignored.",
+  },
+  {
+    name: "proxy-mode",
+    kind: "string",
+    field: "proxyMode",
+    help: "iptables (default), nftables or ipvs.",
+    check: oneOf(["", "iptables", "nftables", "ipvs"], "want iptables, nftables or ipvs"),
+    toConfig: (c, mode) => {
+      c.mode = mode as ProxyConfig["mode"];
+    },
+  },
+  {
+    name: "hostname-override",
+    kind: "string",
+    field: "hostnameOverride",
+    help: "The Node name to act for, instead of the hostname.",
+    overridesConfig: true,
+    check: (name) => (name.trim() === "" ? "must not be empty" : undefined),
+    toConfig: (c, name) => {
+      c.hostnameOverride = name.trim().toLowerCase();
+    },
+  },
+  {
+    name: "cluster-cidr",
+    kind: "string",
+    field: "clusterCIDR",
+    help: "Pod CIDR(s), comma-separated; traffic from outside is masqueraded.",
+    toConfig: (c, cidrs) => {
+      c.clusterCIDR = cidrs;
+    },
+  },
+  {
+    name: "kubeconfig",
+    kind: "string",
+    field: "kubeconfig",
+    help: "Path to a kubeconfig; in-cluster config when unset.",
+    toConfig: (c, path) => {
+      c.kubeconfig = path;
+    },
+  },
+  {
+    name: "bind-address",
+    kind: "string",
+    field: "bindAddress",
+    help: "Overrides the node's primary IP (nothing binds to it).",
+    toConfig: (c, ip) => {
+      c.bindAddress = ip;
+    },
+  },
+  {
+    name: "bind-address-hard-fail",
+    kind: "bool",
+    field: "bindAddressHardFail",
+    help: "Exit when the metrics or healthz port cannot be bound (else it is retried every 5s).",
+    toConfig: (c, hardFail) => {
+      c.bindAddressHardFail = hardFail;
+    },
+  },
+  { name: "cleanup", kind: "bool", field: "cleanup", help: "Remove every rule any mode wrote, then exit." },
+  {
+    // Not a config field upstream (an Options field), so it applies with --config too.
+    name: "init-only",
+    kind: "bool",
+    field: "initOnly",
+    help: "Read the Node, apply the kernel settings that need root (conntrack, IPVS, route_localnet), then exit.",
+  },
+  {
+    // As --init-only, an Options field upstream: a --config file does not replace it.
+    name: "master",
+    kind: "string",
+    field: "master",
+    help: "The API server's address (URL, or host:port for plain http), overriding the kubeconfig's server.",
+    check: (address) =>
+      address !== "" && masterURL(address) === undefined
+        ? "want a URL such as https://10.0.0.1:6443, or host:port"
+        : undefined,
+  },
+  {
+    name: "write-config-to",
+    kind: "string",
+    field: "writeConfigTo",
+    help: "Write the configuration (defaults and flags, or the --config file) to this file and exit.",
+  },
+  {
+    name: "version",
+    kind: "string",
+    bare: "true",
+    field: "version",
+    help: "Print the version and exit (--version=raw for details).",
+    check: oneOf(["true", "false", "1", "0", "raw"], "want true, false or raw"),
+  },
+  {
+    name: "metrics-bind-address",
+    kind: "string",
+    field: "metricsBindAddress",
+    help: "host:port for /metrics (default 127.0.0.1:10249, loopback only, as upstream); empty disables.",
+    check: hostPortCheck,
+    toConfig: (c, address) => {
+      c.metricsBindAddress = address;
+    },
+  },
+  {
+    name: "healthz-bind-address",
+    kind: "string",
+    field: "healthzBindAddress",
+    help: "host:port for /healthz and /livez (default 0.0.0.0:10256, as upstream); empty disables.",
+    check: hostPortCheck,
+    toConfig: (c, address) => {
+      c.healthzBindAddress = address;
+    },
+  },
+  {
+    name: "nodeport-addresses",
+    kind: "list",
+    field: "nodePortAddresses",
+    help: "CIDRs or 'primary' whose node IPs accept NodePorts (default: all in iptables, primary in nftables).",
+    toConfig: (c, addresses) => {
+      c.nodePortAddresses = nonEmpty(addresses);
+    },
+  },
+  {
+    name: "masquerade-all",
+    kind: "bool",
+    field: "masqueradeAll",
+    help: "SNAT all traffic to ClusterIPs.",
+    toConfig: (c, all) => {
+      c.iptables.masqueradeAll = c.nftables.masqueradeAll = all;
+    },
+  },
+  {
+    name: "iptables-masquerade-bit",
+    kind: { min: 0, max: 31, decimal: true },
+    field: "masqueradeBit",
+    help: "Packet-mark bit that requests SNAT (0..31, default 14).",
+    toConfig: (c, bit) => {
+      c.iptables.masqueradeBit = c.nftables.masqueradeBit = bit;
+    },
+  },
+  {
+    name: "iptables-localhost-nodeports",
+    kind: "bool",
+    field: "localhostNodePorts",
+    help: "Accept NodePorts on 127.0.0.1 in iptables mode (default true).",
+    toConfig: (c, accept) => {
+      c.iptables.localhostNodePorts = accept;
+    },
+  },
+  {
+    // Upstream's generic minSyncPeriod: iptables and nftables mode both (options.go processV1Alpha1Flags).
+    name: "iptables-min-sync-period",
+    ...nonNegativeDuration,
+    field: "iptablesMinSyncPeriodMs",
+    help: "Minimum time between rule syncs in iptables and nftables mode (default 1s).",
+    toConfig: (c, ms) => {
+      c.iptables.minSyncPeriodMs = c.nftables.minSyncPeriodMs = ms;
+    },
+  },
+  {
+    name: "iptables-sync-period",
+    ...nonNegativeDuration,
+    field: "iptablesSyncPeriodMs",
+    help: "Full resync interval in iptables and nftables mode (default 30s).",
+    toConfig: (c, ms) => {
+      c.iptables.syncPeriodMs = c.nftables.syncPeriodMs = ms;
+    },
+  },
+  {
+    name: "nftables-min-sync-period",
+    ...nonNegativeDuration,
+    field: "nftablesMinSyncPeriodMs",
+    help: "Minimum time between nftables syncs (default 1s).",
+    toConfig: (c, ms) => {
+      c.nftables.minSyncPeriodMs = ms;
+    },
+  },
+  {
+    name: "nftables-sync-period",
+    ...nonNegativeDuration,
+    field: "nftablesSyncPeriodMs",
+    help: "Retry interval after a failed nftables sync (default 30s).",
+    toConfig: (c, ms) => {
+      c.nftables.syncPeriodMs = ms;
+    },
+  },
+  {
+    name: "ipvs-scheduler",
+    kind: "string",
+    field: "ipvsScheduler",
+    help: "IPVS scheduler: rr (default), wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq or mh.",
+    check: oneOf(["", ...IPVS_SCHEDULERS], `want one of ${IPVS_SCHEDULERS.join(", ")}`),
+    toConfig: (c, scheduler) => {
+      c.ipvs.scheduler = scheduler;
+    },
+  },
+  {
+    name: "ipvs-min-sync-period",
+    ...nonNegativeDuration,
+    field: "ipvsMinSyncPeriodMs",
+    help: "Minimum time between IPVS syncs (default 0s).",
+    toConfig: (c, ms) => {
+      c.ipvs.minSyncPeriodMs = ms;
+    },
+  },
+  {
+    name: "ipvs-sync-period",
+    ...nonNegativeDuration,
+    field: "ipvsSyncPeriodMs",
+    help: "Retry interval after a failed IPVS sync (default 30s).",
+    toConfig: (c, ms) => {
+      c.ipvs.syncPeriodMs = ms;
+    },
+  },
+  {
+    name: "ipvs-exclude-cidrs",
+    kind: "list",
+    field: "ipvsExcludeCIDRs",
+    help: "CIDRs whose IPVS virtual servers kube-proxy leaves alone, comma-separated.",
+    check: (cidrs) => {
+      const bad = nonEmpty(cidrs).find((cidr) => !/^[0-9a-fA-F.:]+\/\d{1,3}$/.test(cidr));
+      return bad === undefined ? undefined : `"${bad}" is not a CIDR`;
+    },
+    toConfig: (c, cidrs) => {
+      c.ipvs.excludeCIDRs = nonEmpty(cidrs);
+    },
+  },
+  {
+    name: "ipvs-strict-arp",
+    kind: "bool",
+    field: "ipvsStrictARP",
+    help: "Set arp_ignore=1 and arp_announce=2, so the node does not answer ARP for Service VIPs.",
+    toConfig: (c, strict) => {
+      c.ipvs.strictARP = strict;
+    },
+  },
+  {
+    name: "ipvs-tcp-timeout",
+    ...nonNegativeDuration,
+    field: "ipvsTcpTimeoutMs",
+    help: "Timeout of idle IPVS TCP connections (0 leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.ipvs.tcpTimeoutMs = ms;
+    },
+  },
+  {
+    name: "ipvs-tcpfin-timeout",
+    ...nonNegativeDuration,
+    field: "ipvsTcpFinTimeoutMs",
+    help: "Timeout of IPVS TCP connections after FIN (0 leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.ipvs.tcpFinTimeoutMs = ms;
+    },
+  },
+  {
+    name: "ipvs-udp-timeout",
+    ...nonNegativeDuration,
+    field: "ipvsUdpTimeoutMs",
+    help: "Timeout of IPVS UDP flows (0 leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.ipvs.udpTimeoutMs = ms;
+    },
+  },
+  {
+    name: "conntrack-max-per-core",
+    ...count,
+    field: "conntrackMaxPerCore",
+    help: "nf_conntrack_max per CPU (default 32768; 0 leaves the kernel's limit).",
+    toConfig: (c, max) => {
+      c.conntrack.maxPerCore = max;
+    },
+  },
+  {
+    name: "conntrack-min",
+    ...count,
+    field: "conntrackMin",
+    help: "Lower bound of nf_conntrack_max (default 131072).",
+    toConfig: (c, min) => {
+      c.conntrack.min = min;
+    },
+  },
+  {
+    name: "conntrack-tcp-timeout-established",
+    ...nonNegativeDuration,
+    field: "conntrackTcpEstablishedTimeoutMs",
+    help: "nf_conntrack_tcp_timeout_established (default 24h; 0 leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.conntrack.tcpEstablishedTimeoutMs = ms;
+    },
+  },
+  {
+    name: "conntrack-tcp-timeout-close-wait",
+    ...nonNegativeDuration,
+    field: "conntrackTcpCloseWaitTimeoutMs",
+    help: "nf_conntrack_tcp_timeout_close_wait (default 1h; 0 leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.conntrack.tcpCloseWaitTimeoutMs = ms;
+    },
+  },
+  {
+    name: "conntrack-tcp-be-liberal",
+    kind: "bool",
+    field: "conntrackTcpBeLiberal",
+    help: "Set nf_conntrack_tcp_be_liberal=1 (and then drop no INVALID packets in iptables mode).",
+    toConfig: (c, liberal) => {
+      c.conntrack.tcpBeLiberal = liberal;
+    },
+  },
+  {
+    name: "conntrack-udp-timeout",
+    ...nonNegativeDuration,
+    field: "conntrackUdpTimeoutMs",
+    help: "nf_conntrack_udp_timeout (0, the default, leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.conntrack.udpTimeoutMs = ms;
+    },
+  },
+  {
+    name: "conntrack-udp-timeout-stream",
+    ...nonNegativeDuration,
+    field: "conntrackUdpStreamTimeoutMs",
+    help: "nf_conntrack_udp_timeout_stream (0, the default, leaves the kernel's).",
+    toConfig: (c, ms) => {
+      c.conntrack.udpStreamTimeoutMs = ms;
+    },
+  },
+  {
+    name: "v",
+    kind: { min: 0, max: 10, decimal: true },
+    field: "verbosity",
+    help: "Log verbosity; 0 is quiet.",
+    overridesConfig: true,
+    toConfig: (c, level) => {
+      c.verbosity = level;
+    },
+  },
+  ...UPSTREAM_EXTRA_FLAGS,
+  { name: "help", kind: "bool", field: "help", help: "Print this help." },
+];
