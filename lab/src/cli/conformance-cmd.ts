@@ -1,17 +1,9 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { e2eImagesOnKind } from "../conformance/kind-images.js";
+import { conformanceOnKind } from "../conformance/on-kind.js";
 import { compareRuns, comparisonLines, type RunSummary, runTable } from "../conformance/report.js";
-import { defaultFocus, defaultSkip, runConformance } from "../conformance/run.js";
-import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
-import { kindPaths } from "../kind/paths.js";
-import { spawnExec } from "../kind/spawn-exec.js";
-import { readKindState } from "../kind/state.js";
+import { defaultFocus, defaultSkip } from "../conformance/run.js";
 import { defaultLabDir, readLabRuntime } from "../netns/state.js";
-import { Progress } from "../progress.js";
-import { repoRoot } from "../self.js";
-import { resolveBinary } from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
 import { parseFlags, UsageError } from "./usage.js";
 
 export const conformanceHelp = `switchyard-lab conformance [--focus REGEX] [--skip REGEX] [--procs 4] [--out DIR] [--state-dir DIR]
@@ -32,15 +24,6 @@ function readSummary(path: string): RunSummary {
   const file = existsSync(path) && statSync(path).isDirectory() ? join(path, "summary.json") : path;
   if (!existsSync(file)) throw new UsageError(`conformance compare: no summary at ${file}`);
   return JSON.parse(readFileSync(file, "utf8")) as RunSummary;
-}
-
-async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
-  const wanted = ["e2e.test", "agnhost", "ginkgo"] as const;
-  if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });
-  return {
-    e2eTest: resolveBinary("e2e.test").path ?? "e2e.test",
-    ginkgo: resolveBinary("ginkgo").path ?? "ginkgo",
-  };
 }
 
 export async function conformanceCommand(rest: string[]): Promise<number> {
@@ -67,29 +50,14 @@ export async function conformanceCommand(rest: string[]): Promise<number> {
     throw new Error(
       `conformance runs on a kind lab for now (up --runtime kind): the netns node agent serves no kubelet API for the suite's kubectl exec and logs (${stateDir})`,
     );
-  const state = readKindState(stateDir);
-  if (!state?.server || !state.stack)
-    throw new Error(
-      `the kind lab in ${stateDir} is not up with a stack; run switchyard-lab up --runtime kind`,
-    );
-  const stack = state.stack.kind ?? "switchyard";
-  const tools = await kindToolsOnThisMachine(process.stderr);
-  const { e2eTest, ginkgo } = await ensureSuite();
-  const log = kindPaths(stateDir).commandLog;
-  const progress = new Progress("conformance", process.stderr);
-  await e2eImagesOnKind(spawnExec(log), tools.docker, state.input.name, e2eTest, repoRoot, log, progress);
-  const summary = await runConformance({
-    e2eTest,
-    ...(procs > 1 ? { ginkgo: { path: ginkgo, procs } } : {}),
-    kubectl: tools.kubectl,
-    kubeconfig: state.kubeconfig,
+  const summary = await conformanceOnKind({
+    stateDir,
     focus: values.focus ?? defaultFocus,
     skip: values.skip ?? defaultSkip,
-    dir: values.out ?? join(stateDir, "..", "conformance", stack),
-    stack,
-    runtime: "kind",
-    out: process.stderr,
+    procs,
+    ...(values.out ? { out: values.out } : {}),
     extra: split < 0 ? [] : rest.slice(split + 1),
+    sink: process.stderr,
   });
   console.log(runTable(summary).join("\n"));
   return 0;

@@ -1,0 +1,66 @@
+import { join } from "node:path";
+import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
+import { kindPaths } from "../kind/paths.js";
+import { spawnExec } from "../kind/spawn-exec.js";
+import { readKindState } from "../kind/state.js";
+import { Progress, type ProgressSink } from "../progress.js";
+import { repoRoot } from "../self.js";
+import { resolveBinary } from "../upstream/binaries.js";
+import { buildUpstream } from "../upstream/build.js";
+import { e2eImagesOnKind } from "./kind-images.js";
+import type { RunSummary } from "./report.js";
+import { runConformance } from "./run.js";
+
+export interface KindConformanceRun {
+  /** The kind lab's state directory (up --runtime kind). */
+  stateDir: string;
+  focus: string;
+  skip: string;
+  /** Ginkgo processes; 1 runs e2e.test alone. */
+  procs: number;
+  /** Where the report goes; default <state-dir>/../conformance/<stack>. */
+  out?: string;
+  extra?: readonly string[];
+  sink: ProgressSink;
+}
+
+/** e2e.test, agnhost and ginkgo of the pinned release, built from lab/upstream the first time they are wanted. */
+async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
+  const wanted = ["e2e.test", "agnhost", "ginkgo"] as const;
+  if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });
+  return {
+    e2eTest: resolveBinary("e2e.test").path ?? "e2e.test",
+    ginkgo: resolveBinary("ginkgo").path ?? "ginkgo",
+  };
+}
+
+/**
+ * Runs the suite against a kind lab that is up with a stack: the suite built if need be, its test images in the
+ * nodes, then the specs. The command and the CI test that compares both stacks share this.
+ */
+export async function conformanceOnKind(r: KindConformanceRun): Promise<RunSummary> {
+  const state = readKindState(r.stateDir);
+  if (!state?.server || !state.stack)
+    throw new Error(
+      `the kind lab in ${r.stateDir} is not up with a stack; run switchyard-lab up --runtime kind`,
+    );
+  const stack = state.stack.kind ?? "switchyard";
+  const tools = await kindToolsOnThisMachine(r.sink);
+  const { e2eTest, ginkgo } = await ensureSuite();
+  const log = kindPaths(r.stateDir).commandLog;
+  const progress = new Progress("conformance", r.sink);
+  await e2eImagesOnKind(spawnExec(log), tools.docker, state.input.name, e2eTest, repoRoot, log, progress);
+  return runConformance({
+    e2eTest,
+    ...(r.procs > 1 ? { ginkgo: { path: ginkgo, procs: r.procs } } : {}),
+    kubectl: tools.kubectl,
+    kubeconfig: state.kubeconfig,
+    focus: r.focus,
+    skip: r.skip,
+    dir: r.out ?? join(r.stateDir, "..", "conformance", stack),
+    stack,
+    runtime: "kind",
+    out: r.sink,
+    extra: r.extra ?? [],
+  });
+}
