@@ -29,23 +29,49 @@ function setsView(members: IPSetMembers, family: IPFamily): Sets {
   };
 }
 
+/** What every section below writes with: the node's options, the ipsets, and both tables. */
+interface RuleContext {
+  readonly options: IPVSOptions;
+  readonly sets: Sets;
+  readonly mark: string;
+  readonly nat: LineBuffer;
+  readonly filter: LineBuffer;
+}
+
 export function ipvsIPTablesRestore(
   options: IPVSOptions,
   members: IPSetMembers,
   noNodeAccess: readonly NoNodeAccess[],
 ): string {
-  const sets = setsView(members, options.family);
-  const mark = masqueradeMark(options);
-  const nat = new LineBuffer();
-  const filter = new LineBuffer();
-  const matchSet = (base: string) => [
-    "-m",
-    "comment",
-    "--comment",
-    sets.comment(base),
-    ...setMatch(sets, base),
-  ];
+  const ctx: RuleContext = {
+    options,
+    sets: setsView(members, options.family),
+    mark: masqueradeMark(options),
+    nat: new LineBuffer(),
+    filter: new LineBuffer(),
+  };
+  writeServiceSetJumps(ctx);
+  writeClusterIPMasquerade(ctx);
+  writeExternalIPRules(ctx);
+  writeNodePortAndFirewallRules(ctx, noNodeAccess);
+  writeIPVSAccepts(ctx);
+  writeForwardRules(ctx);
+  writeIPVSFilter(ctx);
+  writePostrouting(ctx);
+  return [
+    "*nat",
+    ...N.NAT_CHAINS.map(chainLine),
+    ...ctx.nat.lines,
+    "COMMIT",
+    "*filter",
+    ...N.FILTER_CHAINS.map(chainLine),
+    ...ctx.filter.lines,
+    "COMMIT",
+    "",
+  ].join("\n");
+}
 
+function writeServiceSetJumps({ options, sets, nat, filter }: RuleContext): void {
   // Connections from localhost never reach a Service through these rules.
   nat.write(
     "-A",
@@ -55,7 +81,6 @@ export function ipvsIPTablesRestore(
     "-j",
     "RETURN",
   );
-
   for (const jump of N.SET_JUMPS) {
     if (!sets.nonEmpty(jump.set)) continue;
     const out = jump.table === "nat" ? nat : filter;
@@ -63,23 +88,26 @@ export function ipvsIPTablesRestore(
       "-A",
       jump.from,
       jump.protocol ? ["-p", jump.protocol] : [],
-      matchSet(jump.set),
+      commentedSetMatch(sets, jump.set),
       jump.flags,
       "-j",
       jump.to,
     );
   }
+}
 
-  if (sets.nonEmpty(N.CLUSTER_IP)) {
-    const head = ["-A", N.KUBE_SERVICES, ...matchSet(N.CLUSTER_IP)];
-    const notLocal = ifNotLocal(options.localDetector);
-    if (options.masqueradeAll) nat.write(head, "dst,dst", "-j", N.KUBE_MARK_MASQ);
-    else if (notLocal) nat.write(head, "dst,dst", notLocal, "-j", N.KUBE_MARK_MASQ);
-    // Without a way to tell pods apart, only node traffic sourced from a VIP is masqueraded:
-    // the kernel picks the VIP (on kube-ipvs0) as source when the node connects to it.
-    else nat.write(head, "src,dst", "-j", N.KUBE_MARK_MASQ);
-  }
+function writeClusterIPMasquerade({ options, sets, nat }: RuleContext): void {
+  if (!sets.nonEmpty(N.CLUSTER_IP)) return;
+  const head = ["-A", N.KUBE_SERVICES, ...commentedSetMatch(sets, N.CLUSTER_IP)];
+  const notLocal = ifNotLocal(options.localDetector);
+  if (options.masqueradeAll) nat.write(head, "dst,dst", "-j", N.KUBE_MARK_MASQ);
+  else if (notLocal) nat.write(head, "dst,dst", notLocal, "-j", N.KUBE_MARK_MASQ);
+  // Without a way to tell pods apart, only node traffic sourced from a VIP is masqueraded:
+  // the kernel picks the VIP (on kube-ipvs0) as source when the node connects to it.
+  else nat.write(head, "src,dst", "-j", N.KUBE_MARK_MASQ);
+}
 
+function writeExternalIPRules({ sets, nat }: RuleContext): void {
   const externalIPAccepts = (head: readonly string[]) => {
     // Traffic from off the node (not bridged from a pod, not from a local address) ...
     nat.write(
@@ -100,14 +128,19 @@ export function ipvsIPTablesRestore(
     nat.write(head, "-m", "addrtype", "--dst-type", "LOCAL", "-j", "ACCEPT");
   };
   if (sets.nonEmpty(N.EXTERNAL_IP)) {
-    const head = ["-A", N.KUBE_SERVICES, ...matchSet(N.EXTERNAL_IP), "dst,dst"];
+    const head = ["-A", N.KUBE_SERVICES, ...commentedSetMatch(sets, N.EXTERNAL_IP), "dst,dst"];
     nat.write(head, "-j", N.KUBE_MARK_MASQ);
     externalIPAccepts(head);
   }
   if (sets.nonEmpty(N.EXTERNAL_IP_LOCAL)) {
-    externalIPAccepts(["-A", N.KUBE_SERVICES, ...matchSet(N.EXTERNAL_IP_LOCAL), "dst,dst"]);
+    externalIPAccepts(["-A", N.KUBE_SERVICES, ...commentedSetMatch(sets, N.EXTERNAL_IP_LOCAL), "dst,dst"]);
   }
+}
 
+function writeNodePortAndFirewallRules(
+  { nat, filter }: RuleContext,
+  noNodeAccess: readonly NoNodeAccess[],
+): void {
   nat.write("-A", N.KUBE_SERVICES, "-m", "addrtype", "--dst-type", "LOCAL", "-j", N.KUBE_NODE_PORT);
   nat.write("-A", N.KUBE_LOAD_BALANCER, "-j", N.KUBE_MARK_MASQ);
   filter.write("-A", N.KUBE_SOURCE_RANGES_FIREWALL, "-j", "DROP");
@@ -121,13 +154,17 @@ export function ipvsIPTablesRestore(
       "DROP",
     );
   }
+}
 
+function writeIPVSAccepts({ sets, nat }: RuleContext): void {
   // Accept what IPVS will handle, in case later rules (not ours) would drop it; last in chain.
   for (const base of [N.CLUSTER_IP, N.LOAD_BALANCER]) {
     if (sets.nonEmpty(base))
       nat.write("-A", N.KUBE_SERVICES, setMatch(sets, base), "dst,dst", "-j", "ACCEPT");
   }
+}
 
+function writeForwardRules({ sets, mark, filter }: RuleContext): void {
   // Forward what we marked even when the FORWARD policy is DROP (NodePorts to other nodes).
   filter.write(
     "-A",
@@ -141,8 +178,17 @@ export function ipvsIPTablesRestore(
     ["-m", "comment", "--comment", quoted("kubernetes forwarding conntrack rule")],
     ["-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT"],
   );
-  filter.write("-A", N.KUBE_NODE_PORT, matchSet(N.HEALTH_CHECK_NODE_PORT), "dst", "-j", "ACCEPT");
+  filter.write(
+    "-A",
+    N.KUBE_NODE_PORT,
+    commentedSetMatch(sets, N.HEALTH_CHECK_NODE_PORT),
+    "dst",
+    "-j",
+    "ACCEPT",
+  );
+}
 
+function writeIPVSFilter({ sets, filter }: RuleContext): void {
   // A VIP on kube-ipvs0 would otherwise expose every host port; only Service ports pass.
   for (const [base, flags] of [
     [N.LOAD_BALANCER, "dst,dst"],
@@ -162,7 +208,9 @@ export function ipvsIPTablesRestore(
     "-j",
     "REJECT",
   );
+}
 
+function writePostrouting({ options, mark, nat }: RuleContext): void {
   nat.write("-A", N.KUBE_POSTROUTING, "-m", "mark", "!", "--mark", `${mark}/${mark}`, "-j", "RETURN");
   // Clear the mark so a packet that traverses the stack again is not masqueraded twice.
   nat.write("-A", N.KUBE_POSTROUTING, "-j", "MARK", "--xor-mark", mark);
@@ -174,18 +222,11 @@ export function ipvsIPTablesRestore(
     options.randomFully === false ? [] : ["--random-fully"],
   );
   nat.write("-A", N.KUBE_MARK_MASQ, "-j", "MARK", "--or-mark", mark);
+}
 
-  return [
-    "*nat",
-    ...N.NAT_CHAINS.map(chainLine),
-    ...nat.lines,
-    "COMMIT",
-    "*filter",
-    ...N.FILTER_CHAINS.map(chainLine),
-    ...filter.lines,
-    "COMMIT",
-    "",
-  ].join("\n");
+/** A set match preceded by the set's comment, as kube-proxy writes its jump rules. */
+function commentedSetMatch(sets: Sets, base: string): string[] {
+  return ["-m", "comment", "--comment", sets.comment(base), ...setMatch(sets, base)];
 }
 
 function setMatch(sets: Sets, base: string): string[] {

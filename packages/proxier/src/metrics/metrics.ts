@@ -74,157 +74,203 @@ const fam = ["ip_family"] as const;
  */
 const alpha = (help: string) => `[ALPHA] ${help}`;
 
-export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): ProxyMetrics {
-  const r = [registry];
-  const histogram = <L extends string>(
+/** Builds metrics named `kubeproxy_<name>` with ALPHA help texts, all on one registry. */
+interface MetricFactory {
+  histogram<L extends string>(
     name: string,
     help: string,
     buckets: number[],
     labelNames: readonly L[],
-  ) => new Histogram<L>({ name: `kubeproxy_${name}`, help: alpha(help), buckets, labelNames, registers: r });
-  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Gauge<L>({ name: `kubeproxy_${name}`, help: alpha(help), labelNames, registers: r });
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Counter<L>({ name: `kubeproxy_${name}`, help: alpha(help), labelNames, registers: r });
+  ): Histogram<L>;
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L>;
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L>;
+}
 
+function metricFactory(registry: Registry): MetricFactory {
+  const r = [registry];
+  return {
+    histogram: (name, help, buckets, labelNames) =>
+      new Histogram({ name: `kubeproxy_${name}`, help: alpha(help), buckets, labelNames, registers: r }),
+    gauge: (name, help, labelNames) =>
+      new Gauge({ name: `kubeproxy_${name}`, help: alpha(help), labelNames, registers: r }),
+    counter: (name, help, labelNames) =>
+      new Counter({ name: `kubeproxy_${name}`, help: alpha(help), labelNames, registers: r }),
+  };
+}
+
+// The groups below register in the order they are called, and that order is the order of the
+// /metrics output, so newProxyMetrics calls them in upstream's order.
+
+export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): ProxyMetrics {
+  const f = metricFactory(registry);
   const core = {
     registry,
-    syncProxyRulesLatency: histogram(
+    ...syncLoopMetrics(f),
+    ...healthzMetrics(f),
+    ...endpointMetrics(f),
+    ...conntrackReconcilerMetrics(f),
+  };
+  switch (mode) {
+    case "iptables":
+      return {
+        ...core,
+        ...fullAndPartialSyncMetrics(f),
+        ...iptablesRestoreFailureMetrics(f),
+        ...iptablesPartialRestoreFailureMetrics(f),
+        ...iptablesRuleCountMetrics(f),
+      };
+    case "ipvs":
+      // IPVS mode's iptables rules are kube-proxy's too, and upstream counts them the same way.
+      return { ...core, ...iptablesRestoreFailureMetrics(f), ...iptablesRuleCountMetrics(f) };
+    case "nftables":
+      return { ...core, ...fullAndPartialSyncMetrics(f), ...nftablesFailureMetrics(f) };
+  }
+}
+
+function syncLoopMetrics(f: MetricFactory) {
+  return {
+    syncProxyRulesLatency: f.histogram(
       "sync_proxy_rules_duration_seconds",
       "SyncProxyRules latency in seconds",
       SYNC_BUCKETS,
       fam,
     ),
-    syncProxyRulesLastQueuedTimestamp: gauge(
+    syncProxyRulesLastQueuedTimestamp: f.gauge(
       "sync_proxy_rules_last_queued_timestamp_seconds",
       "The last time a sync of proxy rules was queued",
       fam,
     ),
-    syncProxyRulesLastTimestamp: gauge(
+    syncProxyRulesLastTimestamp: f.gauge(
       "sync_proxy_rules_last_timestamp_seconds",
       "The last time proxy rules were successfully synced",
       fam,
     ),
-    endpointChangesPending: gauge(
+    endpointChangesPending: f.gauge(
       "sync_proxy_rules_endpoint_changes_pending",
       "Pending proxy rules Endpoint changes",
       [],
     ),
-    endpointChangesTotal: counter(
+    endpointChangesTotal: f.counter(
       "sync_proxy_rules_endpoint_changes_total",
       "Cumulative proxy rules Endpoint changes",
       [],
     ),
-    serviceChangesPending: gauge(
+    serviceChangesPending: f.gauge(
       "sync_proxy_rules_service_changes_pending",
       "Pending proxy rules Service changes",
       [],
     ),
-    serviceChangesTotal: counter(
+    serviceChangesTotal: f.counter(
       "sync_proxy_rules_service_changes_total",
       "Cumulative proxy rules Service changes",
       [],
     ),
-    proxyHealthzTotal: counter("proxy_healthz_total", "Cumulative proxy healthz HTTP status", ["code"]),
-    proxyLivezTotal: counter("proxy_livez_total", "Cumulative proxy livez HTTP status", ["code"]),
-    networkProgrammingLatency: histogram(
+  };
+}
+
+function healthzMetrics(f: MetricFactory) {
+  return {
+    proxyHealthzTotal: f.counter("proxy_healthz_total", "Cumulative proxy healthz HTTP status", ["code"]),
+    proxyLivezTotal: f.counter("proxy_livez_total", "Cumulative proxy livez HTTP status", ["code"]),
+  };
+}
+
+function endpointMetrics(f: MetricFactory) {
+  return {
+    networkProgrammingLatency: f.histogram(
       "network_programming_duration_seconds",
       "In Cluster Network Programming Latency in seconds",
       NETWORK_PROGRAMMING_BUCKETS,
       fam,
     ),
-    noLocalEndpointsTotal: gauge(
+    noLocalEndpointsTotal: f.gauge(
       "sync_proxy_rules_no_local_endpoints_total",
       "Number of services with a Local traffic policy and no endpoints",
       ["ip_family", "traffic_policy"],
     ),
-    conntrackReconcilerSyncDuration: histogram(
+  };
+}
+
+function conntrackReconcilerMetrics(f: MetricFactory) {
+  return {
+    conntrackReconcilerSyncDuration: f.histogram(
       "conntrack_reconciler_sync_duration_seconds",
       "ReconcileConntrackFlowsLatency latency in seconds",
       SYNC_BUCKETS,
       fam,
     ),
-    conntrackReconcilerDeletedEntriesTotal: counter(
+    conntrackReconcilerDeletedEntriesTotal: f.counter(
       "conntrack_reconciler_deleted_entries_total",
       "Cumulative conntrack flows deleted by conntrack reconciler",
       fam,
     ),
   };
-  // iptables and nftables mode both time full and partial syncs apart (upstream's RegisterMetrics, v1.37.2).
-  const fullAndPartial = () => ({
-    syncFullProxyRulesLatency: histogram(
+}
+
+/** iptables and nftables mode both time full and partial syncs apart (upstream's RegisterMetrics, v1.37.2). */
+function fullAndPartialSyncMetrics(f: MetricFactory) {
+  return {
+    syncFullProxyRulesLatency: f.histogram(
       "sync_full_proxy_rules_duration_seconds",
       "SyncProxyRules latency in seconds for full resyncs",
       SYNC_BUCKETS,
       fam,
     ),
-    syncPartialProxyRulesLatency: histogram(
+    syncPartialProxyRulesLatency: f.histogram(
       "sync_partial_proxy_rules_duration_seconds",
       "SyncProxyRules latency in seconds for partial resyncs",
       SYNC_BUCKETS,
       fam,
     ),
-  });
-  switch (mode) {
-    case "iptables":
-      return {
-        ...core,
-        ...fullAndPartial(),
-        iptablesRestoreFailuresTotal: counter(
-          "sync_proxy_rules_iptables_restore_failures_total",
-          "Cumulative proxy iptables restore failures",
-          fam,
-        ),
-        iptablesPartialRestoreFailuresTotal: counter(
-          "sync_proxy_rules_iptables_partial_restore_failures_total",
-          "Cumulative proxy iptables partial restore failures",
-          fam,
-        ),
-        iptablesRulesTotal: gauge(
-          "sync_proxy_rules_iptables_total",
-          "Total number of iptables rules owned by kube-proxy",
-          ["ip_family", "table"],
-        ),
-        iptablesRulesLastSync: gauge(
-          "sync_proxy_rules_iptables_last",
-          "Number of iptables rules written by kube-proxy in last sync",
-          ["ip_family", "table"],
-        ),
-      };
-    case "ipvs":
-      return {
-        ...core,
-        iptablesRestoreFailuresTotal: counter(
-          "sync_proxy_rules_iptables_restore_failures_total",
-          "Cumulative proxy iptables restore failures",
-          fam,
-        ),
-        // IPVS mode's iptables rules are kube-proxy's too, and upstream counts them the same way.
-        iptablesRulesTotal: gauge(
-          "sync_proxy_rules_iptables_total",
-          "Total number of iptables rules owned by kube-proxy",
-          ["ip_family", "table"],
-        ),
-        iptablesRulesLastSync: gauge(
-          "sync_proxy_rules_iptables_last",
-          "Number of iptables rules written by kube-proxy in last sync",
-          ["ip_family", "table"],
-        ),
-      };
-    case "nftables":
-      return {
-        ...core,
-        ...fullAndPartial(),
-        nftablesSyncFailuresTotal: counter(
-          "sync_proxy_rules_nftables_sync_failures_total",
-          "Cumulative proxy nftables sync failures",
-          fam,
-        ),
-        nftablesCleanupFailuresTotal: counter(
-          "sync_proxy_rules_nftables_cleanup_failures_total",
-          "Cumulative proxy nftables cleanup failures",
-          fam,
-        ),
-      };
-  }
+  };
+}
+
+function iptablesRestoreFailureMetrics(f: MetricFactory) {
+  return {
+    iptablesRestoreFailuresTotal: f.counter(
+      "sync_proxy_rules_iptables_restore_failures_total",
+      "Cumulative proxy iptables restore failures",
+      fam,
+    ),
+  };
+}
+
+function iptablesPartialRestoreFailureMetrics(f: MetricFactory) {
+  return {
+    iptablesPartialRestoreFailuresTotal: f.counter(
+      "sync_proxy_rules_iptables_partial_restore_failures_total",
+      "Cumulative proxy iptables partial restore failures",
+      fam,
+    ),
+  };
+}
+
+function iptablesRuleCountMetrics(f: MetricFactory) {
+  return {
+    iptablesRulesTotal: f.gauge(
+      "sync_proxy_rules_iptables_total",
+      "Total number of iptables rules owned by kube-proxy",
+      ["ip_family", "table"],
+    ),
+    iptablesRulesLastSync: f.gauge(
+      "sync_proxy_rules_iptables_last",
+      "Number of iptables rules written by kube-proxy in last sync",
+      ["ip_family", "table"],
+    ),
+  };
+}
+
+function nftablesFailureMetrics(f: MetricFactory) {
+  return {
+    nftablesSyncFailuresTotal: f.counter(
+      "sync_proxy_rules_nftables_sync_failures_total",
+      "Cumulative proxy nftables sync failures",
+      fam,
+    ),
+    nftablesCleanupFailuresTotal: f.counter(
+      "sync_proxy_rules_nftables_cleanup_failures_total",
+      "Cumulative proxy nftables cleanup failures",
+      fam,
+    ),
+  };
 }

@@ -72,13 +72,18 @@ function ensureChain(tx: Transaction, name: string, done: Set<string>): void {
  * base chain once, so that changed properties such as a priority can be applied.
  */
 export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreateBaseChains: boolean): void {
-  const ip = ipX(options);
-  const addr = addrType(options);
-  const noLocalhost = options.family === "IPv6" ? "ip6 daddr != ::1" : "ip daddr != 127.0.0.0/8";
-  const mark = masqueradeMark(options);
-  const matchAll = options.nodePortAddresses === "all";
-
   tx.add({ kind: "table", comment: "rules for kube-proxy" });
+  writeChains(tx, recreateBaseChains);
+  writeMasquerading(tx, options);
+  writeClusterIPsCheck(tx, options);
+  writeNodePortIPs(tx, options);
+  writeNoEndpointRules(tx, options);
+  removeLocalhostNodePortLeftovers(tx);
+  writeFirewallCheck(tx, options);
+  writeServiceDispatch(tx, options);
+}
+
+function writeChains(tx: Transaction, recreateBaseChains: boolean): void {
   if (recreateBaseChains) {
     for (const bc of BASE_CHAINS) {
       tx.add({ kind: "chain", name: bc.name });
@@ -94,7 +99,12 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
     ensureChain(tx, jc.to, created);
     tx.add({ kind: "rule", chain: jc.from, rule: [jc.match, "jump", jc.to].filter(Boolean).join(" ") });
   }
+}
 
+function writeMasquerading(tx: Transaction, options: NFTablesOptions): void {
+  const ip = ipX(options);
+  const addr = addrType(options);
+  const mark = masqueradeMark(options);
   tx.add({
     kind: "set",
     name: N.HAIRPIN_CONNECTIONS_SET,
@@ -115,8 +125,11 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
     chain: N.MASQUERADING_CHAIN,
     rule: `ct status dnat ${ip} saddr . ${ip} daddr . meta l4proto . th dport @${N.HAIRPIN_CONNECTIONS_SET} masquerade fully-random`,
   });
+}
 
-  tx.add({ kind: "set", name: N.CLUSTER_IPS_SET, type: addr, comment: "Active ClusterIPs" });
+function writeClusterIPsCheck(tx: Transaction, options: NFTablesOptions): void {
+  const ip = ipX(options);
+  tx.add({ kind: "set", name: N.CLUSTER_IPS_SET, type: addrType(options), comment: "Active ClusterIPs" });
   tx.add({
     kind: "rule",
     chain: N.CLUSTER_IPS_CHECK_CHAIN,
@@ -131,10 +144,17 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
       comment: "Drop traffic to unallocated ClusterIPs",
     });
   }
+}
 
+function writeNodePortIPs(tx: Transaction, options: NFTablesOptions): void {
   // "add" before "delete" so that deleting a set that is already gone is not an error.
-  tx.add({ kind: "set", name: N.NODEPORT_IPS_SET, type: addr, comment: "IPs that accept NodePort traffic" });
-  if (matchAll) {
+  tx.add({
+    kind: "set",
+    name: N.NODEPORT_IPS_SET,
+    type: addrType(options),
+    comment: "IPs that accept NodePort traffic",
+  });
+  if (options.nodePortAddresses === "all") {
     tx.delete({ kind: "set", name: N.NODEPORT_IPS_SET });
   } else {
     tx.flush({ kind: "set", name: N.NODEPORT_IPS_SET });
@@ -142,11 +162,14 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
       tx.add({ kind: "element", set: N.NODEPORT_IPS_SET, key: [nodeIP] });
     }
   }
+}
 
+function writeNoEndpointRules(tx: Transaction, options: NFTablesOptions): void {
+  const ip = ipX(options);
   tx.add({
     kind: "map",
     name: N.NO_ENDPOINT_SERVICES_MAP,
-    type: `${addr} . inet_proto . inet_service : verdict`,
+    type: `${addrType(options)} . inet_proto . inet_service : verdict`,
     comment: "vmap to drop or reject packets to services with no endpoints",
   });
   tx.add({
@@ -170,28 +193,33 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
   tx.add({
     kind: "rule",
     chain: N.NODEPORT_ENDPOINTS_CHECK_CHAIN,
-    rule: matchAll
-      ? `${noLocalhost} meta l4proto . th dport vmap @${N.NO_ENDPOINT_NODEPORTS_MAP}`
-      : `${ip} daddr @${N.NODEPORT_IPS_SET} meta l4proto . th dport vmap @${N.NO_ENDPOINT_NODEPORTS_MAP}`,
+    rule:
+      options.nodePortAddresses === "all"
+        ? `${noLocalhostMatch(options)} meta l4proto . th dport vmap @${N.NO_ENDPOINT_NODEPORTS_MAP}`
+        : `${ip} daddr @${N.NODEPORT_IPS_SET} meta l4proto . th dport vmap @${N.NO_ENDPOINT_NODEPORTS_MAP}`,
   });
-  removeLocalhostNodePortLeftovers(tx);
+}
 
+function writeFirewallCheck(tx: Transaction, options: NFTablesOptions): void {
   tx.add({
     kind: "map",
     name: N.FIREWALL_IPS_MAP,
-    type: `${addr} . inet_proto . inet_service : verdict`,
+    type: `${addrType(options)} . inet_proto . inet_service : verdict`,
     comment: "destinations that are subject to LoadBalancerSourceRanges",
   });
   tx.add({
     kind: "rule",
     chain: N.FIREWALL_CHECK_CHAIN,
-    rule: `${ip} daddr . meta l4proto . th dport vmap @${N.FIREWALL_IPS_MAP}`,
+    rule: `${ipX(options)} daddr . meta l4proto . th dport vmap @${N.FIREWALL_IPS_MAP}`,
   });
+}
 
+function writeServiceDispatch(tx: Transaction, options: NFTablesOptions): void {
+  const ip = ipX(options);
   tx.add({
     kind: "map",
     name: N.SERVICE_IPS_MAP,
-    type: `${addr} . inet_proto . inet_service : verdict`,
+    type: `${addrType(options)} . inet_proto . inet_service : verdict`,
     comment: "ClusterIP, ExternalIP and LoadBalancer IP traffic",
   });
   tx.add({
@@ -209,10 +237,16 @@ export function writeSkeleton(tx: Transaction, options: NFTablesOptions, recreat
   tx.add({
     kind: "rule",
     chain: N.SERVICES_CHAIN,
-    rule: matchAll
-      ? `fib daddr type local ${noLocalhost} meta l4proto . th dport vmap @${N.SERVICE_NODEPORTS_MAP}`
-      : `${ip} daddr @${N.NODEPORT_IPS_SET} meta l4proto . th dport vmap @${N.SERVICE_NODEPORTS_MAP}`,
+    rule:
+      options.nodePortAddresses === "all"
+        ? `fib daddr type local ${noLocalhostMatch(options)} meta l4proto . th dport vmap @${N.SERVICE_NODEPORTS_MAP}`
+        : `${ip} daddr @${N.NODEPORT_IPS_SET} meta l4proto . th dport vmap @${N.SERVICE_NODEPORTS_MAP}`,
   });
+}
+
+/** "Any local address but loopback", for NodePorts served on every address. */
+function noLocalhostMatch(options: NFTablesOptions): string {
+  return options.family === "IPv6" ? "ip6 daddr != ::1" : "ip daddr != 127.0.0.0/8";
 }
 
 /**

@@ -1,4 +1,5 @@
 import * as net from "node:net";
+import type { CorefileError } from "../../corefile/errors.js";
 import type { Stanza } from "../../corefile/parse.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
@@ -31,9 +32,23 @@ const MAX_UPSTREAMS = 15;
 
 /** Parses `forward FROM TO... { ... }`; TO may be a resolv.conf-style file, read through `readFile`. */
 export function parseForward(stanza: Stanza, readFile: (path: string) => string): ForwardOptions {
-  const fail = (at: Stanza, message: string) => stanzaError(at, PLUGIN, message);
   const [from, ...targets] = stanza.args;
   if (from === undefined || targets.length === 0) throw argError(stanza, PLUGIN);
+  const opts = defaultOptions(normalizeZone(from), parseUpstreams(stanza, targets, readFile));
+  for (const line of stanza.block) applyProperty(line, opts);
+  return opts;
+}
+
+function fail(at: Stanza, message: string): CorefileError {
+  return stanzaError(at, PLUGIN, message);
+}
+
+/** The TO addresses: IPs (optionally dns://, optionally with a port) and resolv.conf files. */
+function parseUpstreams(
+  stanza: Stanza,
+  targets: readonly string[],
+  readFile: (path: string) => string,
+): HostPort[] {
   const to: HostPort[] = [];
   for (const target of targets) {
     if (target.startsWith("/") || target.startsWith(".")) {
@@ -53,8 +68,13 @@ export function parseForward(stanza: Stanza, readFile: (path: string) => string)
   if (to.length === 0) throw fail(stanza, "no valid upstream addresses found");
   if (to.length > MAX_UPSTREAMS)
     throw fail(stanza, `more than ${MAX_UPSTREAMS} TOs configured: ${to.length}`);
-  const opts: ForwardOptions = {
-    from: normalizeZone(from),
+  return to;
+}
+
+/** CoreDNS's defaults for everything the block may set. */
+function defaultOptions(from: string, to: HostPort[]): ForwardOptions {
+  return {
+    from,
     to,
     except: [],
     forceTcp: false,
@@ -69,82 +89,89 @@ export function parseForward(stanza: Stanza, readFile: (path: string) => string)
     next: [],
     failfastAllUnhealthy: false,
   };
-  const int = (at: Stanza, text: string | undefined) => {
-    if (text === undefined || !/^-?\d+$/.test(text)) throw fail(at, `invalid number '${text ?? ""}'`);
-    return Number(text);
+}
+
+/** One line of the `{ ... }` block, written into `opts`. */
+function applyProperty(line: Stanza, opts: ForwardOptions): void {
+  const a = line.args;
+  const arity = (n: number) => {
+    if (a.length !== n) throw argError(line, PLUGIN);
   };
-  const duration = (at: Stanza, text: string | undefined) => {
-    const ms = parseDuration(text ?? "");
-    if (ms === undefined) throw fail(at, `invalid duration '${text ?? ""}'`);
-    return ms;
-  };
-  for (const line of stanza.block) {
-    const a = line.args;
-    const arity = (n: number) => {
-      if (a.length !== n) throw argError(line, PLUGIN);
-    };
-    switch (line.name) {
-      case "except":
-        if (a.length === 0) throw argError(line, PLUGIN);
-        opts.except = a.map(normalizeZone);
-        break;
-      case "force_tcp":
-        arity(0);
-        opts.forceTcp = true;
-        break;
-      case "prefer_udp":
-        arity(0);
-        opts.preferUdp = true;
-        break;
-      case "expire":
-        arity(1);
-        opts.expireMs = duration(line, a[0]);
-        break;
-      case "max_fails":
-        arity(1);
-        opts.maxFails = int(line, a[0]);
-        if (opts.maxFails < 0) throw fail(line, `max_fails can't be negative: ${opts.maxFails}`);
-        break;
-      case "max_concurrent":
-        arity(1);
-        opts.maxConcurrent = int(line, a[0]);
-        if (opts.maxConcurrent < 0)
-          throw fail(line, `max_concurrent can't be negative: ${opts.maxConcurrent}`);
-        break;
-      case "policy":
-        arity(1);
-        if (a[0] !== "random" && a[0] !== "round_robin" && a[0] !== "sequential")
-          throw fail(line, `unknown policy '${a[0]}'`);
-        opts.policy = a[0];
-        break;
-      case "health_check": {
-        if (a.length < 1) throw argError(line, PLUGIN);
-        opts.healthCheckMs = duration(line, a[0]);
-        for (let i = 1; i < a.length; i++) {
-          if (a[i] === "no_rec") opts.healthCheckRecursion = false;
-          else if (a[i] === "domain" && a[i + 1] !== undefined)
-            opts.healthCheckDomain = normalizeZone(a[++i] ?? ".");
-          else throw fail(line, `health_check: unknown option ${a[i]}`);
-        }
-        break;
-      }
-      case "next":
-        if (a.length === 0) throw argError(line, PLUGIN);
-        opts.next = a.map((name) => {
-          const code = rcodeNumber(name);
-          if (code === undefined) throw fail(line, `${name} is not a valid rcode`);
-          return code;
-        });
-        break;
-      case "failfast_all_unhealthy_upstreams":
-        arity(0);
-        opts.failfastAllUnhealthy = true;
-        break;
-      default:
-        throw fail(line, `unknown property '${line.name}'`);
-    }
+  switch (line.name) {
+    case "except":
+      if (a.length === 0) throw argError(line, PLUGIN);
+      opts.except = a.map(normalizeZone);
+      break;
+    case "force_tcp":
+      arity(0);
+      opts.forceTcp = true;
+      break;
+    case "prefer_udp":
+      arity(0);
+      opts.preferUdp = true;
+      break;
+    case "expire":
+      arity(1);
+      opts.expireMs = durationArg(line, a[0]);
+      break;
+    case "max_fails":
+      arity(1);
+      opts.maxFails = integerArg(line, a[0]);
+      if (opts.maxFails < 0) throw fail(line, `max_fails can't be negative: ${opts.maxFails}`);
+      break;
+    case "max_concurrent":
+      arity(1);
+      opts.maxConcurrent = integerArg(line, a[0]);
+      if (opts.maxConcurrent < 0) throw fail(line, `max_concurrent can't be negative: ${opts.maxConcurrent}`);
+      break;
+    case "policy":
+      arity(1);
+      if (a[0] !== "random" && a[0] !== "round_robin" && a[0] !== "sequential")
+        throw fail(line, `unknown policy '${a[0]}'`);
+      opts.policy = a[0];
+      break;
+    case "health_check":
+      applyHealthCheck(line, opts);
+      break;
+    case "next":
+      if (a.length === 0) throw argError(line, PLUGIN);
+      opts.next = a.map((name) => {
+        const code = rcodeNumber(name);
+        if (code === undefined) throw fail(line, `${name} is not a valid rcode`);
+        return code;
+      });
+      break;
+    case "failfast_all_unhealthy_upstreams":
+      arity(0);
+      opts.failfastAllUnhealthy = true;
+      break;
+    default:
+      throw fail(line, `unknown property '${line.name}'`);
   }
-  return opts;
+}
+
+/** `health_check DURATION [no_rec] [domain NAME]`. */
+function applyHealthCheck(line: Stanza, opts: ForwardOptions): void {
+  const a = line.args;
+  if (a.length < 1) throw argError(line, PLUGIN);
+  opts.healthCheckMs = durationArg(line, a[0]);
+  for (let i = 1; i < a.length; i++) {
+    if (a[i] === "no_rec") opts.healthCheckRecursion = false;
+    else if (a[i] === "domain" && a[i + 1] !== undefined)
+      opts.healthCheckDomain = normalizeZone(a[++i] ?? ".");
+    else throw fail(line, `health_check: unknown option ${a[i]}`);
+  }
+}
+
+function integerArg(at: Stanza, text: string | undefined): number {
+  if (text === undefined || !/^-?\d+$/.test(text)) throw fail(at, `invalid number '${text ?? ""}'`);
+  return Number(text);
+}
+
+function durationArg(at: Stanza, text: string | undefined): number {
+  const ms = parseDuration(text ?? "");
+  if (ms === undefined) throw fail(at, `invalid duration '${text ?? ""}'`);
+  return ms;
 }
 
 /** The `nameserver` lines of a resolv.conf. */
