@@ -38,11 +38,15 @@ export const upstreamImages = [
 ];
 // The e2e suite's test images this repository can make where they cannot be pulled (lab/upstream/images/e2e-<name>),
 // tagged as the suite asks for them (`e2e.test --list-images`); built only with --e2e.
+// Most live under e2e-test-images; the privileged host-network pods of the conntrack specs use a build image.
+const e2eRegistry = "registry.k8s.io/e2e-test-images";
 export const e2eImages = [
-  { name: "agnhost", binaries: ["agnhost", "coredns"] },
-  { name: "busybox", binaries: [] },
-  { name: "nginx", binaries: [] },
-  { name: "glibc-dns-testing", binaries: ["coredns"] },
+  { name: "agnhost", binaries: ["agnhost", "coredns"], registry: e2eRegistry },
+  { name: "busybox", binaries: [], registry: e2eRegistry },
+  { name: "nginx", binaries: [], registry: e2eRegistry },
+  { name: "glibc-dns-testing", binaries: ["coredns"], registry: e2eRegistry },
+  { name: "regression-issue-74839", binaries: ["regression-issue-74839"], registry: e2eRegistry },
+  { name: "distroless-iptables", binaries: [], registry: "registry.k8s.io/build-image" },
 ];
 // Which local image stands in for which build argument's upstream default (the debootstrap Debian with node
 // also serves where a plain Debian is wanted: DEBIAN_IMAGE only runs apt-get and setcap).
@@ -100,11 +104,11 @@ async function upstreamTarget(image) {
 }
 
 // The references the pinned e2e suite runs for one of its images (nginx has two tags), from its own list.
-function e2eRefs(e2eTest, name) {
+function e2eRefs(e2eTest, registry, name) {
   const list = spawnSync(e2eTest, ["--list-images"], { encoding: "utf8" });
   if (list.status !== 0)
     throw new Error(`${e2eTest} --list-images failed: ${list.stderr.trim().split("\n").pop()}`);
-  const prefix = `registry.k8s.io/e2e-test-images/${name}:`;
+  const prefix = `${registry}/${name}:`;
   return list.stdout.split("\n").filter((l) => l.startsWith(prefix));
 }
 
@@ -124,7 +128,7 @@ async function e2eTarget(image) {
       throw new Error(`no upstream ${name} binary: run npx switchyard-lab upstream build --only ${name}`);
     copyFileSync(binary, join(context, name));
   }
-  const tags = e2eRefs(e2eTest, image.name);
+  const tags = e2eRefs(e2eTest, image.registry, image.name);
   if (tags.length === 0) throw new Error(`${e2eTest} --list-images names no ${image.name} image`);
   return {
     name: `e2e ${image.name}`,

@@ -131,21 +131,26 @@ describe("conformance: the e2e suite's report, pure parts", () => {
 
   test("the images the lab provides, out of the suite's own list", () => {
     const list = [
+      "registry.k8s.io/build-image/distroless-iptables:v0.9.9",
+      "registry.k8s.io/build-image/kube-cross:v1.34.0-go1.25.0-bullseye.0",
       "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
       "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
       "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1",
       "registry.k8s.io/e2e-test-images/httpd:2.4.38-4",
       "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
       "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
+      "registry.k8s.io/e2e-test-images/regression-issue-74839:1.5",
       "registry.k8s.io/pause:3.10.2",
       "",
     ].join("\n");
     assert.deepEqual(providedImages(list), [
+      "registry.k8s.io/build-image/distroless-iptables:v0.9.9",
       "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
       "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
       "registry.k8s.io/e2e-test-images/glibc-dns-testing:2.1.1",
       "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
       "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
+      "registry.k8s.io/e2e-test-images/regression-issue-74839:1.5",
     ]);
   });
 });

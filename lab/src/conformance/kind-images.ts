@@ -5,7 +5,8 @@ import type { Exec } from "../netns/exec.js";
 import type { Progress } from "../progress.js";
 
 /** The e2e suite's images this repository can make (lab/upstream/images/e2e-<name>), as scripts/images.mjs lists them. */
-const makeable = /^registry\.k8s\.io\/e2e-test-images\/(agnhost|busybox|nginx|glibc-dns-testing):/;
+const makeable =
+  /^registry\.k8s\.io\/(e2e-test-images\/(agnhost|busybox|nginx|glibc-dns-testing|regression-issue-74839)|build-image\/distroless-iptables):/;
 
 /** The references of the suite's own list (`e2e.test --list-images`) that the lab provides. */
 export function providedImages(listImages: string): string[] {

@@ -24,9 +24,9 @@ export interface KindConformanceRun {
   sink: ProgressSink;
 }
 
-/** e2e.test, agnhost and ginkgo of the pinned release, built from lab/upstream the first time they are wanted. */
+/** The suite, its test programs and ginkgo of the pinned release, built from lab/upstream when first wanted. */
 async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
-  const wanted = ["e2e.test", "agnhost", "ginkgo"] as const;
+  const wanted = ["e2e.test", "agnhost", "ginkgo", "regression-issue-74839"] as const;
   if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });
   return {
     e2eTest: resolveBinary("e2e.test").path ?? "e2e.test",

@@ -25,7 +25,8 @@ export type UpstreamBinary =
   | "kind"
   | "e2e.test"
   | "agnhost"
-  | "ginkgo";
+  | "ginkgo"
+  | "regression-issue-74839";
 
 export const binarySpecs: readonly BinarySpec[] = [
   { name: "kube-apiserver", module: "kubernetes", goPackage: "k8s.io/kubernetes/cmd/kube-apiserver" },
@@ -53,6 +54,12 @@ export const onDemandSpecs: readonly BinarySpec[] = [
   // Kubernetes' own e2e suite and the program of its test pods, for `switchyard-lab conformance`.
   { name: "e2e.test", module: "kubernetes", goPackage: "k8s.io/kubernetes/test/e2e", test: true },
   { name: "agnhost", module: "kubernetes", goPackage: "k8s.io/kubernetes/test/images/agnhost" },
+  // The raw-packet sender of the conntrack spec that checks kube-proxy drops invalid-state packets.
+  {
+    name: "regression-issue-74839",
+    module: "kubernetes",
+    goPackage: "k8s.io/kubernetes/test/images/regression-issue-74839",
+  },
   // Ginkgo's CLI at the suite's own version, to run its specs in several processes.
   { name: "ginkgo", module: "kubernetes", goPackage: "github.com/onsi/ginkgo/v2/ginkgo" },
 ];
