@@ -9,6 +9,7 @@ import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { IPTablesOptions } from "../src/iptables/options.js";
 import { EndpointsChangeTracker, type EndpointsMap } from "../src/model/endpoints-change-tracker.js";
 import { ServiceChangeTracker, type ServicePortMap } from "../src/model/service-change-tracker.js";
+import type { ServicePortInfo } from "../src/model/service-port.js";
 import type { NFTablesOptions } from "../src/nftables/options.js";
 import type { IPFamily } from "../src/util/ip.js";
 
@@ -87,5 +88,24 @@ export function iptOptions(family: IPFamily = "IPv4", extra: Partial<IPTablesOpt
     localhostNodePorts: true,
     randomFully: true,
     ...extra,
+  };
+}
+
+/** A ClusterIP service port with no traffic policy set; override what a test needs. */
+export function svc(o: Partial<ServicePortInfo> = {}): ServicePortInfo {
+  return {
+    name: { namespace: "ns1", name: "svc1", port: "p80", protocol: "TCP" },
+    clusterIP: "172.30.0.41",
+    port: 80,
+    protocol: "TCP",
+    nodePort: 0,
+    externalIPs: [],
+    loadBalancerVIPs: [],
+    loadBalancerSourceRanges: [],
+    healthCheckNodePort: 0,
+    stickyMaxAgeSeconds: 0,
+    externalPolicyLocal: false,
+    internalPolicyLocal: false,
+    ...o,
   };
 }

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import { parseHostPort } from "@switchyard/kube/flags";
 import { masterURL } from "../client-config.js";
 import type { ProxyConfig } from "../config/config.js";
-import { count, nonNegativeDuration, oneOf, type ProxyFlag } from "./proxy-flags.js";
+import { count, nonNegativeDuration, oneOf, type ProxyFlag, sameField } from "./proxy-flags.js";
 import { UPSTREAM_EXTRA_FLAGS } from "./upstream-extra-flags.js";
 
 /**
@@ -54,36 +54,28 @@ export const SPEC: readonly ProxyFlag[] = [
     kind: "string",
     field: "clusterCIDR",
     help: "Pod CIDR(s), comma-separated; traffic from outside is masqueraded.",
-    toConfig: (c, cidrs) => {
-      c.clusterCIDR = cidrs;
-    },
+    toConfig: sameField("clusterCIDR"),
   },
   {
     name: "kubeconfig",
     kind: "string",
     field: "kubeconfig",
     help: "Path to a kubeconfig; in-cluster config when unset.",
-    toConfig: (c, path) => {
-      c.kubeconfig = path;
-    },
+    toConfig: sameField("kubeconfig"),
   },
   {
     name: "bind-address",
     kind: "string",
     field: "bindAddress",
     help: "Overrides the node's primary IP (nothing binds to it).",
-    toConfig: (c, ip) => {
-      c.bindAddress = ip;
-    },
+    toConfig: sameField("bindAddress"),
   },
   {
     name: "bind-address-hard-fail",
     kind: "bool",
     field: "bindAddressHardFail",
     help: "Exit when the metrics or healthz port cannot be bound (else it is retried every 5s).",
-    toConfig: (c, hardFail) => {
-      c.bindAddressHardFail = hardFail;
-    },
+    toConfig: sameField("bindAddressHardFail"),
   },
   { name: "cleanup", kind: "bool", field: "cleanup", help: "Remove every rule any mode wrote, then exit." },
   {
@@ -124,9 +116,7 @@ export const SPEC: readonly ProxyFlag[] = [
     field: "metricsBindAddress",
     help: "host:port for /metrics (default 127.0.0.1:10249, loopback only, as upstream); empty disables.",
     check: hostPortCheck,
-    toConfig: (c, address) => {
-      c.metricsBindAddress = address;
-    },
+    toConfig: sameField("metricsBindAddress"),
   },
   {
     name: "healthz-bind-address",
@@ -134,9 +124,7 @@ export const SPEC: readonly ProxyFlag[] = [
     field: "healthzBindAddress",
     help: "host:port for /healthz and /livez (default 0.0.0.0:10256, as upstream); empty disables.",
     check: hostPortCheck,
-    toConfig: (c, address) => {
-      c.healthzBindAddress = address;
-    },
+    toConfig: sameField("healthzBindAddress"),
   },
   {
     name: "nodeport-addresses",

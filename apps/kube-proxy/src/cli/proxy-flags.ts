@@ -75,6 +75,13 @@ export type ProxyFlag =
     }[keyof ProxyFlags]
   | (UnstoredFlag & ProxyFlagExtras & { readonly toConfig?: undefined });
 
+/** A flag whose value goes to the configuration field of the same name, as it is. */
+export function sameField<K extends keyof ConfigFlags & keyof ProxyConfig>(key: K) {
+  return (c: ProxyConfig, value: ConfigFlags[K] & ProxyConfig[K]): void => {
+    c[key] = value;
+  };
+}
+
 const NON_NEGATIVE_DURATION = "want a non-negative duration such as 1s or 30s";
 
 /** How kube-proxy has always read a duration: Go's syntax, and never negative. */

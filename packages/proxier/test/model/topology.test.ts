@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import type { EndpointInfo } from "../../src/model/endpoint.js";
 import type { ServicePortInfo } from "../../src/model/service-port.js";
 import { categorizeEndpoints } from "../../src/model/topology.js";
+import { svc } from "../fixtures.js";
 
 function ep(ip: string, o: Partial<EndpointInfo> = {}): EndpointInfo {
   return {
@@ -16,24 +17,6 @@ function ep(ip: string, o: Partial<EndpointInfo> = {}): EndpointInfo {
     isLocal: false,
     zoneHints: [],
     nodeHints: [],
-    ...o,
-  };
-}
-
-function svc(o: Partial<ServicePortInfo> = {}): ServicePortInfo {
-  return {
-    name: { namespace: "ns1", name: "svc1", port: "p80", protocol: "TCP" },
-    clusterIP: "172.30.0.41",
-    port: 80,
-    protocol: "TCP",
-    nodePort: 0,
-    externalIPs: [],
-    loadBalancerVIPs: [],
-    loadBalancerSourceRanges: [],
-    healthCheckNodePort: 0,
-    stickyMaxAgeSeconds: 0,
-    externalPolicyLocal: false,
-    internalPolicyLocal: false,
     ...o,
   };
 }

@@ -3,24 +3,7 @@ import { describe, test } from "node:test";
 import type { EndpointInfo } from "../../src/model/endpoint.js";
 import type { ServicePortInfo } from "../../src/model/service-port.js";
 import { policyChain, trafficPolicyPlan } from "../../src/model/traffic-policy.js";
-
-function svc(o: Partial<ServicePortInfo> = {}): ServicePortInfo {
-  return {
-    name: { namespace: "ns1", name: "svc1", port: "p80", protocol: "TCP" },
-    clusterIP: "172.30.0.41",
-    port: 80,
-    protocol: "TCP",
-    nodePort: 0,
-    externalIPs: [],
-    loadBalancerVIPs: [],
-    loadBalancerSourceRanges: [],
-    healthCheckNodePort: 0,
-    stickyMaxAgeSeconds: 0,
-    externalPolicyLocal: false,
-    internalPolicyLocal: false,
-    ...o,
-  };
-}
+import { svc } from "../fixtures.js";
 
 // Only the list lengths matter to the plan.
 const one = [{ ip: "10.180.0.1" } as EndpointInfo];
