@@ -25,6 +25,7 @@ const pki = {
     admin: { cert: "a.crt", key: "a.key" },
     "controller-manager": { cert: "c.crt", key: "c.key" },
     scheduler: { cert: "s.crt", key: "s.key" },
+    "apiserver-kubelet-client": { cert: "k.crt", key: "k.key" },
   },
 };
 
@@ -50,6 +51,10 @@ describe("control-plane flags", () => {
       "--secure-port=7443",
       "--service-cluster-ip-range=10.96.0.0/16",
       "--client-ca-file=/state/pki/ca.crt",
+      "--kubelet-client-certificate=k.crt",
+      "--kubelet-client-key=k.key",
+      "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+      "--kubelet-certificate-authority=/state/pki/ca.crt",
     ]) {
       assert.ok(args.includes(flag), flag);
     }

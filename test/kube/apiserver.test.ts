@@ -13,18 +13,11 @@ import {
   loadKubeConfig,
   namespaces,
 } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
 
 const skip = missingControlPlane();
-
-async function eventually(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("against a real kube-apiserver", { skip }, () => {
   let cp: TestControlPlane;
@@ -76,7 +69,7 @@ describe("against a real kube-apiserver", { skip }, () => {
       await cp.killApiserver();
       await cp.startApiserver();
       await client.create(configMaps, { metadata: { name: "after-restart", namespace: ns } });
-      await eventually(() => informer.get(ns, "after-restart") !== undefined, "the event after the restart");
+      await eventually("the event after the restart", () => informer.get(ns, "after-restart") !== undefined);
     } finally {
       await informer.stop();
     }
@@ -98,8 +91,8 @@ describe("against a real kube-apiserver", { skip }, () => {
       await client.create(configMaps, { metadata: { name: "new", namespace: ns } });
       await cp.compactEtcd();
       await eventually(
-        () => informer.get(ns, "new") !== undefined && informer.get(ns, "drop") === undefined,
         "relist",
+        () => informer.get(ns, "new") !== undefined && informer.get(ns, "drop") === undefined,
       );
       assert.ok(deleted.includes("drop"));
       assert.ok(informer.get(ns, "keep"));

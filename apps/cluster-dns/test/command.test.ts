@@ -4,8 +4,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
+import { eventually } from "@switchyard/kube/testing";
 import { main } from "../src/main.js";
-import { eventually, freePort, nxdomainUpstream, startApp } from "./helpers/process.js";
+import { freePort, nxdomainUpstream, startApp } from "./helpers/process.js";
 
 const run = promisify(execFile);
 
@@ -61,24 +62,30 @@ describe("the switchyard-dns command", { timeout: 60_000 }, () => {
     const app = startApp(corefile(""), ["-dns.port", String(port), "-pidfile", "dns.pid"]);
     const pidfile = join(app.dir, "dns.pid");
     try {
-      await eventually(() => app.output().includes("CoreDNS-1.14.7"), `the banner\n${app.output()}`);
+      await eventually(`the banner\n${app.output()}`, () => app.output().includes("CoreDNS-1.14.7"), {
+        timeoutMs: 20_000,
+      });
       assert.match(app.output(), new RegExp(`^\\.:${port}\\nSwitchyard-DNS-`));
       assert.equal(readFileSync(pidfile, "utf8").trim(), String(app.child.pid));
       assert.match(await dig(port, "example.org"), /status: NXDOMAIN/);
       writeFileSync(join(app.dir, "Corefile"), corefile("log"));
       app.child.kill("SIGUSR1");
       await eventually(
-        () => app.output().includes("[INFO] Reloading complete"),
         `the reload\n${app.output()}`,
+        () => app.output().includes("[INFO] Reloading complete"),
+        { timeoutMs: 20_000 },
       );
       await dig(port, "after.example.org");
       await eventually(
-        () => /\[INFO\] 127\.0\.0\.1:\d+ - \d+ "A IN after\.example\.org\. udp/.test(app.output()),
         "a log line",
+        () => /\[INFO\] 127\.0\.0\.1:\d+ - \d+ "A IN after\.example\.org\. udp/.test(app.output()),
+        { timeoutMs: 20_000 },
       );
       writeFileSync(join(app.dir, "Corefile"), corefile("bogus"));
       app.child.kill("SIGUSR1");
-      await eventually(() => app.output().includes("[ERROR] Restart failed:"), "the failed reload");
+      await eventually("the failed reload", () => app.output().includes("[ERROR] Restart failed:"), {
+        timeoutMs: 20_000,
+      });
       assert.match(
         app.output(),
         /\[ERROR\] Restart failed: .*Corefile:2 - Error during parsing: Unknown directive 'bogus'/,
@@ -102,7 +109,7 @@ describe("the switchyard-dns command", { timeout: 60_000 }, () => {
     child.stderr.on("data", (b: Buffer) => (output += b.toString()));
     child.stdin.end(`.:${port} {\n    whoami\n}\n`);
     try {
-      await eventually(() => output.includes(`.:${port}`), `the banner\n${output}`);
+      await eventually(`the banner\n${output}`, () => output.includes(`.:${port}`), { timeoutMs: 20_000 });
       assert.match(await dig(port, "piped.example", "A"), /^piped\.example\.\s+0\s+IN\s+A\s+127\.0\.0\.1$/m);
     } finally {
       child.kill("SIGKILL");

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
-import { eventually, nxdomainUpstream } from "./helpers/process.js";
+import { nxdomainUpstream } from "./helpers/process.js";
 
 // The hosts plugin, compared with CoreDNS's binary: the same Corefile and hosts file, the same dig, the same answer.
 const skip = differentialSkip();
@@ -166,12 +167,12 @@ describe("hosts, against CoreDNS v1.14.7", { skip }, () => {
       for (const dir of [pair.ours.dir, pair.coredns.dir])
         writeFileSync(join(dir, "hosts.txt"), "10.0.0.2 r.test\n10.0.0.3 new.test\n");
       await eventually(
+        "both servers to read the new file",
         async () => {
           const { ours, coredns } = await pair.dig("new.test", "A");
           return /10\.0\.0\.3/.test(ours) && /10\.0\.0\.3/.test(coredns);
         },
-        "both servers to read the new file",
-        5000,
+        { timeoutMs: 5000 },
       );
       for (const query of [
         ["r.test", "A"],

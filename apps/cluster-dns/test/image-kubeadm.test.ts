@@ -26,6 +26,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { eventually } from "@switchyard/kube/testing";
 import { readVersions, resolveBinary } from "@switchyard/lab";
 import {
   Api,
@@ -41,7 +42,6 @@ import {
   startControlPlane,
   type TestControlPlane,
 } from "@switchyard/lab/testing";
-import { eventually } from "./helpers/process.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const ns = "sy-dns-kubeadm";
@@ -141,7 +141,7 @@ async function readyAddress(name: string): Promise<string> {
   const address = docker(engine, ["inspect", "--format", "{{.NetworkSettings.IPAddress}}", name]);
   const ready = async () => (await fetch(`http://${address}:8181/ready`).catch(() => null))?.status === 200;
   try {
-    await eventually(ready, `/ready on ${address}:8181`, 90_000);
+    await eventually(`/ready on ${address}:8181`, ready, { timeoutMs: 90_000 });
   } catch (err) {
     throw new Error(`${(err as Error).message}; container log:\n${containerLog(engine, name)}`);
   }
@@ -279,9 +279,11 @@ describe("switchyard/cluster-dns image with kubeadm's Corefile on the real contr
     const theirs = await readyAddress(upstream);
     // Seen once here: CoreDNS's /ready said 200 while its :53 still refused queries; wait for a reply too.
     const replies = async () => !!(await dig(theirs, ["web.cluster.local", "A"]).catch(() => null));
-    await eventually(replies, `a reply from ${upstream} on :53`, 30_000).catch((err: Error) => {
-      throw new Error(`${err.message}; upstream's log:\n${containerLog(engine, upstream)}`);
-    });
+    await eventually(`a reply from ${upstream} on :53`, replies, { timeoutMs: 30_000 }).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; upstream's log:\n${containerLog(engine, upstream)}`);
+      },
+    );
     const queries = [
       [`web.${ns}.svc.cluster.local`, "A"],
       [`web.${ns}.svc.cluster.local`, "AAAA"],
@@ -355,9 +357,9 @@ describe("switchyard/cluster-dns image with kubeadm's Corefile on the real contr
     for (const [container, ip] of servers) {
       // Every Service is known before the load starts.
       await eventually(
-        async () => /\sIN\s+A\s/.test(answerOf(await dig(ip, [last, "A"]))),
         `${last} from ${container}`,
-        60_000,
+        async () => /\sIN\s+A\s/.test(answerOf(await dig(ip, [last, "A"]))),
+        { timeoutMs: 60_000 },
       );
       const run = await dnsperf(ip, queryFile, 60);
       const state = JSON.parse(docker(engine, ["inspect", "--format", "{{json .State}}", container])) as {

@@ -17,6 +17,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { eventually } from "@switchyard/kube/testing";
 import {
   bridgeGateway,
   buildImage,
@@ -24,7 +25,6 @@ import {
   docker as dockerIn,
   removeContainers,
 } from "@switchyard/lab/testing";
-import { eventually } from "./helpers/process.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const image = "switchyard/cluster-dns:dev";
@@ -145,9 +145,9 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
     ]);
     address = docker(["inspect", "--format", "{{.NetworkSettings.IPAddress}}", name]);
     await eventually(
-      async () => (await fetch(`http://${address}:8181/ready`).catch(() => null))?.status === 200,
       `/ready on ${address}:8181 (logs: docker logs ${name})`,
-      90_000,
+      async () => (await fetch(`http://${address}:8181/ready`).catch(() => null))?.status === 200,
+      { timeoutMs: 90_000 },
     );
   });
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import * as dgram from "node:dgram";
 import { test } from "node:test";
-import { eventually, freePort, httpStatus, nxdomainUpstream, query, startApp } from "./helpers/process.js";
+import { eventually } from "@switchyard/kube/testing";
+import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "./helpers/process.js";
 
 const LAMEDUCK_MS = 4000;
 
@@ -49,13 +50,17 @@ test("SIGTERM under load: /ready fails at once, DNS answers through the lameduck
     ["-quiet"],
   );
   try {
-    await eventually(async () => (await httpStatus(readyPort, "/ready")) === 200, `/ready\n${app.output()}`);
+    await eventually(`/ready\n${app.output()}`, async () => (await httpStatus(readyPort, "/ready")) === 200, {
+      timeoutMs: 20_000,
+    });
     let loading = true;
     const loads = [1, 2, 3].map(() => steadyLoad(dnsPort, () => loading));
     await new Promise((r) => setTimeout(r, 300));
     const signalled = Date.now();
     app.child.kill("SIGTERM");
-    await eventually(async () => (await httpStatus(readyPort, "/ready")) !== 200, "/ready to fail", 2000);
+    await eventually("/ready to fail", async () => (await httpStatus(readyPort, "/ready")) !== 200, {
+      timeoutMs: 2000,
+    });
     assert.equal(await httpStatus(healthPort, "/health"), 200, "/health stays up during lameduck");
     // Keep querying for most of the window; the process must still be answering every query.
     await new Promise((r) => setTimeout(r, LAMEDUCK_MS - 1500 - (Date.now() - signalled)));

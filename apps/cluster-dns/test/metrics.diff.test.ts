@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { differentialSkip, type Pair, type Server, startPair } from "./helpers/differential.js";
-import { eventually, nxdomainUpstream } from "./helpers/process.js";
+import { nxdomainUpstream } from "./helpers/process.js";
 
 // The metrics a Prometheus user scrapes, compared with CoreDNS's binary on the same Corefile: every coredns_*
 // family that CoreDNS exposes after the same queries must be exposed by ours with the same HELP and TYPE lines.
@@ -58,9 +59,8 @@ describe("metrics, against CoreDNS v1.14.7", { skip }, () => {
     for (const name of ["a.example", "b.example", "a.example"]) await pair.dig(name, "A");
     // The health plugin times its own /health every second; wait until both have done it once.
     for (const s of [pair.ours, pair.coredns])
-      await eventually(
-        async () => /coredns_health_request_duration_seconds_count 1*[1-9]/.test(await scrape(s)),
-        `${s.name}'s first health self-probe`,
+      await eventually(`${s.name}'s first health self-probe`, async () =>
+        /coredns_health_request_duration_seconds_count 1*[1-9]/.test(await scrape(s)),
       );
   });
   after(async () => {

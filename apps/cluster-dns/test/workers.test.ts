@@ -3,7 +3,8 @@ import * as dgram from "node:dgram";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { eventually, freePort, httpStatus, nxdomainUpstream, query, startApp } from "./helpers/process.js";
+import { eventually } from "@switchyard/kube/testing";
+import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "./helpers/process.js";
 
 /** Sends `count` queries one after another from one socket; resolves with how many got their reply. */
 async function ask(port: number, count: number): Promise<number> {
@@ -70,10 +71,12 @@ test("-workers 2: two processes share the sockets, metrics add up across them, S
     ["-workers", "2", "-pidfile", "dns.pid"],
   );
   try {
-    await eventually(async () => (await httpStatus(readyPort, "/ready")) === 200, `/ready\n${app.output()}`);
+    await eventually(`/ready\n${app.output()}`, async () => (await httpStatus(readyPort, "/ready")) === 200, {
+      timeoutMs: 20_000,
+    });
     // /ready opens before the DNS socket is bound (startup hooks run first), and a worker binds it through
     // the primary, a round trip later; a query sent before that would meet a closed port.
-    await eventually(() => udpBound(dnsPort), "the DNS socket");
+    await eventually("the DNS socket", () => udpBound(dnsPort), { timeoutMs: 20_000 });
     const pid = Number(readFileSync(join(app.dir, "dns.pid"), "utf8"));
     assert.equal(pid, app.child.pid, "the primary writes the pidfile");
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);

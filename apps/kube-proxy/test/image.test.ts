@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { eventually } from "@switchyard/kube/testing";
 import {
   buildImage,
   containerLog,
@@ -26,7 +27,7 @@ import {
 } from "@switchyard/lab/testing";
 import yaml from "js-yaml";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, eventually, missingKernelTools, Net, NODE_IP, names } from "./netns.js";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names } from "./netns.js";
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const engine = dockerEngine();

@@ -6,9 +6,10 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, eventually, missingKernelTools, Net, NODE_IP, names, startProxy } from "./netns.js";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names, startProxy } from "./netns.js";
 
 const skip = missingKernelTools(["nft", "iptables-nft", "iptables-nft-save"]) ?? missingControlPlane();
 const NS = "master";

@@ -7,9 +7,10 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, eventually, missingKernelTools, Net, NODE_IP, startProxy } from "./netns.js";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, startProxy } from "./netns.js";
 
 const UPSTREAM = join(process.env.HOME ?? "/root", ".cache", "switchyard", "v1.37.2", "bin", "kube-proxy");
 const skip =

@@ -5,9 +5,10 @@
 // chain of ours is left in either backend.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, eventually, missingKernelTools, Net, NODE_IP, names, startProxy } from "./netns.js";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names, startProxy } from "./netns.js";
 
 const skip =
   missingKernelTools(["nft", "iptables-legacy-save", "iptables-nft-save"]) ?? missingControlPlane();

@@ -313,25 +313,4 @@ export function startProxy(
   };
 }
 
-/** Polls until `probe` returns a value; the deadline is generous and failing it says what was last seen. */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`gave up waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 export const names = (answers: readonly string[]) => new Set(answers.map((a) => a.split(" ")[0]));

@@ -4,12 +4,12 @@
 // NodePort answers from another namespace, and ETP Local keeps the client's address.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import { type Api, apiClient, createNode, createService, createSlice, setSlice } from "./api.js";
 import {
   CLIENT_IP,
   CLUSTER_CIDR,
-  eventually,
   missingKernelTools,
   Net,
   NODE_IP,

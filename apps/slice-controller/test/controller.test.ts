@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import type { Event as CoreEvent, Endpoints } from "kubernetes-types/core/v1.js";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
@@ -15,7 +16,6 @@ import {
   createService,
   deletePod,
   endpointLines,
-  eventually,
   type PodSpecOptions,
   setPodReady,
   sliceSizes,
@@ -48,7 +48,7 @@ describe("slice controller on a real control plane", { skip: missingControlPlane
         const slices = await slicesOf(api, ns, svc);
         return check(endpointLines(slices), sliceSizes(slices)) ? slices : undefined;
       },
-      async () => summary(await slicesOf(api, ns, svc)),
+      { describe: async () => summary(await slicesOf(api, ns, svc)) },
     );
 
   before(async () => {

@@ -6,19 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
 import { down, up } from "@switchyard/lab";
 import { freeControlPlanePorts, missingControlPlane } from "@switchyard/lab/testing";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
-import {
-  Api,
-  createNamespace,
-  createNode,
-  createPods,
-  createService,
-  eventually,
-  slicesOf,
-  summary,
-} from "./helpers.js";
+import { Api, createNamespace, createNode, createPods, createService, slicesOf, summary } from "./helpers.js";
 
 describe("dual-stack Services", { skip: missingControlPlane() }, () => {
   let stateDir: string;
@@ -70,7 +62,7 @@ describe("dual-stack Services", { skip: missingControlPlane() }, () => {
         const ok = s.length === 2 && s.every((x) => (x.endpoints ?? []).length === 3);
         return ok ? s : undefined;
       },
-      async () => summary(await slicesOf(api, "ds", "web")),
+      { describe: async () => summary(await slicesOf(api, "ds", "web")) },
     );
     const byFamily = Object.fromEntries(
       slices.map((s) => [s.addressType, (s.endpoints ?? []).map((e) => e.addresses[0]).sort()]),

@@ -18,29 +18,6 @@ export {
 } from "@switchyard/lab/testing";
 export { Api, SLICES };
 
-/**
- * Polls `probe` until it returns a value other than undefined. Convergence of a controller has no
- * promised latency, so the deadline is generous and failing it reports the last state seen.
- */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  describe: () => Promise<string> = async () => "",
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}\n${await describe()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 /** One endpoint as a test cares about it: "ip ready/serving/terminating". */
 export function endpointLines(slices: readonly EndpointSlice[]): string[] {
   const lines: string[] = [];

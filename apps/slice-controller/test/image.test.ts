@@ -14,6 +14,7 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { eventually } from "@switchyard/kube/testing";
 import {
   Api,
   applyManifests,
@@ -36,7 +37,6 @@ import {
   startControlPlane,
   type TestControlPlane,
 } from "@switchyard/lab/testing";
-import { eventually } from "./helpers.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const engine = dockerEngine();
@@ -154,7 +154,7 @@ describe("switchyard/slice-controller image on its ServiceAccount", { skip, time
         );
         return ready.sort().join(",") === "10.1.0.1,10.1.0.2" ? slices : undefined;
       },
-      async () => `container log:\n${log()}`,
+      { describe: async () => `container log:\n${log()}` },
     );
     for (const slice of slices)
       assert.equal(slice.metadata?.labels?.[MANAGED_BY], "endpointslice-controller.k8s.io", log());
@@ -187,7 +187,7 @@ describe("switchyard/slice-controller image on its ServiceAccount", { skip, time
           /forbidden.*cannot (list|watch) resource \\?"(services|pods|nodes|endpointslices)\\?"/;
         return log.includes("403 Forbidden") && refused.test(log) && log.includes(user) ? log : undefined;
       },
-      async () => `container log:\n${containerLog(engine, name)}`,
+      { describe: async () => `container log:\n${containerLog(engine, name)}` },
     );
   });
 });

@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { ApiError, discardLogger, endpointSlices, HttpRestClient, loadKubeConfig } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
 import {
   applyManifests,
   applyOrder,
@@ -22,15 +23,7 @@ import {
 } from "@switchyard/lab/testing";
 import type { EndpointSlice } from "@switchyard/slice-controller";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
-import {
-  Api,
-  createNamespace,
-  createNode,
-  createPod,
-  createService,
-  eventually,
-  slicesOf,
-} from "./helpers.js";
+import { Api, createNamespace, createNode, createPod, createService, slicesOf } from "./helpers.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const SA = { namespace: "kube-system", name: "switchyard-slice-controller" };

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { discardLogger } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
 import { resolveBinary } from "@switchyard/lab";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
@@ -22,7 +23,6 @@ import {
   createPods,
   createService,
   endpointLines,
-  eventually,
   slicesOf,
   summary,
 } from "./helpers.js";
@@ -81,9 +81,11 @@ describe("resilience", { skip: missingControlPlane() }, () => {
         const slices = await slicesOf(api, ns, "web");
         return mismatch(slices, await expectedLines(api, ns), 100) === undefined ? slices : undefined;
       },
-      async () => {
-        const slices = await slicesOf(api, ns, "web");
-        return `${mismatch(slices, await expectedLines(api, ns), 100)}\n${summary(slices)}`;
+      {
+        describe: async () => {
+          const slices = await slicesOf(api, ns, "web");
+          return `${mismatch(slices, await expectedLines(api, ns), 100)}\n${summary(slices)}`;
+        },
       },
     );
 

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
+import { sleep } from "@switchyard/kube/testing";
 import {
   logTail,
   missingControllerManager,
@@ -51,8 +52,6 @@ const STEPS: Array<[number, number]> = [
 ];
 
 const skip = missingControlPlane(["kube-controller-manager"]) ?? missingControllerManager();
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Pause pods as a scheduler and kubelet would move them along, pinned by zone. */
 class Pods {

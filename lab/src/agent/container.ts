@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { constants } from "node:os";
+import { formatTime } from "@switchyard/kube";
 import type { ContainerState } from "kubernetes-types/core/v1.js";
+import type { ContainerLog } from "./container-log.js";
 
 export type RestartPolicy = "Always" | "OnFailure" | "Never";
 
@@ -11,13 +13,13 @@ export interface ContainerOptions {
   argv: string[] | undefined;
   env: Record<string, string>;
   logFile: string;
+  /** Keeps each instance's lines with their times for the kubelet API; without it only logFile is written. */
+  log?: ContainerLog;
   restartPolicy: RestartPolicy;
   /** Called whenever state, lastState or restartCount changes. */
   onChange: () => void;
   now?: () => Date;
 }
-
-const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Backoff before the n-th restart: 1 s doubling to 30 s (the kubelet's 10 s → 5 min, shortened for a lab). */
 export function restartDelayMs(restarts: number): number {
@@ -49,12 +51,13 @@ export class Container {
     if (this.stopping) return;
     this.startedAt = this.now().getTime();
     if (!this.o.argv) {
-      this.state = { running: { startedAt: stamp(this.now()) } };
+      this.state = { running: { startedAt: formatTime(this.now().getTime()) } };
       this.o.onChange();
       return;
     }
     const [bin, ...args] = this.o.argv;
     const fd = openSync(this.o.logFile, "a");
+    this.o.log?.begin(this.restartCount);
     try {
       const child = spawn(bin ?? "false", args, {
         env: this.o.env,
@@ -72,18 +75,19 @@ export class Container {
     } finally {
       closeSync(fd);
     }
-    this.state = { running: { startedAt: stamp(this.now()) } };
+    this.state = { running: { startedAt: formatTime(this.now().getTime()) } };
     this.o.onChange();
   }
 
   private onExit(exitCode: number, signal: NodeJS.Signals | null): void {
     this.child = undefined;
+    this.o.log?.end();
     const terminated = {
       exitCode,
       reason: exitCode === 0 ? "Completed" : "Error",
       ...(signal ? { signal: constants.signals[signal] } : {}),
-      startedAt: this.state.running?.startedAt ?? stamp(this.now()),
-      finishedAt: stamp(this.now()),
+      startedAt: this.state.running?.startedAt ?? formatTime(this.now().getTime()),
+      finishedAt: formatTime(this.now().getTime()),
     };
     this.state = { terminated };
     const restart =

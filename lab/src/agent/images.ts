@@ -16,6 +16,8 @@ export interface ImageContext {
   echo: string[];
   /** How to run the lab's traffic generator (labEntry("agent/loadgen")). */
   loadgen?: string[];
+  /** How to run the lab's numbered-line printer (labEntry("agent/counter")), for log tests. */
+  counter?: string[];
   node: string;
   /** The pinned release's binary of that name (resolveBinary), for the upstream images below; undefined: missing. */
   upstream?: (name: UpstreamBinary) => string | undefined;
@@ -30,6 +32,15 @@ const upstreamImages: Record<string, { binary: UpstreamBinary; files: string[]; 
   "registry.k8s.io/kube-proxy": { binary: "kube-proxy", files: ["/usr/local/bin/kube-proxy"] },
   "registry.k8s.io/coredns/coredns": { binary: "coredns", files: ["/coredns"], entrypoint: "/coredns" },
 };
+
+/** The lab's own programs by image name (the netns runtime only; lab/Dockerfile builds echo and loadgen). */
+function ownImages(ctx: ImageContext): Record<string, string[] | undefined> {
+  return {
+    "switchyard/echo": ctx.echo,
+    "switchyard/loadgen": ctx.loadgen,
+    "switchyard/counter": ctx.counter,
+  };
+}
 
 /** The image's repository without registry tag or digest: "switchyard/echo:1.0" → "switchyard/echo". */
 export function imageName(image: string): string {
@@ -59,7 +70,7 @@ export function resolveImage(
     message: `image ${image} is not known to the switchyard lab runtime${why}`,
   });
   if (name === "registry.k8s.io/pause" || name === "k8s.gcr.io/pause") return { kind: "none" };
-  const own = name === "switchyard/echo" ? ctx.echo : name === "switchyard/loadgen" ? ctx.loadgen : undefined;
+  const own = ownImages(ctx)[name];
   if (own) {
     if (command) return unknown(` (the lab's own images take args, not a command)`);
     return { kind: "process", argv: [...own, ...args] };

@@ -1,12 +1,13 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { listWatch } from "../kubeapi/list-watch.js";
+import type { PodSource } from "./kubelet-api/container-logs.js";
 import { PodWorker, podNetnsPrefix, type WorkerDeps } from "./pod-worker.js";
 
 /**
  * Watches the pods bound to this node and keeps one worker per pod: started when the pod arrives, terminated
  * when its deletionTimestamp appears (graceful) or when it vanishes from the API (forced).
  */
-export class Kubelet {
+export class Kubelet implements PodSource {
   private readonly workers = new Map<string, PodWorker>();
   private stopWatch: (() => void) | undefined;
 
@@ -49,6 +50,21 @@ export class Kubelet {
     const fresh = new PodWorker(pod, this.d);
     this.workers.set(uid, fresh);
     void fresh.start().catch(log);
+  }
+
+  /** The pods this agent runs, as the kubelet API's /pods lists them. */
+  pods(): Pod[] {
+    return [...this.workers.values()].map((w) => w.object);
+  }
+
+  /** By name; the newest worker wins while a deleted pod's namesake still terminates beside its successor. */
+  pod(namespace: string, name: string): PodWorker | undefined {
+    let found: PodWorker | undefined;
+    for (const w of this.workers.values()) {
+      const m = w.object.metadata;
+      if (m?.namespace === namespace && m.name === name) found = w;
+    }
+    return found;
   }
 
   /** Stops watching; pods keep running (a kubelet restart does not kill containers); `down` removes them. */

@@ -3,13 +3,15 @@
  * pod CIDR, builds the pod bridge, keeps the Lease and Ready condition fresh, and runs the node's pods.
  * Usage: agent/main --state-dir DIR --node NAME [--verbose]
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { ensureKubeletServingCert } from "../controlplane/pki.js";
 import { adminCredentials, KubeClient } from "../kubeapi/client.js";
 import { realExec } from "../netns/exec.js";
 import { applySteps } from "../netns/executor.js";
 import { Journal } from "../netns/journal.js";
-import { nodeByName } from "../netns/plan.js";
+import { type NodePlan, nodeByName } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { podBridgeSteps } from "../netns/steps.js";
 import { realTeardownDeps, teardown } from "../netns/teardown.js";
@@ -17,8 +19,10 @@ import { labEntry, repoRoot } from "../self.js";
 import { resolveBinary } from "../upstream/binaries.js";
 import { Ipam } from "./ipam.js";
 import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
+import { startKubeletApi } from "./kubelet-api/server.js";
 import { Logger } from "./log.js";
 import { postNodeStatus, registerNode, startHeartbeat, waitForPodCidr } from "./node-heartbeat.js";
+import { kubeletPort } from "./node-object.js";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -72,14 +76,17 @@ async function main(): Promise<void> {
       repoRoot,
       echo: labEntry("agent/echo"),
       loadgen: labEntry("agent/loadgen"),
+      counter: labEntry("agent/counter"),
       node: process.execPath,
       upstream: (name) => resolveBinary(name).path,
     },
     log,
   });
   await kubelet.run();
+  const api = await serveKubeletApi(paths.controlPlane, node, kubelet, log);
 
   const shutdown = () => {
+    api.close();
     heartbeat.stop();
     kubelet.stop();
     abort.abort();
@@ -88,6 +95,27 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
+}
+
+/** The kubelet API on the node's IP (logs, the node proxy), with a serving certificate from the lab CA. */
+async function serveKubeletApi(controlPlaneDir: string, node: NodePlan, kubelet: Kubelet, log: Logger) {
+  const pkiDir = join(controlPlaneDir, "pki");
+  const files = await ensureKubeletServingCert(pkiDir, node);
+  const tls = {
+    cert: readFileSync(files.cert, "utf8"),
+    key: readFileSync(files.key, "utf8"),
+    ca: readFileSync(join(pkiDir, "ca.crt"), "utf8"),
+  };
+  const api = await startKubeletApi({
+    netns: node.netns,
+    ip: node.ip,
+    port: kubeletPort,
+    tls,
+    pods: kubelet,
+    log,
+  });
+  log.info("kubelet API listening", { address: `${node.ip}:${kubeletPort}` });
+  return api;
 }
 
 main().catch((err: Error) => {

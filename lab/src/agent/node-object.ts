@@ -1,8 +1,12 @@
+import { formatTime } from "@switchyard/kube";
 import type { Node, NodeCondition, NodeStatus } from "kubernetes-types/core/v1.js";
 import type { NodePlan } from "../netns/plan.js";
 
 /** What every lab node offers the scheduler; pods are processes, so these are nominal. */
 export const nodeCapacity = { cpu: "2", memory: "4Gi", pods: "110", "ephemeral-storage": "10Gi" };
+
+/** Where the agent's kubelet API listens on the node's IP (kubelet-api/server.ts); the kubelet's default port. */
+export const kubeletPort = 10250;
 
 export function nodeObject(node: NodePlan): Node {
   return {
@@ -31,7 +35,7 @@ export function nodeStatus(
   now: Date,
   previous?: NodeCondition[],
 ): NodeStatus {
-  const stamp = now.toISOString().replace(/\.\d+Z$/, "Z");
+  const stamp = formatTime(now.getTime());
   const condition = (
     type: string,
     status: "True" | "False",
@@ -51,6 +55,8 @@ export function nodeStatus(
   return {
     capacity: nodeCapacity,
     allocatable: nodeCapacity,
+    // The apiserver dials this port for logs and the node proxy.
+    daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
     addresses: [
       { type: "InternalIP", address: node.ip },
       { type: "Hostname", address: node.name },

@@ -1,3 +1,4 @@
+import { formatTime } from "@switchyard/kube";
 import type { ContainerState, Pod, PodCondition, PodStatus } from "kubernetes-types/core/v1.js";
 
 export interface ContainerView {
@@ -17,8 +18,6 @@ export interface PodView {
   sandboxReady: boolean;
   containers: ContainerView[];
 }
-
-const stamp = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
 function phaseOf(pod: Pod, containers: readonly ContainerView[]): PodStatus["phase"] {
   if (
@@ -43,7 +42,9 @@ export function podStatus(pod: Pod, view: PodView, now: Date): PodStatus {
       type,
       status,
       lastTransitionTime:
-        before?.status === status && before.lastTransitionTime ? before.lastTransitionTime : stamp(now),
+        before?.status === status && before.lastTransitionTime
+          ? before.lastTransitionTime
+          : formatTime(now.getTime()),
       ...(reason && !ok ? { reason } : {}),
     };
   };

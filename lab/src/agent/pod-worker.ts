@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { formatTime } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { contentTypes, isNotFound, type KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
@@ -9,8 +10,10 @@ import type { LabPlan, NodePlan } from "../netns/plan.js";
 import { podSandboxSteps } from "../netns/steps.js";
 import { realTeardownDeps, teardown } from "../netns/teardown.js";
 import { Container, type RestartPolicy } from "./container.js";
+import { ContainerLog } from "./container-log.js";
 import { type ImageContext, resolveImage } from "./images.js";
 import type { Ipam } from "./ipam.js";
+import type { ContainerLogView } from "./kubelet-api/log-instance.js";
 import type { Logger } from "./log.js";
 import { containerEnv, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { podStatus } from "./pod-status.js";
@@ -38,8 +41,13 @@ export const podNetnsPrefix = (plan: LabPlan, node: NodePlan) => `${plan.prefix}
 
 /** One pod on this node, from sandbox to deletion: what a kubelet's pod worker does. */
 export class PodWorker {
-  private containers: Array<{ c: Container; readiness: Readiness | undefined; name: string; image: string }> =
-    [];
+  private containers: Array<{
+    c: Container;
+    readiness: Readiness | undefined;
+    name: string;
+    image: string;
+    log: ContainerLog;
+  }> = [];
   private podIp: string | undefined;
   private netns: string | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -50,7 +58,7 @@ export class PodWorker {
   private terminating = false;
   /** Every container has stopped: nothing more is probed or posted. */
   private stopped = false;
-  private readonly startTime = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  private readonly startTime = formatTime(Date.now());
 
   constructor(
     private pod: Pod,
@@ -63,6 +71,18 @@ export class PodWorker {
 
   update(pod: Pod): void {
     this.pod = pod;
+  }
+
+  /** The pod as last seen from the API (the kubelet API's /pods lists these). */
+  get object(): Pod {
+    return this.pod;
+  }
+
+  /** A container's state and log for the kubelet API; undefined until start() has made it. */
+  container(name: string): { view: ContainerLogView; log: ContainerLog } | undefined {
+    const e = this.containers.find((entry) => entry.name === name);
+    if (!e) return undefined;
+    return { view: { state: e.c.state, lastState: e.c.lastState, current: e.log.current }, log: e.log };
   }
 
   async start(): Promise<void> {
@@ -83,7 +103,9 @@ export class PodWorker {
           onChange: () => {},
         });
         container.state = { waiting: { reason: "ErrImagePull", message } };
-        return { c: container, readiness: undefined, name: c.name, image: c.image ?? "" };
+        // Never started, so its log stays empty; the paths are never written.
+        const log = new ContainerLog("", "");
+        return { c: container, readiness: undefined, name: c.name, image: c.image ?? "", log };
       });
       this.sendStatus(false);
       return;
@@ -146,11 +168,15 @@ export class PodWorker {
               mounts: volumes.mounts,
             })
           : undefined;
+      const logFile = join(dir, `${container.name}.log`);
+      // Instance logs in a folder per container, as the kubelet keeps /var/log/pods/<pod>/<container>/.
+      const log = new ContainerLog(logFile, join(dir, "logs", container.name));
       const c = new Container({
         name: container.name,
         argv,
         env,
-        logFile: join(dir, `${container.name}.log`),
+        logFile,
+        log,
         restartPolicy: (spec.restartPolicy ?? "Always") as RestartPolicy,
         onChange: () => this.sendStatus(),
       });
@@ -160,6 +186,7 @@ export class PodWorker {
         readiness: probe ? new Readiness(probe) : undefined,
         name: container.name,
         image: container.image ?? "",
+        log,
       };
       this.containers.push(entry);
       if (configError) {

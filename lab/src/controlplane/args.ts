@@ -63,6 +63,13 @@ export function apiserverArgs(o: ControlPlaneOptions, _paths: StatePaths, pki: P
     `--service-account-key-file=${pki.saPub}`,
     `--service-account-signing-key-file=${pki.saKey}`,
     `--service-cluster-ip-range=${o.serviceCidr}`,
+    // Logs and the node proxy: the apiserver dials each kubelet with this identity, at the Node's InternalIP
+    // (the default order tries Hostname first, which no resolver here knows; kubeadm's order), and checks the
+    // kubelet's serving certificate against the lab CA that signed it (pki.ts, ensureKubeletServingCert).
+    `--kubelet-client-certificate=${pki.clients["apiserver-kubelet-client"].cert}`,
+    `--kubelet-client-key=${pki.clients["apiserver-kubelet-client"].key}`,
+    "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
+    `--kubelet-certificate-authority=${pki.caCert}`,
     "--authorization-mode=Node,RBAC",
     "--allow-privileged=true",
     "--anonymous-auth=false",

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { realClock, sleep } from "@switchyard/kube";
 import { Progress, type ProgressSink } from "../progress.js";
 import {
   cacheBinDir,
@@ -48,8 +49,6 @@ export interface UpOptions extends ControlPlaneInput {
   env?: Env;
   out?: ProgressSink;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function readState(stateDir: string): ControlPlaneState | undefined {
   const file = statePaths(stateDir).stateFile;
@@ -105,7 +104,7 @@ async function waitFor(
       );
     }
     progress.update(`waiting for ${what}`);
-    await sleep(250);
+    await sleep(realClock, 250);
   }
   throw new Error(
     `${what} not ready within ${timeoutMs / 1000}s; last lines of ${record.log}:\n${lastLines(record.log)}`,

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -17,13 +18,15 @@ export interface Pki {
   clients: Record<ClientIdentity, { cert: string; key: string }>;
 }
 
-export type ClientIdentity = "admin" | "controller-manager" | "scheduler";
+export type ClientIdentity = "admin" | "controller-manager" | "scheduler" | "apiserver-kubelet-client";
 
 /** Who each client certificate speaks for: the CN is the user, O the groups RBAC binds. */
 const clientSubjects: Record<ClientIdentity, string> = {
   admin: "/O=system:masters/CN=kubernetes-admin",
   "controller-manager": "/CN=system:kube-controller-manager",
   scheduler: "/CN=system:kube-scheduler",
+  // How the apiserver authenticates to kubelets (logs, node proxy), as kubeadm names it.
+  "apiserver-kubelet-client": "/O=kubeadm:cluster-admins/CN=kube-apiserver-kubelet-client",
 };
 
 async function openssl(args: string[], cwd: string): Promise<void> {
@@ -56,13 +59,24 @@ function pkiPaths(dir: string): Pki {
       admin: pair("admin"),
       "controller-manager": pair("controller-manager"),
       scheduler: pair("scheduler"),
+      "apiserver-kubelet-client": pair("apiserver-kubelet-client"),
     },
   };
 }
 
 const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
-async function signedCert(pki: Pki, name: string, subject: string, extensions: string): Promise<void> {
+/**
+ * `serial` "random" signs without the CA's serial file, for certificates that node agents make at the same time
+ * (concurrent writers of ca.srl could hand out one serial twice).
+ */
+async function signedCert(
+  pki: Pki,
+  name: string,
+  subject: string,
+  extensions: string,
+  serial: "file" | "random" = "file",
+): Promise<void> {
   const cwd = pki.dir;
   writeFileSync(join(cwd, `${name}.ext`), extensions);
   await openssl(
@@ -79,7 +93,7 @@ async function signedCert(pki: Pki, name: string, subject: string, extensions: s
       "ca.crt",
       "-CAkey",
       "ca.key",
-      "-CAcreateserial",
+      ...(serial === "file" ? ["-CAcreateserial"] : ["-set_serial", `0x${randomBytes(16).toString("hex")}`]),
       "-days",
       "3650",
     ].concat(["-out", `${name}.crt`, "-extfile", `${name}.ext`]),
@@ -114,7 +128,10 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
     );
     await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
     await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
-    for (const [name, subject] of Object.entries(clientSubjects)) {
+  }
+  // Checked one by one, so a state folder from before a client existed gets just the missing one.
+  for (const [name, subject] of Object.entries(clientSubjects)) {
+    if (fresh || !existsSync(pki.clients[name as ClientIdentity].cert)) {
       await signedCert(
         pki,
         name,
@@ -128,4 +145,24 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
     await signedCert(pki, "apiserver", "/CN=kube-apiserver", servingExt);
   }
   return pki;
+}
+
+/**
+ * A node's kubelet serving certificate, signed by the lab CA in `dir` (the control plane's pki folder): what a
+ * kubelet gets through its serving CSR, made directly since the lab holds the CA. SANs: the node's IP and name,
+ * the names the apiserver may dial (--kubelet-preferred-address-types). Reused while its names do not change.
+ */
+export async function ensureKubeletServingCert(
+  dir: string,
+  node: { name: string; ip: string },
+): Promise<{ cert: string; key: string }> {
+  if (!existsSync(join(dir, "ca.key")))
+    throw new Error(`no lab CA in ${dir}: bring the control plane up first`);
+  const name = `kubelet-${node.name}`;
+  const ext = `subjectAltName=IP:${node.ip},DNS:${node.name}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`;
+  const paths = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+  const extFile = join(dir, `${name}.ext`);
+  const current = existsSync(paths.cert) && existsSync(extFile) && readFileSync(extFile, "utf8") === ext;
+  if (!current) await signedCert(pkiPaths(dir), name, `/CN=system:node:${node.name}`, ext, "random");
+  return paths;
 }

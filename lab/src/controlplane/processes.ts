@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { realClock, sleep } from "@switchyard/kube";
 
 export interface ProcessRecord {
   name: string;
@@ -56,8 +57,6 @@ export function isOurs(record: ProcessRecord): boolean {
   return cmdline.length > 1 && cmdline.slice(1).join("\0") === record.args.join("\0");
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** SIGTERM, wait up to graceMs, then SIGKILL; resolves once the process is gone. */
 export async function stopProcess(
   record: ProcessRecord,
@@ -72,12 +71,12 @@ export async function stopProcess(
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
     if (!isOurs(record)) return "stopped";
-    await sleep(50);
+    await sleep(realClock, 50);
   }
   try {
     process.kill(record.pid, "SIGKILL");
   } catch {}
-  while (isOurs(record)) await sleep(50);
+  while (isOurs(record)) await sleep(realClock, 50);
   return "killed";
 }
 

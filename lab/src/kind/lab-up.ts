@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { realClock, sleep } from "@switchyard/kube";
 import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot as defaultRepoRoot } from "../self.js";
 import { type ProxyMode, readManifests, type StackKind } from "../stack/manifests.js";
@@ -147,7 +148,7 @@ function machineDeps(log: string, progress: Progress, docker: string): StepDeps 
     provision: (spec) => provisionKindCluster(spec, (line) => progress.update(line, true)),
     loadImages: (images, nodes) => loadImagesIntoNodes(docker, images, nodes, log),
     writeFile: (path, content) => writeFileSync(path, content),
-    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    sleep: (ms) => sleep(realClock, ms),
     now: Date.now,
   };
 }

@@ -1,3 +1,4 @@
+import { realClock, sleep as sleepOn } from "@switchyard/kube";
 import { ApiError, type KubeClient } from "./client.js";
 
 interface Listed {
@@ -24,7 +25,7 @@ export function listWatch<T extends Listed>(
   onChange: ChangeHandler<T>,
 ): { stop(): void; synced: Promise<void> } {
   const abort = new AbortController();
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = options.sleep ?? ((ms: number) => sleepOn(realClock, ms));
   const known = new Map<string, T>();
   let markSynced: () => void = () => {};
   const synced = new Promise<void>((r) => {

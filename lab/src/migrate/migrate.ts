@@ -1,3 +1,4 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
@@ -30,7 +31,6 @@ export interface MigrateOptions {
   lab?: MigrateLab;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
 
 /**
@@ -110,7 +110,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
         `${node.name} switched in ${switchSeconds.toFixed(1)}s; counting traffic for ${(o.settleMs ?? 3000) / 1000}s more`,
         true,
       );
-      await sleep(o.settleMs ?? 3000);
+      await sleep(realClock, o.settleMs ?? 3000);
       const after = await proxyView(exec, node.run);
       const rulesAfter = await ruleCounts(exec, node.run);
       const trafficAfter = await lab.trafficStats();

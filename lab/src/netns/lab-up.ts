@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { realClock, sleep } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import { up as controlPlaneUp } from "../controlplane/controlplane.js";
 import type { ControlPlanePorts } from "../controlplane/options.js";
@@ -32,8 +33,6 @@ export interface LabUpOptions {
   /** Whose stack: Switchyard's (the default) or upstream's, as kubeadm installs it (stack/upstream.ts). */
   stackKind?: StackKind;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Brings a lab up: the bridge and node namespaces, the control plane on the bridge, one agent per node, the pod
@@ -146,7 +145,7 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
     while (!(await hasDefaultServiceAccount(client))) {
       if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
       progress.update("waiting for the default ServiceAccount");
-      await sleep(250);
+      await sleep(realClock, 250);
     }
     state.nodesSeconds = (Date.now() - started) / 1000;
     if (o.stack) {
@@ -207,6 +206,6 @@ async function waitForNodes(
       );
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${found.size}/${plan.nodes})`);
     progress.update(`waiting for ${what} (${found.size}/${plan.nodes})`);
-    await sleep(250);
+    await sleep(realClock, 250);
   }
 }

@@ -1,3 +1,4 @@
+import { realClock, sleep } from "@switchyard/kube";
 import { type Exec, realExec } from "./exec.js";
 import type { Undo } from "./steps.js";
 
@@ -12,7 +13,7 @@ export interface TeardownDeps {
 export const realTeardownDeps: TeardownDeps = {
   exec: realExec,
   kill: (pid, signal) => process.kill(pid, signal),
-  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  sleep: (ms) => sleep(realClock, ms),
   graceMs: 5000,
 };
 

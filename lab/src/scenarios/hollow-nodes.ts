@@ -1,3 +1,4 @@
+import { formatTime } from "@switchyard/kube";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { Ipam } from "../agent/ipam.js";
 import { renewLease } from "../agent/node-heartbeat.js";
@@ -49,8 +50,6 @@ export async function inPool<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   if (failure) throw failure;
 }
-
-const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
 export class HollowNodes {
   readonly nodes: HollowNode[] = [];
@@ -160,7 +159,7 @@ export class HollowNodes {
   }
 
   private async postReady(name: string, i: number): Promise<Node> {
-    const t = stamp();
+    const t = formatTime(Date.now());
     const condition = (type: string, status: string, reason: string) => ({
       type,
       status,
@@ -219,12 +218,12 @@ export class HollowNodes {
         {
           hostIp,
           podIp: ip,
-          startTime: stamp(),
+          startTime: formatTime(Date.now()),
           sandboxReady: true,
           containers: (created.spec?.containers ?? []).map((c) => ({
             name: c.name,
             image: c.image ?? "",
-            state: { running: { startedAt: stamp() } },
+            state: { running: { startedAt: formatTime(Date.now()) } },
             lastState: {},
             restartCount: 0,
             ready: true,

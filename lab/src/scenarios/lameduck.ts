@@ -1,3 +1,4 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
 import { contentTypes } from "../kubeapi/client.js";
@@ -14,7 +15,7 @@ import {
   type Scenario,
   type ScenarioContext,
 } from "./scenario.js";
-import { openLab, type ScenarioLab, sleep } from "./scenario-lab.js";
+import { openLab, type ScenarioLab } from "./scenario-lab.js";
 import { Undo } from "./undo.js";
 import {
   deleteNamespace,
@@ -107,7 +108,7 @@ export const lameduck: Scenario = {
         // The pods this roll replaced run the previous setting: the measured roll starts once they are gone and
         // the lookups they failed have timed out, so none of theirs is counted against this setting.
         await oldPodsGone(lab);
-        await sleep(settleMs);
+        await sleep(realClock, settleMs);
         lab.progress.update(`lameduck ${setting}: the measured roll`, true);
         runs.push(await measuredRoll(lab, setting, settleMs));
       }
@@ -138,7 +139,7 @@ async function roll(lab: ScenarioLab) {
     },
     contentTypes.merge,
   );
-  await sleep(500);
+  await sleep(realClock, 500);
   await waitUntil(
     "the coredns roll",
     () => rolledOut(lab.client, "kube-system", "coredns"),
@@ -170,7 +171,7 @@ async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number)
   const rollSeconds = (Date.now() - t0) / 1000;
   // The last deleted pod drains for its lameduck after the roll looks done; count until it is gone, and then some.
   await oldPodsGone(lab);
-  await sleep(settleMs);
+  await sleep(realClock, settleMs);
   const after = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   const { results, resolutionMs } = await watch.stop(lab.deadline(30_000));
   const metricsAfter = await Promise.all(lab.nodes.map((n) => proxyMetrics(lab.exec, n.run)));

@@ -1,7 +1,7 @@
+import { realClock, sleep } from "@switchyard/kube";
 import { proxyView } from "../migrate/measure.js";
 import { labEntry } from "../self.js";
-import type { LabNode } from "./scenario-lab.js";
-import { type ScenarioLab, sleep } from "./scenario-lab.js";
+import type { LabNode, ScenarioLab } from "./scenario-lab.js";
 
 export interface Answers {
   answers: Record<string, number>;
@@ -75,5 +75,5 @@ export async function proxiesCaughtUp(lab: ScenarioLab, mark: Map<string, number
     },
     60_000,
   );
-  await sleep(1000);
+  await sleep(realClock, 1000);
 }

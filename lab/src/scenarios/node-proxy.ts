@@ -1,3 +1,4 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeClient } from "../kubeapi/client.js";
 import { proxyMetricsGet } from "../migrate/measure.js";
@@ -6,7 +7,6 @@ import type { Progress } from "../progress.js";
 import { waitUntil } from "../stack/wait.js";
 import { histogram, syncHistogram } from "./prom.js";
 import type { LabNode } from "./scenario-lab.js";
-import { sleep } from "./scenario-lab.js";
 
 /** The proxy DaemonSets a node's proxy pod may belong to: the original and migrate's per-mode ones. */
 const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
@@ -78,7 +78,7 @@ export async function waitProxyQuiet(
   let last = await syncCount(exec, node.run);
   let since = Date.now();
   for (;;) {
-    await sleep(250);
+    await sleep(realClock, 250);
     const now = await syncCount(exec, node.run);
     if (now !== last) {
       last = now;

@@ -1,9 +1,9 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
 import { nodeRules, sendsTo } from "./rules.js";
 import type { LabNode } from "./scenario-lab.js";
-import { sleep } from "./scenario-lab.js";
 
 /** One deleted pod: when its deletion was seen, and per node how long until that node's rules dropped it. */
 export interface Propagation {
@@ -48,7 +48,7 @@ export class PropagationWatch {
       Date.now() < deadline &&
       this.tracked.some((t) => Object.keys(t.byNode).length < this.nodes.length)
     )
-      await sleep(200);
+      await sleep(realClock, 200);
     this.abort.abort();
     await Promise.allSettled(this.loops);
     return {
@@ -75,7 +75,7 @@ export class PropagationWatch {
     while (!this.abort.signal.aborted) {
       const open = this.tracked.filter((t) => Object.keys(t.byNode).length < this.nodes.length);
       if (open.length === 0) {
-        await sleep(50);
+        await sleep(realClock, 50);
         continue;
       }
       const t0 = Date.now();

@@ -1,3 +1,4 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { Service } from "kubernetes-types/core/v1.js";
 import { type LoadStats, loadDelta } from "../agent/loadgen-stats.js";
@@ -17,7 +18,7 @@ import {
   type ScenarioContext,
   stringParam,
 } from "./scenario.js";
-import { type LabNode, labNode, openLab, type ScenarioLab, sleep } from "./scenario-lab.js";
+import { type LabNode, labNode, openLab, type ScenarioLab } from "./scenario-lab.js";
 import { type BatchRun, measureBatching } from "./sync-batching.js";
 import { Undo } from "./undo.js";
 import {
@@ -145,7 +146,7 @@ async function runOutage(
     true,
   );
   const s0 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
-  await sleep(downMs);
+  await sleep(realClock, downMs);
   const s1 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   let digOk = 0;
   for (let i = 0; i < tries; i++) if (await dnsAnswers(lab.exec, downClient, lab.dnsIp, `${fqdn}.`)) digOk++;
@@ -197,7 +198,7 @@ async function runOutage(
     lab.deadline(),
     lab.progress,
   );
-  await sleep(downMs);
+  await sleep(realClock, downMs);
   const s3 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   const lingersOnDown = sendsTo(await nodeRules(lab.exec, node.run), removedIp);
   let lingersElsewhere = false;

@@ -1,3 +1,4 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { applyObjects } from "../stack/apply.js";
 import { isProxyMode, type ProxyMode } from "../stack/manifests.js";
@@ -18,7 +19,7 @@ import {
 import { dumpRules, rulesetShape } from "./scale-measure.js";
 import { type ModeRun, scaleFindings, scaleLines } from "./scale-report.js";
 import { listParam, numberParam, type Scenario, type ScenarioContext, stringParam } from "./scenario.js";
-import { type LabNode, labNode, openLab, type ScenarioLab, sleep } from "./scenario-lab.js";
+import { type LabNode, labNode, openLab, type ScenarioLab } from "./scenario-lab.js";
 import { Undo } from "./undo.js";
 import { deleteNamespace, deployment, namespace, namespaceReady, podsOf, rolledOut } from "./workloads.js";
 
@@ -230,7 +231,7 @@ async function measureMode(
       monitorLines: writes.lines,
       monitorBytes: writes.bytes,
     });
-    await sleep(1200);
+    await sleep(realClock, 1200);
   }
   lab.progress.update(`${label}: first-packet latency, ${o.connects} connects per Service`, true);
   const [firstUs = [], lastUs = []] = await connectTimes(

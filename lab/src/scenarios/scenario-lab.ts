@@ -58,8 +58,6 @@ export interface ScenarioLab {
   close(): void;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Node in the lab's images (lab/Dockerfile's entrypoints), and a program that waits until it is stopped. */
 const imageNode = "/nodejs/bin/node";
 const idleScript = "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 3600000);";

@@ -1,6 +1,6 @@
+import { realClock, sleep } from "@switchyard/kube";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { KubeClient } from "../kubeapi/client.js";
-import { sleep } from "./scenario-lab.js";
 
 /** One write of a slice as a watcher (a node's proxy) receives it. */
 export interface SliceEvent {
@@ -89,7 +89,7 @@ export class SliceWatch {
       const last = this.events.at(-1)?.at ?? 0;
       if (Date.now() - last >= quietMs && (await ready())) return;
       if (Date.now() > deadline) throw new Error("timed out waiting for the EndpointSlices to settle");
-      await sleep(200);
+      await sleep(realClock, 200);
     }
   }
 

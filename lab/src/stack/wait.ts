@@ -1,7 +1,6 @@
 import { request } from "node:http";
+import { realClock, sleep } from "@switchyard/kube";
 import type { Progress } from "../progress.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Polls `check` until it returns true; its string answers say what is still missing (shown as progress and, at
@@ -20,7 +19,7 @@ export async function waitUntil(
     last = result;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${last}`);
     progress?.update(`waiting for ${what}: ${last}`);
-    await sleep(250);
+    await sleep(realClock, 250);
   }
 }
 

@@ -1,6 +1,7 @@
 // Writes test objects through a test control plane's apiserver the way a scheduler and kubelet would
 // have left them, and reads back what an EndpointSlice controller needs. There is neither in a test
 // control plane, so Pods are bound by setting spec.nodeName and given their status through /status.
+import { formatTime } from "@switchyard/kube";
 import type {
   Container,
   Event as CoreEvent,
@@ -36,7 +37,7 @@ export async function createNode(api: Api, name: string, zone: string, cpu: stri
   await api.post<Node>("/api/v1/nodes", {
     metadata: { name, labels: { "topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name } },
   });
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const now = formatTime(Date.now());
   return api.mergePatch<Node>(`/api/v1/nodes/${name}/status`, {
     status: {
       capacity: { cpu, memory: "8Gi", pods: "500" },
@@ -88,7 +89,7 @@ export async function setPodReady(
   ips: string[],
   ready: boolean,
 ): Promise<Pod> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const now = formatTime(Date.now());
   const status = ready ? "True" : "False";
   return api.mergePatch<Pod>(`/api/v1/namespaces/${namespace}/pods/${name}/status`, {
     status: {

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { formatTime } from "@switchyard/kube";
 import { Progress, type ProgressSink } from "../progress.js";
 import {
   type BinarySpec,
@@ -122,9 +123,7 @@ async function buildModule(
   const total = depList.length;
   let compiled = 0;
   const ldflags =
-    module === "kubernetes"
-      ? kubernetesLdflags(versions.kubernetes, new Date().toISOString().replace(/\.\d+Z$/, "Z"))
-      : "-s -w";
+    module === "kubernetes" ? kubernetesLdflags(versions.kubernetes, formatTime(Date.now())) : "-s -w";
   // Build into a staging folder, then move: an interrupted build never leaves a half-written binary in the cache.
   const staging = join(binDir, `.staging-${module}-${process.pid}`);
   mkdirSync(staging, { recursive: true });

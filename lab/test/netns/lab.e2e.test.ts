@@ -3,13 +3,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { adminCredentials, isNotFound, KubeClient } from "../../src/kubeapi/client.js";
 import { contains } from "../../src/netns/ipv4.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { missingControlPlane } from "../../src/testing.js";
-import { eventually, sh, upTestLab } from "./test-lab.js";
+import { sh, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so a lab brought up by hand on this host is left alone.
 const lab = { prefix: "syt", nodes: 2, zones: 2, nodeCidr: "198.18.7.0/24", clusterCidr: "10.250.0.0/16" };

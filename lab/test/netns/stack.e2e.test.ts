@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { eventually, sleep } from "@switchyard/kube/testing";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { adminCredentials, contentTypes, KubeClient } from "../../src/kubeapi/client.js";
@@ -13,7 +14,7 @@ import { formatReport } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
-import { eventually, sh, shIn, sleep, stackLabSkip, upTestLab } from "./test-lab.js";
+import { sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clusterCidr: "10.249.0.0/16" };
@@ -265,7 +266,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
         );
         return now.items.find((p) => !before.has(p.metadata?.name) && isReady(p));
       },
-      120_000,
+      { timeoutMs: 120_000 },
     );
 
     // The new pod itself answers: a name with endpoints, the Service with none (its ClusterIP), and the

@@ -40,24 +40,3 @@ export async function upTestLab(
 
 export const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
 export const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until `check` returns a value; the deadline only bounds a hang, nothing asserts on time. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(250);
-  }
-  throw new Error(`never happened: ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
-}

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -10,7 +11,7 @@ import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController, writtenByUpstream } from "../../src/stack/deploy.js";
-import { eventually, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
+import { sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // `--stack upstream` on the netns runtime: kubeadm's own addons, run by the node agents from lab/upstream's
 // binaries, and kube-controller-manager's slice controllers. Its own prefix and networks.

@@ -87,6 +87,7 @@ export { Backoff, type BackoffOptions } from "./util/backoff.js";
 // Time
 export { type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
 export { formatGoDuration, parseGoDuration } from "./util/go-duration.js";
+export { formatTime } from "./util/meta-time.js";
 export { TokenBucket } from "./util/token-bucket.js";
 // Work queue
 export { createQueueMetrics, noopQueueMetrics, type QueueMetrics } from "./workqueue/metrics.js";

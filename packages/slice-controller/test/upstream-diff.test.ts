@@ -8,6 +8,7 @@
 // fd00:10:244::<i + 2>.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import {
   Api,
   ApiError,
@@ -333,8 +334,12 @@ describe("reconcile against upstream's EndpointSlice controller", { skip }, () =
     assert.deepEqual(o.ours.writes, o.upstreamWrites);
     // Upstream records events asynchronously; wait for as many as we planned.
     const events = await eventually(
-      () => controllerEvents(api, ns, "web"),
-      (e) => e.length >= o.ours.events.length,
+      `${o.ours.events.length} events of upstream's`,
+      async () => {
+        const seen = await controllerEvents(api, ns, "web");
+        return seen.length >= o.ours.events.length ? seen : undefined;
+      },
+      { describe: async () => JSON.stringify(await controllerEvents(api, ns, "web"), null, 2) },
     );
     assert.deepEqual(events, o.ours.events);
   });
@@ -506,17 +511,3 @@ describe("reconcile against upstream's EndpointSlice controller", { skip }, () =
     assert.deepEqual(comparable(ours.after), comparable(upstream));
   }
 });
-
-async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    value = await read();
-  }
-  return value;
-}

@@ -54,14 +54,6 @@ export async function httpStatus(port: number, path: string): Promise<number | "
   }
 }
 
-export async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A minimal A query for `name` with `id`, built by hand so the test does not trust our encoder. */
 export function query(id: number, name: string): Buffer {
   const labels = name.split(".").filter(Boolean);

@@ -1,5 +1,6 @@
 import type { Event, ObjectReference } from "kubernetes-types/core/v1.js";
 import type { Clock } from "../util/clock.js";
+import { formatTime } from "../util/meta-time.js";
 import { TokenBucket } from "../util/token-bucket.js";
 
 /** What the recorder should do with an event, decided synchronously. */
@@ -90,7 +91,7 @@ export class EventCorrelator {
       : (event.message ?? "");
     const dedupKey = combined ? similarKey : [similarKey, event.message].join("|");
 
-    const timestamp = new Date(now).toISOString().replace(/\.\d+Z$/, "Z");
+    const timestamp = formatTime(now);
     const seen = this.#seen.get(dedupKey);
     if (seen) {
       seen.count++;

@@ -17,6 +17,7 @@ import {
   type WatchEventType,
 } from "../rest/object.js";
 import { apiVersionOf, type ResourceDescriptor } from "../rest/resources.js";
+import { formatTime } from "../util/meta-time.js";
 import { matchesFieldSelector, matchesLabelSelector } from "./selectors.js";
 
 /**
@@ -195,7 +196,7 @@ export class FakeApi implements RestClient {
         name,
         namespace,
         uid: `uid-${++this.#uid}`,
-        creationTimestamp: new Date((this.#options.now ?? Date.now)()).toISOString().replace(/\.\d+Z$/, "Z"),
+        creationTimestamp: formatTime((this.#options.now ?? Date.now)()),
       },
     });
     this.#emit(res, "ADDED", stored);

@@ -2,3 +2,4 @@
 export { FakeApi, type FakeApiOptions, type FakeVerb, mergePatch } from "./fake-api.js";
 export { FakeClock, flushAsync } from "./fake-clock.js";
 export { matchesFieldSelector, matchesLabelSelector } from "./selectors.js";
+export { type EventuallyOptions, eventually, sleep } from "./wait.js";

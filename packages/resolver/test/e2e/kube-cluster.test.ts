@@ -4,16 +4,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { endpointSlices, HttpRestClient, loadKubeConfig, namespaces, services } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
 import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { Resolver } from "../../src/resolver.js";
 import { dig } from "../helpers/clients.js";
-import {
-  type ControlPlane,
-  controlPlaneSkip,
-  eventually,
-  startControlPlane,
-} from "../helpers/control-plane.js";
+import { type ControlPlane, controlPlaneSkip, startControlPlane } from "../helpers/control-plane.js";
 
 const NS = "dnstest";
 const ZONE = "cluster.local";
@@ -196,9 +192,9 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
       spec: { ports: [{ port: 80 }] },
     });
     const ip = late.spec?.clusterIP ?? "";
-    await eventually(async () => (await q(name, "A", "+short")).trim() === ip, `${name} to resolve to ${ip}`);
+    await eventually(`${name} to resolve to ${ip}`, async () => (await q(name, "A", "+short")).trim() === ip);
     await client.delete(services, "late", { namespace: NS });
-    await eventually(async () => status(await q(name, "A")) === "NXDOMAIN", `${name} to be NXDOMAIN`);
+    await eventually(`${name} to be NXDOMAIN`, async () => status(await q(name, "A")) === "NXDOMAIN");
   });
 
   test("headless endpoints turning ready and not ready", async () => {
@@ -212,7 +208,7 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
       { addresses: ["10.2.0.2"], conditions: { ready } },
     ];
     await client.create(endpointSlices, slice("flip-1", "flip", "IPv4", endpoints(false)));
-    await eventually(async () => (await q(name, "A", "+short")).trim() === "10.2.0.1", "one ready endpoint");
+    await eventually("one ready endpoint", async () => (await q(name, "A", "+short")).trim() === "10.2.0.1");
     const stamp = new Date().toISOString();
     await client.patch(
       endpointSlices,
@@ -225,8 +221,8 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
       { namespace: NS },
     );
     await eventually(
-      async () => short(await q(name, "A", "+short")).join() === "10.2.0.1,10.2.0.2",
       "both endpoints",
+      async () => short(await q(name, "A", "+short")).join() === "10.2.0.1,10.2.0.2",
     );
     await client.patch(
       endpointSlices,
@@ -235,7 +231,7 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
       { endpoints: [endpoints(false)[1]] },
       { namespace: NS },
     );
-    await eventually(async () => status(await q(name, "A")) === "NXDOMAIN", `${name} with no ready endpoint`);
+    await eventually(`${name} with no ready endpoint`, async () => status(await q(name, "A")) === "NXDOMAIN");
     const text = await metrics.text();
     assert.match(
       text,

@@ -28,16 +28,3 @@ export function startControlPlane(): Promise<ControlPlane> {
   if (!lab) throw new Error("@switchyard/lab is not built");
   return lab.startControlPlane();
 }
-
-/** Polls `check` every 100 ms until it returns true; fails naming `what` after `timeoutMs`. */
-export async function eventually(
-  check: () => Promise<boolean> | boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import * as dgram from "node:dgram";
 import * as net from "node:net";
 import { test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { Resolver } from "../../src/resolver.js";
 import { FrameSplitter } from "../../src/server/frames.js";
 import { decodeOrFail } from "../helpers/clients.js";
-import { eventually } from "../helpers/control-plane.js";
 import { freePort } from "../helpers/ports.js";
 
 test("loop: a forward that points back at this server is detected with CoreDNS's message", async () => {
@@ -18,7 +18,7 @@ test("loop: a forward that points back at this server is detected with CoreDNS's
   });
   await resolver.start();
   try {
-    await eventually(() => fatal.length > 0, "the loop to be detected", 10_000);
+    await eventually("the loop to be detected", () => fatal.length > 0, { timeoutMs: 10_000 });
     assert.match(
       fatal[0] ?? "",
       /^Loop \(127\.0\.0\.1:\d+ -> .*:\d+\) detected for zone "\.", see https:\/\/coredns\.io\/plugins\/loop#troubleshooting\. Query: "HINFO \d+\.\d+\."$/,
@@ -64,7 +64,7 @@ test("loop: a forward that ends elsewhere stops probing without complaint", asyn
   );
   await resolver.start();
   try {
-    await eventually(() => probes > 0, "the probe to reach the upstream", 10_000);
+    await eventually("the probe to reach the upstream", () => probes > 0, { timeoutMs: 10_000 });
     assert.deepEqual(fatal, []);
     assert.equal(probes, 1, "an answer ends the probing");
   } finally {

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { eventually } from "@switchyard/kube/testing";
 import { Resolver } from "../../src/resolver.js";
 import { dig } from "../helpers/clients.js";
-import { eventually } from "../helpers/control-plane.js";
 import { fixtureCluster } from "../kubernetes/fixture.js";
 
 const corefile = (ttl: number) => `cluster.local {
@@ -46,13 +46,13 @@ test("reload: a changed Corefile is applied under load without a lost query; a b
     }
   })();
   try {
-    await eventually(() => ttls.includes("30"), "answers from the first Corefile");
+    await eventually("answers from the first Corefile", () => ttls.includes("30"));
     writeFileSync(file, corefile(7));
-    await eventually(() => ttls.at(-1) === "7", "the new TTL to be served", 15_000);
+    await eventually("the new TTL to be served", () => ttls.at(-1) === "7", { timeoutMs: 15_000 });
     writeFileSync(file, corefile(9999));
-    await eventually(() => errors.length > 0, "the bad Corefile to be reported", 15_000);
+    await eventually("the bad Corefile to be reported", () => errors.length > 0, { timeoutMs: 15_000 });
     const served = ttls.length;
-    await eventually(() => ttls.length > served + 5, "more answers after the bad Corefile");
+    await eventually("more answers after the bad Corefile", () => ttls.length > served + 5);
     assert.equal(ttls.at(-1), "7", "the good Corefile keeps running");
     assert.match(
       errors[0] ?? "",

@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type Server } from "node:https";
+import type { TLSSocket } from "node:tls";
+import type { Logger } from "../log.js";
+import { type PodSource, serveContainerLogs } from "./container-logs.js";
+import { listenInNetns } from "./netns-listener.js";
+
+type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, pods: PodSource) => void;
+
+const plain = (res: ServerResponse, status: number, body: string) => {
+  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
+  res.end(body);
+};
+
+const notServedYet: Handler = (_req, res, url) =>
+  plain(res, 501, `${url.pathname.split("/")[1]} is not served by the switchyard lab's node agent yet`);
+
+/**
+ * The kubelet's endpoints by their first path segment. exec, attach, portForward and run are the streaming ones
+ * (SPDY/WebSocket upgrades, kubelet-api/spdy/); they answer 501 until those are written: replace the entries here.
+ */
+export const routes: Record<string, Handler> = {
+  healthz: (_req, res) => plain(res, 200, "ok"),
+  pods: (_req, res, _url, pods) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: {}, items: pods.pods() }));
+  },
+  containerLogs: serveContainerLogs,
+  exec: notServedYet,
+  attach: notServedYet,
+  portForward: notServedYet,
+  run: notServedYet,
+};
+
+export interface KubeletApiOptions {
+  /** The node's namespace and address: where the apiserver dials the kubelet. */
+  netns: string;
+  ip: string;
+  port: number;
+  /** PEM contents: the node's serving certificate and key, and the CA whose client certificates are accepted. */
+  tls: { cert: string; key: string; ca: string };
+  pods: PodSource;
+  log: Logger;
+}
+
+/**
+ * The kubelet API over HTTPS on nodeIP:port inside the node's namespace. Clients authenticate with a certificate
+ * of the lab CA (the kubelet's --client-ca-file x509 authentication); anyone else gets 401 Unauthorized, as the
+ * kubelet answers. Every authenticated client may do everything: there is no webhook authorization here.
+ */
+export async function startKubeletApi(o: KubeletApiOptions): Promise<Server> {
+  const server = createServer(
+    { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca, requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      if (!(req.socket as TLSSocket).authorized) return plain(res, 401, "Unauthorized");
+      const url = new URL(req.url ?? "/", "https://kubelet");
+      const handler = routes[url.pathname.split("/")[1] ?? ""];
+      if (!handler) return plain(res, 404, "404 page not found");
+      if (req.method !== "GET" && handler !== notServedYet) return plain(res, 405, "405: Method Not Allowed");
+      try {
+        handler(req, res, url, o.pods);
+      } catch (err) {
+        o.log.warn("kubelet API request failed", { path: url.pathname, error: (err as Error).message });
+        if (!res.headersSent) plain(res, 500, (err as Error).message);
+        else res.destroy();
+      }
+    },
+  );
+  const socket = await listenInNetns(o.netns, o.ip, o.port);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(socket, () => resolve());
+  });
+  return server;
+}
