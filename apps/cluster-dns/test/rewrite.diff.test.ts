@@ -2,6 +2,7 @@
 // one rewrite scenario, all forwarding to the same small static upstream started here.
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { Message, ResourceRecord } from "@switchyard/resolver";
 import { decodeMessage, encodeMessage, parseRecord, replyTo } from "@switchyard/resolver";
@@ -10,24 +11,50 @@ import { differentialSkip, type Pair, startPair } from "./helpers/differential.j
 /**
  * Answers every name: `nx.*` is NXDOMAIN, `cname.<rest>` is a CNAME to `target.<rest>` plus its address,
  * anything else gets an A (TTL 300) for A queries and no records for other types. Replies carry no OPT, so
- * both servers add their own.
+ * both servers add their own. It serves TCP on the same port too: our server resolves a `cname` rule's new
+ * target over TCP (the resolver's in-process queries are TCP), where CoreDNS keeps the client's UDP.
  */
 async function staticUpstream(): Promise<{ port: number; close(): void }> {
   const sock = dgram.createSocket("udp4");
   sock.on("message", (packet, rinfo) => {
-    const decoded = decodeMessage(packet);
-    if (decoded.kind !== "message") return;
-    const query = decoded.message;
-    const q = query.question[0];
-    if (!q) return;
-    const reply: Message = { ...replyTo(query), ra: true };
-    const name = q.name.toLowerCase();
-    if (name.startsWith("nx.")) reply.rcode = 3;
-    else reply.answer = answersFor(q.name, q.type);
-    sock.send(encodeMessage(reply), rinfo.port, rinfo.address);
+    const reply = replyFor(packet);
+    if (reply) sock.send(reply, rinfo.port, rinfo.address);
   });
   await new Promise<void>((r) => sock.bind(0, "127.0.0.1", r));
-  return { port: sock.address().port, close: () => sock.close() };
+  const port = sock.address().port;
+  const tcp = net.createServer((conn) => {
+    let pending = Buffer.alloc(0);
+    conn.on("data", (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
+        const reply = replyFor(pending.subarray(2, 2 + pending.readUInt16BE(0)));
+        pending = pending.subarray(2 + pending.readUInt16BE(0));
+        if (reply) conn.write(Buffer.concat([Buffer.from([reply.length >> 8, reply.length & 0xff]), reply]));
+      }
+    });
+    conn.on("error", () => {});
+  });
+  await new Promise<void>((r) => tcp.listen(port, "127.0.0.1", r));
+  return {
+    port,
+    close: () => {
+      sock.close();
+      tcp.close();
+    },
+  };
+}
+
+function replyFor(packet: Buffer): Buffer | undefined {
+  const decoded = decodeMessage(packet);
+  if (decoded.kind !== "message") return undefined;
+  const query = decoded.message;
+  const q = query.question[0];
+  if (!q) return undefined;
+  const reply: Message = { ...replyTo(query), ra: true };
+  const name = q.name.toLowerCase();
+  if (name.startsWith("nx.")) reply.rcode = 3;
+  else reply.answer = answersFor(q.name, q.type);
+  return encodeMessage(reply);
 }
 
 function answersFor(name: string, type: number): ResourceRecord[] {
@@ -105,6 +132,72 @@ invalid.test:{{PORT}} {
   rewrite name regex (.*)\\.invalid\\.test {1}..x
   forward . 127.0.0.1:${up}
 }
+edns-local.test:{{PORT}} {
+  rewrite edns0 local set 0xffee abcd
+  forward . 127.0.0.1:${up}
+}
+edns-hex.test:{{PORT}} {
+  rewrite edns0 local append 65519 0xc0ffee
+  forward . 127.0.0.1:${up}
+}
+edns-vars.test:{{PORT}} {
+  rewrite continue edns0 local set 0xfff0 {qname}
+  rewrite continue edns0 local set 0xfff1 {qtype}
+  rewrite continue edns0 local set 0xfff2 {client_ip}
+  rewrite edns0 local set 0xfff3 {protocol}
+  forward . 127.0.0.1:${up}
+}
+edns-revert.test:{{PORT}} {
+  rewrite edns0 local set 0xffe0 abcd revert
+  forward . 127.0.0.1:${up}
+}
+edns-subnet.test:{{PORT}} {
+  rewrite edns0 subnet set 24 56
+  forward . 127.0.0.1:${up}
+}
+edns-subnet-replace.test:{{PORT}} {
+  rewrite edns0 subnet replace 16 56
+  forward . 127.0.0.1:${up}
+}
+ecs-echo.test:{{PORT}} {
+  # Never queried: a local rule makes its code one the server echoes, in every block, as upstream's does.
+  # Code 8 is ECS, so the subnet rules' option comes back in the replies above.
+  rewrite edns0 local unset 8
+  forward . 127.0.0.1:${up}
+}
+edns-nsid.test:{{PORT}} {
+  rewrite edns0 nsid set
+  forward . 127.0.0.1:{{FREE1}}
+}
+edns-nsid-revert.test:{{PORT}} {
+  rewrite edns0 nsid set revert
+  forward . 127.0.0.1:{{FREE1}}
+}
+edns-nsid-unset.test:{{PORT}} {
+  rewrite edns0 nsid unset
+  forward . 127.0.0.1:{{FREE1}}
+}
+cname-exact.test:{{PORT}} {
+  rewrite cname exact target.x.cname-exact.test other.cname-exact.test
+  forward . 127.0.0.1:${up}
+}
+cname-suffix.test:{{PORT}} {
+  rewrite cname suffix .x.cname-suffix.test. .y.cname-suffix.test.
+  forward . 127.0.0.1:${up}
+}
+cname-bare.test:{{PORT}} {
+  rewrite cname suffix .x.cname-bare.test .y.cname-bare.test
+  forward . 127.0.0.1:${up}
+}
+cname-regex.test:{{PORT}} {
+  rewrite cname regex ^target\\.(.*)$ re.{1}
+  forward . 127.0.0.1:${up}
+}
+.:{{FREE1}} {
+  # The second server: it names itself to queries that ask, so the first one's nsid rules show.
+  nsid backend
+  forward . 127.0.0.1:${up}
+}
 `;
 
 // `class` rules are left out: our server refuses every class other than IN before the chain runs (see
@@ -151,6 +244,24 @@ describe("rewrite, differential against CoreDNS", { skip }, () => {
     ["invalid name after rewrite is SERVFAIL", ["a.invalid.test", "A"]],
     ["without EDNS", ["+noedns", "www.prefix.test", "A"]],
     ["over TCP", ["+tcp", "a.suffix.test", "A"]],
+    ["edns0 local set, echoed as a supported option", ["a.edns-local.test", "A"]],
+    ["edns0 local set, client without EDNS gets the new OPT", ["+noedns", "a.edns-local.test", "A"]],
+    ["edns0 local append with hex data", ["a.edns-hex.test", "A"]],
+    ["edns0 local variables", ["Mixed.Edns-Vars.test", "AAAA"]],
+    ["edns0 local variables over TCP", ["+tcp", "a.edns-vars.test", "A"]],
+    ["edns0 local revert", ["a.edns-revert.test", "A"]],
+    ["edns0 subnet set", ["a.edns-subnet.test", "A"]],
+    ["edns0 subnet set replaces the client's", ["+subnet=10.1.2.3/32", "a.edns-subnet.test", "A"]],
+    ["edns0 subnet replace", ["+subnet=10.1.2.3/32", "a.edns-subnet-replace.test", "A"]],
+    ["edns0 subnet replace, nothing to replace", ["a.edns-subnet-replace.test", "A"]],
+    ["edns0 nsid set reaches the next server", ["a.edns-nsid.test", "A"]],
+    ["edns0 nsid set revert", ["a.edns-nsid-revert.test", "A"]],
+    ["edns0 nsid unset", ["+nsid", "a.edns-nsid-unset.test", "A"]],
+    ["cname exact: target rewritten and resolved again", ["cname.x.cname-exact.test", "A"]],
+    ["cname exact, other types", ["cname.x.cname-exact.test", "TXT"]],
+    ["cname suffix", ["cname.x.cname-suffix.test", "A"]],
+    ["cname suffix without the final dot never matches", ["cname.x.cname-bare.test", "A"]],
+    ["cname regex", ["cname.a.cname-regex.test", "A"]],
   ];
   for (const [title, args] of cases) {
     test(title, async () => {

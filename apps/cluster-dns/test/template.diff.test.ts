@@ -44,6 +44,14 @@ const corefile = (up: number) => `.:{{PORT}} {
   template IN A refused.test {
     rcode REFUSED
   }
+  template IN ANY logic.test {
+    match ^(?P<kind>[a-z]+)-(?P<n>[0-9]+)[.]logic[.]test[.]$
+    answer "{{ if eq .Type \\"TXT\\" \\"SPF\\" }}{{ .Name }} 60 IN TXT \\"{{ .Group.kind }}\\"{{ else if and (eq .Group.kind \\"big\\") (gt (parseInt .Group.n 10 8) 100) }}{{ .Name }} 60 IN A 10.0.0.{{ .Group.n }}{{ else }}{{ .Name }} 60 IN A 10.0.1.{{ if not (lt (parseInt .Group.n 10 8) 10) }}{{ .Group.n }}{{ else }}0{{ end }}{{ end }}"
+    answer "{{ if or (eq .Question.Qtype 16) (ne .Group.missing \\"\\") }}{{ .Name }} 60 IN TXT \\"{{ le 2 2 }} {{ ge \\"a\\" \\"b\\" }} {{ and .Group.kind 0 }} {{ or \\"\\" .Group.n }}\\"{{ else }}{{ .Name }} 60 IN TXT \\"no\\"{{ end }}"
+  }
+  template IN A logicfail.test {
+    answer "{{ if lt .Name 1 }}x{{ end }}"
+  }
   template IN A broken.test {
     answer "{{ .Name }} 60 IN TXT \\"{{ index .Match 2 }}\\""
   }
@@ -86,6 +94,13 @@ describe("template, against CoreDNS v1.14.7", { skip }, () => {
     [["www.cname.test", "AAAA"], /IN CNAME/],
     [["www.cname.test", "TXT"], /IN CNAME/],
     [["x.refused.test", "A"], /status: REFUSED/],
+    // A missing group is not equal to "", so `ne` is true and the TXT is there for A questions too.
+    [["big-200.logic.test", "A"], /IN A 10\.0\.0\.200[\s\S]*IN TXT "true false 0 200"/],
+    [["big-50.logic.test", "A"], /IN A 10\.0\.1\.50/],
+    [["small-5.logic.test", "A"], /IN A 10\.0\.1\.0/],
+    [["small-5.logic.test", "TXT"], /IN TXT "small"[\s\S]*IN TXT "true false 0 5"/],
+    [["big-300.logic.test", "A"], /status: SERVFAIL/],
+    [["x.logicfail.test", "A"], /status: SERVFAIL/],
     [["x.broken.test", "A"], /status: SERVFAIL/],
     [["other.test", "A"], /status: NXDOMAIN/],
   ];

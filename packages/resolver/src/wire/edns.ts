@@ -17,6 +17,16 @@ export function replySizeLimit(request: Message, transport: Transport): number {
 /** EDNS options echoed back to the client (NSID, EXPIRE, COOKIE, TCP-KEEPALIVE, PADDING), as CoreDNS does. */
 const ECHOED_OPTIONS = new Set([3, 9, 10, 11, 12]);
 
+/** Codes a plugin's setup added to those echoed (CoreDNS's edns.SetSupportedOption; process-wide there too). */
+const registeredOptions = new Set<number>();
+
+/** Echoes option `code` back to clients from now on, in every server (rewrite's `edns0 local` codes). */
+export function supportOption(code: number): void {
+  registeredOptions.add(code);
+}
+
+const echoed = (code: number) => ECHOED_OPTIONS.has(code) || registeredOptions.has(code);
+
 /**
  * The OPT record a reply carries: none unless the client sent one; then version 0, the client's buffer
  * size and DO bit, and only the options we understand. A plugin's own OPT keeps its options, and one marked
@@ -33,7 +43,7 @@ export function replyEdns(request: Message, reply: Message): Edns | undefined {
     udpSize: asked.udpSize,
     version: 0,
     dnssecOk: asked.dnssecOk || (own?.dnssecOk ?? false),
-    options: own ? own.options : asked.options.filter((o) => ECHOED_OPTIONS.has(o.code)),
+    options: own ? own.options : asked.options.filter((o) => echoed(o.code)),
   };
 }
 

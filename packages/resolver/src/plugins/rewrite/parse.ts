@@ -1,15 +1,11 @@
+import { parseCnameRule } from "./cname.js";
+import { parseEdns0Rule } from "./edns0-parse.js";
 import { parseNameRule } from "./name-parse.js";
 import { parseRcodeRule } from "./rcode.js";
 import type { Mode, Rule } from "./rule.js";
 import { RuleError } from "./rule.js";
 import { parseTtlRule } from "./ttl.js";
 import { parseClassRule, parseTypeRule } from "./type-class.js";
-
-/** Rule kinds upstream has that this build does not, and why; setup refuses them by name. */
-const UNSUPPORTED: Record<string, string> = {
-  edns0: "edns0 rules are not supported by this build",
-  cname: "cname rules are not supported by this build",
-};
 
 /** One rule from its words: `[continue|stop] FIELD ARGS...`. Without a mode, a rule stops the list. */
 export function parseRule(args: readonly string[]): Rule {
@@ -36,9 +32,11 @@ export function parseRule(args: readonly string[]): Rule {
       return parseTtlRule(mode, rest);
     case "rcode":
       return parseRcodeRule(mode, rest);
+    case "edns0":
+      return parseEdns0Rule(mode, rest);
+    case "cname":
+      return parseCnameRule(mode, rest);
     default: {
-      const refused = UNSUPPORTED[kind];
-      if (refused) throw new RuleError(refused);
       // Upstream names the rule's first word here, which is the mode when one was given.
       throw new RuleError(`invalid rule type ${JSON.stringify(args[0])}`);
     }

@@ -5,7 +5,7 @@ import type { Message, Question } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
 import { fqdn, nameToLabels } from "../../wire/name.js";
 import { revertingWriter } from "./reverter.js";
-import type { ResponseRule, Rule } from "./rule.js";
+import type { RequestState, ResponseRule, Rule, Upstream } from "./rule.js";
 
 /**
  * `rewrite`: changes the query before the rest of the chain sees it, and the reply on its way back. It has
@@ -18,14 +18,22 @@ export class RewriteHandler implements Handler {
   constructor(
     private readonly next: Handler | undefined,
     private readonly rules: readonly Rule[],
+    /** Where `cname` rules resolve their new targets: the server itself. */
+    private readonly upstream?: Upstream,
   ) {}
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
     const original = r.question[0];
     if (!original) return nextOrFailure(this.name, this.next, ctx, w, r);
     const collected: ResponseRule[] = [];
+    const state: RequestState = {
+      remote: w.remote,
+      transport: w.transport,
+      server: ctx.server,
+      ...(this.upstream ? { upstream: this.upstream } : {}),
+    };
     for (const rule of this.rules) {
-      const responses = rule.rewrite(r);
+      const responses = rule.rewrite(r, state);
       if (!responses) continue;
       const name = r.question[0]?.name ?? "";
       if (!isDomainName(name)) {
@@ -52,10 +60,14 @@ export class RewriteHandler implements Handler {
     original: Question,
     rules: readonly ResponseRule[],
   ): Promise<Result> {
-    const reverting = revertingWriter(w, original, rules);
+    const reverting = revertingWriter(w, r, original, rules);
     const result = await nextOrFailure(this.name, this.next, ctx, reverting, r);
-    if (clientWrote(result.rcode)) return result;
+    if (clientWrote(result.rcode)) {
+      await reverting.flush();
+      return result;
+    }
     reverting.write(replyTo(r, result.rcode));
+    await reverting.flush();
     return result.error ? { rcode: Rcode.NOERROR, error: result.error } : { rcode: Rcode.NOERROR };
   }
 }

@@ -3,7 +3,7 @@ import type { Setup } from "../../plugin/setup.js";
 import { stanzaError } from "../../plugin/setup.js";
 import { parseRule } from "./parse.js";
 import { RewriteHandler } from "./rewrite.js";
-import type { Rule } from "./rule.js";
+import type { Rule, Upstream } from "./rule.js";
 import { RuleError } from "./rule.js";
 
 /**
@@ -37,8 +37,13 @@ export function parseRewrite(stanzas: readonly Stanza[]): Rule[] {
   });
 }
 
+export interface RewriteDeps {
+  /** Where `cname` rules resolve rewritten targets; the resolver points it back at its own servers. */
+  upstream?: Upstream;
+}
+
 /** `rewrite [continue|stop] FIELD ...`, any number of times per server block. */
-export const setupRewrite: Setup = (ctx) => {
+export const setupRewrite: Setup<RewriteDeps> = (ctx) => {
   const rules = parseRewrite(ctx.stanzas);
-  return { plugin: (next) => new RewriteHandler(next, rules) };
+  return { plugin: (next) => new RewriteHandler(next, rules, ctx.deps.upstream) };
 };

@@ -1,6 +1,7 @@
 import { typeByName } from "./names.js";
 import { TEXT_TYPES } from "./rr-parse.js";
 import type { ParsedTemplate } from "./tmpl-ast.js";
+import { literalText } from "./tmpl-ast.js";
 import { TemplateSyntaxError } from "./tmpl-lex.js";
 import { parseTemplate, UnsupportedTemplate } from "./tmpl-parse.js";
 
@@ -27,7 +28,7 @@ export function compileSection(name: Section, text: string): ParsedTemplate {
       throw new SectionError(`${err.message} is not supported by this implementation`);
     throw err;
   }
-  const literal = tmpl.nodes.map((n) => (n.kind === "text" ? n.text : " ")).join("");
+  const literal = literalText(tmpl.nodes);
   if (literal.includes("\\#")) return tmpl;
   const unquoted = literal.replace(/"(?:[^"\\]|\\.)*"?/g, " ");
   const odd = unquoted

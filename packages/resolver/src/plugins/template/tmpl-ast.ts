@@ -18,7 +18,19 @@ export interface Pipeline {
   pos: number;
 }
 
-export type TemplateNode = { kind: "text"; text: string } | { kind: "action"; pipe: Pipeline; pos: number };
+/** `{{if P}}LIST{{else}}ELSE{{end}}`; `{{else if Q}}` is an else list holding one more `if`, as Go parses it. */
+export interface IfNode {
+  kind: "if";
+  pipe: Pipeline;
+  pos: number;
+  list: TemplateNode[];
+  elseList?: TemplateNode[];
+}
+
+export type TemplateNode =
+  | { kind: "text"; text: string }
+  | { kind: "action"; pipe: Pipeline; pos: number }
+  | IfNode;
 
 export interface ParsedTemplate {
   /** The section it came from (`answer`, `additional`, `authority`): Go's template name. */
@@ -55,5 +67,23 @@ export function pipelineText(pipe: Pipeline): string {
 
 /** Actions come out without the blanks inside the braces: `{{ .Name }}` is `{{.Name}}`. */
 export function treeText(nodes: readonly TemplateNode[]): string {
-  return nodes.map((n) => (n.kind === "text" ? n.text : `{{${pipelineText(n.pipe)}}}`)).join("");
+  return nodes.map(nodeText).join("");
+}
+
+function nodeText(n: TemplateNode): string {
+  if (n.kind === "text") return n.text;
+  if (n.kind === "action") return `{{${pipelineText(n.pipe)}}}`;
+  const otherwise = n.elseList ? `{{else}}${treeText(n.elseList)}` : "";
+  return `{{if ${pipelineText(n.pipe)}}}${treeText(n.list)}${otherwise}{{end}}`;
+}
+
+/** The template's literal text, every action (and the branches of an `if`) standing as one blank. */
+export function literalText(nodes: readonly TemplateNode[]): string {
+  return nodes
+    .map((n) => {
+      if (n.kind === "text") return n.text;
+      if (n.kind === "action") return " ";
+      return ` ${literalText(n.list)} ${literalText(n.elseList ?? [])} `;
+    })
+    .join("");
 }

@@ -1,5 +1,6 @@
-import type { Command, Operand, ParsedTemplate, Pipeline } from "./tmpl-ast.js";
+import type { Command, Operand, ParsedTemplate, Pipeline, TemplateNode } from "./tmpl-ast.js";
 import { commandText, operandText } from "./tmpl-ast.js";
+import { truth } from "./tmpl-compare.js";
 import { asString, FUNCTIONS } from "./tmpl-funcs.js";
 import type { Value } from "./tmpl-value.js";
 import { ExecError, goType, int, NONE, printValue, str } from "./tmpl-value.js";
@@ -22,23 +23,34 @@ export class TemplateExecError extends Error {}
 
 /** Runs a parsed template; a failure reads as Go's (`template: answer:1:26: executing "answer" at <...>: ...`). */
 export function executeTemplate(tmpl: ParsedTemplate, data: TemplateData): string {
+  return runNodes(tmpl, tmpl.nodes, data);
+}
+
+function runNodes(tmpl: ParsedTemplate, nodes: readonly TemplateNode[], data: TemplateData): string {
   let out = "";
-  for (const node of tmpl.nodes) {
+  for (const node of nodes) {
     if (node.kind === "text") {
       out += node.text;
       continue;
     }
-    try {
-      out += printValue(evalPipeline(node.pipe, data));
-    } catch (err) {
-      if (!(err instanceof ExecError)) throw err;
-      const at = err.at ?? { text: node.pipe.cmds.map(commandText).join(" | "), pos: node.pos };
-      throw new TemplateExecError(
-        `template: ${location(tmpl, at.pos)}: executing "${tmpl.name}" at <${at.text}>: ${err.message}`,
-      );
-    }
+    const value = pinned(tmpl, node.pipe, node.pos, () => evalPipeline(node.pipe, data));
+    if (node.kind === "action") out += printValue(value);
+    else out += runNodes(tmpl, truth(value) ? node.list : (node.elseList ?? []), data);
   }
   return out;
+}
+
+/** Evaluates a pipeline, turning a failure into Go's message pinned to the node that failed. */
+function pinned(tmpl: ParsedTemplate, pipe: Pipeline, pos: number, run: () => Value): Value {
+  try {
+    return run();
+  } catch (err) {
+    if (!(err instanceof ExecError)) throw err;
+    const at = err.at ?? { text: pipe.cmds.map(commandText).join(" | "), pos };
+    throw new TemplateExecError(
+      `template: ${location(tmpl, at.pos)}: executing "${tmpl.name}" at <${at.text}>: ${err.message}`,
+    );
+  }
 }
 
 /** Go's `name:line:column`, the column counted in bytes from 0. */
@@ -61,14 +73,38 @@ function evalCommand(cmd: Command, data: TemplateData, piped: Value | undefined)
   const at = { text: commandText(cmd), pos: cmd.pos };
   const hasArgs = rest.length > 0 || piped !== undefined;
   try {
+    if (first.kind === "ident" && (first.name === "and" || first.name === "or"))
+      return andOr(first.name, rest, data, piped);
     if (first.kind === "ident") return (FUNCTIONS[first.name] as (a: readonly Value[]) => Value)(args());
     if (first.kind === "field") return evalField(first, data, hasArgs ? args() : undefined);
   } catch (err) {
-    if (err instanceof ExecError && !err.at) throw new ExecError(err.message, at);
+    if (err instanceof ExecError && !err.at)
+      throw new ExecError(err.message, err.atFunction ? { text: operandText(first), pos: first.pos } : at);
     throw err;
   }
   if (hasArgs) throw new ExecError(`can't give argument to non-function ${operandText(first)}`, at);
   return evalArg(first, data);
+}
+
+/**
+ * `and` and `or` as Go runs them: arguments are evaluated in turn and the first that decides is returned
+ * (false for `and`, true for `or`), so a later argument that would fail is never run; otherwise the last.
+ */
+function andOr(
+  name: "and" | "or",
+  rest: readonly Operand[],
+  data: TemplateData,
+  piped: Value | undefined,
+): Value {
+  const count = rest.length + (piped ? 1 : 0);
+  if (count === 0)
+    throw new ExecError(`wrong number of args for ${name}: want at least 1 got 0`, undefined, true);
+  let value: Value = NONE;
+  for (const op of rest) {
+    value = evalArg(op, data);
+    if (truth(value) === (name === "or")) return value;
+  }
+  return piped ?? value;
 }
 
 function evalArg(op: Operand, data: TemplateData): Value {

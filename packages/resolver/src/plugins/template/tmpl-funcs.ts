@@ -1,5 +1,6 @@
 import { sprint, sprintf, sprintln } from "./go-fmt.js";
 import { parseUint } from "./parse-uint.js";
+import { eq, ge, gt, le, lt, ne, not, truth } from "./tmpl-compare.js";
 import type { Value } from "./tmpl-value.js";
 import { ExecError, goType, int, str } from "./tmpl-value.js";
 
@@ -21,12 +22,13 @@ function asInt(v: Value): number {
 
 function arity(name: string, args: readonly Value[], want: number): void {
   if (args.length !== want)
-    throw new ExecError(`wrong number of args for ${name}: want ${want} got ${args.length}`);
+    throw new ExecError(`wrong number of args for ${name}: want ${want} got ${args.length}`, undefined, true);
 }
 
 /** The builtin `index`: slices and strings by integer, maps by key (a missing key gives ""). */
 function index(args: readonly Value[]): Value {
-  if (args.length === 0) throw new ExecError("wrong number of args for index: want at least 1 got 0");
+  if (args.length === 0)
+    throw new ExecError("wrong number of args for index: want at least 1 got 0", undefined, true);
   let item = args[0] as Value;
   for (const key of args.slice(1)) {
     if (item.t === "none") throw new ExecError("error calling index: index of untyped nil");
@@ -70,12 +72,25 @@ function parseIntFn(args: readonly Value[]): Value {
 }
 
 function printf(args: readonly Value[]): Value {
-  if (args.length === 0) throw new ExecError("wrong number of args for printf: want at least 1 got 0");
+  if (args.length === 0)
+    throw new ExecError("wrong number of args for printf: want at least 1 got 0", undefined, true);
   return str(sprintf(asString(args[0] as Value), args.slice(1)));
 }
 
-/** Every function a template may call; anything else fails at setup. */
+/**
+ * Every function a template may call; anything else fails at setup. `and` and `or` are here for the
+ * parser's sake: the executor runs them itself, as Go does, so their arguments are evaluated lazily.
+ */
 export const FUNCTIONS: Record<string, Fn> = {
+  and: (args) => args.find((a) => !truth(a)) ?? (args.at(-1) as Value),
+  or: (args) => args.find(truth) ?? (args.at(-1) as Value),
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,
+  not,
   index,
   len,
   parseInt: parseIntFn,

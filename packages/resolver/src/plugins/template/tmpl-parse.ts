@@ -1,6 +1,7 @@
 import { formatVerbs, PRINTF_VERBS } from "./go-fmt.js";
 import type { Command, Operand, ParsedTemplate, Pipeline, TemplateNode } from "./tmpl-ast.js";
 import { treeText } from "./tmpl-ast.js";
+import { buildTree } from "./tmpl-control.js";
 import { FUNCTIONS } from "./tmpl-funcs.js";
 import type { Token } from "./tmpl-lex.js";
 import { lexTemplate, TemplateSyntaxError } from "./tmpl-lex.js";
@@ -13,7 +14,8 @@ import { unquoteGo } from "./unquote.js";
 export class UnsupportedTemplate extends Error {}
 
 /** Go builtins that parse fine in CoreDNS but are not implemented here. */
-const UNSUPPORTED_FUNCS = new Set("and call html js not or slice urlquery eq ge gt le lt ne".split(" "));
+const UNSUPPORTED_FUNCS = new Set("call html js slice urlquery".split(" "));
+/** Keywords of the control actions not run here; `if`, `else` and `end` are read by buildTree. */
 const KEYWORDS = new Set("if else end range with define template block break continue nil".split(" "));
 /** Fields of the data whose values are Go structs printed with their own formatting, not reproduced. */
 const OPAQUE_FIELDS = new Set(["Message"]);
@@ -26,9 +28,7 @@ export function parseTemplate(name: string, source: string): ParsedTemplate {
   let pieces: ReturnType<typeof lexTemplate>;
   try {
     pieces = lexTemplate(source);
-    const nodes: TemplateNode[] = pieces.map((p) =>
-      p.kind === "text" ? p : { kind: "action", pipe: parsePipeline(p.tokens, p.pos), pos: p.pos },
-    );
+    const nodes: TemplateNode[] = buildTree(pieces, parsePipeline);
     return { name, source, nodes, text: treeText(nodes) };
   } catch (err) {
     if (err instanceof TemplateSyntaxError) {

@@ -62,11 +62,15 @@ export function printValue(v: Value): string {
   }
 }
 
-/** A failure while running a template, pinned to the node Go would name (`at <index .Match 2>`). */
+/**
+ * A failure while running a template, pinned to the node Go would name (`at <index .Match 2>`). With
+ * `atFunction`, Go names the function alone (`at <lt>`), as it does for a wrong number of arguments.
+ */
 export class ExecError extends Error {
   constructor(
     message: string,
     readonly at?: { text: string; pos: number },
+    readonly atFunction = false,
   ) {
     super(message);
   }
