@@ -10,16 +10,9 @@ import {
   resolveBinary,
   type UpstreamBinary,
 } from "../upstream/binaries.js";
-import {
-  apiserverArgs,
-  apiserverUrl,
-  controllerManagerArgs,
-  etcdArgs,
-  type StatePaths,
-  schedulerArgs,
-  statePaths,
-} from "./args.js";
-import { type ClientTls, probe } from "./health.js";
+import { apiserverUrl, type StatePaths, statePaths } from "./args.js";
+import { type Component, enabledComponents, hostPort } from "./components.js";
+import { probe } from "./health.js";
 import { writeKubeconfig } from "./kubeconfig.js";
 import { type ControlPlaneInput, type ControlPlaneOptions, firstServiceIp, withDefaults } from "./options.js";
 import { ensurePki, type Pki } from "./pki.js";
@@ -33,7 +26,7 @@ import {
   stopProcess,
 } from "./processes.js";
 
-export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler";
+export type { ComponentName } from "./components.js";
 
 /** What `up` leaves behind for `down` and `status`: enough to find and verify every process it started. */
 export interface ControlPlaneState {
@@ -79,10 +72,6 @@ function assertEtcdDataUnlocked(paths: StatePaths): void {
   }
 }
 
-function adminTls(pki: Pki): ClientTls {
-  return { ca: pki.caCert, cert: pki.clients.admin.cert, key: pki.clients.admin.key };
-}
-
 /**
  * Waits until `check` passes, failing early with the component's log when its process exits, and with the
  * last lines of the log when the timeout passes.
@@ -111,39 +100,56 @@ async function waitFor(
   );
 }
 
-/** Starts etcd, kube-apiserver and (unless skipped) the controller-manager and scheduler, and waits for /readyz. */
-export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
-  const env = partial.env ?? process.env;
-  const o = withDefaults(partial);
-  const paths = statePaths(o.stateDir);
-  const progress = new Progress("controlplane", partial.out ?? process.stderr);
-  const started = Date.now();
+/** One kubeconfig per apiserver client: the admin's (the state's), the controller-manager's, the scheduler's. */
+const kubeconfigs: ReadonlyArray<{
+  path: (paths: StatePaths) => string;
+  client: keyof Pki["clients"];
+  user: string;
+}> = [
+  { path: (paths) => paths.adminKubeconfig, client: "admin", user: "kubernetes-admin" },
+  {
+    path: (paths) => paths.controllerManagerKubeconfig,
+    client: "controller-manager",
+    user: "system:kube-controller-manager",
+  },
+  { path: (paths) => paths.schedulerKubeconfig, client: "scheduler", user: "system:kube-scheduler" },
+];
 
-  const previous = readState(o.stateDir);
-  const running = previous?.processes.find(isOurs);
+const isIpAddress = (san: string) => /^[\d.:a-f]+$/i.test(san);
+
+/** Every name and address a client may reach the apiserver by, so its serving certificate matches. */
+function servingSans(o: ControlPlaneOptions): { ips: string[]; dnsNames: string[] } {
+  return {
+    ips: [
+      "127.0.0.1",
+      o.bindAddress,
+      o.apiserverBindAddress,
+      o.advertiseAddress,
+      firstServiceIp(o.serviceCidr),
+      ...o.extraSans.filter(isIpAddress),
+    ],
+    dnsNames: [
+      "localhost",
+      "kubernetes",
+      "kubernetes.default",
+      "kubernetes.default.svc",
+      "kubernetes.default.svc.cluster.local",
+    ].concat(o.extraSans.filter((s) => !isIpAddress(s))),
+  };
+}
+
+/** Refuses to start over a running control plane, without a binary, or on a port someone else holds. */
+async function assertCanStart(o: ControlPlaneOptions, wanted: readonly Component[], env: Env): Promise<void> {
+  const running = readState(o.stateDir)?.processes.find(isOurs);
   if (running) {
     throw new Error(
       `a control plane is already running from ${o.stateDir} (${running.name} pid ${running.pid}); run \`switchyard-lab controlplane down\` first`,
     );
   }
-  const wanted: UpstreamBinary[] = ["etcd", "kube-apiserver"];
-  if (o.controllerManager) wanted.push("kube-controller-manager");
-  if (o.scheduler) wanted.push("kube-scheduler");
-  const missing = wanted.filter((name) => !resolveBinary(name, env).path);
+  const missing = wanted.map((c) => c.name).filter((name) => !resolveBinary(name, env).path);
   if (missing.length > 0) throw new Error(missingBinariesMessage(missing, cacheBinDir(env)));
 
-  const ports = [
-    { port: o.ports.etcdClient, what: "etcd client", flag: "--etcd-port" },
-    { port: o.ports.etcdPeer, what: "etcd peer", flag: "--etcd-peer-port" },
-    { port: o.ports.apiserver, what: "kube-apiserver", flag: "--apiserver-port" },
-  ];
-  if (o.controllerManager)
-    ports.push({
-      port: o.ports.controllerManager,
-      what: "kube-controller-manager",
-      flag: "--controller-manager-port",
-    });
-  if (o.scheduler) ports.push({ port: o.ports.scheduler, what: "kube-scheduler", flag: "--scheduler-port" });
+  const ports = wanted.flatMap((c) => c.ports(o));
   // The apiserver may listen elsewhere (a lab bridge) than the rest.
   await assertPortsFree(
     o.bindAddress,
@@ -153,46 +159,71 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
     o.apiserverBindAddress,
     ports.filter((p) => p.what === "kube-apiserver"),
   );
+}
+
+/**
+ * Starts the components group by group, each group ready before the next; the state is written after each start
+ * so `down` finds whatever did start, even after a failure (then everything started is stopped again).
+ */
+async function startComponents(
+  o: ControlPlaneOptions,
+  wanted: readonly Component[],
+  state: ControlPlaneState,
+  pki: Pki,
+  env: Env,
+  progress: Progress,
+): Promise<void> {
+  const paths = statePaths(o.stateDir);
+  const groups = [...new Set(wanted.map((c) => c.group))].sort((a, b) => a - b);
+  try {
+    for (const group of groups) {
+      const started = wanted
+        .filter((c) => c.group === group)
+        .map((c) => {
+          const log = join(paths.logs, `${c.name}.log`);
+          const record = startDetached(
+            c.name,
+            binaryPath(c.name, env),
+            c.args(o, paths, pki),
+            log,
+            o.detached,
+          );
+          state.processes.push(record);
+          writeState(paths, state);
+          return { component: c, record };
+        });
+      for (const { component, record } of started)
+        await waitFor(
+          component.waitingFor,
+          record,
+          () => component.ready(o, state.server, pki),
+          o.readyTimeoutMs,
+          progress,
+        );
+    }
+  } catch (err) {
+    await stopAll(state.processes);
+    throw err;
+  }
+}
+
+/** Starts etcd, kube-apiserver and (unless skipped) the controller-manager and scheduler, and waits for /readyz. */
+export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
+  const env = partial.env ?? process.env;
+  const o = withDefaults(partial);
+  const paths = statePaths(o.stateDir);
+  const progress = new Progress("controlplane", partial.out ?? process.stderr);
+  const started = Date.now();
+  const wanted = enabledComponents(o);
+  await assertCanStart(o, wanted, env);
 
   mkdirSync(paths.logs, { recursive: true });
   assertEtcdDataUnlocked(paths);
   progress.update("generating certificates", true);
-  const pki = await ensurePki(paths.pki, {
-    ips: [
-      "127.0.0.1",
-      o.bindAddress,
-      o.apiserverBindAddress,
-      o.advertiseAddress,
-      firstServiceIp(o.serviceCidr),
-      ...o.extraSans.filter((s) => /^[\d.:a-f]+$/i.test(s)),
-    ],
-    dnsNames: [
-      "localhost",
-      "kubernetes",
-      "kubernetes.default",
-      "kubernetes.default.svc",
-      "kubernetes.default.svc.cluster.local",
-    ].concat(o.extraSans.filter((s) => !/^[\d.:a-f]+$/i.test(s))),
-  });
+  const pki = await ensurePki(paths.pki, servingSans(o));
   const server = apiserverUrl(o);
-  writeKubeconfig(paths.adminKubeconfig, {
-    server,
-    caFile: pki.caCert,
-    ...asClient(pki, "admin"),
-    user: "kubernetes-admin",
-  });
-  writeKubeconfig(paths.controllerManagerKubeconfig, {
-    server,
-    caFile: pki.caCert,
-    ...asClient(pki, "controller-manager"),
-    user: "system:kube-controller-manager",
-  });
-  writeKubeconfig(paths.schedulerKubeconfig, {
-    server,
-    caFile: pki.caCert,
-    ...asClient(pki, "scheduler"),
-    user: "system:kube-scheduler",
-  });
+  for (const k of kubeconfigs)
+    writeKubeconfig(k.path(paths), { server, caFile: pki.caCert, ...asClient(pki, k.client), user: k.user });
 
   const state: ControlPlaneState = {
     options: o,
@@ -202,63 +233,7 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
     startedAt: new Date().toISOString(),
     startSeconds: 0,
   };
-  const launch = (name: ComponentName, args: string[]) => {
-    const record = startDetached(
-      name,
-      binaryPath(name, env),
-      args,
-      join(paths.logs, `${name}.log`),
-      o.detached,
-    );
-    state.processes.push(record);
-    writeState(paths, state); // written after each start so `down` finds whatever did start, even after a failure
-    return record;
-  };
-
-  try {
-    const etcd = launch("etcd", etcdArgs(o, paths));
-    await waitFor(
-      "etcd",
-      etcd,
-      async () =>
-        (await probe(`http://${hostPort(o.bindAddress, o.ports.etcdClient)}/health`)).body.includes(
-          '"health":"true"',
-        ),
-      o.readyTimeoutMs,
-      progress,
-    );
-    const apiserver = launch("kube-apiserver", apiserverArgs(o, paths, pki));
-    await waitFor(
-      "kube-apiserver /readyz",
-      apiserver,
-      async () => (await probe(`${server}/readyz`, adminTls(pki))).status === 200,
-      o.readyTimeoutMs,
-      progress,
-    );
-    if (o.controllerManager) launch("kube-controller-manager", controllerManagerArgs(o, paths, pki));
-    if (o.scheduler) launch("kube-scheduler", schedulerArgs(o, paths));
-    for (const record of state.processes.filter(
-      (p) => p.name === "kube-controller-manager" || p.name === "kube-scheduler",
-    )) {
-      const port = record.name === "kube-scheduler" ? o.ports.scheduler : o.ports.controllerManager;
-      await waitFor(
-        record.name,
-        record,
-        async () =>
-          (
-            await probe(`https://${hostPort(o.bindAddress, port)}/healthz`, {
-              ...adminTls(pki),
-              insecure: true,
-            })
-          ).status === 200,
-        o.readyTimeoutMs,
-        progress,
-      );
-    }
-  } catch (err) {
-    await stopAll(state.processes);
-    throw err;
-  }
+  await startComponents(o, wanted, state, pki, env, progress);
   state.startSeconds = (Date.now() - started) / 1000;
   writeState(paths, state);
   progress.done(`ready at ${server}`);
@@ -267,10 +242,6 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
 
 function asClient(pki: Pki, who: keyof Pki["clients"]) {
   return { certFile: pki.clients[who].cert, keyFile: pki.clients[who].key };
-}
-
-function hostPort(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 async function stopAll(records: readonly ProcessRecord[]): Promise<Array<{ name: string; result: string }>> {

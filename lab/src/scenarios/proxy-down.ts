@@ -104,6 +104,20 @@ export const proxyDown: Scenario = {
   },
 };
 
+/** What every phase of the outage works with: the stopped node, the others, and each node's client pod. */
+interface OutageRun {
+  lab: ScenarioLab;
+  node: LabNode;
+  others: LabNode[];
+  clients: Record<string, readonly string[]>;
+  /** Where probes run from on the stopped node (its client pod's network). */
+  downClient: readonly string[];
+  downMs: number;
+  tries: number;
+}
+
+const fqdn = `echo.${ns}.svc.cluster.local`;
+
 async function runOutage(
   lab: ScenarioLab,
   node: LabNode,
@@ -112,7 +126,39 @@ async function runOutage(
   undo: Undo,
 ): Promise<Outage> {
   const replicas = lab.nodes.length;
-  const fqdn = `echo.${ns}.svc.cluster.local`;
+  await startEchoAndClients(lab, replicas);
+  const clients = await clientRuns(lab);
+  const downClient = clients[node.name];
+  if (!downClient) throw new Error(`no running client pod on ${node.name}`);
+  const others = lab.nodes.filter((n) => n.name !== node.name);
+  const run: OutageRun = { lab, node, others, clients, downClient, downMs, tries };
+
+  const quiet = await stopAndCount(run, undo);
+  const late = await createLateService(run);
+  const removed = await removeEchoPod(run, replicas);
+  const back = await bringProxyBack(run, quiet.labelBefore, late.lateIp, removed.removedIp);
+  return {
+    node: node.name,
+    rulesBefore: quiet.rulesBefore,
+    rulesWhileDown: quiet.rulesWhileDown,
+    quiet: quiet.quiet,
+    digOk: quiet.digOk,
+    digTries: tries,
+    lateFromDown: late.lateFromDown,
+    lateFromOthers: late.lateFromOthers,
+    lateOthersTries: tries * others.length,
+    tries,
+    removedIp: removed.removedIp,
+    lingersOnDown: removed.lingersOnDown,
+    lingersElsewhere: removed.lingersElsewhere,
+    afterRemoval: removed.afterRemoval,
+    back: back.back,
+    lateFromDownAfter: back.lateFromDownAfter,
+  };
+}
+
+/** Echo servers (one per node), their Service, and a load-generating client on every node. */
+async function startEchoAndClients(lab: ScenarioLab, replicas: number): Promise<void> {
   lab.progress.update(`echo servers, a Service and a client on every node in ${ns}`, true);
   await applyObjects(lab.client, [namespace(ns)]);
   await waitUntil("the namespace", () => namespaceReady(lab.client, ns), lab.deadline());
@@ -128,11 +174,10 @@ async function runOutage(
     lab.deadline(),
     lab.progress,
   );
-  const clients = await clientRuns(lab);
-  const downClient = clients[node.name];
-  if (!downClient) throw new Error(`no running client pod on ${node.name}`);
-  const others = lab.nodes.filter((n) => n.name !== node.name);
+}
 
+/** Stops the node's proxy, then counts traffic and lookups for `downMs` with nothing changing. */
+async function stopAndCount({ lab, node, downClient, downMs, tries }: OutageRun, undo: Undo) {
   // Everything above written into the node's rules first, so the counts compare like with like.
   await waitProxyQuiet(lab.exec, node, 2000, lab.deadline());
   const rulesBefore = total(await ruleCounts(lab.exec, node.run));
@@ -150,7 +195,11 @@ async function runOutage(
   const s1 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   let digOk = 0;
   for (let i = 0; i < tries; i++) if (await dnsAnswers(lab.exec, downClient, lab.dnsIp, `${fqdn}.`)) digOk++;
+  return { rulesBefore, rulesWhileDown, labelBefore, quiet: deltas(s0, s1), digOk };
+}
 
+/** A Service created while the proxy is down: it answers on the other nodes, and (not) on the stopped one. */
+async function createLateService({ lab, others, clients, downClient, tries }: OutageRun) {
   lab.progress.update("a Service created while the proxy is down", true);
   await applyObjects(lab.client, [clusterIpService(ns, "late", "echo")]);
   const late = await lab.client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/late`);
@@ -166,7 +215,11 @@ async function runOutage(
   for (const n of others)
     lateFromOthers += await tcpSuccesses(lab.exec, clients[n.name] ?? [], lateIp, 9000, tries);
   const lateFromDown = await tcpSuccesses(lab.exec, downClient, lateIp, 9000, tries);
+  return { lateIp, lateFromOthers, lateFromDown };
+}
 
+/** An echo pod removed while the proxy is down: the other nodes drop it, the stopped node's rules keep it. */
+async function removeEchoPod({ lab, node, others, downMs }: OutageRun, replicas: number) {
   lab.progress.update("an echo pod removed while the proxy is down", true);
   const ipsBefore = (await podsOf(lab.client, ns, "app=echo")).map((p) => p.status?.podIP ?? "");
   const s2 = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
@@ -203,7 +256,20 @@ async function runOutage(
   const lingersOnDown = sendsTo(await nodeRules(lab.exec, node.run), removedIp);
   let lingersElsewhere = false;
   for (const n of others) lingersElsewhere ||= sendsTo(await nodeRules(lab.exec, n.run), removedIp);
+  const afterRemoval = deltas(s2, s3)[node.name] ?? {
+    tcp: { attempts: 0, failures: 0 },
+    dns: { attempts: 0, failures: 0 },
+  };
+  return { removedIp, lingersOnDown, lingersElsewhere, afterRemoval };
+}
 
+/** Gives the node its proxy back, timing its first sync, the late Service answering, and the removed pod's drop. */
+async function bringProxyBack(
+  { lab, node, downClient, tries }: OutageRun,
+  labelBefore: string | null,
+  lateIp: string,
+  removedIp: string,
+) {
   lab.progress.update(`bringing ${node.name}'s proxy back`, true);
   const t0 = Date.now();
   await setNodeLabel(lab, node.name, labelBefore);
@@ -224,27 +290,7 @@ async function runOutage(
   );
   const droppedS = (Date.now() - t0) / 1000;
   const lateFromDownAfter = await tcpSuccesses(lab.exec, downClient, lateIp, 9000, tries);
-  return {
-    node: node.name,
-    rulesBefore,
-    rulesWhileDown,
-    quiet: deltas(s0, s1),
-    digOk,
-    digTries: tries,
-    lateFromDown,
-    lateFromOthers,
-    lateOthersTries: tries * others.length,
-    tries,
-    removedIp,
-    lingersOnDown,
-    lingersElsewhere,
-    afterRemoval: deltas(s2, s3)[node.name] ?? {
-      tcp: { attempts: 0, failures: 0 },
-      dns: { attempts: 0, failures: 0 },
-    },
-    back: { syncedS, lateS, droppedS },
-    lateFromDownAfter,
-  };
+  return { back: { syncedS, lateS, droppedS }, lateFromDownAfter };
 }
 
 const total = (c: { iptablesLegacy: number; iptablesNft: number; nftables: number }) =>

@@ -3,7 +3,7 @@ import type { AtomicityResult } from "./atomicity.js";
 import { quantile } from "./probes.js";
 import type { RulesetShape } from "./scale-measure.js";
 import { shorten } from "./scale-measure.js";
-import type { ClaimFinding } from "./scenario.js";
+import type { ClaimFinding, Verdict } from "./scenario.js";
 
 export interface ModeRun {
   services: number;
@@ -108,10 +108,37 @@ export function scaleLines(
 
 const byMode = (runs: ModeRun[], mode: ProxyMode) => runs.filter((r) => r.mode === mode && r.full);
 
-export function scaleFindings(runs: ModeRun[], atomicity: AtomicityResult | undefined): ClaimFinding[] {
+/** What the claims compare: each mode's finished runs, and both modes at the largest size both finished. */
+interface Compared {
+  ipt: ModeRun[];
+  nft: ModeRun[];
+  size: number;
+  iptAtSize: ModeRun | undefined;
+  nftAtSize: ModeRun | undefined;
+  /** "1000: timed out": the sizes iptables never finished, said so wherever sizes are compared. */
+  unfinished: string[];
+}
+
+function compare(runs: ModeRun[]): Compared {
   const ipt = byMode(runs, "iptables");
   const nft = byMode(runs, "nftables");
-  const out: ClaimFinding[] = [];
+  const size = Math.max(0, ...ipt.map((r) => r.services).filter((n) => nft.some((x) => x.services === n)));
+  return {
+    ipt,
+    nft,
+    size,
+    iptAtSize: ipt.find((r) => r.services === size),
+    nftAtSize: nft.find((r) => r.services === size),
+    unfinished: runs.filter((r) => r.mode === "iptables" && r.error).map((r) => `${r.services}: ${r.error}`),
+  };
+}
+
+export function scaleFindings(runs: ModeRun[], atomicity: AtomicityResult | undefined): ClaimFinding[] {
+  const c = compare(runs);
+  return [c19(c), c20(c), c4(c), c21(c), c22(atomicity), c23(c), ...ipvsFindings()];
+}
+
+function c19({ ipt, nft, size, iptAtSize: ri, nftAtSize: rn }: Compared): ClaimFinding {
   const latText = (rs: ModeRun[]) =>
     rs
       .map(
@@ -120,41 +147,44 @@ export function scaleFindings(runs: ModeRun[], atomicity: AtomicityResult | unde
       .join("; ");
   // The last Service's extra cost over the first, per mode at the largest size both ran; a difference counts only
   // when it is larger than 50 µs and 20% of the first Service's time (this machine's noise, shared by other work).
-  const size = Math.max(0, ...ipt.map((r) => r.services).filter((n) => nft.some((x) => x.services === n)));
-  const ri = ipt.find((r) => r.services === size);
-  const rn = nft.find((r) => r.services === size);
   const growth = (r: ModeRun | undefined) => (r ? lat(r, "lastUs") - lat(r, "firstUs") : Number.NaN);
   const noise = (r: ModeRun | undefined) => (r ? Math.max(50, 0.2 * lat(r, "firstUs")) : Number.NaN);
   const iptGrows = growth(ri) > noise(ri);
   const nftFlat = !(growth(rn) > noise(rn));
-  out.push({
+  const measured = `iptables ${latText(ipt) || "-"}${ri?.shape?.positions ? ` (at ${size} the last Service is rule ${ri.shape.positions.last} of ${ri.shape.positions.of} in KUBE-SERVICES)` : ""}; nftables ${latText(nft) || "-"}`;
+  if (!ri || !rn)
+    return { claim: "C19", measured, verdict: "not measured", note: "needs both modes at one size" };
+  if (iptGrows && nftFlat)
+    return {
+      claim: "C19",
+      measured,
+      verdict: "holds",
+      note: "the last iptables Service's first packet costs measurably more than the first's; nftables stays flat",
+    };
+  return {
     claim: "C19",
-    measured: `iptables ${latText(ipt) || "-"}${ri?.shape?.positions ? ` (at ${size} the last Service is rule ${ri.shape.positions.last} of ${ri.shape.positions.of} in KUBE-SERVICES)` : ""}; nftables ${latText(nft) || "-"}`,
-    verdict: ri && rn ? (iptGrows && nftFlat ? "holds" : "half right") : "not measured",
-    note:
-      !ri || !rn
-        ? "needs both modes at one size"
-        : iptGrows && nftFlat
-          ? "the last iptables Service's first packet costs measurably more than the first's; nftables stays flat"
-          : "the linear walk is real (the rule positions say so) but its cost stays within this machine's noise at this size; it is paid by a connection's first packet only (later packets follow conntrack)",
-  });
-  // Compared at the largest size both modes finished; a size iptables never finished is said so.
-  const pIpt = ri;
-  const pNft = rn;
-  const unfinished = runs
-    .filter((r) => r.mode === "iptables" && r.error)
-    .map((r) => `${r.services}: ${r.error}`);
-  out.push({
+    measured,
+    verdict: "half right",
+    note: "the linear walk is real (the rule positions say so) but its cost stays within this machine's noise at this size; it is paid by a connection's first packet only (later packets follow conntrack)",
+  };
+}
+
+/** Compared at the largest size both modes finished; a size iptables never finished is said so. */
+function c20({ size, iptAtSize: ipt, nftAtSize: nft, unfinished }: Compared): ClaimFinding {
+  return {
     claim: "C20",
     measured:
-      pIpt && pNft
-        ? `at ${size}: iptables full ${msOf(pIpt.full?.seconds ?? 0)}, partial ${msOf(partialMs(pIpt))} writing ${partialWritten(pIpt)}; nftables full ${msOf(pNft.full?.seconds ?? 0)}, partial ${msOf(partialMs(pNft))} writing ${partialWritten(pNft)}${unfinished.length ? `; iptables at ${unfinished.join("; ")}` : ""}`
+      ipt && nft
+        ? `at ${size}: iptables full ${msOf(ipt.full?.seconds ?? 0)}, partial ${msOf(partialMs(ipt))} writing ${partialWritten(ipt)}; nftables full ${msOf(nft.full?.seconds ?? 0)}, partial ${msOf(partialMs(nft))} writing ${partialWritten(nft)}${unfinished.length ? `; iptables at ${unfinished.join("; ")}` : ""}`
         : "-",
-    verdict: pIpt && pNft ? "holds" : "not measured",
+    verdict: ipt && nft ? "holds" : "not measured",
     note: "the full iptables restore grows with the ruleset (RULE LINES) and takes seconds to minutes; nftables' one-endpoint change is a few commands at any size. Our proxy's partial iptables restore leaves out KUBE-SERVICES when its text is unchanged (upstream rewrites it: 1066 lines per change at 1k in bench/results/proxier.md), so its partial writes do not grow; the lock (xtables.lock) was not measured",
-  });
+  };
+}
+
+function c4({ ipt }: Compared): ClaimFinding {
   const shapes = ipt.filter((r) => r.shape);
-  out.push({
+  return {
     claim: "C4",
     measured: shapes.length
       ? shapes
@@ -166,64 +196,75 @@ export function scaleFindings(runs: ModeRun[], atomicity: AtomicityResult | unde
       : "-",
     verdict: shapes.length ? "holds" : "not measured",
     note: "the 1.27→1.28 p99 numbers are another cluster's; here partial vs full on the same proxy",
-  });
+  };
+}
+
+/** A `vmap` alone is the claim; a `map` alone, or both, is half of it. */
+function c21({ nft }: Compared): ClaimFinding {
   const pick = nft.at(-1)?.shape?.picking ?? [];
   const hasMap = pick.some((l) => /numgen random mod \d+ map/.test(l));
   const hasVmap = pick.some((l) => /numgen random mod \d+ vmap/.test(l));
-  out.push({
+  const verdict = (): Verdict => {
+    if (!pick.length) return "not measured";
+    return hasVmap && !hasMap ? "holds" : "half right";
+  };
+  return {
     claim: "C21",
     measured: pick.length ? pick.map((l) => shorten(l, 90)).join(" | ") : "-",
-    verdict: pick.length
-      ? hasMap && !hasVmap
-        ? "half right"
-        : hasVmap && !hasMap
-          ? "holds"
-          : "half right"
-      : "not measured",
+    verdict: verdict(),
     note: hasMap
       ? "one numgen rule, yes; but v1.37 DNATs straight from a `numgen ... map` of ip . port; the `vmap` to per-endpoint chains is only for session affinity (Service svc-00001 here)"
       : undefined,
-  });
-  out.push({
+  };
+}
+
+function c22(atomicity: AtomicityResult | undefined): ClaimFinding {
+  const verdict = (): Verdict => {
+    if (!atomicity) return "not measured";
+    return atomicity.rejected && atomicity.unchanged && atomicity.controlApplied ? "holds" : "wrong";
+  };
+  return {
     claim: "C22",
     measured: atomicity
       ? `a transaction with one bad rule: ${atomicity.rejected ? "rejected" : "accepted"}, ruleset ${atomicity.unchanged ? "unchanged" : "changed"}`
       : "-",
-    verdict: atomicity
-      ? atomicity.rejected && atomicity.unchanged && atomicity.controlApplied
-        ? "holds"
-        : "wrong"
-      : "not measured",
-  });
-  const i1 = pIpt;
-  const n1 = pNft;
+    verdict: verdict(),
+  };
+}
+
+/** nftables' first ruleset at least half the size of iptables' is "as large"; smaller is half right. */
+function c23({ nft, size, iptAtSize: i1, nftAtSize: n1, unfinished }: Compared): ClaimFinding {
   const nBig = nft.at(-1);
-  out.push({
+  const verdict = (): Verdict => {
+    if (!n1?.shape || !i1?.shape) return "not measured";
+    return n1.shape.bytes >= 0.5 * i1.shape.bytes ? "holds" : "half right";
+  };
+  return {
     claim: "C23",
     measured:
       n1?.shape && i1?.shape
         ? `at ${size}: nftables first sync ${msOf(n1.full?.seconds ?? 0)}, its ruleset ${kib(n1.shape.bytes)} / ${n1.shape.lines} lines; iptables ${msOf(i1.full?.seconds ?? 0)}, ${kib(i1.shape.bytes)} / ${i1.shape.lines} rules${nBig?.shape && nBig !== n1 ? `; nftables at ${nBig.services}: ${msOf(nBig.full?.seconds ?? 0)}, ${kib(nBig.shape.bytes)}` : ""}${unfinished.length ? `; iptables at ${unfinished.join("; ")}` : ""}`
         : "-",
-    verdict:
-      n1?.shape && i1?.shape
-        ? n1.shape.bytes >= 0.5 * i1.shape.bytes
-          ? "holds"
-          : "half right"
-        : "not measured",
+    verdict: verdict(),
     note: "sizes are the rulesets the first syncs installed, as listed (a first transaction is essentially that listing); bench/results/proxier.md measured the written bytes with a PATH wrapper: 670 KiB for nft vs 3.1 MiB for iptables-restore at 1k×10. Big and growing with the cluster, yes; about as large as iptables', no",
-  });
-  out.push({
-    claim: "C14",
-    measured: "not measured",
-    verdict: "not measured",
-    note: "this kernel has no ip_vs module (switchyard-proxy and upstream kube-proxy both refuse ipvs mode here)",
-  });
-  out.push({
-    claim: "C18",
-    measured:
-      "kubernetes v1.37.2 source: pkg/proxy/ipvs is still there and cmd/kube-proxy/app/server_linux.go logs and records an IPVSDeprecation event on start: deprecated, to be disabled by default in 1.40 and removed in 1.43",
-    verdict: "half right",
-    note: "deprecated in v1.35 (KEP-5495, release notes) is right; removed in v1.36 is wrong: v1.37 still ships it",
-  });
-  return out;
+  };
+}
+
+/** C14 and C18 are about ipvs, which this lab cannot run: what the kernel and the source say instead. */
+function ipvsFindings(): ClaimFinding[] {
+  return [
+    {
+      claim: "C14",
+      measured: "not measured",
+      verdict: "not measured",
+      note: "this kernel has no ip_vs module (switchyard-proxy and upstream kube-proxy both refuse ipvs mode here)",
+    },
+    {
+      claim: "C18",
+      measured:
+        "kubernetes v1.37.2 source: pkg/proxy/ipvs is still there and cmd/kube-proxy/app/server_linux.go logs and records an IPVSDeprecation event on start: deprecated, to be disabled by default in 1.40 and removed in 1.43",
+      verdict: "half right",
+      note: "deprecated in v1.35 (KEP-5495, release notes) is right; removed in v1.36 is wrong: v1.37 still ships it",
+    },
+  ];
 }

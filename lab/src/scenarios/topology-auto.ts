@@ -90,7 +90,6 @@ function pausePod(image: string, name: string, zone: string): Pod {
 }
 
 async function measure(lab: ScenarioLab, watch: SliceWatch, p: Params): Promise<ScenarioReport> {
-  const { client, progress } = lab;
   const lines: string[] = [];
   const ratios = await zoneRatios(lab);
   const zones = Object.keys(ratios);
@@ -100,17 +99,61 @@ async function measure(lab: ScenarioLab, watch: SliceWatch, p: Params): Promise<
   lines.push(
     `zones by allocatable CPU (Auto's traffic model): ${zones.map((z) => `${z} ${((ratios[z] ?? 0) * 100).toFixed(0)}%`).join(", ")}`,
   );
+  await createServices(lab);
+  const setSplit = splitSetter(lab, watch, p.quietMs, zoneA, zoneB);
+
+  lines.push(
+    "",
+    `${zoneA}:${zoneB}  Auto (hinted for each zone, from which zone)                    worst load  PreferSameZone worst load`,
+  );
+  const rows: SplitRow[] = [];
+  for (const [a, b] of p.splits) {
+    await setSplit(a, b);
+    const row = await measureSplit(lab, ratios, a, b);
+    rows.push(row.row);
+    lines.push(row.line);
+  }
+  lines.push(
+    "  worst load: the busiest endpoint against an even spread, if each zone's traffic follows its CPU share and stays on the endpoints hinted for it",
+  );
+
+  const flaps = await measureFlaps(lab, ratios, p.flaps, setSplit);
+  lines.push("", flaps.line);
+  const allEvents = await hintEvents(lab);
+  lines.push(
+    `events on Service auto: ${[...new Set(allEvents.map((e) => `${e.reason}: ${e.message}`))].join(" | ") || "none"}`,
+  );
+  return { scenario: "topology-auto", lines, findings: topologyAutoFindings(rows, flaps, p.flaps) };
+}
+
+/** The two Services over the same pods: one with topology-mode Auto, one with trafficDistribution PreferSameZone. */
+async function createServices(lab: ScenarioLab): Promise<void> {
   const svc = (name: string, extra: Record<string, unknown>, annotations?: Record<string, string>) =>
-    client.call("POST", `/api/v1/namespaces/${namespace}/services`, {
+    lab.client.call("POST", `/api/v1/namespaces/${namespace}/services`, {
       metadata: { name, ...(annotations ? { annotations } : {}) },
       spec: { selector: { app: "auto" }, ports: [{ port: 80, targetPort: 8080 }], ...extra },
     });
   await svc("auto", {}, { "service.kubernetes.io/topology-mode": "Auto" });
   await svc("same-zone", { trafficDistribution: "PreferSameZone" });
+}
 
+type SetSplit = (a: number, b: number) => Promise<void>;
+
+/**
+ * A function that makes the pods a:b over the two zones (adding or deleting only the difference) and returns once
+ * both Services' slices hold exactly that many ready endpoints and the controller has gone quiet.
+ */
+function splitSetter(
+  lab: ScenarioLab,
+  watch: SliceWatch,
+  quietMs: number,
+  zoneA: string,
+  zoneB: string,
+): SetSplit {
+  const { client, progress } = lab;
   const have: Record<string, string[]> = { [zoneA]: [], [zoneB]: [] };
   let serial = 0;
-  const setSplit = async (a: number, b: number) => {
+  return async (a: number, b: number) => {
     for (const [zone, want] of [
       [zoneA, a],
       [zoneB, b],
@@ -140,101 +183,118 @@ async function measure(lab: ScenarioLab, watch: SliceWatch, p: Params): Promise<
         }
         return true;
       },
-      p.quietMs,
+      quietMs,
       lab.deadline(300_000),
     );
   };
+}
 
-  lines.push(
-    "",
-    `${zoneA}:${zoneB}  Auto (hinted for each zone, from which zone)                    worst load  PreferSameZone worst load`,
-  );
-  const rows: Array<{
-    a: number;
-    b: number;
-    auto: boolean;
-    autoLoad: number;
-    sameLoad: number;
-    sameOwnZone: boolean;
-    detail: string;
-  }> = [];
-  for (const [a, b] of p.splits) {
-    await setSplit(a, b);
-    const auto = await serviceSlices(lab, namespace, "auto");
-    const same = await serviceSlices(lab, namespace, "same-zone");
-    const row = {
-      a,
-      b,
-      auto: hasHints(auto),
-      autoLoad: worstLoad(ratios, auto),
-      sameLoad: worstLoad(ratios, same),
-      sameOwnZone:
-        [...hintedByZone(same)].every(([zone, from]) => from.size === 1 && from.has(zone)) && hasHints(same),
-      detail: describeHinted(hintedByZone(auto)),
-    };
-    rows.push(row);
-    lines.push(
-      `${`${a}:${b}`.padEnd(12)}${row.detail.padEnd(64)}${`${row.autoLoad.toFixed(2)}×`.padEnd(12)}${describeHinted(hintedByZone(same))}, ${row.sameLoad.toFixed(2)}×`,
-    );
-  }
-  lines.push(
-    "  worst load: the busiest endpoint against an even spread, if each zone's traffic follows its CPU share and stays on the endpoints hinted for it",
-  );
+/** One split as both Services' slices hint it. */
+interface SplitRow {
+  a: number;
+  b: number;
+  auto: boolean;
+  autoLoad: number;
+  sameLoad: number;
+  sameOwnZone: boolean;
+  detail: string;
+}
 
-  // Flaps: one endpoint in, one out, at the count where Auto's minimum per zone stops (or starts) fitting.
+async function measureSplit(
+  lab: ScenarioLab,
+  ratios: ZoneRatios,
+  a: number,
+  b: number,
+): Promise<{ row: SplitRow; line: string }> {
+  const auto = await serviceSlices(lab, namespace, "auto");
+  const same = await serviceSlices(lab, namespace, "same-zone");
+  const row = {
+    a,
+    b,
+    auto: hasHints(auto),
+    autoLoad: worstLoad(ratios, auto),
+    sameLoad: worstLoad(ratios, same),
+    sameOwnZone:
+      [...hintedByZone(same)].every(([zone, from]) => from.size === 1 && from.has(zone)) && hasHints(same),
+    detail: describeHinted(hintedByZone(auto)),
+  };
+  return {
+    row,
+    line: `${`${a}:${b}`.padEnd(12)}${row.detail.padEnd(64)}${`${row.autoLoad.toFixed(2)}×`.padEnd(12)}${describeHinted(hintedByZone(same))}, ${row.sameLoad.toFixed(2)}×`,
+  };
+}
+
+/** What the flaps showed: the endpoint count they were at (none if Auto's rule never changes below 60). */
+interface Flaps {
+  at: number | undefined;
+  flipCount: number;
+  line: string;
+}
+
+/** Flaps: one endpoint in, one out, at the count where Auto's minimum per zone stops (or starts) fitting. */
+async function measureFlaps(
+  lab: ScenarioLab,
+  ratios: ZoneRatios,
+  flaps: number,
+  setSplit: SetSplit,
+): Promise<Flaps> {
   const n = flapPoint(ratios);
-  let flipCount = 0;
-  let flapLine = "no endpoint count below 60 where one endpoint turns Auto's hints on or off";
-  if (n !== undefined && p.flaps > 0) {
-    const base: [number, number] = [Math.max(1, Math.floor(n / 3)), n - Math.max(1, Math.floor(n / 3))];
+  if (n === undefined || flaps <= 0)
+    return {
+      at: n,
+      flipCount: 0,
+      line: "no endpoint count below 60 where one endpoint turns Auto's hints on or off",
+    };
+  const base: [number, number] = [Math.max(1, Math.floor(n / 3)), n - Math.max(1, Math.floor(n / 3))];
+  await setSplit(...base);
+  const autoHinted = async () => hasHints(await serviceSlices(lab, namespace, "auto"));
+  const states: boolean[] = [await autoHinted()];
+  const eventsBefore = countByReason(await hintEvents(lab));
+  for (let i = 0; i < flaps; i++) {
+    await setSplit(base[0], base[1] + 1);
+    states.push(await autoHinted());
     await setSplit(...base);
-    const hintedAt = (slices: Parameters<typeof hasHints>[0]) => hasHints(slices);
-    const states: boolean[] = [hintedAt(await serviceSlices(lab, namespace, "auto"))];
-    const eventsBefore = countByReason(await hintEvents(lab));
-    for (let i = 0; i < p.flaps; i++) {
-      await setSplit(base[0], base[1] + 1);
-      states.push(hintedAt(await serviceSlices(lab, namespace, "auto")));
-      await setSplit(...base);
-      states.push(hintedAt(await serviceSlices(lab, namespace, "auto")));
-    }
-    flipCount = states.slice(1).filter((s, i) => s !== states[i]).length;
-    const eventsAfter = countByReason(await hintEvents(lab));
-    const events = [...eventsAfter]
-      .map(([reason, k]) => ({ reason, n: k - (eventsBefore.get(reason) ?? 0) }))
-      .filter((e) => e.n > 0);
-    flapLine =
-      `flaps: ${n} ↔ ${n + 1} endpoints (${base[0]}:${base[1]} ↔ ${base[0]}:${base[1] + 1}), ${p.flaps} times: hints ${states.map((s) => (s ? "on" : "off")).join(" → ")}; ` +
-      `${flipCount} flips in ${2 * p.flaps} changes; events: ${events.map((e) => `${e.n}× ${e.reason}`).join(", ") || "none new"}` +
-      ` (controller's rule says: ${n} ${autoCanHint(ratios, n) ? "on" : "off"}, ${n + 1} ${autoCanHint(ratios, n + 1) ? "on" : "off"})`;
+    states.push(await autoHinted());
   }
-  lines.push("", flapLine);
-  const allEvents = await hintEvents(lab);
-  lines.push(
-    `events on Service auto: ${[...new Set(allEvents.map((e) => `${e.reason}: ${e.message}`))].join(" | ") || "none"}`,
-  );
+  const flipCount = states.slice(1).filter((s, i) => s !== states[i]).length;
+  const eventsAfter = countByReason(await hintEvents(lab));
+  const events = [...eventsAfter]
+    .map(([reason, k]) => ({ reason, n: k - (eventsBefore.get(reason) ?? 0) }))
+    .filter((e) => e.n > 0);
+  return {
+    at: n,
+    flipCount,
+    line:
+      `flaps: ${n} ↔ ${n + 1} endpoints (${base[0]}:${base[1]} ↔ ${base[0]}:${base[1] + 1}), ${flaps} times: hints ${states.map((s) => (s ? "on" : "off")).join(" → ")}; ` +
+      `${flipCount} flips in ${2 * flaps} changes; events: ${events.map((e) => `${e.n}× ${e.reason}`).join(", ") || "none new"}` +
+      ` (controller's rule says: ${n} ${autoCanHint(ratios, n) ? "on" : "off"}, ${n + 1} ${autoCanHint(ratios, n + 1) ? "on" : "off"})`,
+  };
+}
 
+/** C5 and C7, judged on the first split whose first zone has fewer endpoints (2:20 by default), else the first. */
+function topologyAutoFindings(rows: SplitRow[], flaps: Flaps, flapTimes: number): ClaimFinding[] {
   const twoTwenty = rows.find((r) => r.a < r.b) ?? rows[0];
-  const findings: ClaimFinding[] = [];
-  if (twoTwenty) {
-    findings.push({
+  if (!twoTwenty) return [];
+  const n = flaps.at;
+  return [
+    {
       claim: "C5",
       measured:
         `${twoTwenty.a}:${twoTwenty.b} with Auto: hints ${twoTwenty.auto ? "written" : "withheld"} (${twoTwenty.detail}), worst endpoint at ${twoTwenty.autoLoad.toFixed(2)}× an even share; ` +
-        `hints withheld in ${rows.filter((r) => !r.auto).length} of ${rows.length} splits; ${n !== undefined ? `at ${n}↔${n + 1} endpoints hints flipped ${flipCount} times in ${2 * p.flaps} changes` : "no flap point"}`,
+        `hints withheld in ${rows.filter((r) => !r.auto).length} of ${rows.length} splits; ${n !== undefined ? `at ${n}↔${n + 1} endpoints hints flipped ${flaps.flipCount} times in ${2 * flapTimes} changes` : "no flap point"}`,
       verdict: "half right",
       note:
         "Auto does not send a zone's clients to its few endpoints: it re-points endpoints of other zones to it until each zone is within 20% of its CPU share; " +
         "it withholds hints only when the total count cannot meet every zone's minimum (or node data is missing), which depends on the number of endpoints, not on the split; " +
         "near such a count, one pod more or less flips hints on and off",
-    });
-    findings.push({
+    },
+    {
       claim: "C7",
       measured: `PreferSameZone on the same pods: every ready endpoint hinted for its own zone in every split; at ${twoTwenty.a}:${twoTwenty.b} the busiest endpoint gets ${twoTwenty.sameLoad.toFixed(2)}× an even share (Auto: ${twoTwenty.autoLoad.toFixed(2)}×)`,
       verdict: rows.every((r) => r.sameOwnZone) ? "holds" : "wrong",
       note: "the overload C5 describes is what PreferSameZone does, by design",
-    });
-  }
-  return { scenario: "topology-auto", lines, findings };
+    },
+  ];
 }
 
 /** Events are aggregated (one object, a count), so occurrences are counted per reason. */
