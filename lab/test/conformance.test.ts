@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseJunit } from "../src/conformance/junit.js";
 import { providedImages } from "../src/conformance/kind-images.js";
+import { numNodes } from "../src/conformance/on-kind.js";
 import { compareRuns, comparisonLines, type RunSummary, runTable } from "../src/conformance/report.js";
 import { defaultSkip, e2eCommand } from "../src/conformance/run.js";
 
@@ -152,5 +153,11 @@ describe("conformance: the e2e suite's report, pure parts", () => {
       "registry.k8s.io/e2e-test-images/nginx:1.28.0-2",
       "registry.k8s.io/e2e-test-images/regression-issue-74839:1.5",
     ]);
+  });
+
+  test("every ginkgo process is told the lab's node count, unless the caller gives one", () => {
+    assert.deepEqual(numNodes(2, []), ["--num-nodes=2"]);
+    assert.deepEqual(numNodes(2, ["--num-nodes=5"]), []);
+    assert.deepEqual(numNodes(undefined, []), []);
   });
 });

@@ -35,6 +35,16 @@ async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
 }
 
 /**
+ * The suite counts the schedulable nodes in its first process only; the others keep -1 and skip every spec that
+ * needs two nodes ("Requires at least 2 nodes (not -1)"), so which specs run depended on which process got them.
+ * Told the count, every process knows it. A --num-nodes of the caller's wins.
+ */
+export function numNodes(nodes: number | undefined, extra: readonly string[]): string[] {
+  if (nodes === undefined || extra.some((a) => a.startsWith("--num-nodes"))) return [];
+  return [`--num-nodes=${nodes}`];
+}
+
+/**
  * Runs the suite against a kind lab that is up with a stack: the suite built if need be, its test images in the
  * nodes, then the specs. The command and the CI test that compares both stacks share this.
  */
@@ -61,6 +71,6 @@ export async function conformanceOnKind(r: KindConformanceRun): Promise<RunSumma
     stack,
     runtime: "kind",
     out: r.sink,
-    extra: r.extra ?? [],
+    extra: [...numNodes(state.input.nodes, r.extra ?? []), ...(r.extra ?? [])],
   });
 }
