@@ -47,6 +47,11 @@ export class Container {
     return this.state.running !== undefined;
   }
 
+  /** The running process's pid (it holds the container's namespaces, for exec); undefined when none runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   start(): void {
     if (this.stopping) return;
     this.startedAt = this.now().getTime();

@@ -13,7 +13,7 @@ import { Container, type RestartPolicy } from "./container.js";
 import { ContainerLog } from "./container-log.js";
 import { type ImageContext, resolveImage } from "./images.js";
 import type { Ipam } from "./ipam.js";
-import type { ContainerLogView } from "./kubelet-api/log-instance.js";
+import type { ContainerHandle } from "./kubelet-api/container-logs.js";
 import type { Logger } from "./log.js";
 import { containerEnv, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { podStatus } from "./pod-status.js";
@@ -78,11 +78,17 @@ export class PodWorker {
     return this.pod;
   }
 
-  /** A container's state and log for the kubelet API; undefined until start() has made it. */
-  container(name: string): { view: ContainerLogView; log: ContainerLog } | undefined {
+  /** The network namespace the pod's containers run in (the node's for hostNetwork); undefined before start(). */
+  get podNetns(): string | undefined {
+    return this.netns;
+  }
+
+  /** A container's state, log and process for the kubelet API; undefined until start() has made it. */
+  container(name: string): ContainerHandle | undefined {
     const e = this.containers.find((entry) => entry.name === name);
     if (!e) return undefined;
-    return { view: { state: e.c.state, lastState: e.c.lastState, current: e.log.current }, log: e.log };
+    const view = { state: e.c.state, lastState: e.c.lastState, current: e.log.current };
+    return { view, log: e.log, pid: e.c.pid };
   }
 
   async start(): Promise<void> {

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
+import { get } from "node:http";
 import { request } from "node:https";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -34,6 +36,46 @@ const counterPod = (name: string, args: string[]): Pod => ({
   },
 });
 
+const echoPod: Pod = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "echo" },
+  spec: { terminationGracePeriodSeconds: 1, containers: [{ name: "echo", image: "switchyard/echo:0.1.0" }] },
+};
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end, feeding it `input` (or an open, silent stdin when undefined). */
+function runToEnd(argv: string[], input?: string): Promise<Finished> {
+  const child = spawn(argv[0] ?? "", argv.slice(1));
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  if (input !== undefined) child.stdin.end(input);
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Waits for `kubectl port-forward` to print one "Forwarding from 127.0.0.1:L -> P" line per port. */
+function forwardedPorts(child: ReturnType<typeof spawn>, count: number): Promise<Map<number, number>> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      text += d.toString();
+      const found = [...text.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)];
+      if (found.length >= count) resolve(new Map(found.map((m) => [Number(m[2]), Number(m[1])])));
+    });
+    child.on("exit", (code) => reject(new Error(`kubectl port-forward exited (${code}): ${text}`)));
+  });
+}
+
 const numbers = (out: string) => [...out.matchAll(/line (\d+)/g)].map((m) => Number(m[1]));
 
 describe("kubelet API of the netns node agent, through the real apiserver and kubectl", { skip }, () => {
@@ -50,6 +92,19 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
         ...args,
       ])
     ).stdout;
+  const kubectlArgv = (...args: string[]) => [
+    resolveBinary("kubectl").path ?? "kubectl",
+    "--kubeconfig",
+    state.kubeconfig,
+    "-n",
+    ns,
+    ...args,
+  ];
+  const running = (name: string) =>
+    eventually(`${name} running`, async () => {
+      const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/${name}`);
+      return pod.status?.phase === "Running" ? pod : undefined;
+    });
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-lab-"));
@@ -62,6 +117,7 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     );
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, counterPod("ticker", []));
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, counterPod("crasher", ["--exit-after", "3"]));
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, echoPod);
   });
 
   after(async () => {
@@ -131,7 +187,7 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     const pods = JSON.parse(await kubectl("get", "--raw", "/api/v1/nodes/node-1/proxy/pods")) as {
       items: Pod[];
     };
-    assert.deepEqual(pods.items.map((p) => p.metadata?.name).sort(), ["crasher", "ticker"]);
+    assert.deepEqual(pods.items.map((p) => p.metadata?.name).sort(), ["crasher", "echo", "ticker"]);
     const anonymous = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request({ host: nodeIp, port: 10250, path: "/pods", rejectUnauthorized: false }, (res) => {
         let body = "";
@@ -144,5 +200,93 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
       req.end();
     });
     assert.deepEqual(anonymous, { status: 401, body: "Unauthorized" });
+  });
+
+  test("kubectl exec: stdout, stderr and the exit code; stdin; inside the pod", async () => {
+    await running("ticker");
+    const failing = await runToEnd(
+      kubectlArgv("exec", "ticker", "--", "sh", "-c", "echo out; echo err >&2; exit 3"),
+    );
+    assert.equal(failing.code, 3, failing.stderr);
+    assert.equal(failing.stdout, "out\n");
+    assert.match(failing.stderr, /^err\n.*command terminated with exit code 3/s);
+    const echoed = await runToEnd(kubectlArgv("exec", "-i", "ticker", "--", "cat"), "through stdin\n");
+    assert.deepEqual(echoed, { code: 0, stdout: "through stdin\n", stderr: "" });
+    assert.equal(await kubectl("exec", "ticker", "--", "hostname"), "ticker\n");
+    const missing = await runToEnd(kubectlArgv("exec", "ticker", "--", "no-such-command"));
+    assert.equal(missing.code, 127, missing.stderr);
+    assert.match(missing.stderr, /no-such-command: No such file or directory/);
+  });
+
+  test("kubectl exec -it runs on a terminal of the client's size", async () => {
+    const quoted = kubectlArgv("exec", "-it", "ticker", "--", "sh", "-c", "tty; sleep 0.5; stty size").map(
+      (a) => `'${a.replace(/'/g, `'\\''`)}'`,
+    );
+    // script(1) gives kubectl the terminal it wants; stty sets the size kubectl sends. The size comes on its own
+    // stream, usually just after the command started (as with any runtime), hence the pause before stty.
+    const result = await runToEnd([
+      "script",
+      "-q",
+      "-e",
+      "-c",
+      `stty rows 31 cols 97; ${quoted.join(" ")}`,
+      "/dev/null",
+    ]);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /\/dev\/pts\/\d+\r\n31 97\r\n/);
+  });
+
+  test("kubectl port-forward reaches the pod's HTTP and TCP ports", async () => {
+    await running("echo");
+    const [bin = "kubectl", ...args] = kubectlArgv("port-forward", "pod/echo", ":8080", ":9000");
+    const forward = spawn(bin, args);
+    try {
+      const local = await forwardedPorts(forward, 2);
+      const http = await eventually(
+        "an HTTP answer through the forward",
+        () =>
+          new Promise<string>((resolve, reject) => {
+            get({ host: "127.0.0.1", port: local.get(8080) }, (res) => {
+              let body = "";
+              res.on("data", (d: Buffer) => (body += d.toString()));
+              res.on("end", () => resolve(body));
+            }).on("error", reject);
+          }),
+      );
+      assert.match(http, /^echo (::ffff:)?127\.0\.0\.1:\d+\n$/);
+      // The TCP port speaks first and closes: its whole answer must survive the hand-over to the agent.
+      const tcp = await new Promise<string>((resolve, reject) => {
+        let text = "";
+        const socket = connect({ host: "127.0.0.1", port: local.get(9000) ?? 0 });
+        socket.on("data", (d: Buffer) => (text += d.toString()));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+      assert.match(tcp, /^echo (::ffff:)?127\.0\.0\.1:\d+\n$/);
+    } finally {
+      forward.kill();
+    }
+  });
+
+  test("kubectl attach follows the container's output from now on", async () => {
+    const last = Math.max(...numbers(await kubectl("logs", "ticker")));
+    const [bin = "kubectl", ...args] = kubectlArgv("attach", "ticker");
+    const attach = spawn(bin, args);
+    try {
+      const seen = await new Promise<number[]>((resolve, reject) => {
+        let text = "";
+        attach.stdout.on("data", (d: Buffer) => {
+          text += d.toString();
+          if (numbers(text).length >= 2) resolve(numbers(text));
+        });
+        attach.on("exit", (code) => reject(new Error(`kubectl attach exited (${code}): ${text}`)));
+      });
+      assert.ok(
+        seen.every((n) => n > last),
+        `attached lines ${seen} include some logged before (up to ${last})`,
+      );
+    } finally {
+      attach.kill();
+    }
   });
 });

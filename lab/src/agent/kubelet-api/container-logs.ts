@@ -11,10 +11,19 @@ export interface PodSource {
   pod(namespace: string, name: string): RunningPod | undefined;
 }
 
+/** What the API reaches of one container: its state for the log's instance, its log, its running process. */
+export interface ContainerHandle {
+  view: ContainerLogView;
+  log: ContainerLog;
+  pid: number | undefined;
+}
+
 export interface RunningPod {
   object: Pod;
-  /** The container's log and status; undefined while the worker has not made it yet. */
-  container(name: string): { view: ContainerLogView; log: ContainerLog } | undefined;
+  /** The network namespace its containers share (the node's for hostNetwork); undefined before the sandbox. */
+  podNetns: string | undefined;
+  /** The container's log, status and running process; undefined while the worker has not made it yet. */
+  container(name: string): ContainerHandle | undefined;
 }
 
 const plain = (res: ServerResponse, status: number, body: string) => {

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
+import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "../log.js";
 import { type PodSource, serveContainerLogs } from "./container-logs.js";
 import { listenInNetns } from "./netns-listener.js";
+import { serveStreamingUpgrade } from "./streaming-upgrade.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, pods: PodSource) => void;
 
@@ -15,9 +17,12 @@ const plain = (res: ServerResponse, status: number, body: string) => {
 const notServedYet: Handler = (_req, res, url) =>
   plain(res, 501, `${url.pathname.split("/")[1]} is not served by the switchyard lab's node agent yet`);
 
+/** exec, attach and portForward arrive as upgrades (streaming-upgrade.ts); a plain request to them is refused. */
+const upgradeRequired: Handler = (_req, res) => plain(res, 400, "Upgrade request required");
+
 /**
- * The kubelet's endpoints by their first path segment. exec, attach, portForward and run are the streaming ones
- * (SPDY/WebSocket upgrades, kubelet-api/spdy/); they answer 501 until those are written: replace the entries here.
+ * The kubelet's endpoints by their first path segment, for plain requests. The streaming ones (exec, attach,
+ * portForward) are served from the server's `upgrade` event; run (the old one-shot exec) answers 501.
  */
 export const routes: Record<string, Handler> = {
   healthz: (_req, res) => plain(res, 200, "ok"),
@@ -26,9 +31,9 @@ export const routes: Record<string, Handler> = {
     res.end(JSON.stringify({ kind: "PodList", apiVersion: "v1", metadata: {}, items: pods.pods() }));
   },
   containerLogs: serveContainerLogs,
-  exec: notServedYet,
-  attach: notServedYet,
-  portForward: notServedYet,
+  exec: upgradeRequired,
+  attach: upgradeRequired,
+  portForward: upgradeRequired,
   run: notServedYet,
 };
 
@@ -66,6 +71,12 @@ export async function startKubeletApi(o: KubeletApiOptions): Promise<Server> {
       }
     },
   );
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void serveStreamingUpgrade(req, socket, head, o.pods, o.log).catch((err: Error) => {
+      o.log.warn("kubelet API upgrade failed", { path: req.url, error: err.message });
+      socket.destroy();
+    });
+  });
   const socket = await listenInNetns(o.netns, o.ip, o.port);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -3,7 +3,7 @@
  * X-Stream-Protocol-Version list and switching the socket to SPDY/3.1 (101), or answering 400/403 and closing,
  * as k8s.io/streaming's httpstream.Handshake and the SPDY response upgrader do.
  */
-import type { IncomingMessage } from "node:http";
+import { type IncomingMessage, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { SpdyConnection, type SpdyConnectionOptions } from "./spdy/connection.js";
 
@@ -53,12 +53,6 @@ export function spdyUpgradeProblem(req: IncomingMessage): string | undefined {
   return `unable to upgrade: missing upgrade headers in request (Connection: ${connection || "-"}, Upgrade: ${upgrade || "-"})`;
 }
 
-const reasons: Record<number, string> = {
-  400: "Bad Request",
-  403: "Forbidden",
-  500: "Internal Server Error",
-};
-
 /** Answers a request that will not be upgraded with a plain-text HTTP error, then closes the socket. */
 export function rejectUpgrade(
   socket: Duplex,
@@ -68,7 +62,7 @@ export function rejectUpgrade(
 ): void {
   const body = `${message}\n`;
   const lines = [
-    `HTTP/1.1 ${status} ${reasons[status] ?? "Error"}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`,
     "Content-Type: text/plain; charset=utf-8",
     "X-Content-Type-Options: nosniff",
     ...Object.entries(headers).flatMap(([name, values]) => values.map((value) => `${name}: ${value}`)),
