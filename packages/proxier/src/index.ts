@@ -1,4 +1,5 @@
-// @switchyard/proxier: the pure core of a kube-proxy-compatible service proxy.
+// @switchyard/proxier: the pure core of a kube-proxy-compatible service proxy. The fakes and
+// packet tracers are in "@switchyard/proxier/testing" (src/testing/).
 
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
@@ -14,13 +15,6 @@ export * from "./healthcheck/http.js";
 export * from "./healthcheck/proxy-health.js";
 export * from "./healthcheck/response.js";
 export * from "./healthcheck/service-health.js";
-export {
-  BUILTIN_TARGETS,
-  type FakeChain as FakeIPTablesChain,
-  FakeIPTables,
-  type FakeTable as FakeIPTablesTable,
-  IPTablesError,
-} from "./iptables/fake.js";
 export {
   endpointChain,
   type IPTablesTable,
@@ -39,13 +33,6 @@ export {
 export * from "./iptables/render.js";
 export { LOCALHOST_NODEPORTS_NFACCT } from "./iptables/service-rules.js";
 export * from "./iptables/skeleton.js";
-export {
-  type TracePacket as IPTablesTracePacket,
-  type TraceResult as IPTablesTraceResult,
-  tracePacket as traceIPTablesPacket,
-} from "./iptables/tracer.js";
-export * from "./ipvs/fake.js";
-export { canonicalIPSetList, FakeIPSet, IPSetError } from "./ipvs/fake-ipset.js";
 export { type IPSetMembers, ipsetDiff, ipsetFull } from "./ipvs/ipset.js";
 export { ipvsIPTablesRestore, type NoNodeAccess } from "./ipvs/iptables-rules.js";
 export { type IPVSTable, ipvsadmDiff, ipvsadmFull, realServerName } from "./ipvs/ipvsadm.js";
@@ -60,7 +47,6 @@ export { parseIPVSList } from "./ipvs/parse-list.js";
 export * from "./ipvs/render.js";
 export { ensureIPVSJumpChains, IPVS_JUMP_CHAINS } from "./ipvs/skeleton.js";
 export * from "./ipvs/sysctls.js";
-export * from "./ipvs/tracer.js";
 export type { RealServer, VirtualServer, VirtualServerEntry } from "./ipvs/virtual-server.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/record.js";
@@ -70,13 +56,12 @@ export * from "./model/service-change-tracker.js";
 export * from "./model/service-port.js";
 export * from "./model/service-port-name.js";
 export * from "./model/topology.js";
-export * from "./nftables/fake.js";
+export * from "./nftables/errors.js";
 export * from "./nftables/names.js";
 export * from "./nftables/objects.js";
 export { masqueradeMark, type NFTablesOptions } from "./nftables/options.js";
 export * from "./nftables/render.js";
 export { BASE_CHAINS, JUMP_CHAINS } from "./nftables/skeleton.js";
-export * from "./nftables/tracer.js";
 export { Transaction } from "./nftables/transaction.js";
 export * from "./proxier/backend.js";
 export * from "./proxier/iptables-backend.js";

@@ -45,7 +45,16 @@ export interface RestoreOptions {
   readonly counters?: boolean;
 }
 
-export class IptablesRestoreApplier {
+/**
+ * What writing a ruleset needs from iptables: IptablesRestoreApplier and FakeIPTables both fit,
+ * so a change here fails the fake's typecheck rather than its tests.
+ */
+export interface IPTablesRestorer {
+  /** Applies iptables-restore input atomically per table, or throws and changes nothing. */
+  restore(text: string, options?: RestoreOptions): void | Promise<void>;
+}
+
+export class IptablesRestoreApplier implements IPTablesRestorer {
   readonly family: IPFamily;
   readonly backend: IPTablesBackend | undefined;
   readonly #exec: Exec;

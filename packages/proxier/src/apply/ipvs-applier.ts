@@ -40,7 +40,20 @@ export interface IPVSApplierOptions {
   readonly exists?: (path: string) => boolean;
 }
 
-export class IPVSApplier {
+/**
+ * What a sync writes IPVS mode's kernel state with, one whole program per call: IPVSApplier runs
+ * `ipvsadm -R` and `ipset restore -exist`; FakeIPVS and FakeIPSet apply the same input in memory.
+ */
+export interface IPVSRestorer {
+  /** An ipvsadm-restore program (virtual and real servers). */
+  restore(program: string): void | Promise<void>;
+}
+export interface IPSetRestorer {
+  /** An `ipset restore` program; re-creating a set or re-adding a member is fine. */
+  restoreIPSets(program: string): void | Promise<void>;
+}
+
+export class IPVSApplier implements IPVSRestorer, IPSetRestorer {
   readonly #exec: Exec;
   readonly #exists: (path: string) => boolean;
 

@@ -1,6 +1,6 @@
-// Runs nftables transactions with the real `nft` binary. Errors come back as the same
-// NFTError the fake throws, so isNotFound/isAlreadyExists work against either.
-import { NFTError, type NFTErrorKind } from "../nftables/fake.js";
+// Runs nftables transactions with the real `nft` binary. Errors come back as NFTError (the
+// fake throws it too), so isNotFound/isAlreadyExists work against either.
+import { NFTError, type NFTErrorKind } from "../nftables/errors.js";
 import type { NFTFamily } from "../nftables/objects.js";
 import type { Transaction } from "../nftables/transaction.js";
 import { type Exec, firstLine, realExec } from "./exec.js";

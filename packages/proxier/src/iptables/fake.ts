@@ -1,7 +1,9 @@
 // An in-memory iptables for tests: applies iptables-restore input atomically, like the
 // kernel commits a table, and refuses what the kernel refuses (jumps to missing chains,
 // deleting a chain that is in use or not empty).
+import type { IPTablesRestorer, RestoreOptions } from "../apply/iptables-restore.js";
 import { BUILTIN_CHAINS, type IPTablesTable } from "./names.js";
+import type { JumpRuleWriter } from "./skeleton.js";
 
 /** Targets that are extensions, not chains. */
 export const BUILTIN_TARGETS = new Set([
@@ -80,15 +82,16 @@ function checkReferences(tableName: string, table: FakeTable, line?: number): vo
   }
 }
 
-export class FakeIPTables {
+export class FakeIPTables implements IPTablesRestorer, JumpRuleWriter {
   #tables = new Map<IPTablesTable, FakeTable>(
     (["filter", "nat", "mangle"] as const).map((t) => [t, emptyTable(t)]),
   );
   /** The last input given to restore(), applied or not. */
   lastRestore: string | undefined;
 
-  /** Applies `text` as iptables-restore would: all of it, or nothing at all. */
-  restore(text: string, options: { noflush: boolean } = { noflush: true }): void {
+  /** Applies `text` as iptables-restore would: all of it, or nothing at all (--noflush by default). */
+  restore(text: string, options: RestoreOptions = {}): void {
+    const noflush = options.noflush ?? true;
     this.lastRestore = text;
     const tables = copyTables(this.#tables);
     let current: { name: IPTablesTable; table: FakeTable } | undefined;
@@ -105,7 +108,7 @@ export class FakeIPTables {
         const name = line.slice(1) as IPTablesTable;
         if (!tables.has(name)) fail(`unknown table ${name}`);
         // Without --noflush a table is replaced wholesale.
-        if (!options.noflush) tables.set(name, emptyTable(name));
+        if (!noflush) tables.set(name, emptyTable(name));
         current = { name, table: tables.get(name) as FakeTable };
         continue;
       }

@@ -1,5 +1,6 @@
 // An in-memory ipset: applies `ipset restore` programs atomically and answers the
 // `-m set --match-set NAME flags` question for a packet, for the tracer.
+import type { IPSetRestorer } from "../apply/ipvs-applier.js";
 import { cidrContainsText } from "../util/ip.js";
 import type { IPSetType } from "./names.js";
 
@@ -30,9 +31,10 @@ export interface SetPacket {
   readonly dport: number;
 }
 
-export class FakeIPSet {
+export class FakeIPSet implements IPSetRestorer {
   #sets = new Map<string, FakeSet>();
 
+  /** Applies an `ipset restore` program: all of it, or nothing at all. */
   restore(text: string): void {
     const sets = new Map([...this.#sets].map(([n, s]) => [n, { type: s.type, members: new Set(s.members) }]));
     for (const [index, raw] of text.split("\n").entries()) {
@@ -65,6 +67,11 @@ export class FakeIPSet {
       }
     }
     this.#sets = sets;
+  }
+
+  /** restore() under IPVSApplier's name, so the fake stands in for the applier's ipset half. */
+  restoreIPSets(program: string): void {
+    this.restore(program);
   }
 
   members(name: string): readonly string[] | undefined {

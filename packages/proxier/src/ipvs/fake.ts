@@ -1,6 +1,7 @@
 // An in-memory IPVS for tests (this kernel has no ip_vs): applies ipvsadm-restore input
 // atomically and refuses what the kernel refuses (a real server without its virtual server,
 // duplicates, edits or deletes of missing entries).
+import type { IPVSRestorer } from "../apply/ipvs-applier.js";
 import type { Protocol } from "../model/service-port-name.js";
 import { normalizeIP } from "../util/ip.js";
 import type { IPVSTable } from "./ipvsadm.js";
@@ -65,7 +66,7 @@ function parseCommand(line: string, fail: (m: string) => never): Command {
 
 type MutableTable = Map<string, { vs: VirtualServer; reals: Map<string, RealServer> }>;
 
-export class FakeIPVS {
+export class FakeIPVS implements IPVSRestorer {
   #table: MutableTable = new Map();
   /** Every program given to restore(), applied or not. */
   readonly history: string[] = [];

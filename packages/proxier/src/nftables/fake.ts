@@ -1,5 +1,8 @@
 // An in-memory nftables table for tests: applies a transaction to a copy and commits only if
-// every operation succeeds, and refuses the references the kernel would refuse.
+// every operation succeeds, and refuses the references the kernel would refuse. It throws the
+// NFTError NftApplier throws, so isNotFound/isAlreadyExists classify both the same way.
+import type { NFTRunner } from "../apply/nft-applier.js";
+import { NFTError, type NFTErrorKind } from "./errors.js";
 import type {
   ChainObject,
   CounterObject,
@@ -12,19 +15,6 @@ import type {
 } from "./objects.js";
 import { renderOperation } from "./objects.js";
 import type { Transaction } from "./transaction.js";
-
-export type NFTErrorKind = "not-found" | "exists" | "busy" | "invalid";
-
-export class NFTError extends Error {
-  readonly kind: NFTErrorKind;
-  constructor(kind: NFTErrorKind, message: string) {
-    super(`nftables: ${message}`);
-    this.kind = kind;
-  }
-}
-
-export const isNotFound = (e: unknown): boolean => e instanceof NFTError && e.kind === "not-found";
-export const isAlreadyExists = (e: unknown): boolean => e instanceof NFTError && e.kind === "exists";
 
 export interface FakeRule {
   readonly rule: string;
@@ -71,7 +61,7 @@ function cloneTable(t: FakeTable): FakeTable {
   };
 }
 
-export class FakeNFTables {
+export class FakeNFTables implements NFTRunner {
   readonly family: NFTFamily;
   readonly table: string;
   #state: FakeTable | null = null;

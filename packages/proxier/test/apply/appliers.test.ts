@@ -10,7 +10,8 @@ import {
 import { CommandNotFoundError } from "../../src/apply/exec.js";
 import { detectIPTablesBackend, IptablesRestoreApplier } from "../../src/apply/iptables-restore.js";
 import { type NFTRunner, NftApplier } from "../../src/apply/nft-applier.js";
-import { FakeNFTables, isAlreadyExists, isNotFound } from "../../src/nftables/fake.js";
+import { isAlreadyExists, isNotFound } from "../../src/nftables/errors.js";
+import { FakeNFTables } from "../../src/nftables/fake.js";
 import { Transaction } from "../../src/nftables/transaction.js";
 import { fakeExec } from "./fake-exec.js";
 

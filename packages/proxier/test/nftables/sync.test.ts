@@ -1,7 +1,8 @@
 // Full vs partial syncs, stale chain handling, and the fake's refusals.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { FakeNFTables, isNotFound } from "../../src/nftables/fake.js";
+import { isNotFound } from "../../src/nftables/errors.js";
+import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
 import { Transaction } from "../../src/nftables/transaction.js";
 import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
