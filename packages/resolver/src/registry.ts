@@ -1,6 +1,8 @@
 import type { Setup } from "./plugin/setup.js";
 import { setupAcl } from "./plugins/acl/acl.js";
 import { setupAny } from "./plugins/any/any.js";
+import type { AutoPathDeps } from "./plugins/autopath/setup.js";
+import { setupAutoPath } from "./plugins/autopath/setup.js";
 import type { BindDeps } from "./plugins/bind/bind.js";
 import { setupBind } from "./plugins/bind/bind.js";
 import type { CacheDeps } from "./plugins/cache/setup.js";
@@ -51,6 +53,7 @@ export type ResolverDeps = KubernetesDeps &
   ReloadDeps &
   HostsDeps &
   TemplateDeps &
+  AutoPathDeps &
   BindDeps;
 
 /** The plugins this build has. Directives CoreDNS knows but this map lacks fail with a clear error. */
@@ -64,6 +67,7 @@ export function defaultRegistry(): Map<string, Setup<ResolverDeps>> {
     ["log", setupLog],
     ["loadbalance", setupLoadBalance],
     ["rewrite", setupRewrite],
+    ["autopath", setupAutoPath],
     ["cache", setupCache],
     ["hosts", setupHosts],
     ["kubernetes", setupKubernetes],

@@ -3,7 +3,10 @@ import type { Metrics } from "../../metrics/metrics.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
+import { readSearchList } from "../autopath/resolv-conf.js";
+import { offerAutoPath } from "../autopath/search-source.js";
 import type { Upstream } from "./answer.js";
+import { kubernetesAutoPath } from "./autopath.js";
 import type { ClusterView } from "./cluster-view.js";
 import { KubernetesHandler } from "./handler.js";
 import { connect } from "./kube/connect.js";
@@ -21,6 +24,8 @@ export interface KubernetesDeps {
   metrics?: Metrics;
   /** Where informational lines go (`[WARNING] plugin/kubernetes: ...`); stdout by default, as CoreDNS. */
   log?: (line: string) => void;
+  /** The resolv.conf whose search list ends every `autopath @kubernetes` path; /etc/resolv.conf by default. */
+  resolvConf?: string;
 }
 
 const PLUGIN = "kubernetes";
@@ -161,6 +166,7 @@ export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
   const stanza = onlyOnce(ctx, PLUGIN);
   const opts = parseKubernetes(stanza, ctx.blockZones);
   const cluster = ctx.deps.cluster ?? watchCluster(ctx, stanza, opts);
+  offerAutoPath(ctx.server, PLUGIN, kubernetesAutoPath(cluster, opts, hostSearch(ctx.deps.resolvConf)));
   return {
     plugin: (next) => {
       const handler = new KubernetesHandler(cluster, opts, next, ctx.deps.upstream);
@@ -169,6 +175,15 @@ export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
     },
   };
 };
+
+/** This server's own search list, read once at setup; none when the file cannot be read, as in CoreDNS. */
+function hostSearch(path = "/etc/resolv.conf"): string[] {
+  try {
+    return readSearchList(path);
+  } catch {
+    return [];
+  }
+}
 
 /**
  * Connects to the API server and registers the informers' lifecycle. Startup waits for the caches up to
