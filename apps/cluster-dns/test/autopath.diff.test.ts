@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { differentialSkip, type Pair, type Server, startPair } from "./helpers/differential.js";
+import {
+  compareQueries,
+  differentialSkip,
+  type Pair,
+  type Server,
+  startPair,
+} from "./helpers/differential.js";
 
 // The autopath plugin's file form, compared with CoreDNS's binary. The search path is a pod's in
 // namespace `ns` plus one site domain; templates answer the cluster names (NXDOMAIN for all but one) and
@@ -30,17 +36,6 @@ const corefile = (autopath: string) => `.:{{PORT}} {
 }
 `;
 
-type Query = readonly string[];
-
-function compare(pair: () => Pair, queries: readonly Query[]) {
-  for (const query of queries)
-    test(query.join(" "), async () => {
-      const { ours, coredns } = await pair().dig(...query);
-      assert.match(coredns, /status: /);
-      assert.equal(ours, coredns);
-    });
-}
-
 /**
  * The autopath counter's lines on a server's /metrics. (Not `coredns_dns_responses_total{plugin}`: for the
  * queries autopath passes on, upstream names autopath and we the plugin that answered; see the README.)
@@ -60,7 +55,7 @@ describe("autopath, against CoreDNS v1.14.7", { skip }, () => {
       pair = await startPair(corefile(". resolv.conf"), { "resolv.conf": RESOLV });
     });
     after(() => pair?.stop());
-    compare(
+    compareQueries(
       () => pair,
       [
         // Resolved under a later search domain: a CNAME from the asked name, then the answer.
@@ -104,8 +99,8 @@ describe("autopath, against CoreDNS v1.14.7", { skip }, () => {
       await zoned?.stop();
       await empty?.stop();
     });
-    compare(() => zoned, [["web.ns.svc.cluster.local", "A"]]);
-    compare(
+    compareQueries(() => zoned, [["web.ns.svc.cluster.local", "A"]]);
+    compareQueries(
       () => empty,
       [
         ["web.ns.svc.cluster.local", "A"],

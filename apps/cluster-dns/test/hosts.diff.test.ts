@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
+import { compareQueries, differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 import { nxdomainUpstream } from "./helpers/process.js";
 
 // The hosts plugin, compared with CoreDNS's binary: the same Corefile and hosts file, the same dig, the same answer.
@@ -23,18 +23,6 @@ fe80::1%lo0 linklocal.test
 10.0.0.99
 `;
 
-type Query = readonly string[];
-
-/** Runs each query against both servers and expects the same normalised dig output. */
-function compare(pair: () => Pair, queries: readonly Query[]) {
-  for (const query of queries)
-    test(query.join(" "), async () => {
-      const { ours, coredns } = await pair().dig(...query);
-      assert.match(coredns, /status: /);
-      assert.equal(ours, coredns);
-    });
-}
-
 describe("hosts, against CoreDNS v1.14.7", { skip }, () => {
   describe("a file and inline entries, no fallthrough", () => {
     let pair: Pair;
@@ -50,7 +38,7 @@ describe("hosts, against CoreDNS v1.14.7", { skip }, () => {
       pair = await startPair(corefile, { "hosts.txt": HOSTS });
     });
     after(() => pair?.stop());
-    compare(
+    compareQueries(
       () => pair,
       [
         ["example.org", "A"],
@@ -102,7 +90,7 @@ describe("hosts, against CoreDNS v1.14.7", { skip }, () => {
       await pair?.stop();
       upstream?.close();
     });
-    compare(
+    compareQueries(
       () => pair,
       [
         ["example.org", "A"],
@@ -136,7 +124,7 @@ describe("hosts, against CoreDNS v1.14.7", { skip }, () => {
       await pair?.stop();
       upstream?.close();
     });
-    compare(
+    compareQueries(
       () => pair,
       [
         ["nope.example.com", "A"],

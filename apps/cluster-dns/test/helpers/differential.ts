@@ -1,10 +1,12 @@
 // Differential tests: our switchyard-dns and CoreDNS's own binary (lab/upstream's build of the pinned release)
 // run the same Corefile with the same files beside it, get the same queries from the real `dig`, and their
 // answers are compared after the parts that must differ (message id, timing) are taken out.
+import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { resolveBinary } from "@switchyard/lab";
@@ -159,4 +161,14 @@ export function normaliseDig(out: string): string {
     )
     .filter((l) => l !== "" && !l.startsWith(";; Got answer") && !l.startsWith(";; WARNING"))
     .join("\n");
+}
+
+/** One test per query: both servers get it from dig, and their normalised answers must be the same. */
+export function compareQueries(pair: () => Pair, queries: readonly (readonly string[])[]): void {
+  for (const query of queries)
+    test(query.join(" "), async () => {
+      const { ours, coredns } = await pair().dig(...query);
+      assert.match(coredns, /status: /);
+      assert.equal(ours, coredns);
+    });
 }
