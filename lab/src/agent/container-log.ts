@@ -18,6 +18,12 @@ import { StringDecoder } from "node:string_decoder";
 import { formatCriLine, type LogLine, parseCriLog } from "./cri-log.js";
 
 type Listener = (lines: LogLine[]) => void;
+interface Follower {
+  onLines?: Listener;
+  /** The output as read, unterminated lines included (a shell's prompt), for attach. */
+  onText?: (text: string) => void;
+  onEnd: () => void;
+}
 
 /**
  * A container's log as the kubelet keeps it: one CRI-format file per instance (`<dir>/<restartCount>.log`, the
@@ -33,7 +39,7 @@ export class ContainerLog {
   private decoder = new StringDecoder("utf8");
   private watcher: FSWatcher | undefined;
   private poller: NodeJS.Timeout | undefined;
-  private readonly listeners = new Set<{ onLines: Listener; onEnd: () => void }>();
+  private readonly listeners = new Set<Follower>();
 
   constructor(
     private readonly rawFile: string,
@@ -91,11 +97,29 @@ export class ContainerLog {
    * `lines()` and subscribing in one turn of the event loop misses nothing: lines are recorded synchronously.
    */
   follow(onLines: Listener, onEnd: () => void): () => void {
+    return this.subscribe({ onLines, onEnd });
+  }
+
+  /**
+   * Calls `onText` with the current instance's output as it is read, partial lines too, `onEnd` when it ends;
+   * `fromStart` first gives what the instance wrote so far.
+   */
+  followText(onText: (text: string) => void, onEnd: () => void, fromStart = false): () => void {
+    if (fromStart && this.instance !== undefined) {
+      const sofar =
+        this.lines(this.instance)
+          .map((l) => l.text)
+          .join("") + (this.ended ? "" : this.partial);
+      if (sofar) onText(sofar);
+    }
+    return this.subscribe({ onText, onEnd });
+  }
+
+  private subscribe(entry: Follower): () => void {
     if (this.ended) {
-      onEnd();
+      entry.onEnd();
       return () => {};
     }
-    const entry = { onLines, onEnd };
     this.listeners.add(entry);
     return () => this.listeners.delete(entry);
   }
@@ -121,6 +145,7 @@ export class ContainerLog {
       closeSync(fd);
     }
     if (!text) return;
+    for (const l of this.listeners) l.onText?.(text);
     const parts = (this.partial + text).split("\n");
     this.partial = parts.pop() ?? "";
     const time = this.now();
@@ -130,6 +155,6 @@ export class ContainerLog {
   private record(lines: LogLine[]): void {
     if (lines.length === 0 || this.instance === undefined) return;
     appendFileSync(this.file(this.instance), lines.map(formatCriLine).join(""));
-    for (const l of this.listeners) l.onLines(lines);
+    for (const l of this.listeners) l.onLines?.(lines);
   }
 }

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { constants } from "node:os";
+import type { Writable } from "node:stream";
 import { formatTime } from "@switchyard/kube";
 import type { ContainerState } from "kubernetes-types/core/v1.js";
+import { ContainerInput, type InputSpec } from "./container-input.js";
 import type { ContainerLog } from "./container-log.js";
 
 export type RestartPolicy = "Always" | "OnFailure" | "Never";
@@ -16,6 +18,8 @@ export interface ContainerOptions {
   /** Keeps each instance's lines with their times for the kubelet API; without it only logFile is written. */
   log?: ContainerLog;
   restartPolicy: RestartPolicy;
+  /** The spec's stdin and tty: a stdin pipe the agent keeps, and argv already on the pty relay (onPty) for a tty. */
+  input?: InputSpec;
   /** Called whenever state, lastState or restartCount changes. */
   onChange: () => void;
   now?: () => Date;
@@ -31,6 +35,8 @@ export class Container {
   state: ContainerState = { waiting: { reason: "ContainerCreating" } };
   lastState: ContainerState = {};
   restartCount = 0;
+  /** The running instance's stdin and terminal, for attach; undefined without spec stdin or tty, or when none runs. */
+  input: ContainerInput | undefined;
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private backoff: NodeJS.Timeout | undefined;
@@ -64,12 +70,20 @@ export class Container {
     const fd = openSync(this.o.logFile, "a");
     this.o.log?.begin(this.restartCount);
     try {
+      const wanted = this.o.input;
+      // Output still goes to the log file straight from the process (the relay's stdout, for a tty).
       const child = spawn(bin ?? "false", args, {
         env: this.o.env,
-        stdio: ["ignore", fd, fd],
+        stdio: [wanted?.stdin ? "pipe" : "ignore", fd, fd, ...(wanted?.tty ? (["pipe"] as const) : [])],
         detached: true,
       });
       this.child = child;
+      if (wanted && (wanted.stdin || wanted.tty))
+        this.input = new ContainerInput(
+          child.stdin ?? undefined,
+          child.stdio[3] as Writable | undefined,
+          wanted,
+        );
       this.exited = new Promise((resolve) => {
         child.on("error", () => {});
         child.on("exit", (code, signal) => {
@@ -86,6 +100,7 @@ export class Container {
 
   private onExit(exitCode: number, signal: NodeJS.Signals | null): void {
     this.child = undefined;
+    this.input = undefined;
     this.o.log?.end();
     const terminated = {
       exitCode,

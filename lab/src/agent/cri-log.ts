@@ -24,7 +24,8 @@ export function formatCriLine(line: LogLine): string {
 export function parseCriLog(content: string): LogLine[] {
   const lines: LogLine[] = [];
   for (const raw of content.split("\n")) {
-    const m = /^(\S+) (stdout|stderr) ([FP]) (.*)$/.exec(raw);
+    // The s flag: a terminal's lines end in \r\n, and without it . stops at the \r.
+    const m = /^(\S+) (stdout|stderr) ([FP]) (.*)$/s.exec(raw);
     if (!m) continue;
     const time = Date.parse(m[1] ?? "");
     if (Number.isNaN(time)) continue;

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Container } from "kubernetes-types/core/v1.js";
 import type { UpstreamBinary } from "../upstream/binaries.js";
+import type { Busybox } from "./busybox.js";
 import { expandVars } from "./expand-vars.js";
 
 /** What the lab runs for a container image: nothing (pause), a command, or nothing it knows. */
@@ -21,6 +22,8 @@ export interface ImageContext {
   node: string;
   /** The pinned release's binary of that name (resolveBinary), for the upstream images below; undefined: missing. */
   upstream?: (name: UpstreamBinary) => string | undefined;
+  /** The host's busybox (hostBusybox), for the busybox image; undefined: not installed. */
+  busybox?: () => Busybox | undefined;
 }
 
 /**
@@ -31,7 +34,22 @@ export interface ImageContext {
 const upstreamImages: Record<string, { binary: UpstreamBinary; files: string[]; entrypoint?: string }> = {
   "registry.k8s.io/kube-proxy": { binary: "kube-proxy", files: ["/usr/local/bin/kube-proxy"] },
   "registry.k8s.io/coredns/coredns": { binary: "coredns", files: ["/coredns"], entrypoint: "/coredns" },
+  // The e2e suite's test program: `netexec --http-port=8080`, `pause`, `serve-hostname` and the rest as args.
+  "registry.k8s.io/e2e-test-images/agnhost": {
+    binary: "agnhost",
+    files: ["/agnhost"],
+    entrypoint: "/agnhost",
+  },
 };
+
+/** The busybox image under the names pods give it: Docker Hub's (short or long) and the e2e suite's copy. */
+const busyboxImages = new Set([
+  "busybox",
+  "library/busybox",
+  "docker.io/busybox",
+  "docker.io/library/busybox",
+  "registry.k8s.io/e2e-test-images/busybox",
+]);
 
 /** The lab's own programs by image name (the netns runtime only; lab/Dockerfile builds echo and loadgen). */
 function ownImages(ctx: ImageContext): Record<string, string[] | undefined> {
@@ -52,7 +70,8 @@ export function imageName(image: string): string {
 
 /**
  * Images are resolved, never pulled: the pause image, the lab's echo server and traffic generator, and
- * `switchyard/<app>` for every app of this repository with a bin. `args` follow the entrypoint, as in the app's
+ * `switchyard/<app>` for every app of this repository with a bin, upstream's images from lab/upstream's binaries
+ * (kube-proxy, CoreDNS, agnhost), and busybox from the host's. `args` follow the entrypoint, as in the app's
  * Dockerfile; a `command` replaces the entrypoint and must name something the image has (see appCommand).
  * `$(VAR)` references in both are expanded from the container's environment, as the kubelet does.
  */
@@ -77,6 +96,7 @@ export function resolveImage(
   }
   const upstream = upstreamImages[name];
   if (upstream) return upstreamProcess(image, upstream, ctx, command, args);
+  if (busyboxImages.has(name)) return busyboxProcess(image, ctx, command, args);
   const app = /^switchyard\/([a-z0-9-]+)$/.exec(name)?.[1];
   if (!app) return unknown();
   const pkgFile = join(ctx.repoRoot, "apps", app, "package.json");
@@ -121,6 +141,31 @@ function upstreamProcess(
       message: `command ${first} is not in image ${image} (it has ${spec.files.join(", ")})`,
     };
   return { kind: "process", argv: [binary, ...rest, ...args] };
+}
+
+/**
+ * The busybox image has no entrypoint and `sh` as its command, so args alone are the whole command line; every
+ * command in it is an applet of /bin/busybox, under any path (/bin/sh, /bin/nslookup), or busybox itself.
+ */
+function busyboxProcess(
+  image: string,
+  ctx: ImageContext,
+  command: string[] | undefined,
+  args: string[],
+): Runnable {
+  const busybox = ctx.busybox?.();
+  if (!busybox)
+    return {
+      kind: "unknown",
+      message: `image ${image} runs the host's /bin/busybox, which is missing (apt-get install busybox-static)`,
+    };
+  const words = command ? [...command, ...args] : args.length > 0 ? args : ["sh"];
+  const [first = "", ...rest] = words;
+  const applet = basename(first);
+  if (applet === "busybox") return { kind: "process", argv: [busybox.path, ...rest] };
+  if (!busybox.applets.has(applet))
+    return { kind: "unknown", message: `command ${first} is not in image ${image} (not a busybox applet)` };
+  return { kind: "process", argv: [busybox.path, applet, ...rest] };
 }
 
 /**

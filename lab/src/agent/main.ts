@@ -17,6 +17,7 @@ import { podBridgeSteps } from "../netns/steps.js";
 import { realTeardownDeps, teardown } from "../netns/teardown.js";
 import { labEntry, repoRoot } from "../self.js";
 import { resolveBinary } from "../upstream/binaries.js";
+import { hostBusybox } from "./busybox.js";
 import { Ipam } from "./ipam.js";
 import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
 import { startKubeletApi } from "./kubelet-api/server.js";
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
       counter: labEntry("agent/counter"),
       node: process.execPath,
       upstream: (name) => resolveBinary(name).path,
+      busybox: hostBusybox,
     },
     log,
   });

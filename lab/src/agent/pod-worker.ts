@@ -10,6 +10,7 @@ import type { LabPlan, NodePlan } from "../netns/plan.js";
 import { podSandboxSteps } from "../netns/steps.js";
 import { realTeardownDeps, teardown } from "../netns/teardown.js";
 import { Container, type RestartPolicy } from "./container.js";
+import { onPty } from "./container-input.js";
 import { ContainerLog } from "./container-log.js";
 import { type ImageContext, resolveImage } from "./images.js";
 import type { Ipam } from "./ipam.js";
@@ -88,7 +89,7 @@ export class PodWorker {
     const e = this.containers.find((entry) => entry.name === name);
     if (!e) return undefined;
     const view = { state: e.c.state, lastState: e.c.lastState, current: e.log.current };
-    return { view, log: e.log, pid: e.c.pid };
+    return { view, log: e.log, pid: e.c.pid, input: e.c.input };
   }
 
   async start(): Promise<void> {
@@ -170,7 +171,7 @@ export class PodWorker {
               hostname: hostNetwork ? this.d.node.name : (this.pod.metadata?.name ?? ""),
               resolvConf: resolvFile,
               serviceAccountDir: saDir,
-              argv: run.argv,
+              argv: container.tty ? onPty(run.argv) : run.argv,
               mounts: volumes.mounts,
             })
           : undefined;
@@ -184,6 +185,11 @@ export class PodWorker {
         logFile,
         log,
         restartPolicy: (spec.restartPolicy ?? "Always") as RestartPolicy,
+        input: {
+          stdin: container.stdin === true,
+          stdinOnce: container.stdinOnce === true,
+          tty: container.tty === true,
+        },
         onChange: () => this.sendStatus(),
       });
       const probe = container.readinessProbe;

@@ -30,6 +30,7 @@ describe("streaming request paths (the kubelet's lookups before the upgrade)", (
       container: "app",
       pid: 42,
       log: undefined,
+      input: undefined,
     });
     assert.equal((resolveStreamingTarget("/attach/ns/web/u-1/app", source) as { pid: number }).pid, 42);
     assert.equal(

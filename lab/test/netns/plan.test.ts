@@ -169,13 +169,22 @@ describe("node agent, pure parts", () => {
     );
   });
 
-  test("pod IPs: the gateway and the network address are never handed out; freed ones come back", () => {
+  test("pod IPs: the gateway and the network address are never handed out; freed ones come back in turn", () => {
     const ipam = new Ipam("10.244.3.0/24");
     assert.equal(ipam.gateway, "10.244.3.1");
     assert.equal(ipam.allocate(), "10.244.3.2");
     assert.equal(ipam.allocate(), "10.244.3.3");
     ipam.release("10.244.3.2");
-    assert.equal(ipam.allocate(), "10.244.3.2");
+    // Not at once (the old pod's MAC is still in ARP caches): after the rest of the range, as host-local does.
+    assert.equal(ipam.allocate(), "10.244.3.4");
+    const small = new Ipam("10.244.4.0/29");
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map(() => small.allocate()),
+      ["10.244.4.2", "10.244.4.3", "10.244.4.4", "10.244.4.5", "10.244.4.6"],
+    );
+    small.release("10.244.4.3");
+    assert.equal(small.allocate(), "10.244.4.3");
+    assert.throws(() => small.allocate(), /no free pod address left in 10\.244\.4\.0\/29/);
   });
 
   test("the sandbox command enters the namespace, mounts the pod's files, then execs the container", () => {

@@ -1,27 +1,52 @@
+import type { ContainerInput } from "../container-input.js";
 import type { ContainerLog } from "../container-log.js";
-import type { AttachRunner } from "./streams.js";
+import type { AttachRunner, StreamIO } from "./streams.js";
 
 /**
  * Attach: the container's output from now on, as the agent records it (container-log.ts), until the running
  * instance exits or the client leaves. The container's stdout and stderr share one log file, so everything
- * goes to the client's stdout (its stderr when that is all it asked for). The lab starts containers without a
- * stdin (pod spec `stdin: true` is not honoured), so what the client sends is read and dropped, as a runtime
- * drops input for a container that has none.
+ * goes to the client's stdout (its stderr when that is all it asked for); a tty's output is the terminal's. The
+ * client's stdin reaches a container whose spec has `stdin: true`, its resizes a `tty: true` one; for any other
+ * container what the client sends is read and dropped, as a runtime drops input for a container that has none.
+ *
+ * The first attach of a `stdinOnce` container also gets what the instance wrote before it: `kubectl run -i`
+ * attaches only once it has seen the pod Running, by when a short command may have printed everything (a
+ * runtime loses that output; kubectl falls back to the logs only when the attach fails).
  */
-export function attachToContainer(log: ContainerLog): AttachRunner {
+export function attachToContainer(log: ContainerLog, input?: ContainerInput): AttachRunner {
   return (io) =>
     new Promise((resolve) => {
       const out = io.stdout ?? io.stderr;
-      io.stdin?.resume();
+      const first = input?.beginAttach() ?? false;
+      const detachInput = connectInput(io, input);
       let stop = () => {};
       const finish = () => {
         stop();
+        detachInput();
         io.signal.removeEventListener("abort", finish);
         resolve();
       };
       io.signal.addEventListener("abort", finish, { once: true });
-      stop = log.follow((lines) => {
-        for (const line of lines) out?.write(line.text);
-      }, finish);
+      stop = log.followText((text) => out?.write(text), finish, first && input?.spec.stdinOnce === true);
     });
+}
+
+/** Feeds the client's stdin and resizes to the container; the returned function ends that (stdinOnce closes it). */
+function connectInput(io: StreamIO, input: ContainerInput | undefined): () => void {
+  if (input?.tty) io.onResize((size) => input.resize(size));
+  if (!input?.open || !io.stdin) {
+    io.stdin?.resume();
+    return () => {};
+  }
+  const stdin = io.stdin;
+  const onData = (data: Buffer) => input.write(data);
+  const onEnd = () => input.endAttach();
+  stdin.on("data", onData);
+  stdin.on("end", onEnd);
+  return () => {
+    stdin.off("data", onData);
+    stdin.off("end", onEnd);
+    stdin.resume();
+    input.endAttach();
+  };
 }

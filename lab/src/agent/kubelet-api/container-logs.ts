@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Pod } from "kubernetes-types/core/v1.js";
+import type { ContainerInput } from "../container-input.js";
 import type { ContainerLog } from "../container-log.js";
 import { type ContainerLogView, logInstance } from "./log-instance.js";
 import { isQueryError, type LogQuery, parseLogQuery, type QueryError } from "./log-query.js";
@@ -16,6 +17,8 @@ export interface ContainerHandle {
   view: ContainerLogView;
   log: ContainerLog;
   pid: number | undefined;
+  /** Its stdin and terminal when the spec asks for them (attach feeds them). */
+  input?: ContainerInput;
 }
 
 export interface RunningPod {

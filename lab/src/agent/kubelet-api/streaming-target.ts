@@ -1,9 +1,17 @@
+import type { ContainerInput } from "../container-input.js";
 import type { ContainerLog } from "../container-log.js";
 import type { PodSource, RunningPod } from "./container-logs.js";
 
 /** What a streaming request's path names, after the kubelet's lookups. */
 export type StreamingTarget =
-  | { endpoint: "exec" | "attach"; pod: RunningPod; container: string; pid: number; log: ContainerLog }
+  | {
+      endpoint: "exec" | "attach";
+      pod: RunningPod;
+      container: string;
+      pid: number;
+      log: ContainerLog;
+      input: ContainerInput | undefined;
+    }
   | { endpoint: "portForward"; pod: RunningPod; netns: string };
 
 export interface Refusal {
@@ -36,7 +44,8 @@ export function resolveStreamingTarget(path: string, pods: PodSource): Streaming
   const container = parts[parts.length - 1] ?? "";
   const found = pod.container(container);
   if (found?.pid === undefined) return { status: 404, message: `container not found ("${container}")` };
-  return { endpoint: endpoint as "exec" | "attach", pod, container, pid: found.pid, log: found.log };
+  const { pid, log, input } = found;
+  return { endpoint: endpoint as "exec" | "attach", pod, container, pid, log, input };
 }
 
 export const isRefusal = (t: StreamingTarget | Refusal): t is Refusal => "status" in t;

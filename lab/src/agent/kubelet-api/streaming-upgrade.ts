@@ -37,6 +37,6 @@ export async function serveStreamingUpgrade(
     case "portForward":
       return handlePortForward(req, socket, head, connectInNetns(target.netns), options);
     case "attach":
-      return handleAttach(req, socket, head, attachToContainer(target.log), options);
+      return handleAttach(req, socket, head, attachToContainer(target.log, target.input), options);
   }
 }
