@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parseJunit } from "../src/conformance/junit.js";
 import { providedImages } from "../src/conformance/kind-images.js";
 import { numNodes } from "../src/conformance/on-kind.js";
+import { conformanceOnNetns } from "../src/conformance/on-netns.js";
 import { compareRuns, comparisonLines, type RunSummary, runTable } from "../src/conformance/report.js";
 import { defaultSkip, e2eCommand } from "../src/conformance/run.js";
 
@@ -159,5 +163,20 @@ describe("conformance: the e2e suite's report, pure parts", () => {
     assert.deepEqual(numNodes(2, []), ["--num-nodes=2"]);
     assert.deepEqual(numNodes(2, ["--num-nodes=5"]), []);
     assert.deepEqual(numNodes(undefined, []), []);
+  });
+
+  test("a netns lab without a stack is refused before the suite is looked for", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cf-netns-"));
+    try {
+      const run = { stateDir: dir, focus: "x", skip: "y", procs: 1, sink: { write: () => true } };
+      await assert.rejects(
+        conformanceOnNetns(run),
+        /not up with a stack; run switchyard-lab up --runtime netns/,
+      );
+      writeFileSync(join(dir, "lab.json"), JSON.stringify({ runtime: "netns", kubeconfig: "/k" }));
+      await assert.rejects(conformanceOnNetns(run), /not up with a stack/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

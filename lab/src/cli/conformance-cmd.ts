@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { conformanceOnKind } from "../conformance/on-kind.js";
+import { conformanceOnNetns } from "../conformance/on-netns.js";
 import { compareRuns, comparisonLines, type RunSummary, runTable } from "../conformance/report.js";
 import { defaultFocus, defaultSkip } from "../conformance/run.js";
 import { defaultLabDir, readLabRuntime } from "../netns/state.js";
@@ -11,13 +12,13 @@ export const conformanceHelp = `switchyard-lab conformance [--focus REGEX] [--sk
 switchyard-lab conformance compare OURS UPSTREAM
 
 Runs Kubernetes' own e2e suite (e2e.test of the pinned release, built from lab/upstream on first use) against the
-running kind lab, whichever stack it runs (up --stack switchyard|upstream), and prints each spec that ran with
-its result. --procs runs the specs in that many processes at once (ginkgo's CLI; 1: e2e.test alone). The
+running lab in --state-dir, kind or netns, whichever stack it runs (up --stack switchyard|upstream), and prints
+each spec that ran with its result. On netns nothing is loaded: the node agents resolve the suite's images, and a
+spec whose image they cannot run fails. --procs runs the specs in that many processes at once (ginkgo's CLI; 1: e2e.test alone). The
 default focus is ${defaultFocus} without ${defaultSkip.replaceAll("\\", "")}.
 The JUnit report, the suite's log and summary.json go to --out (default <state-dir>/../conformance/<stack>).
 \`compare\` takes two summary.json files (or their folders): every spec that passes with upstream's stack must
-pass with ours; it exits 1 when one does not. The netns runtime cannot run the suite yet (its node agent serves
-no kubelet API for the suite's kubectl exec and logs).`;
+pass with ours; it exits 1 when one does not.`;
 
 /** A run's summary, from its summary.json or the folder holding it. */
 function readSummary(path: string): RunSummary {
@@ -46,11 +47,10 @@ export async function conformanceCommand(rest: string[]): Promise<number> {
   if (!Number.isInteger(procs) || procs < 1 || procs > 16)
     throw new UsageError(`conformance: --procs must be 1-16, got "${values.procs}"`);
   const stateDir = values["state-dir"] ?? defaultLabDir();
-  if (readLabRuntime(stateDir) !== "kind")
-    throw new Error(
-      `conformance runs on a kind lab for now (up --runtime kind): the netns node agent serves no kubelet API for the suite's kubectl exec and logs (${stateDir})`,
-    );
-  const summary = await conformanceOnKind({
+  const runtime = readLabRuntime(stateDir);
+  if (!runtime) throw new Error(`conformance: no lab in ${stateDir}; run switchyard-lab up`);
+  const run = runtime === "kind" ? conformanceOnKind : conformanceOnNetns;
+  const summary = await run({
     stateDir,
     focus: values.focus ?? defaultFocus,
     skip: values.skip ?? defaultSkip,

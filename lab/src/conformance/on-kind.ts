@@ -25,7 +25,7 @@ export interface KindConformanceRun {
 }
 
 /** The suite, its test programs and ginkgo of the pinned release, built from lab/upstream when first wanted. */
-async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
+export async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
   const wanted = ["e2e.test", "agnhost", "ginkgo", "regression-issue-74839"] as const;
   if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });
   return {

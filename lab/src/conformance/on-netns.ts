@@ -1,0 +1,51 @@
+import { join } from "node:path";
+import { readLabState } from "../netns/state.js";
+import type { ProgressSink } from "../progress.js";
+import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
+import { ensureSuite, numNodes } from "./on-kind.js";
+import type { RunSummary } from "./report.js";
+import { runConformance } from "./run.js";
+
+export interface NetnsConformanceRun {
+  /** The netns lab's state directory (up --runtime netns). */
+  stateDir: string;
+  focus: string;
+  skip: string;
+  /** Ginkgo processes; 1 runs e2e.test alone. */
+  procs: number;
+  /** Where the report goes; default <state-dir>/../conformance/<stack>. */
+  out?: string;
+  extra?: readonly string[];
+  sink: ProgressSink;
+}
+
+/**
+ * Runs the suite against a netns lab that is up with a stack, through its admin kubeconfig and the pinned kubectl.
+ * Nothing is loaded: the node agents resolve the suite's images themselves (src/agent/images.ts: agnhost from
+ * lab/upstream's binary, busybox from the host's, pause); a pod whose image they cannot run gets an event, and its
+ * spec fails.
+ */
+export async function conformanceOnNetns(r: NetnsConformanceRun): Promise<RunSummary> {
+  const state = readLabState(r.stateDir);
+  if (!state?.kubeconfig || !state.stack)
+    throw new Error(
+      `the netns lab in ${r.stateDir} is not up with a stack; run switchyard-lab up --runtime netns`,
+    );
+  const stack = state.stack.kind ?? "switchyard";
+  const kubectl = resolveBinary("kubectl").path;
+  if (!kubectl) throw new Error(missingBinariesMessage(["kubectl"], cacheBinDir()));
+  const { e2eTest, ginkgo } = await ensureSuite();
+  return runConformance({
+    e2eTest,
+    ...(r.procs > 1 ? { ginkgo: { path: ginkgo, procs: r.procs } } : {}),
+    kubectl,
+    kubeconfig: state.kubeconfig,
+    focus: r.focus,
+    skip: r.skip,
+    dir: r.out ?? join(r.stateDir, "..", "conformance", stack),
+    stack,
+    runtime: "netns",
+    out: r.sink,
+    extra: [...numNodes(state.plan.nodeList.length, r.extra ?? []), ...(r.extra ?? [])],
+  });
+}
