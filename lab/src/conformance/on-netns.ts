@@ -1,23 +1,12 @@
 import { join } from "node:path";
 import { readLabState } from "../netns/state.js";
-import type { ProgressSink } from "../progress.js";
 import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
-import { ensureSuite, numNodes } from "./on-kind.js";
+import { ensureSuite, type KindConformanceRun, numNodes } from "./on-kind.js";
 import type { RunSummary } from "./report.js";
 import { runConformance } from "./run.js";
 
-export interface NetnsConformanceRun {
-  /** The netns lab's state directory (up --runtime netns). */
-  stateDir: string;
-  focus: string;
-  skip: string;
-  /** Ginkgo processes; 1 runs e2e.test alone. */
-  procs: number;
-  /** Where the report goes; default <state-dir>/../conformance/<stack>. */
-  out?: string;
-  extra?: readonly string[];
-  sink: ProgressSink;
-}
+/** The same flags as on kind; the state directory is a netns lab's (up --runtime netns). */
+export type NetnsConformanceRun = KindConformanceRun;
 
 /**
  * Runs the suite against a netns lab that is up with a stack, through its admin kubeconfig and the pinned kubectl.
