@@ -4,6 +4,7 @@ import {
   ConntrackCLI,
   type Exec,
   httpHealthListen,
+  type IPFamily,
   type IPTablesBackend,
   MetaProxier,
   newProxyMetrics,
@@ -20,7 +21,7 @@ import type { ResolvedOptions } from "./config/config.js";
 import { cleanupTargets, createBackend } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
 import { watchCluster } from "./informers.js";
-import { type InitOptions, initializeNode, type NodeInit } from "./node-init.js";
+import { type InitOptions, initializeNode, type NodeInit, removeOtherModes } from "./node-init.js";
 import { startServers } from "./servers.js";
 
 export { nodeNameOf } from "./node-init.js";
@@ -46,7 +47,7 @@ export async function cleanupAndExit(exec: Exec = realExec): Promise<void> {
 
 /** --init-only: the privileged steps of a start (node-init.ts), then the caller exits 0. */
 export async function initOnlyAndExit(o: ResolvedOptions, opts: InitOptions): Promise<void> {
-  await initializeNode(o, opts);
+  await initializeNode(o, { ...opts, cleanupBeforeFirstSync: true });
   opts.logger.info("System initialized and --init-only specified");
 }
 
@@ -65,7 +66,13 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
     onListenError: (service, port, error) =>
       logger.warn("cannot serve a healthCheckNodePort", { service, port, error }),
   });
-  const proxiers = await createProxiers(o, opts, init, { metrics, health, serviceHealth });
+  const cleanup = cleanupAfterFirstSyncs(o, opts, init);
+  const proxiers = await createProxiers(o, opts, init, {
+    metrics,
+    health,
+    serviceHealth,
+    onSynced: cleanup.onSynced,
+  });
   const meta = new MetaProxier(proxiers, health);
   meta.onNode(info.node);
 
@@ -101,6 +108,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
       abort.abort();
       await watch.started;
       await meta.stop();
+      await cleanup.done();
       await watch.factory.stop();
       await serviceHealth.close();
       await servers.stop();
@@ -124,6 +132,27 @@ interface SharedByProxiers {
   readonly metrics: ProxyMetrics;
   readonly health: ProxyHealth;
   readonly serviceHealth: ServiceHealthServer;
+  readonly onSynced: (family: IPFamily) => void;
+}
+
+/**
+ * The other modes' rules go once every family's proxier has synced, so the node keeps the old mode's Service
+ * rules until the new mode's are in the kernel (both can be installed at once; the new ones never need the old).
+ * Upstream removes them before the first sync, leaving a window with no Service rules at all; that order
+ * stays available (node-init.ts).
+ */
+function cleanupAfterFirstSyncs(o: ResolvedOptions, opts: AppOptions, init: NodeInit) {
+  const waiting = new Set<IPFamily>(opts.cleanupBeforeFirstSync ? [] : init.families);
+  let running: Promise<void> = Promise.resolve();
+  return {
+    onSynced(family: IPFamily) {
+      if (!waiting.delete(family) || waiting.size > 0) return;
+      running = removeOtherModes(init.exec, o.mode, opts.logger).then(() =>
+        opts.logger.info("removed other proxy modes' rules after the first sync", { mode: o.mode }),
+      );
+    },
+    done: () => running,
+  };
 }
 
 /** One Proxier per IP family, primary family first, each over its mode's backend. */
@@ -131,7 +160,7 @@ async function createProxiers(
   o: ResolvedOptions,
   opts: AppOptions,
   init: NodeInit,
-  { metrics, health, serviceHealth }: SharedByProxiers,
+  { metrics, health, serviceHealth, onSynced }: SharedByProxiers,
 ): Promise<Proxier[]> {
   const { exec, nodeName, info, nodeIPs, kernel } = init;
   const proxiers: Proxier[] = [];
@@ -163,6 +192,7 @@ async function createProxiers(
         minSyncPeriodMs: o.minSyncPeriodMs,
         syncPeriodMs: o.syncPeriodMs,
         logger: flog,
+        onSynced: () => onSynced(family),
       }),
     );
   }

@@ -26,6 +26,21 @@ export interface MainIO {
   stderr: { write(s: string): unknown };
   /** Resolves when the process is told to stop (SIGTERM/SIGINT). */
   stopSignal: Promise<unknown>;
+  /** The environment; process.env when unset. SWITCHYARD_PROXY_CLEANUP is read from it. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * When the other modes' rules go: "after-first-sync" (the default, no window without Service rules) or
+ * "before-first-sync" (upstream's order). Anything else is refused with one line, before anything changes.
+ */
+export function cleanupBeforeFirstSyncFrom(env: Readonly<Record<string, string | undefined>>): boolean {
+  const value = env.SWITCHYARD_PROXY_CLEANUP ?? "after-first-sync";
+  if (value === "after-first-sync") return false;
+  if (value === "before-first-sync") return true;
+  throw new Error(
+    `SWITCHYARD_PROXY_CLEANUP=${JSON.stringify(value)}: want "after-first-sync" (default) or "before-first-sync"`,
+  );
 }
 
 /**
@@ -105,7 +120,13 @@ export async function main(io: MainIO): Promise<number> {
   applyOomScoreAdj(options.oomScoreAdj, logger);
   let app: App;
   try {
-    app = await startApp(options, { logger, master: cl.master, configz: toV1alpha1(config) });
+    const cleanupBeforeFirstSync = cleanupBeforeFirstSyncFrom(io.env ?? process.env);
+    app = await startApp(options, {
+      logger,
+      master: cl.master,
+      configz: toV1alpha1(config),
+      cleanupBeforeFirstSync,
+    });
   } catch (err) {
     io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
     return err instanceof NetworkConfigError ? 2 : 1;

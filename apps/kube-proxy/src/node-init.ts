@@ -27,6 +27,12 @@ export interface InitOptions {
   readonly settingFiles?: SettingFiles;
   /** CPUs for conntrack.maxPerCore; os.cpus() when unset. */
   readonly numCPU?: number;
+  /**
+   * Remove the other modes' rules here, before the first sync, as upstream does (--init-only, and a start with
+   * SWITCHYARD_PROXY_CLEANUP=before-first-sync). A normal start removes them after its first sync instead
+   * (app.ts), so a mode switch never leaves the node without Service rules.
+   */
+  readonly cleanupBeforeFirstSync?: boolean;
 }
 
 /** What the initialization learnt, for the proxiers that a normal start builds next. */
@@ -40,6 +46,19 @@ export interface NodeInit {
   readonly kernel: NodeSettingsResult;
 }
 
+/** The other modes' rules go; a failure is logged, never fatal (upstream's order and tolerance). */
+export async function removeOtherModes(
+  exec: Exec,
+  mode: ResolvedOptions["mode"],
+  logger: Logger,
+): Promise<void> {
+  try {
+    await platformCleanup(cleanupTargets(exec), mode);
+  } catch (err) {
+    logger.error("removing other proxy modes' rules failed; continuing", { error: err });
+  }
+}
+
 export function nodeNameOf(o: ResolvedOptions): string {
   return (o.hostnameOverride || hostname()).trim().toLowerCase();
 }
@@ -50,12 +69,8 @@ export async function initializeNode(o: ResolvedOptions, opts: InitOptions): Pro
   // Before anything else, so a node without IPVS fails fast with one line and changes nothing.
   if (o.mode === "ipvs") await prepareIPVS({ exec, logger, exists: opts.exists });
   const nodeName = nodeNameOf(o);
-  try {
-    // This is what makes a mode switch a plain restart: the other modes' rules go first.
-    await platformCleanup(cleanupTargets(exec), o.mode);
-  } catch (err) {
-    logger.error("removing other proxy modes' rules failed; continuing", { error: err });
-  }
+  // This is what makes a mode switch a plain restart: the other modes' rules go, here or after the first sync.
+  if (opts.cleanupBeforeFirstSync) await removeOtherModes(exec, o.mode, logger);
   const client = new HttpRestClient(clusterAccess(o.kubeconfig, opts.master ?? ""), {
     userAgent: "switchyard-proxy",
   });

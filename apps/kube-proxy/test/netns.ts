@@ -54,7 +54,7 @@ net.createServer((s) => { s.on("error", () => {}); s.end(name + " " + s.remoteAd
 // Connects count times (or until killed, count 0) and prints one JSON line of answers.
 const PROBE = `
 const net = require("node:net");
-const [host, port, count, timeout] = [process.argv[1], +process.argv[2], +process.argv[3], +process.argv[4]];
+const [host, port, count, timeout, pause] = [process.argv[1], +process.argv[2], +process.argv[3], +process.argv[4], +(process.argv[5] ?? 0)];
 const once = () => new Promise((resolve) => {
   let data = "";
   const s = net.connect({ host, port });
@@ -67,7 +67,10 @@ const once = () => new Promise((resolve) => {
   const out = [];
   let stop = false;
   process.on("SIGTERM", () => { stop = true; });
-  for (let i = 0; count === 0 ? !stop : i < count; i++) out.push(await once());
+  for (let i = 0; count === 0 ? !stop : i < count; i++) {
+    out.push(await once());
+    if (pause > 0) await new Promise((r) => setTimeout(r, pause));
+  }
   console.log(JSON.stringify(out));
 })();
 `;
@@ -218,11 +221,16 @@ export class Net {
     return JSON.parse(out) as string[];
   }
 
-  /** Connects in a loop until stopped; resolves to every answer. */
-  probeLoop(host: string, port: number, ns = this.client): { stop(): Promise<string[]> } {
+  /**
+   * Connects in a loop until stopped, `pauseMs` apart; resolves to every answer. Without the pause a loop opens
+   * thousands of connections a second and reuses client ports while the pods still hold them in TIME_WAIT, which
+   * loses a SYN now and then with no proxy change at all (1 of 18092 in iptables mode, 3 of 4621 in nftables,
+   * measured 2026-12-02 on a proxy left alone for 6 s).
+   */
+  probeLoop(host: string, port: number, ns = this.client, pauseMs = 5): { stop(): Promise<string[]> } {
     const child = spawn(
       "ip",
-      ["netns", "exec", ns, process.execPath, "-e", PROBE, host, String(port), "0", "1000"],
+      ["netns", "exec", ns, process.execPath, "-e", PROBE, host, String(port), "0", "1000", String(pauseMs)],
       {
         stdio: ["ignore", "pipe", "inherit"],
       },

@@ -40,6 +40,8 @@ export interface ProxierOptions {
   readonly clock?: Clock;
   readonly timers?: Timers;
   readonly logger?: ProxierLogger;
+  /** Told after each sync that reached the kernel (kube-proxy's app removes other modes' rules after the first). */
+  readonly onSynced?: () => void;
 }
 
 /** The maps a sync programmed. */
@@ -206,6 +208,7 @@ export class Proxier {
       });
     }
     this.#o.health.updated(this.family);
+    this.#o.onSynced?.();
     await this.#afterSync(next, eps.conntrackCleanupRequired);
   }
 
