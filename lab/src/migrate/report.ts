@@ -39,6 +39,15 @@ export const failures = (r: MigrationReport) =>
     0,
   );
 
+/** What failed while one node switched, one entry per client node and kind ("node-2 tcp 6/148"); [] for none. */
+export function switchFailures(s: NodeSwitch): string[] {
+  return Object.entries(s.traffic).flatMap(([client, t]) =>
+    (["tcp", "dns"] as const)
+      .filter((k) => t[k].failures > 0)
+      .map((k) => `${client} ${k} ${t[k].failures}/${t[k].attempts}`),
+  );
+}
+
 export function formatReport(r: MigrationReport): string {
   // Node names differ by runtime (node-1 on netns, <cluster>-control-plane on kind): the column fits the longest.
   const names = r.switches.flatMap((s) => [s.node, ...Object.keys(s.traffic)]);

@@ -11,7 +11,7 @@ import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { kindMigrateLab, kindWorkloadImages } from "../../src/migrate/migrate-lab.js";
-import { formatReport } from "../../src/migrate/report.js";
+import { formatReport, switchFailures } from "../../src/migrate/report.js";
 import { hints } from "../../src/scenarios/hints.js";
 import { scale } from "../../src/scenarios/scale.js";
 import { repoRoot } from "../../src/self.js";
@@ -240,6 +240,8 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     // A traffic generator on each worker (the control-plane node takes no ordinary pods), both counted.
     assert.deepEqual(Object.keys(sw.traffic).sort(), [first, `${name}-worker2`]);
     for (const t of Object.values(sw.traffic)) assert.ok(t.tcp.attempts > 0 && t.dns.attempts > 0);
+    // The new proxy programs nftables before it removes the iptables rules: nothing may fail.
+    assert.deepEqual(switchFailures(sw), [], `failed while ${first} switched`);
 
     const all = await migrate({ stateDir: dir, to: "nftables", lab: await lab(), out: quiet });
     console.log(`# migrate --all (kind):\n${formatReport(all)}`);
@@ -248,6 +250,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     for (const s of all.switches) {
       assert.equal(s.leftovers, 0, `${s.node}: iptables leftovers`);
       assert.ok(s.rulesAfter.nftables > 0, `${s.node}: nftables rules`);
+      assert.deepEqual(switchFailures(s), [], `failed while ${s.node} switched`);
     }
   });
 

@@ -10,7 +10,7 @@ import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { adminCredentials, contentTypes, KubeClient } from "../../src/kubeapi/client.js";
 import { migrate } from "../../src/migrate/migrate.js";
-import { formatReport } from "../../src/migrate/report.js";
+import { formatReport, type NodeSwitch, switchFailures } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
@@ -21,6 +21,9 @@ const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clus
 const skip = stackLabSkip();
 
 const execFileAsync = promisify(execFile);
+/** The proxy programs the new mode before removing the old one's rules, so no connection or lookup may fail. */
+const assertNoFailures = (sw: NodeSwitch) =>
+  assert.deepEqual(switchFailures(sw), [], `failed while ${sw.node} switched to ${sw.to}`);
 
 const isReady = (p: Pod) =>
   p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
@@ -334,6 +337,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     assert.ok(sw.syncBeforeMs !== undefined && sw.syncAfterMs !== undefined, "sync times from both proxies");
     assert.equal(Object.keys(sw.traffic).length, lab.nodes, "traffic counted on every node");
     for (const t of Object.values(sw.traffic)) assert.ok(t.tcp.attempts > 0 && t.dns.attempts > 0);
+    assertNoFailures(sw);
     // The other nodes stayed on iptables.
     const other = state.plan.nodeList[1];
     assert.ok(other && shIn(other.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
@@ -348,6 +352,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     for (const sw of all.switches) {
       assert.equal(sw.leftovers, 0, `${sw.node}: iptables leftovers`);
       assert.ok(sw.rulesAfter.nftables > 0 && sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft === 0);
+      assertNoFailures(sw);
     }
 
     const back = await migrate({ stateDir: dir, to: "iptables", nodes: [first], out: { write: () => {} } });
@@ -358,6 +363,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     assert.equal(sw.leftovers, 0);
     assert.equal(sw.rulesAfter.nftables, 0, "no kube-proxy nftables table after the rollback");
     assert.ok(sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft > 0, "iptables rules again");
+    assertNoFailures(sw);
     const node = state.plan.nodeList[0];
     assert.ok(node && shIn(node.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
   });
