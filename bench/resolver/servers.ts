@@ -2,10 +2,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { resolveBinary } from "../../lab/src/upstream/binaries.js";
 
 export type ServerKind = "switchyard" | "coredns";
 
-export const COREDNS_BIN = "/root/.cache/switchyard/v1.37.2/bin/coredns";
+/** Upstream's CoreDNS where the lab's resolver finds it (its cache for the pinned version, env, PATH). */
+export const COREDNS_BIN = resolveBinary("coredns").path ?? "coredns";
 const SWITCHYARD_BIN = "apps/cluster-dns/bin/switchyard-dns.js";
 
 export interface RunningServer {

@@ -8,13 +8,18 @@ import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { resolveBinary } from "@switchyard/lab/testing";
 
-export const UPSTREAM_BIN = "/root/.cache/switchyard/v1.37.2/bin";
-export const KUBE_PROXY = join(UPSTREAM_BIN, "kube-proxy");
+/**
+ * Upstream's kube-proxy where the project's resolver finds it (SWITCHYARD_KUBE_PROXY, SWITCHYARD_UPSTREAM_BIN,
+ * the lab's cache for the pinned version under any HOME or SWITCHYARD_CACHE_DIR, then PATH); "" when absent.
+ */
+export const KUBE_PROXY = resolveBinary("kube-proxy").path ?? "";
 
 /** Why the upstream diff cannot run here, or undefined when it can. */
 export function missingUpstream(): string | undefined {
-  if (!existsSync(KUBE_PROXY)) return `no kube-proxy at ${KUBE_PROXY}`;
+  if (!KUBE_PROXY)
+    return "no upstream kube-proxy (npx switchyard-lab upstream build, or SWITCHYARD_KUBE_PROXY)";
   if (process.getuid?.() !== 0) return "needs root for network namespaces";
   for (const tool of ["ip", "iptables-save", "iptables-restore", "nft"]) {
     try {
