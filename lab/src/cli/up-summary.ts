@@ -17,8 +17,8 @@ export function upSummary(state: LabState): string {
     `kubeconfig: ${state.kubeconfig}`,
     "",
     "Try:",
-    "  switchyard-lab kubectl get pods -A -o wide",
-    "  switchyard-lab kubectl create deployment echo --image=switchyard/echo --replicas=3 && switchyard-lab kubectl expose deployment echo --port=9000",
+    "  npx switchyard-lab kubectl get pods -A -o wide",
+    "  npx switchyard-lab kubectl create deployment echo --image=switchyard/echo --replicas=3 && npx switchyard-lab kubectl expose deployment echo --port=9000",
     first
       ? state.stack?.proxyMode === "nftables"
         ? `  ip netns exec ${first.netns} nft list table ip kube-proxy`

@@ -16,8 +16,8 @@ export function kindUpSummary(state: KindLabState): string {
     `kubeconfig: ${state.kubeconfig}`,
     "",
     "Try:",
-    "  switchyard-lab kubectl get pods -A -o wide",
-    "  switchyard-lab kubectl get endpointslices -n kube-system --show-managed-fields -o yaml | grep manager:",
+    "  npx switchyard-lab kubectl get pods -A -o wide",
+    "  npx switchyard-lab kubectl get endpointslices -n kube-system --show-managed-fields -o yaml | grep manager:",
     ...(worker
       ? [
           state.stack?.proxyMode === "nftables"
@@ -28,8 +28,8 @@ export function kindUpSummary(state: KindLabState): string {
     ...(state.stack?.kind === "upstream"
       ? [
           "Swap Switchyard's images in (already loaded into the nodes):",
-          "  switchyard-lab kubectl -n kube-system set image daemonset/kube-proxy kube-proxy=switchyard/kube-proxy:dev",
-          "  switchyard-lab kubectl -n kube-system set image deployment/coredns coredns=switchyard/cluster-dns:dev",
+          "  npx switchyard-lab kubectl -n kube-system set image daemonset/kube-proxy kube-proxy=switchyard/kube-proxy:dev",
+          "  npx switchyard-lab kubectl -n kube-system set image deployment/coredns coredns=switchyard/cluster-dns:dev",
         ]
       : []),
   ].join("\n");
