@@ -1,7 +1,8 @@
 // The iptables renderer's output, applied by the real iptables-restore in a network
 // namespace, once per backend (legacy x_tables and nf_tables): both endpoints answer, a
 // partial sync takes one away, no endpoints means REJECT, NodePorts work, and the cleanup
-// used for mode migration leaves no kube-proxy chain behind.
+// used for mode migration leaves no kube-proxy chain behind. Once per family too: iptables over IPv4 and
+// ip6tables over the topology's IPv6 twins.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Endpoint } from "kubernetes-types/discovery/v1.js";
@@ -12,21 +13,24 @@ import { type IPTablesState, renderIPTables } from "../../src/iptables/render.js
 import { ensureCanaryChains, ensureJumpChains } from "../../src/iptables/skeleton.js";
 import { skeletonRestore } from "../../src/iptables/skeleton-restore.js";
 import { ensureIPTablesSkeleton } from "../../src/proxier/iptables-backend.js";
+import type { IPFamily } from "../../src/util/ip.js";
 import { buildMaps, iptOptions, makeService, makeSlice } from "../fixtures.js";
-import { kernelTestsUnavailable, Topology } from "./topology.js";
+import { inFamily, kernelTestsUnavailable, Topology } from "./topology.js";
 
-const CLUSTER_IP = "172.30.0.41";
 const NODE_PORT = 30080;
-const POD_IPS = ["10.180.0.1", "10.180.0.2"];
+const POD_IPS_V4 = ["10.180.0.1", "10.180.0.2"];
 
-function maps(podIPs: readonly string[]) {
+function maps(family: IPFamily, podIPs: readonly string[]) {
+  const clusterIP = inFamily(family, "172.30.0.41");
   const svc = makeService("ns1", "svc1", {
     type: "NodePort",
-    clusterIP: CLUSTER_IP,
+    clusterIP,
+    clusterIPs: [clusterIP],
+    ipFamilies: [family],
     ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: NODE_PORT }],
   });
   const eps: Endpoint[] = podIPs.map((ip) => ({ addresses: [ip], nodeName: "node1" }));
-  return buildMaps("IPv4", [svc], [makeSlice("ns1", "svc1", "a", eps, [{ name: "p80", port: 80 }])]);
+  return buildMaps(family, [svc], [makeSlice("ns1", "svc1", "a", eps, [{ name: "p80", port: 80 }], family)]);
 }
 
 /** Runs the renderer's synchronous jump/canary writers against the async applier, in order. */
@@ -47,11 +51,20 @@ async function ensureSkeleton(ipt: IptablesRestoreApplier): Promise<void> {
   for (const step of steps) await step();
 }
 
-for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBackend[]) {
-  const skip = await kernelTestsUnavailable([`iptables-${backend}-restore`, `iptables-${backend}-save`]);
-  if (skip) console.log(`# skipping iptables (${backend}) kernel tests: ${skip}`);
+for (const [family, backend] of [
+  ["IPv4", "legacy"],
+  ["IPv4", "nft"],
+  ["IPv6", "legacy"],
+  ["IPv6", "nft"],
+] as const satisfies readonly (readonly [IPFamily, IPTablesBackend])[]) {
+  const tool = family === "IPv6" ? "ip6tables" : "iptables";
+  const skip = await kernelTestsUnavailable([`${tool}-${backend}-restore`, `${tool}-${backend}-save`]);
+  if (skip) console.log(`# skipping ${tool} (${backend}) kernel tests: ${skip}`);
+  const CLUSTER_IP = inFamily(family, "172.30.0.41");
+  const NODE_ADDRESS = inFamily(family, "192.168.0.2");
+  const POD_IPS = POD_IPS_V4.map((ip) => inFamily(family, ip));
 
-  describe(`iptables rules in the kernel (${backend} backend)`, { skip: skip ?? false }, () => {
+  describe(`${tool} rules in the kernel (${backend} backend)`, { skip: skip ?? false }, () => {
     let topo: Topology;
     let ipt: IptablesRestoreApplier;
     let state: IPTablesState | undefined;
@@ -59,15 +72,22 @@ for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBack
 
     async function sync(podIPs: readonly string[], changed?: ReadonlySet<string>): Promise<void> {
       now += 2000;
-      const r = renderIPTables(iptOptions(), { ...maps(podIPs), changedServices: changed, now }, state);
+      const r = renderIPTables(
+        iptOptions(family),
+        { ...maps(family, podIPs), changedServices: changed, now },
+        state,
+      );
       if (r.fullSync) await ensureSkeleton(ipt);
       await ipt.restore(r.restore, { noflush: true, counters: true });
       state = r.state;
     }
 
     before(async () => {
-      topo = await Topology.create(`sy-ki${backend === "nft" ? "n" : "l"}${process.pid}`, POD_IPS);
-      ipt = new IptablesRestoreApplier({ family: "IPv4", backend, exec: topo.nodeExec });
+      topo = await Topology.create(
+        `sy-ki${backend[0]}${family === "IPv6" ? 6 : 4}${process.pid}`,
+        POD_IPS_V4,
+      );
+      ipt = new IptablesRestoreApplier({ family, backend, exec: topo.nodeExec });
     });
     after(async () => {
       await topo?.destroy();
@@ -104,7 +124,7 @@ for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBack
       await sync(POD_IPS);
       const viaClusterIP = await topo.probe(CLUSTER_IP, 80, 30);
       assert.deepEqual(new Set(viaClusterIP), new Set(["pod-0", "pod-1"]), viaClusterIP.join(","));
-      const viaNodePort = await topo.probe("192.168.0.2", NODE_PORT, 30);
+      const viaNodePort = await topo.probe(NODE_ADDRESS, NODE_PORT, 30);
       assert.deepEqual(new Set(viaNodePort), new Set(["pod-0", "pod-1"]), viaNodePort.join(","));
       const fromNode = await topo.probe(CLUSTER_IP, 80, 20, { netns: topo.node });
       assert.deepEqual(new Set(fromNode), new Set(["pod-0", "pod-1"]), fromNode.join(","));
@@ -113,13 +133,16 @@ for (const backend of ["legacy", "nft"] as const satisfies readonly IPTablesBack
     test("partial sync without one endpoint: only the other answers", async () => {
       await sync([POD_IPS[0] ?? ""], new Set(["ns1/svc1"]));
       assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 15)), new Set(["pod-0"]));
-      assert.deepEqual(new Set(await topo.probe("192.168.0.2", NODE_PORT, 10)), new Set(["pod-0"]));
+      assert.deepEqual(new Set(await topo.probe(NODE_ADDRESS, NODE_PORT, 10)), new Set(["pod-0"]));
     });
 
     test("no endpoints: connections are refused", async () => {
+      // Over IPv6 each probe takes about a second: the client's TCP treats the ICMPv6 error to its first SYN as
+      // soft (it arrives while connect() still holds the socket) and gives up at the retransmitted SYN's; the
+      // REJECT answers both at once (seen with tcpdump, 2026-12-02). Over IPv4 the first one ends it.
       await sync([], new Set(["ns1/svc1"]));
       assert.deepEqual(new Set(await topo.probe(CLUSTER_IP, 80, 3)), new Set(["ECONNREFUSED"]));
-      assert.deepEqual(new Set(await topo.probe("192.168.0.2", NODE_PORT, 3)), new Set(["ECONNREFUSED"]));
+      assert.deepEqual(new Set(await topo.probe(NODE_ADDRESS, NODE_PORT, 3)), new Set(["ECONNREFUSED"]));
     });
 
     test("cleanup removes every kube-proxy chain and jump, and keeps kubelet's KUBE-FIREWALL", async () => {

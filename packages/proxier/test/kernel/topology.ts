@@ -7,13 +7,25 @@
 //                            br0  10.180.0.254/24 ---- vethX ---- eth0 10.180.0.N/24
 //
 // The client routes the service CIDR (172.30.0.0/16) via the node; pods default-route via br0;
-// the node default-routes via the client.
+// the node default-routes via the client. Every link is dual-stack: each IPv4 address a.b.0.d has its
+// IPv6 twin fd00:a:b::d (/64; the fixtures' plan), so the same tests run in ip6 tables.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { type Exec, inNetns, realExec } from "../../src/apply/exec.js";
 
 export const CLIENT_IP = "192.168.0.3";
 export const NODE_BRIDGE_IP = "10.180.0.254";
+
+/** The IPv6 twin of one of the plan's IPv4 addresses: a.b.0.d is fd00:a:b::d. */
+export function ipv6Twin(ipv4: string): string {
+  const [a, b, c, d] = ipv4.split(".");
+  if (c !== "0") throw new Error(`${ipv4}: the plan's addresses are a.b.0.d`);
+  return `fd00:${a}:${b}::${d}`;
+}
+
+/** The address of the plan for a family: the IPv4 one, or its IPv6 twin. */
+export const inFamily = (family: "IPv4" | "IPv6", ipv4: string) =>
+  family === "IPv6" ? ipv6Twin(ipv4) : ipv4;
 
 export interface Pod {
   readonly name: string;
@@ -51,9 +63,10 @@ const name = process.argv[1];
 const net = require("node:net");
 const dgram = require("node:dgram");
 const tcp = net.createServer((s) => s.end(name));
-const udp = dgram.createSocket("udp4");
+// "::" without ipv6Only takes IPv4 too (as ::ffff:a.b.c.d), so one socket serves both families.
+const udp = dgram.createSocket({ type: "udp6", ipv6Only: false });
 udp.on("message", (m, r) => udp.send(name, r.port, r.address));
-udp.bind(80, "0.0.0.0", () => tcp.listen(80, "0.0.0.0", () => console.log("ready")));
+udp.bind(80, "::", () => tcp.listen(80, "::", () => console.log("ready")));
 `;
 
 // Connects `count` times and prints a JSON list of answers (pod names or error codes).
@@ -73,7 +86,7 @@ function tcp() {
 }
 function udp() {
   return new Promise((resolve) => {
-    const s = dgram.createSocket("udp4");
+    const s = dgram.createSocket(host.includes(":") ? "udp6" : "udp4");
     const t = setTimeout(() => { s.close(); resolve("ETIMEDOUT"); }, 1500);
     s.on("message", (m) => { clearTimeout(t); s.close(); resolve(String(m)); });
     s.on("error", (e) => { clearTimeout(t); s.close(); resolve(e.code ?? String(e)); });
@@ -124,13 +137,32 @@ export class Topology {
     await must(realExec, "ip", ["-n", name, "link", "set", "lo", "up"]);
   }
 
+  /** Both addresses on a link: the IPv4 one and its twin (no duplicate address detection, so it is usable at once). */
+  async #addAddresses(netns: string, dev: string, ipv4: string, prefix: number): Promise<void> {
+    await must(realExec, "ip", ["-n", netns, "addr", "add", `${ipv4}/${prefix}`, "dev", dev]);
+    await must(realExec, "ip", ["-n", netns, "addr", "add", `${ipv6Twin(ipv4)}/64`, "dev", dev, "nodad"]);
+  }
+
+  async #sysctl(netns: string, setting: string): Promise<void> {
+    await must(realExec, "ip", ["netns", "exec", netns, "sysctl", "-qw", setting]);
+  }
+
+  async #route(netns: string, dst: string, via: string): Promise<void> {
+    await must(realExec, "ip", ["-n", netns, "route", "add", dst, "via", via]);
+    const dst6 = dst === "default" ? "default" : `${ipv6Twin(dst.split("/")[0] ?? "")}/64`;
+    await must(realExec, "ip", ["-n", netns, "-6", "route", "add", dst6, "via", ipv6Twin(via)]);
+  }
+
   async #build(podIPs: readonly string[], nodeIP: string): Promise<void> {
     const n = this.node;
     await this.#addNetns(n);
     await this.#addNetns(this.client);
-    await must(realExec, "ip", ["netns", "exec", n, "sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+    await this.#sysctl(n, "net.ipv4.ip_forward=1");
+    await this.#sysctl(n, "net.ipv6.conf.all.forwarding=1");
+    // REJECT's ICMPv6 errors are rate-limited per destination (1 s by default); the tests send many.
+    await this.#sysctl(n, "net.ipv6.icmp.ratelimit=0");
     await must(realExec, "ip", ["-n", n, "link", "add", "br0", "type", "bridge"]);
-    await must(realExec, "ip", ["-n", n, "addr", "add", `${NODE_BRIDGE_IP}/24`, "dev", "br0"]);
+    await this.#addAddresses(n, "br0", NODE_BRIDGE_IP, 24);
     await must(realExec, "ip", ["-n", n, "link", "set", "br0", "up"]);
 
     const c = this.client;
@@ -148,26 +180,17 @@ export class Topology {
       "netns",
       c,
     ]);
-    await must(realExec, "ip", ["-n", n, "addr", "add", `${nodeIP}/24`, "dev", "eth0"]);
+    await this.#addAddresses(n, "eth0", nodeIP, 24);
     await must(realExec, "ip", ["-n", n, "link", "set", "eth0", "up"]);
-    await must(realExec, "ip", ["-n", c, "addr", "add", `${CLIENT_IP}/24`, "dev", "eth0"]);
+    await this.#addAddresses(c, "eth0", CLIENT_IP, 24);
     await must(realExec, "ip", ["-n", c, "link", "set", "eth0", "up"]);
-    await must(realExec, "ip", ["-n", c, "route", "add", "172.30.0.0/16", "via", nodeIP]);
+    await this.#route(c, "172.30.0.0/16", nodeIP);
     // Like a real node, this one has a default route (the client stands in for the upstream
     // router), so service traffic reaches the forward and output hooks instead of failing the
     // route lookup first. Routing back out eth0 would make the node send ICMP redirects, which
     // use up the ICMP rate limit that REJECT's port-unreachable needs, so they are turned off.
-    await must(realExec, "ip", ["-n", n, "route", "add", "default", "via", CLIENT_IP]);
-    for (const dev of ["all", "eth0"]) {
-      await must(realExec, "ip", [
-        "netns",
-        "exec",
-        n,
-        "sysctl",
-        "-qw",
-        `net.ipv4.conf.${dev}.send_redirects=0`,
-      ]);
-    }
+    await this.#route(n, "default", CLIENT_IP);
+    for (const dev of ["all", "eth0"]) await this.#sysctl(n, `net.ipv4.conf.${dev}.send_redirects=0`);
 
     for (const [i, ip] of podIPs.entries()) {
       const pod: Pod = { name: `pod-${i}`, ip, netns: `${this.prefix}-pod${i}` };
@@ -191,9 +214,9 @@ export class Topology {
       // As CNI bridge plugins do (hairpinMode): when br_netfilter is loaded, a pod's connection
       // DNATed back to itself is bridged out of the port it came in on, which needs hairpin.
       await must(realExec, "ip", ["-n", n, "link", "set", veth, "type", "bridge_slave", "hairpin", "on"]);
-      await must(realExec, "ip", ["-n", pod.netns, "addr", "add", `${ip}/24`, "dev", "eth0"]);
+      await this.#addAddresses(pod.netns, "eth0", ip, 24);
       await must(realExec, "ip", ["-n", pod.netns, "link", "set", "eth0", "up"]);
-      await must(realExec, "ip", ["-n", pod.netns, "route", "add", "default", "via", NODE_BRIDGE_IP]);
+      await this.#route(pod.netns, "default", NODE_BRIDGE_IP);
       await this.#startServer(pod);
       this.pods.push(pod);
     }
