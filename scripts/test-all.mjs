@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Runs every test of the repository in one node --test run (through tsx), so the whole suite ends with one
-// summary, then prints it as the plain line "N passed, N failed, N skipped". Arguments are words a test file's
-// path must contain, or paths of files to run as they are (a fixture outside the test folders).
+// Runs every test of the repository through node's test runner (with tsx), then prints one summary: the plain
+// line "N passed, N failed, N skipped". Arguments are words a test file's path must contain, or paths of files to
+// run as they are (a fixture outside the test folders).
+//
+// Two lanes run at once, each one `node --test` process: "engine" has the suites that drive a Docker engine (kind
+// clusters, images: a file that calls dockerEngine()), one file after another, since two clusters at once do not
+// fit two cores; "host" has the rest (unit, control plane, kernel, netns labs) at the runner's own concurrency
+// (cores - 1). A kind cluster waits mostly on its containers, so the host lane fills the cores meanwhile.
+// SWITCHYARD_TEST_LANES=1 runs everything in one lane, as before.
 // SWITCHYARD_NO_SKIP=1 (CI sets it: its machine has root, the kernel, the control plane, upstream's binaries
 // and Docker) turns every skipped test or suite into a failure of the run, so a suite cannot stop running
 // unnoticed.
@@ -43,38 +49,83 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+const oneLane = process.env.SWITCHYARD_TEST_LANES === "1";
+const usesEngine = (file) => /\bdockerEngine\(/.test(readFileSync(file, "utf8"));
+const lanes = oneLane
+  ? [{ name: "all", files }]
+  : [
+      { name: "engine", files: files.filter(usesEngine) },
+      { name: "host", files: files.filter((f) => !usesEngine(f)) },
+    ].filter((lane) => lane.files.length > 0);
+
 const tmp = mkdtempSync(join(tmpdir(), "switchyard-test-"));
-const tap = join(tmp, "results.tap");
-const args = [
-  "--import",
-  "tsx",
-  "--test",
-  "--test-reporter=spec",
-  "--test-reporter-destination=stdout",
-  "--test-reporter=tap",
-  `--test-reporter-destination=${tap}`,
-  ...files.map((f) => f.slice(root.length + 1)),
-];
-console.log(`test-all: ${files.length} test files`);
-const started = Date.now();
-const child = spawn(process.execPath, args, { cwd: root, stdio: "inherit" });
-child.on("close", (code) => {
-  const text = existsSync(tap) ? readFileSync(tap, "utf8") : "";
-  // The tap reporter ends with "# pass N", "# fail N" (and cancelled/todo) for the whole run.
-  const count = (key) => Number(new RegExp(`^# ${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
-  const failed = count("fail") + count("cancelled");
-  // Its "# skipped N" counts skipped tests only: a skipped describe (a whole kernel or control-plane suite)
-  // shows only as "ok N - name # SKIP reason". Every such line counts, suites included, and is listed.
-  const skips = [...text.matchAll(/^\s*(?:not )?ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map(
+
+/** One `node --test` process over a lane's files; its spec output goes to stdout, each line marked with the lane. */
+function runLane(lane) {
+  const tap = join(tmp, `${lane.name}.tap`);
+  const args = [
+    "--import",
+    "tsx",
+    "--test",
+    ...(lane.name === "engine" ? ["--test-concurrency=1"] : []),
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=tap",
+    `--test-reporter-destination=${tap}`,
+    ...lane.files.map((f) => f.slice(root.length + 1)),
+  ];
+  const mark = lanes.length > 1 ? `[${lane.name}] ` : "";
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const relay = (stream, out) => {
+    let rest = "";
+    stream.on("data", (d) => {
+      const lines = (rest + d).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) out.write(`${mark}${line}\n`);
+    });
+    stream.on("end", () => rest && out.write(`${mark}${rest}\n`));
+  };
+  relay(child.stdout, process.stdout);
+  relay(child.stderr, process.stderr);
+  const started = Date.now();
+  return new Promise((resolve) =>
+    child.on("close", (code) => {
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      resolve({ lane, code, tap: existsSync(tap) ? readFileSync(tap, "utf8") : "", seconds });
+    }),
+  );
+}
+
+// The tap reporter ends with "# pass N", "# fail N" (and cancelled) for its whole run.
+const count = (text, key) => Number(new RegExp(`^# ${key} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+// Its "# skipped N" counts skipped tests only: a skipped describe (a whole kernel or control-plane suite) shows
+// only as "ok N - name # SKIP reason". Every such line counts, suites included, and is listed.
+const skipsOf = (text) =>
+  [...text.matchAll(/^\s*(?:not )?ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map(
     (m) => `${m[1]}: ${m[2] || "skipped"}`,
   );
-  rmSync(tmp, { recursive: true, force: true });
-  console.log(`\ntest-all: ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  for (const skip of skips) console.log(`skipped: ${skip}`);
-  console.log(`${count("pass")} passed, ${failed} failed, ${skips.length} skipped`);
-  if (noSkip && skips.length > 0)
-    console.log(
-      `test-all: ${skips.length} skipped with SWITCHYARD_NO_SKIP=1, where every suite must run: failed`,
-    );
-  process.exit(code === 0 && failed === 0 && !(noSkip && skips.length > 0) ? 0 : 1);
-});
+
+console.log(
+  `test-all: ${files.length} test files in ${lanes.length} lane(s): ${lanes.map((l) => `${l.name} ${l.files.length}`).join(", ")}`,
+);
+const started = Date.now();
+const results = await Promise.all(lanes.map(runLane));
+rmSync(tmp, { recursive: true, force: true });
+
+console.log(`\ntest-all: ${((Date.now() - started) / 1000).toFixed(1)}s`);
+let [passed, failed, skips, ok] = [0, 0, [], true];
+for (const r of results) {
+  const laneFailed = count(r.tap, "fail") + count(r.tap, "cancelled");
+  console.log(`lane ${r.lane.name}: ${r.lane.files.length} files, ${r.seconds}s, ${laneFailed} failed`);
+  passed += count(r.tap, "pass");
+  failed += laneFailed;
+  skips = [...skips, ...skipsOf(r.tap)];
+  ok &&= r.code === 0;
+}
+for (const skip of skips) console.log(`skipped: ${skip}`);
+console.log(`${passed} passed, ${failed} failed, ${skips.length} skipped`);
+if (noSkip && skips.length > 0)
+  console.log(
+    `test-all: ${skips.length} skipped with SWITCHYARD_NO_SKIP=1, where every suite must run: failed`,
+  );
+process.exit(ok && failed === 0 && !(noSkip && skips.length > 0) ? 0 : 1);
