@@ -113,6 +113,28 @@ export class Net {
     return sh(["ip", "netns", "exec", ns, ...args], input);
   }
 
+  /**
+   * What the node's kernel holds, for a failure message: its TCP conntrack entries and every ruleset (an
+   * unexpected answer, such as a refused connection, is explained by one of them).
+   */
+  kernelState(): string {
+    const read = (args: readonly string[]) => {
+      try {
+        return this.in(this.node, args);
+      } catch (err) {
+        return `(${args.join(" ")} failed: ${(err as Error).message.split("\n")[0]})`;
+      }
+    };
+    return [
+      "conntrack -L -p tcp:",
+      read(["conntrack", "-L", "-p", "tcp"]),
+      "nft list ruleset:",
+      read(["nft", "list", "ruleset"]),
+      "iptables-legacy-save:",
+      read(["iptables-legacy-save"]),
+    ].join("\n");
+  }
+
   async build(podIPs: readonly string[]): Promise<void> {
     const n = this.node;
     this.#netns(n, this.nodePid);

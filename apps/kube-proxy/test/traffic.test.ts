@@ -122,7 +122,9 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
             const a = names(await net.probe(web.ip, 80, 10));
             return a.size === 1 && a.has("pod-0") ? true : undefined;
           });
-          assert.deepEqual(names(await net.probe(web.ip, 80, 30)), new Set(["pod-0"]));
+          const answers = await net.probe(web.ip, 80, 30);
+          if (!answers.every((a) => /^pod-0\b/.test(a)))
+            assert.fail(`answers ${answers.join(", ")}\n${proxy?.log()}\n${net.kernelState()}`);
           await setSlice(api, NS, "web", { "10.180.0.1": "node1", "10.180.0.2": "node1" });
         });
       } finally {
