@@ -1,6 +1,7 @@
 // The runner itself (scripts/test-all.mjs): a skipped suite counts as skipped, and under SWITCHYARD_NO_SKIP=1
-// (what CI sets) it fails the run, so a kernel or control-plane suite cannot stop running unnoticed; the Docker
-// engine's suites run in a lane of their own beside the rest, and either lane's failure fails the run.
+// (what CI sets) it fails the run, so a kernel or control-plane suite cannot stop running unnoticed; with
+// SWITCHYARD_TEST_LANES=2 the Docker engine's suites run in a lane of their own beside the rest, and either lane's
+// failure fails the run.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -34,8 +35,10 @@ test("SWITCHYARD_NO_SKIP=1: the same skip fails the run, saying why", () => {
   assert.match(r.out, /^test-all: 1 skipped with SWITCHYARD_NO_SKIP=1, where every suite must run: failed$/m);
 });
 
-test("a suite that drives a Docker engine runs in its own lane beside the others; the counts add up", () => {
-  const r = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"]);
+const twoLanes = { SWITCHYARD_TEST_LANES: "2" };
+
+test("SWITCHYARD_TEST_LANES=2: a suite that drives a Docker engine runs in its own lane; the counts add up", () => {
+  const r = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"], twoLanes);
   assert.equal(r.status, 0, r.out);
   assert.match(r.out, /^test-all: 2 test files in 2 lane\(s\): engine 1, host 1$/m);
   assert.match(r.out, /^\[engine\] .*an engine-lane test/m);
@@ -44,12 +47,12 @@ test("a suite that drives a Docker engine runs in its own lane beside the others
   assert.match(r.out, /^2 passed, 0 failed, 1 skipped$/m);
 });
 
-test("a failure in one lane fails the run; SWITCHYARD_TEST_LANES=1 runs one lane", () => {
-  const failing = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"], { FIXTURE_FAIL: "1" });
+test("a failure in one lane fails the run; by default one lane runs everything", () => {
+  const failing = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"], { ...twoLanes, FIXTURE_FAIL: "1" });
   assert.equal(failing.status, 1, failing.out);
   assert.match(failing.out, /^lane engine: 1 files, [\d.]+s, 1 failed$/m);
   assert.match(failing.out, /^1 passed, 1 failed, 1 skipped$/m);
-  const one = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"], { SWITCHYARD_TEST_LANES: "1" });
+  const one = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"]);
   assert.equal(one.status, 0, one.out);
   assert.match(one.out, /^test-all: 2 test files in 1 lane\(s\): all 2$/m);
 });
