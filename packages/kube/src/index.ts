@@ -33,12 +33,15 @@ export { type LeaderElectionRecord, LeaseLock, type ObservedLease } from "./lead
 export { formatMicroTime, parseMicroTime } from "./leaderelection/micro-time.js";
 export {
   discardLogger,
+  jsonLine,
+  type LogEntry,
   type LogFields,
   Logger,
   type LoggerOptions,
   type LogLevel,
   type LogSink,
   levelFromVerbosity,
+  type StructuredLogger,
 } from "./log/logger.js";
 // REST
 export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound, type Status } from "./rest/api-error.js";
@@ -53,10 +56,17 @@ export {
   type WatchOptions,
   type WriteOptions,
 } from "./rest/client.js";
+export { type ClientCertificate, clientCertificateAccess } from "./rest/client-certificate.js";
 export { dropNullFields, parseApiJson } from "./rest/decode.js";
-export { HttpRestClient, type HttpRestClientOptions } from "./rest/http-client.js";
+export {
+  HttpRestClient,
+  type HttpRestClientOptions,
+  type PathWatchOptions,
+  type RequestOutcome,
+} from "./rest/http-client.js";
 export { type ClusterAccess, type InClusterOptions, inClusterAccess } from "./rest/in-cluster.js";
 export { type LoadKubeConfigOptions, loadKubeConfig, loadKubeConfigFile } from "./rest/kubeconfig.js";
+export { clusterAccess, masterFlagError, masterURL } from "./rest/master.js";
 export {
   type KubeList,
   type KubeObject,
@@ -85,7 +95,7 @@ export { type CheckResult, type HealthCheck, HealthChecks } from "./server/healt
 export { ComponentServer, type ComponentServerOptions } from "./server/server.js";
 export { Backoff, type BackoffOptions } from "./util/backoff.js";
 // Time
-export { type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
+export { backgroundClock, type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
 export { formatGoDuration, parseGoDuration } from "./util/go-duration.js";
 export { formatTime } from "./util/meta-time.js";
 export { TokenBucket } from "./util/token-bucket.js";

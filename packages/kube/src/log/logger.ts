@@ -9,6 +9,26 @@ export interface LogSink {
   write(line: string): unknown;
 }
 
+/** One line before it is formatted: its fields merged (the logger's, then the call's) and made printable. */
+export interface LogEntry {
+  ts: string;
+  level: LogLevel;
+  msg: string;
+  fields: LogFields;
+}
+
+/**
+ * The calls a library makes on a logger. Logger implements it; a library that only logs through it (the proxier)
+ * also takes a test's recording object.
+ */
+export interface StructuredLogger {
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  /** klog's V(n): a logger that writes only at verbosity n or more; plain info when absent. */
+  v?(n: number): StructuredLogger;
+}
+
 export interface LoggerOptions {
   /** Lowest level written; "info" unless set. */
   level?: LogLevel;
@@ -22,18 +42,21 @@ export interface LoggerOptions {
   fields?: LogFields;
   /** Time source for the `ts` field. */
   now?: () => number;
+  /** How an entry is written to `out`, newline included; `jsonLine` unless set (CoreDNS's text, for one). */
+  format?: (entry: LogEntry) => string;
 }
 
 /**
- * Structured JSON logs, one object per line: {"ts","level","msg",...fields}.
+ * Structured logs, one entry per line: JSON {"ts","level","msg",...fields} unless another format is given.
  * Quiet by default (info). Child loggers carry fixed fields.
  */
-export class Logger {
+export class Logger implements StructuredLogger {
   readonly level: LogLevel;
   readonly verbosity: number;
   readonly #out: LogSink;
   readonly #fields: LogFields;
   readonly #now: () => number;
+  readonly #format: (entry: LogEntry) => string;
   readonly #enabled: boolean;
 
   constructor(options: LoggerOptions = {}, enabled = true) {
@@ -42,6 +65,7 @@ export class Logger {
     this.#out = options.out ?? process.stderr;
     this.#fields = options.fields ?? {};
     this.#now = options.now ?? Date.now;
+    this.#format = options.format ?? jsonLine;
     this.#enabled = enabled;
   }
 
@@ -52,6 +76,7 @@ export class Logger {
       out: this.#out,
       fields: this.#fields,
       now: this.#now,
+      format: this.#format,
     };
   }
 
@@ -84,12 +109,17 @@ export class Logger {
 
   #write(level: LogLevel, msg: string, fields?: LogFields): void {
     if (!this.enabled(level)) return;
-    const entry: LogFields = { ts: new Date(this.#now()).toISOString(), level, msg };
+    const merged: LogFields = {};
     for (const source of [this.#fields, fields ?? {}]) {
-      for (const [key, value] of Object.entries(source)) entry[key] = serialize(value);
+      for (const [key, value] of Object.entries(source)) merged[key] = serialize(value);
     }
-    this.#out.write(`${JSON.stringify(entry)}\n`);
+    this.#out.write(this.#format({ ts: new Date(this.#now()).toISOString(), level, msg, fields: merged }));
   }
+}
+
+/** One JSON object and a newline; a field named ts, level or msg takes that key's place. */
+export function jsonLine(entry: LogEntry): string {
+  return `${JSON.stringify({ ts: entry.ts, level: entry.level, msg: entry.msg, ...entry.fields })}\n`;
 }
 
 // Errors have no enumerable fields, so JSON.stringify would print {}.

@@ -18,10 +18,29 @@ import type { KubeList, KubeObject, WatchEvent } from "./object.js";
 import { queryString, resourcePath } from "./paths.js";
 import { apiVersionOf, type ResourceDescriptor } from "./resources.js";
 
+/** What a watch on a path (`HttpRestClient.watchPath`) takes besides the path and its selectors. */
+export type PathWatchOptions = Pick<
+  WatchOptions,
+  "resourceVersion" | "timeoutSeconds" | "allowWatchBookmarks" | "signal"
+>;
+
 export interface HttpRestClientOptions {
   userAgent?: string;
   /** Per-request timeout for everything but watches; 30 s by default. */
   requestTimeoutMs?: number;
+  /** Told about every request once it ended, as client-go's metrics hooks are (see RequestOutcome). */
+  onRequest?: (outcome: RequestOutcome) => void;
+}
+
+/** One finished request, for client metrics. */
+export interface RequestOutcome {
+  method: string;
+  /** A watch is reported once the server accepted or refused it; `seconds` then covers only that. */
+  watch: boolean;
+  /** The HTTP status as text, or `<error>` when no response came (client-go's label). */
+  code: string;
+  /** From sending to the end of the body (for a watch, to the response headers). */
+  seconds: number;
 }
 
 interface Request {
@@ -49,6 +68,7 @@ export class HttpRestClient implements RestClient {
   readonly #kc: ClusterAccess;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
+  readonly #onRequest: ((outcome: RequestOutcome) => void) | undefined;
   #agent: http.Agent | undefined;
   #agentKey = "";
 
@@ -59,6 +79,7 @@ export class HttpRestClient implements RestClient {
     this.#kc = kc;
     this.#userAgent = options.userAgent ?? "switchyard";
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#onRequest = options.onRequest;
   }
 
   async get<T extends KubeObject>(
@@ -174,32 +195,81 @@ export class HttpRestClient implements RestClient {
       fieldSelector: opts.fieldSelector,
     });
     const path = resourcePath(res, opts.namespace) + query;
-    // The stream itself runs for as long as the server keeps it open; only its start is bounded, so a
-    // connection that never comes up (a ClusterIP before the node's proxy has rules) fails and is retried.
-    const response = await this.#send({ method: "GET", path, signal: opts.signal, headersOnly: true });
+    yield* await this.#openWatch<T>(path, opts.signal, `watch ${res.resource}`);
+  }
+
+  /**
+   * One request on a path of the API, query included (client-go's `AbsPath`), for callers that hold paths
+   * rather than resource descriptors: subresources, kinds without a descriptor, the lab's scenarios. The body
+   * goes out as JSON under `contentType`; the answer is decoded as every other one, failures are ApiError.
+   */
+  call<T>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
+    return this.#json<T>({ method, path, body, contentType });
+  }
+
+  /**
+   * A watch on a collection path that carries its own selectors (`/api/v1/pods?fieldSelector=…`). Unlike
+   * `watch`, it resolves once the server has accepted the watch, so nothing written afterwards is missed;
+   * iterate the result, or abort the signal, to let the connection go.
+   */
+  async watchPath<T extends KubeObject>(
+    path: string,
+    opts: PathWatchOptions = {},
+  ): Promise<AsyncIterable<WatchEvent<T>>> {
+    const [base = "", own] = path.split("?", 2);
+    const query = queryString({
+      watch: true,
+      allowWatchBookmarks: opts.allowWatchBookmarks ?? true,
+      resourceVersion: opts.resourceVersion,
+      timeoutSeconds: opts.timeoutSeconds,
+    });
+    return this.#openWatch<T>(`${base}${query}${own ? `&${own}` : ""}`, opts.signal, `watch ${base}`);
+  }
+
+  // The stream itself runs for as long as the server keeps it open; only its start is bounded, so a connection
+  // that never comes up (a ClusterIP before the node's proxy has rules) fails and is retried.
+  async #openWatch<T extends KubeObject>(
+    path: string,
+    signal: AbortSignal | undefined,
+    context: string,
+  ): Promise<AsyncGenerator<WatchEvent<T>>> {
+    const started = performance.now();
+    const response = await this.#reported({ method: "GET", path, signal, headersOnly: true }, started, true);
+    this.#report("GET", true, String(response.statusCode ?? 0), started);
     const status = response.statusCode ?? 0;
     if (status < 200 || status > 299) {
-      throw ApiError.fromResponse(status, await readText(response), `watch ${res.resource}`);
+      throw ApiError.fromResponse(status, await readText(response), context);
     }
-    try {
-      for await (const value of ndjson(response)) yield value as WatchEvent<T>;
-    } catch (err) {
-      // Aborting destroys the socket mid-stream; that is how a caller stops a watch.
-      if (opts.signal?.aborted) return;
-      throw err;
-    } finally {
-      response.destroy();
-    }
+    return watchEvents<T>(response, signal);
   }
 
   async #json<T>(req: Request): Promise<T> {
-    const response = await this.#send(req);
-    const text = await readText(response);
+    const started = performance.now();
+    const response = await this.#reported(req, started, false);
+    const text = await readText(response).catch((err: unknown) => {
+      this.#report(req.method, false, "<error>", started);
+      throw err;
+    });
     const status = response.statusCode ?? 0;
+    this.#report(req.method, false, String(status), started);
     if (status < 200 || status > 299) {
       throw ApiError.fromResponse(status, text, `${req.method} ${req.path.split("?")[0]}`);
     }
     return (text ? parseApiJson(text) : undefined) as T;
+  }
+
+  /** `#send`, reporting a request that got no response at all. */
+  async #reported(req: Request, started: number, watch: boolean): Promise<http.IncomingMessage> {
+    try {
+      return await this.#send(req);
+    } catch (err) {
+      this.#report(req.method, watch, "<error>", started);
+      throw err;
+    }
+  }
+
+  #report(method: string, watch: boolean, code: string, started: number): void {
+    this.#onRequest?.({ method, watch, code, seconds: (performance.now() - started) / 1000 });
   }
 
   /**
@@ -308,6 +378,21 @@ function writeQuery(opts: WriteOptions): string {
 // The apiserver rejects bodies without apiVersion/kind; fill them in from the descriptor.
 function withTypeMeta<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T): T {
   return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(res), kind: obj.kind ?? res.kind };
+}
+
+async function* watchEvents<T extends KubeObject>(
+  response: http.IncomingMessage,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<WatchEvent<T>> {
+  try {
+    for await (const value of ndjson(response)) yield value as WatchEvent<T>;
+  } catch (err) {
+    // Aborting destroys the socket mid-stream; that is how a caller stops a watch.
+    if (signal?.aborted) return;
+    throw err;
+  } finally {
+    response.destroy();
+  }
 }
 
 async function readText(response: http.IncomingMessage): Promise<string> {

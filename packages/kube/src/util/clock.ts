@@ -21,6 +21,16 @@ export const realClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
+/**
+ * The real clock for periodic work that is never the only thing a program waits for (a proxier's resync, its
+ * retries): its timers are unref'd, so a process with nothing else pending exits instead of waiting for them.
+ */
+export const backgroundClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 /** Resolves after `ms` on `clock`, or rejects with the signal's reason once it aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -47,6 +47,19 @@ describe("Logger", () => {
     });
   });
 
+  test("writes each entry in the format given, fields merged and errors as their message", () => {
+    const lines: string[] = [];
+    const logger = new Logger({
+      level: "warn",
+      fields: { informer: "pods" },
+      out: { write: (l: string) => lines.push(l) },
+      format: (e) => `${e.level.toUpperCase()} ${e.fields.informer}: ${e.msg}: ${e.fields.error}`,
+    });
+    logger.child({ reflector: "pods" }).warn("list failed", { error: new Error("EOF") });
+    logger.info("quiet");
+    assert.deepEqual(lines, ["WARN pods: list failed: EOF"]);
+  });
+
   test("-v verbosity enables debug and V(n) lines up to n", () => {
     const quiet = capture(levelFromVerbosity(0));
     quiet.logger.v(1).info("v1");

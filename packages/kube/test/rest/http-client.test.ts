@@ -267,6 +267,61 @@ describe("HttpRestClient", () => {
     assert.deepEqual(names, ["late"]);
   });
 
+  test("calls a path with its query and content type, decoding the answer as every other", async () => {
+    route = (_req, res) => json(res, 200, { metadata: { name: "n1", labels: null } });
+    const node = await client().call<{ metadata: { name: string; labels?: unknown } }>(
+      "PATCH",
+      "/api/v1/nodes/n1/status?fieldManager=lab",
+      { status: { phase: "Running" } },
+      "application/strategic-merge-patch+json",
+    );
+    assert.deepEqual(node, { metadata: { name: "n1" } });
+    const req = seen.at(-1);
+    assert.equal(req?.method, "PATCH");
+    assert.equal(req?.url, "/api/v1/nodes/n1/status?fieldManager=lab");
+    assert.equal(req?.headers["content-type"], "application/strategic-merge-patch+json");
+    assert.deepEqual(JSON.parse(req?.body ?? ""), { status: { phase: "Running" } });
+    route = (_req, res) => json(res, 404, { kind: "Status", code: 404, reason: "NotFound", message: "nope" });
+    const err = await client()
+      .call("GET", "/api/v1/nodes/gone?x=1")
+      .catch((e: unknown) => e);
+    assert.ok(isNotFound(err));
+    assert.equal((err as Error).message, "GET /api/v1/nodes/gone: 404 NotFound: nope");
+  });
+
+  test("a watch on a path keeps its selectors and resolves once the server accepted it", async () => {
+    let send: (line: string) => void = () => {};
+    route = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.flushHeaders();
+      send = (line) => res.end(line);
+    };
+    const abort = new AbortController();
+    const events = await client().watchPath<{ metadata?: { name?: string } }>(
+      "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1",
+      { resourceVersion: "7", timeoutSeconds: 300, signal: abort.signal },
+    );
+    // Accepted before anything was written: an event sent now is not missed.
+    const url = new URL(seen.at(-1)?.url ?? "", "http://x");
+    assert.equal(url.pathname, "/api/v1/pods");
+    assert.equal(url.searchParams.get("fieldSelector"), "spec.nodeName=node-1");
+    assert.equal(url.searchParams.get("watch"), "true");
+    assert.equal(url.searchParams.get("allowWatchBookmarks"), "true");
+    assert.equal(url.searchParams.get("resourceVersion"), "7");
+    assert.equal(url.searchParams.get("timeoutSeconds"), "300");
+    send(`${JSON.stringify({ type: "ADDED", object: { metadata: { name: "p" } } })}\n`);
+    const names: (string | undefined)[] = [];
+    for await (const e of events) names.push(e.object.metadata?.name);
+    assert.deepEqual(names, ["p"]);
+
+    route = (_req, res) =>
+      json(res, 410, { kind: "Status", code: 410, reason: "Expired", message: "too old" });
+    const gone = await client()
+      .watchPath("/api/v1/pods", { resourceVersion: "1" })
+      .catch((e: unknown) => e);
+    assert.ok(isGone(gone));
+  });
+
   test("aborting a watch ends the iteration quietly", async () => {
     route = (_req, res) => {
       res.writeHead(200, { "Content-Type": "application/json" });
