@@ -5,7 +5,9 @@ export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
 export * from "./apply/ipvs-applier.js";
+export * from "./apply/netlink-applier.js";
 export * from "./apply/nft-applier.js";
+export * from "./apply/nft-runner.js";
 export * from "./conntrack/clean-stale.js";
 export * from "./conntrack/conntrack.js";
 export * from "./conntrack/flow.js";
@@ -31,7 +33,6 @@ export {
   masqueradeMark as iptablesMasqueradeMark,
 } from "./iptables/options.js";
 export * from "./iptables/render.js";
-export { LOCALHOST_NODEPORTS_NFACCT } from "./iptables/service-rules.js";
 export * from "./iptables/skeleton.js";
 export { type IPSetMembers, ipsetDiff, ipsetFull } from "./ipvs/ipset.js";
 export { ipvsIPTablesRestore, type NoNodeAccess } from "./ipvs/iptables-rules.js";
@@ -49,6 +50,7 @@ export { ensureIPVSJumpChains, IPVS_JUMP_CHAINS } from "./ipvs/skeleton.js";
 export * from "./ipvs/sysctls.js";
 export type { RealServer, VirtualServer, VirtualServerEntry } from "./ipvs/virtual-server.js";
 export * from "./metrics/metrics.js";
+export * from "./metrics/nfacct-metrics.js";
 export * from "./metrics/record.js";
 export * from "./model/endpoint.js";
 export * from "./model/endpoints-change-tracker.js";
@@ -56,6 +58,8 @@ export * from "./model/service-change-tracker.js";
 export * from "./model/service-port.js";
 export * from "./model/service-port-name.js";
 export * from "./model/topology.js";
+export * from "./model/traffic-policy.js";
+export * from "./nfacct/nfacct.js";
 export * from "./nftables/errors.js";
 export * from "./nftables/names.js";
 export * from "./nftables/objects.js";
@@ -73,12 +77,10 @@ export * from "./proxier/service-cidrs.js";
 export {
   BoundedFrequencyRunner,
   type BoundedFrequencyRunnerOptions,
-  DEFAULT_MIN_SYNC_PERIOD_MS,
-  FULL_SYNC_PERIOD_MS,
   kubeProxyRunnerIntervals,
 } from "./sync/bounded-frequency-runner.js";
 export * from "./sync/full-sync-policy.js";
-export * from "./sync/timers.js";
+export { DEFAULT_MIN_SYNC_PERIOD_MS, FULL_SYNC_PERIOD_MS } from "./sync/sync-periods.js";
 export * from "./sysctl/kernel-version.js";
 export * from "./sysctl/node-setting.js";
 export * from "./sysctl/proc-files.js";

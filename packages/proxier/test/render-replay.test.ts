@@ -1,12 +1,14 @@
-// Partial syncs replay what unchanged Services wrote last time instead of rebuilding them.
-// Each case renders the same partial sync twice, once with the recorded Services and once
-// with the records dropped (every Service rebuilt), and requires identical output.
+// Partial syncs over a history of changes. nftables: the state carried from sync to sync lets a
+// partial sync write only the changed Services, and the table ends as a full sync of the same
+// cluster leaves it. iptables: replaying the recorded lines of unchanged Services renders what
+// rebuilding them renders.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { renderIPTables } from "../src/iptables/render.js";
-import { renderNFTables } from "../src/nftables/render.js";
+import { FakeNFTables } from "../src/nftables/fake.js";
+import { type NFTablesState, renderNFTables } from "../src/nftables/render.js";
 import { buildMaps, iptOptions, makeService, makeSlice, NODE_NAME, nftOptions } from "./fixtures.js";
 
 /** One step of the cluster's history: extra endpoints for svc-1, and whether svc-2 exists. */
@@ -52,21 +54,55 @@ const history: { step: Step; changed?: string[] }[] = [
 ];
 
 describe("partial sync replay", () => {
-  test("nftables: replaying unchanged Services renders what rebuilding them renders", () => {
+  test("nftables: each partial sync, carried from the last, ends where a full sync ends", () => {
     const opts = nftOptions();
-    let state: ReturnType<typeof renderNFTables>["state"] | undefined;
+    const table = new FakeNFTables("ip", "kube-proxy");
+    let state: NFTablesState | undefined;
     history.forEach(({ step, changed }, i) => {
-      const input = { ...cluster(step), changedServices: changed && new Set(changed), now: i * 600 };
-      const replayed = renderNFTables(opts, input, state);
-      if (state) {
-        const rebuilt = renderNFTables(opts, input, { ...state, servicePorts: new Map() });
-        assert.equal(replayed.transaction.toString(), rebuilt.transaction.toString(), `step ${i}`);
-        assert.equal(replayed.cleanup?.toString(), rebuilt.cleanup?.toString(), `step ${i}`);
-        assert.deepEqual(replayed.state.elements, rebuilt.state.elements, `step ${i}`);
-        assert.deepEqual(replayed.noLocalEndpoints, rebuilt.noLocalEndpoints, `step ${i}`);
-      }
-      state = replayed.state;
+      const input = { ...cluster(step), changedServices: changed && new Set(changed), now: i * 5000 };
+      const partial = renderNFTables(opts, input, state);
+      assert.equal(partial.fullSync, changed === undefined, `step ${i}`);
+      if (partial.cleanup) table.run(partial.cleanup);
+      table.run(partial.transaction);
+      // Only the changed Services are written: svc-0 never changes after the first sync.
+      if (changed) assert.doesNotMatch(partial.transaction.toString(), /ns1\/svc-0/, `step ${i}`);
+      // A second later a sync with nothing changed deletes the chains the changed ones left stale.
+      const settled = renderNFTables(
+        opts,
+        { ...input, changedServices: new Set(), now: i * 5000 + 2000 },
+        partial.state,
+      );
+      if (settled.cleanup) table.run(settled.cleanup);
+      table.run(settled.transaction);
+      state = settled.state;
+
+      const full = renderNFTables(opts, { ...input, changedServices: undefined });
+      const fresh = new FakeNFTables("ip", "kube-proxy");
+      fresh.run(full.transaction);
+      assert.equal(table.dump(), fresh.dump(), `step ${i}`);
+      assert.deepEqual(state.elements, full.state.elements, `step ${i}`);
+      assert.deepEqual(partial.noLocalEndpoints, full.noLocalEndpoints, `step ${i}`);
+      assert.deepEqual(
+        new Set(state.servicePorts.keys()),
+        new Set(full.state.servicePorts.keys()),
+        `step ${i}`,
+      );
     });
+  });
+
+  test("nftables: a state is used up by the sync it is passed to", () => {
+    const opts = nftOptions();
+    const first = renderNFTables(opts, {
+      ...cluster(history[0]?.step ?? { extraEndpoints: 0, withSvc2: true }),
+      now: 0,
+    });
+    const input = {
+      ...cluster({ extraEndpoints: 1, withSvc2: true }),
+      changedServices: new Set(["ns1/svc-1"]),
+      now: 1,
+    };
+    renderNFTables(opts, input, first.state);
+    assert.throws(() => renderNFTables(opts, input, first.state), /already used by a later sync/);
   });
 
   test("iptables: replaying unchanged Services renders what rebuilding them renders", () => {

@@ -1,242 +1,77 @@
 // The proof that our rules are upstream's: the golden cluster is created in a real API
 // server, the real kube-proxy v1.37.2 programs a network namespace from it, our renderer's
 // output is loaded into a second namespace by the real iptables-restore / nft, and the two
-// dumps must match after canonical sorting. Skipped without root or the upstream binaries.
+// dumps must match after canonical sorting. Our nftables rules are written by the netlink writer, as the
+// proxy writes them. Skipped without root or the upstream binaries.
+// IPv4 single-stack here; IPv6 and dual-stack in upstream-diff-dual.test.ts.
 import assert from "node:assert/strict";
-import type { Server } from "node:net";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
-import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { parseConntrackList } from "../src/conntrack/flow.js";
+import { drainedConntrackFlows, staleConntrackFlows } from "../src/conntrack/reconcile.js";
 import { renderIPTables } from "../src/iptables/render.js";
-import { LOCALHOST_NODEPORTS_NFACCT } from "../src/iptables/service-rules.js";
-import { CT_STATE_INVALID_NFACCT, ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
 import { renderNFTables } from "../src/nftables/render.js";
-import {
-  allServiceCIDRs,
-  type ServiceCIDRObject,
-  serviceCIDRsOfFamily,
-} from "../src/proxier/service-cidrs.js";
+import type { Transaction } from "../src/nftables/transaction.js";
 import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "./fixtures.js";
 import { goldenServices, goldenSlices } from "./golden-cluster.js";
 import { sortIPTables } from "./ipt-helpers.js";
-import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";
+import {
+  createCluster,
+  DiffLab,
+  type ProxyMode,
+  readCluster,
+  report,
+  serviceCIDRsFromAPI,
+  setEndpoints,
+  sortDispatchChains,
+} from "./upstream-diff-lab.js";
 import * as H from "./upstream-harness.js";
 
 const SERVICE_CIDR = "10.96.0.0/16"; // the lab API server's range
 const CLUSTER_CIDR = "10.180.0.0/16";
 const clusterIP = (n: number) => `10.96.0.${n}`;
 const skip = H.missingUpstream() ?? missingControlPlane();
-const tag = `${process.pid % 100000}`;
-
-async function createCluster(api: H.ApiClient): Promise<void> {
-  await api.call("POST", "/api/v1/nodes", {
-    metadata: { name: NODE_NAME, labels: { "topology.kubernetes.io/zone": "zone-a" } },
-  });
-  const node = (await api.call("GET", `/api/v1/nodes/${NODE_NAME}`)) as { status?: object };
-  await api.call("PUT", `/api/v1/nodes/${NODE_NAME}/status`, {
-    ...node,
-    status: { ...node.status, addresses: [{ type: "InternalIP", address: NODE_IP }] },
-  });
-  const services = goldenServices(clusterIP);
-  for (const ns of new Set(services.map((s) => s.metadata?.namespace ?? ""))) {
-    await api.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
-  }
-  for (const svc of services) {
-    const ns = svc.metadata?.namespace ?? "";
-    const created = (await api.call("POST", `/api/v1/namespaces/${ns}/services`, {
-      ...svc,
-      status: undefined,
-    })) as Service;
-    if (svc.status) {
-      await api.call("PUT", `/api/v1/namespaces/${ns}/services/${svc.metadata?.name}/status`, {
-        ...created,
-        status: svc.status,
-      });
-    }
-  }
-  for (const slice of goldenSlices()) {
-    await api.call(
-      "POST",
-      `/apis/discovery.k8s.io/v1/namespaces/${slice.metadata?.namespace}/endpointslices`,
-      slice,
-    );
-  }
-}
-
-/** Everything the API server holds, as kube-proxy's informers see it. */
-async function readCluster(api: H.ApiClient): Promise<{ services: Service[]; slices: EndpointSlice[] }> {
-  const services = ((await api.call("GET", "/api/v1/services")) as { items: Service[] }).items;
-  const slices = (
-    (await api.call("GET", "/apis/discovery.k8s.io/v1/endpointslices")) as { items: EndpointSlice[] }
-  ).items;
-  return { services, slices };
-}
-
-/**
- * kube-proxy walks its services in Go map order, so the per-service rules in the dispatch
- * chains come in a random order on every sync. Those rules match disjoint destinations, so
- * their order carries no meaning: sort them, keeping the NodePort tail call last (its place
- * does matter) and the order of rules that share a destination.
- */
-function sortDispatchChains(lines: string[]): string[] {
-  const dispatch = /^-A (KUBE-SERVICES|KUBE-NODEPORTS|KUBE-EXTERNAL-SERVICES|KUBE-PROXY-FIREWALL) /;
-  const out = [...lines];
-  let i = 0;
-  while (i < out.length) {
-    const chain = dispatch.exec(out[i] ?? "")?.[1];
-    if (!chain) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < out.length && (out[j] ?? "").startsWith(`-A ${chain} `)) j++;
-    const block = out.slice(i, j);
-    const tail = block.filter((l) => l.includes("NOTE: this must be the last rule"));
-    const rest = block.filter((l) => !tail.includes(l)).sort();
-    out.splice(i, j - i, ...rest, ...tail);
-    i = j;
-  }
-  return out;
-}
-
-/** Replaces the endpoints of one EndpointSlice, as an EndpointSlice controller would. */
-async function setEndpoints(api: H.ApiClient, ns: string, slice: string, ips: Record<string, string>) {
-  const path = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${slice}`;
-  const current = (await api.call("GET", path)) as EndpointSlice;
-  const endpoints = Object.entries(ips).map(([ip, nodeName]) => ({ addresses: [ip], nodeName }));
-  await api.call("PUT", path, { ...current, endpoints });
-}
-
-function report(name: string, expected: string[], actual: string[]): void {
-  if (expected.join("\n") === actual.join("\n")) return;
-  const diff = lineDiff(expected, actual)
-    .split("\n")
-    .filter((l) => !l.startsWith("  "))
-    .join("\n");
-  assert.fail(`${name}: ours (+) differs from kube-proxy v1.37.2 (-):\n${diff}`);
-}
 
 describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
   let cp: TestControlPlane | undefined;
+  let lab: DiffLab;
   let api: H.ApiClient;
-  const cleanups: (() => unknown)[] = [];
 
   before(async () => {
     cp = await startControlPlane();
-    api = H.apiClient(cp.server, join(cp.stateDir, "pki"));
-    await createCluster(api);
+    lab = new DiffLab(cp);
+    api = lab.api;
+    await createCluster(api, {
+      nodeIPs: [NODE_IP],
+      services: goldenServices(clusterIP),
+      slices: goldenSlices(),
+    });
   });
 
   after(async () => {
-    for (const fn of cleanups.reverse()) await fn();
+    await lab?.close();
     await cp?.stop();
   });
 
-  /** `label` names the namespaces of one run; `extraArgs` come after the common flags. */
+  /** kube-proxy on the IPv4 cluster; its dump and a way to wait for the next one. */
   async function runRealKubeProxy(
-    mode: "iptables" | "nftables",
+    mode: ProxyMode,
     subnet: number,
     extraArgs: readonly string[] = [],
-    label: string = mode.slice(0, 3),
-  ): Promise<{ dump: string; next: (marker: string) => Promise<string> }> {
-    const ns = `sy-kp-${label}-${tag}`;
-    H.deleteNetns(ns);
-    cleanups.push(() => H.deleteNetns(ns));
-    H.createNetns(ns);
-    const hostIP = H.linkToHost(ns, `syk${label}${tag}`.slice(0, 15), subnet, NODE_IP);
-    const apiURL = new URL(cp?.server ?? "");
-    const forwarder: Server = await H.startForwarder(hostIP, {
-      host: apiURL.hostname,
-      port: Number(apiURL.port),
+    label?: string,
+  ) {
+    const run = await lab.runRealKubeProxy(mode, subnet, {
+      clusterCidr: CLUSTER_CIDR,
+      extraArgs,
+      ...(label ? { label } : {}),
     });
-    cleanups.push(() => new Promise((r) => forwarder.close(r)));
-    const port = (forwarder.address() as { port: number }).port;
-    const kubeconfig = H.kubeconfigVia(cp?.kubeconfigPath ?? "", `https://${hostIP}:${port}`);
-    const kp = H.startKubeProxy(ns, [
-      `--kubeconfig=${kubeconfig}`,
-      `--proxy-mode=${mode}`,
-      `--hostname-override=${NODE_NAME}`,
-      `--cluster-cidr=${CLUSTER_CIDR}`,
-      // the namespace has its own loopback, so the default ports cannot clash (port 0 is refused)
-      "--metrics-bind-address=127.0.0.1:10249",
-      "--healthz-bind-address=127.0.0.1:10256",
-      // conntrack sysctls are global, not per namespace: leave them alone
-      "--conntrack-max-per-core=0",
-      "--v=2",
-      ...extraArgs,
-    ]);
-    cleanups.push(() => kp.stop());
-    const dump =
-      mode === "iptables"
-        ? () => H.inNetns(ns, ["iptables-save"])
-        : () => H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
-    const marker = mode === "iptables" ? "ns9/svc9:dns cluster IP" : "ns9/svc9/udp/dns";
-    /** The dump once it contains `text` and has settled. */
-    const settled = async (text: string): Promise<string> => {
-      try {
-        return await H.waitForStableDump(
-          dump,
-          (t) => {
-            if (kp.process.exitCode !== null)
-              throw new Error(`kube-proxy exited with ${kp.process.exitCode}`);
-            return t.includes(text);
-          },
-          90_000,
-        );
-      } catch (e) {
-        const { readFileSync } = await import("node:fs");
-        throw new Error(
-          `${(e as Error).message}\nkube-proxy log:\n${readFileSync(kp.logPath, "utf8").slice(-4000)}`,
-        );
-      }
-    };
-    return { dump: await settled(marker), next: settled };
+    return { dump: run.dumps.IPv4, next: (text: string) => run.next(text) };
   }
-
-  /** A fresh namespace holding our iptables rules, set up as the backend would; its name. */
-  function loadOursIPTables(label: string, restore: string, nfacct: boolean): string {
-    const ns = `sy-ours-${label}-${tag}`;
-    H.deleteNetns(ns);
-    cleanups.push(() => H.deleteNetns(ns));
-    H.createNetns(ns);
-    const ipt = {
-      ensureChain: (table: string, chain: string) => {
-        try {
-          H.inNetns(ns, ["iptables", "-w", "-t", table, "-N", chain]);
-        } catch {
-          // exists
-        }
-      },
-      ensureRule: (_pos: string, table: string, chain: string, args: readonly string[]) => {
-        try {
-          H.inNetns(ns, ["iptables", "-w", "-t", table, "-C", chain, ...args]);
-        } catch {
-          H.inNetns(ns, ["iptables", "-w", "-t", table, "-I", chain, ...args]);
-        }
-      },
-    };
-    // kube-proxy creates its nfacct counters over netlink; rules naming a missing one fail
-    if (nfacct)
-      for (const name of [LOCALHOST_NODEPORTS_NFACCT, CT_STATE_INVALID_NFACCT])
-        H.inNetns(ns, ["nfacct", "add", name]);
-    ensureCanaryChains(ipt);
-    ensureJumpChains(ipt);
-    H.inNetns(ns, ["iptables-restore", "-w", "--noflush", "--counters"], restore);
-    return ns;
-  }
-
-  /** A fresh namespace holding our nft script, sent as the applier sends it; its name. */
-  function loadOursNFT(label: string, script: string): string {
-    const ns = `sy-ours-${label}-${tag}`;
-    H.deleteNetns(ns);
-    cleanups.push(() => H.deleteNetns(ns));
-    H.createNetns(ns);
-    H.inNetns(ns, ["nft", "-f", "-"], script);
-    return ns;
-  }
+  const loadOursIPTables = (label: string, restore: string, nfacct: boolean) =>
+    lab.loadOursIPTables(label, restore, nfacct);
+  const loadOursNFT = (label: string, tx: Transaction) => lab.loadOursNFT(label, tx);
 
   test("iptables mode", async () => {
     const kp = await runRealKubeProxy("iptables", 201);
@@ -278,11 +113,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     const kp = await runRealKubeProxy("nftables", 202);
     const real = kp.dump;
     const { services, slices } = await readCluster(api);
-    // ServiceCIDRs as the app gets them: every object the API server holds, this family's share.
-    const cidrObjects = (
-      (await api.call("GET", "/apis/networking.k8s.io/v1/servicecidrs")) as { items: ServiceCIDRObject[] }
-    ).items;
-    const serviceCIDRs = serviceCIDRsOfFamily(allServiceCIDRs(cidrObjects), "IPv4").cidrs;
+    const serviceCIDRs = await serviceCIDRsFromAPI(api, "IPv4");
     assert.deepEqual(serviceCIDRs, [SERVICE_CIDR]);
     const options = nftOptions("IPv4", {
       localDetector: { mode: "ClusterCIDR", cidr: CLUSTER_CIDR },
@@ -290,7 +121,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     });
     const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
 
-    const ns = loadOursNFT("nft", result.transaction.script());
+    const { ns, writer } = await loadOursNFT("nft", result.transaction);
     const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
     // The only normalisation is order: kube-proxy adds per-service objects in Go map order, and
     // nft lists set elements in hash order; canonicalNFTList sorts both and keeps rule order.
@@ -308,7 +139,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     );
     assert.equal(partial.fullSync, false);
     assert.doesNotMatch(partial.transaction.toString(), /ns1\/svc1/);
-    H.inNetns(ns, ["nft", "-f", "-"], partial.transaction.script());
+    await writer.run(partial.transaction);
     const oursAfter = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
     report(
       "nft list table ip kube-proxy after a partial sync",
@@ -339,7 +170,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
       const { services, slices } = await readCluster(api);
       const options = nftOptions("IPv4", { localDetector: m.detector, serviceCIDRs: [SERVICE_CIDR] });
       const result = renderNFTables(options, { ...buildMaps("IPv4", services, slices), now: 0 });
-      const ns = loadOursNFT(`n${m.label}`, result.transaction.script());
+      const { ns } = await loadOursNFT(`n${m.label}`, result.transaction);
       const ours = H.inNetns(ns, ["nft", "list", "table", "ip", "kube-proxy"]);
       // both detector matches must be there, or the comparison proves nothing about them
       assert.match(kp.dump, m.nft);
@@ -365,4 +196,64 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
       );
     });
   }
+  test("UDP conntrack: kube-proxy keeps an answered entry to a terminating endpoint it no longer uses; ours drops it", async () => {
+    const kp = await lab.runRealKubeProxy("iptables", 207, { clusterCidr: CLUSTER_CIDR, label: "ct" });
+    const client = "10.180.0.99";
+    const [local, terminating, gone] = ["10.180.0.39", "10.180.1.9", "10.180.1.77"];
+    // An answered DNS exchange from `client` via svc9's ClusterIP that `endpoint` answered, as conntrack keeps it.
+    const insert = (sport: number, endpoint: string) =>
+      H.inNetns(kp.netns, [
+        ...["conntrack", "-I", "-p", "udp", "-s", client, "-d", clusterIP(49), "--sport", String(sport)],
+        ...[
+          "--dport",
+          "53",
+          "-r",
+          endpoint,
+          "-q",
+          client,
+          "--reply-port-src",
+          "53",
+          "--reply-port-dst",
+          String(sport),
+        ],
+        ...["-t", "120", "-u", "SEEN_REPLY"],
+      ]);
+    const answeredBy = () =>
+      parseConntrackList(H.inNetns(kp.netns, ["conntrack", "-L", "-p", "udp"]))
+        .filter((f) => f.orig.dst === clusterIP(49))
+        .map((f) => f.reply.src)
+        .sort();
+    insert(41001, terminating);
+    insert(41002, gone);
+    // svc9's 10.180.1.9 turns terminating (still serving) beside a ready local endpoint: a UDP endpoint change, so
+    // kube-proxy reconciles, and the entry to an address that is no endpoint at all goes.
+    const path = "/apis/discovery.k8s.io/v1/namespaces/ns9/endpointslices/svc9-a";
+    const current = (await api.call("GET", path)) as EndpointSlice;
+    await api.call("PUT", path, {
+      ...current,
+      endpoints: [
+        { addresses: [local], nodeName: NODE_NAME },
+        {
+          addresses: [terminating],
+          nodeName: "node2",
+          conditions: { ready: false, serving: true, terminating: true },
+        },
+      ],
+    });
+    for (const deadline = Date.now() + 30_000; answeredBy().includes(gone); ) {
+      assert.ok(Date.now() < deadline, "kube-proxy's reconcile did not delete the entry to a non-endpoint");
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Upstream's rule: the terminating endpoint still serves, so its entry stays (until it stops serving).
+    assert.deepEqual(answeredBy(), [terminating]);
+    // Ours, from the same cluster: upstream's rule picks nothing more; the drain picks that entry.
+    const { services, slices } = await readCluster(api);
+    const m = buildMaps("IPv4", services, slices);
+    const flows = parseConntrackList(H.inNetns(kp.netns, ["conntrack", "-L", "-p", "udp"]));
+    assert.deepEqual(staleConntrackFlows(flows, m.services, m.endpoints), []);
+    assert.deepEqual(
+      drainedConntrackFlows(flows, m.services, m.endpoints, NODE_NAME).map((f) => f.reply.src),
+      [terminating],
+    );
+  });
 });

@@ -2,13 +2,12 @@
 // our rendered rules to the real iptables-restore / nft in a second namespace, so both
 // can be dumped by the same tools and compared.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { request } from "node:https";
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { resolveBinary } from "@switchyard/lab/testing";
+import { Api, resolveBinary } from "@switchyard/lab/testing";
 
 /**
  * Upstream's kube-proxy where the project's resolver finds it (SWITCHYARD_KUBE_PROXY, SWITCHYARD_UPSTREAM_BIN,
@@ -85,45 +84,11 @@ export async function startForwarder(host: string, target: { host: string; port:
   return server;
 }
 
-export interface ApiClient {
-  call(method: string, path: string, body?: unknown): Promise<unknown>;
-}
+export type ApiClient = Pick<Api, "call">;
 
+/** The lab's test client; `pki` is the control plane's pki folder. */
 export function apiClient(server: string, pki: string): ApiClient {
-  const url = new URL(server);
-  const tls = {
-    ca: readFileSync(join(pki, "ca.crt")),
-    cert: readFileSync(join(pki, "admin.crt")),
-    key: readFileSync(join(pki, "admin.key")),
-  };
-  return {
-    call: (method, path, body) =>
-      new Promise((resolve, reject) => {
-        const req = request(
-          {
-            host: url.hostname,
-            port: url.port,
-            path,
-            method,
-            headers: { "content-type": "application/json" },
-            ...tls,
-          },
-          (res) => {
-            let text = "";
-            res.on("data", (c) => {
-              text += c;
-            });
-            res.on("end", () => {
-              if ((res.statusCode ?? 500) >= 300)
-                reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
-              else resolve(JSON.parse(text));
-            });
-          },
-        );
-        req.on("error", reject);
-        req.end(body === undefined ? undefined : JSON.stringify(body));
-      }),
-  };
+  return new Api(server, dirname(pki));
 }
 
 /** The admin kubeconfig pointed at `server`, still verifying the API server's 127.0.0.1 certificate. */

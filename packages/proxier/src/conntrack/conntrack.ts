@@ -15,8 +15,11 @@ export interface ConntrackResult {
 export interface ConntrackTable {
   /** The family's UDP entries (the only protocol the reconciler looks at); throws on failure. */
   listUDP(family: IPFamily): Promise<ConntrackFlow[]>;
-  /** Deletes exactly these entries; failures are returned, not thrown. */
-  delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult>;
+  /**
+   * Deletes exactly these entries; failures are returned, not thrown. With `repliedOnly`, an entry that has seen no
+   * reply yet is left alone even when the filter covers it (a query on its way to an answer).
+   */
+  delete(family: IPFamily, flows: readonly ConntrackFlow[], repliedOnly?: boolean): Promise<ConntrackResult>;
 }
 
 /** conntrack lists IPv4 unless told otherwise. */
@@ -33,7 +36,7 @@ export function conntrackListArgs(family: IPFamily): string[] {
  * source) is left alone. Upstream deletes flow by flow over netlink in one batch; one process per flow would
  * cost a DNS Deployment's roll thousands of them (each lookup is its own UDP flow), and slow the syncs behind it.
  */
-export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[] {
+export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow, repliedOnly = false): string[] {
   return [
     ...familyArgs(family),
     "-D",
@@ -47,6 +50,8 @@ export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[
     f.reply.src,
     "--reply-port-src",
     String(f.reply.sport),
+    // The status filter: only entries with this bit set (conntrack compares the bits given, under their mask).
+    ...(repliedOnly ? ["--status", "SEEN_REPLY"] : []),
   ];
 }
 
@@ -82,11 +87,15 @@ export class ConntrackCLI implements ConntrackTable {
    * One `conntrack -D` per group of flows (deleteGroups). Entries that expired since the listing
    * make conntrack exit 1 with "0 flow entries have been deleted": nothing to do, so not an error.
    */
-  async delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult> {
+  async delete(
+    family: IPFamily,
+    flows: readonly ConntrackFlow[],
+    repliedOnly = false,
+  ): Promise<ConntrackResult> {
     let deleted = 0;
     const errors: Error[] = [];
     for (const f of deleteGroups(flows)) {
-      const args = conntrackDeleteArgs(family, f);
+      const args = conntrackDeleteArgs(family, f, repliedOnly);
       try {
         const r = await this.#exec("conntrack", args);
         const n = DELETED.exec(r.stderr);

@@ -17,6 +17,8 @@ export interface ConntrackFlow {
   readonly protocol: string;
   readonly orig: FlowTuple;
   readonly reply: FlowTuple;
+  /** No reply seen yet (`[UNREPLIED]`): a query still waiting for its answer. */
+  readonly unreplied?: boolean;
 }
 
 /** A unique key over both tuples, the same identity upstream's flow filter uses. */
@@ -30,14 +32,15 @@ const FIELDS = ["src", "dst", "sport", "dport"] as const;
 /**
  * One listing line, e.g.
  * `udp 17 29 src=A dst=B sport=1 dport=2 [UNREPLIED] src=C dst=A sport=3 dport=1 mark=0 use=1`.
- * The first src/dst/sport/dport are the original tuple, the second the reply tuple; flags,
- * state, mark, zone and counters are skipped. Lines without both full tuples give undefined.
+ * The first src/dst/sport/dport are the original tuple, the second the reply tuple; of the
+ * flags only [UNREPLIED] is kept; state, mark, zone and counters are skipped. Lines without both full tuples give undefined.
  */
 export function parseConntrackLine(line: string): ConntrackFlow | undefined {
   const tokens = line.trim().split(/\s+/);
   const protocol = tokens[0];
   if (protocol === undefined || protocol === "" || !/^\d+$/.test(tokens[1] ?? "")) return undefined;
   const seen: Record<string, string>[] = [{}, {}];
+  const unreplied = tokens.includes("[UNREPLIED]");
   for (const token of tokens.slice(2)) {
     const eq = token.indexOf("=");
     const name = token.slice(0, eq);
@@ -47,7 +50,8 @@ export function parseConntrackLine(line: string): ConntrackFlow | undefined {
   }
   const orig = tuple(seen[0]);
   const reply = tuple(seen[1]);
-  return orig && reply ? { protocol, orig, reply } : undefined;
+  if (!orig || !reply) return undefined;
+  return unreplied ? { protocol, orig, reply, unreplied } : { protocol, orig, reply };
 }
 
 function tuple(fields: Record<string, string> | undefined): FlowTuple | undefined {

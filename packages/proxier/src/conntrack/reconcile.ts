@@ -5,8 +5,10 @@
 // its timeout with every packet and would never recover. Rather than diffing two states,
 // every entry aimed at a UDP service frontend is checked against that service port's
 // serving endpoints, so entries left by a restart or a missed sync are caught as well.
+import { endpointString } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
+import { categorizeEndpoints } from "../model/topology.js";
 import { normalizeIP } from "../util/ip.js";
 import type { ConntrackFlow } from "./flow.js";
 
@@ -64,5 +66,51 @@ export function staleConntrackFlows(
     if (viaIP && !viaIP.has(answeredBy)) return true;
     const viaNodePort = byNodePort.get(entry.orig.dport);
     return viaNodePort !== undefined && !viaNodePort.has(answeredBy);
+  });
+}
+
+/**
+ * Entries of finished exchanges with endpoints that are terminating and that this node's rules no longer choose
+ * for new flows (a ready endpoint exists for them): the UDP entries, aimed at a UDP service frontend as above, whose
+ * reply came from such an endpoint and has been seen. Upstream keeps these until the endpoint stops serving, which
+ * it learns only after the pod exits; meanwhile a client's new socket that the kernel gives the port of an earlier
+ * lookup (its entry lives 30 s) meets the old entry instead of the rules, and once the pod has exited that lookup
+ * is lost. Entries still waiting for their reply are left to get it; a later round takes them.
+ */
+export function drainedConntrackFlows(
+  entries: readonly ConntrackFlow[],
+  services: ServicePortMap,
+  endpoints: EndpointsMap,
+  nodeName: string,
+): ConntrackFlow[] {
+  const byIP = new Map<string, ReadonlySet<string>>();
+  const byNodePort = new Map<number, ReadonlySet<string>>();
+  for (const [key, sp] of services) {
+    if (sp.protocol !== "UDP") continue;
+    const eps = endpoints.get(key) ?? [];
+    // Topology and node labels decide only among ready endpoints; whether a terminating one is still chosen
+    // (nothing ready for the policy) does not depend on them.
+    const chosen = new Set(
+      categorizeEndpoints(eps, sp, nodeName, {}).allReachableEndpoints.map(endpointString),
+    );
+    const drained = new Set(
+      eps
+        .filter((ep) => ep.terminating && ep.serving && !chosen.has(endpointString(ep)))
+        .map((ep) => hostPort(canonical(ep.ip), ep.port)),
+    );
+    if (drained.size === 0) continue;
+    for (const ip of [sp.clusterIP, ...sp.loadBalancerVIPs, ...sp.externalIPs]) {
+      if (ip !== "") byIP.set(hostPort(canonical(ip), sp.port), drained);
+    }
+    if (sp.nodePort > 0) byNodePort.set(sp.nodePort, drained);
+  }
+  if (byIP.size === 0 && byNodePort.size === 0) return [];
+  return entries.filter((entry) => {
+    if (entry.protocol !== "udp" || entry.unreplied) return false;
+    const answeredBy = hostPort(entry.reply.src, entry.reply.sport);
+    return (
+      byIP.get(hostPort(entry.orig.dst, entry.orig.dport))?.has(answeredBy) === true ||
+      byNodePort.get(entry.orig.dport)?.has(answeredBy) === true
+    );
   });
 }

@@ -2,7 +2,7 @@
 // it queues and every successful sync; it is unhealthy once a queued change has waited
 // longer than the health timeout (kube-proxy uses 2 × syncPeriod). /healthz additionally
 // fails while the node is being deleted, so load balancers drain it first.
-import type { Clock } from "../sync/timers.js";
+import type { Clock } from "@switchyard/kube";
 import type { IPFamily } from "../util/ip.js";
 import { GO_ZERO_TIME, goTimeString, type HealthResponse, JSON_HEADERS } from "./response.js";
 
@@ -10,7 +10,7 @@ import { GO_ZERO_TIME, goTimeString, type HealthResponse, JSON_HEADERS } from ".
 export const TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler";
 
 export interface ProxyHealthOptions {
-  readonly clock: Clock;
+  readonly clock: Pick<Clock, "now">;
   readonly healthTimeoutMs: number;
   /** Counts answers (kubeproxy_proxy_healthz_total / proxy_livez_total by code). */
   readonly onResponse?: (path: "/healthz" | "/livez", status: number) => void;

@@ -8,6 +8,12 @@ import { sha256Base32 } from "../util/hash.js";
 
 export type IPTablesTable = "filter" | "nat" | "mangle";
 
+// nfacct objects the rules count packets in (upstream's names); their metrics read them at each scrape
+/** The nfacct object counting INVALID packets dropped in KUBE-FORWARD. */
+export const CT_STATE_INVALID_NFACCT = "ct_state_invalid_dropped_pkts";
+/** The nfacct object counting NodePort packets accepted on 127.0.0.0/8. */
+export const LOCALHOST_NODEPORTS_NFACCT = "localhost_nps_accepted_pkts";
+
 // top-level chains, rewritten on every sync
 export const KUBE_SERVICES_CHAIN = "KUBE-SERVICES";
 export const KUBE_EXTERNAL_SERVICES_CHAIN = "KUBE-EXTERNAL-SERVICES";

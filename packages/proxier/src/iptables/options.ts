@@ -39,7 +39,7 @@ export interface IPTablesOptions {
   readonly syncPeriodMs?: number;
 }
 
-export { DEFAULT_SYNC_PERIOD_MS } from "../sync/bounded-frequency-runner.js";
+export { DEFAULT_SYNC_PERIOD_MS } from "../sync/sync-periods.js";
 
 /** The mark as kube-proxy prints it (Go's "%#08x": eight digits after the 0x). */
 export function masqueradeMark(options: Pick<IPTablesOptions, "masqueradeBit">): string {

@@ -18,9 +18,6 @@ import {
 } from "./service-chains.js";
 import type { PortPlan, ServicePortContext, ServicePortOutcome } from "./service-port-context.js";
 
-/** The nfacct counter that counts NodePort packets accepted on localhost. */
-export const LOCALHOST_NODEPORTS_NFACCT = "localhost_nps_accepted_pkts";
-
 export function writeServicePort(
   ctx: ServicePortContext,
   sp: ServicePortInfo,
@@ -132,7 +129,7 @@ function writeNodePortDispatch(port: PortPlan): void {
         port.name,
         protocolArgs(proto),
         ["-d", "127.0.0.0/8", "--dport", nodePort],
-        ["-m", "nfacct", "--nfacct-name", LOCALHOST_NODEPORTS_NFACCT],
+        ["-m", "nfacct", "--nfacct-name", N.LOCALHOST_NODEPORTS_NFACCT],
         "-j",
         port.chains.external,
       );

@@ -1,6 +1,7 @@
 // The fixed part of kube-proxy's iptables rules: jumps from the built-in chains into ours
 // (declared as data, ensured on full syncs), the canary chains and the per-sync fixed rules.
 import {
+  CT_STATE_INVALID_NFACCT,
   type IPTablesTable,
   KUBE_EXTERNAL_SERVICES_CHAIN,
   KUBE_FORWARD_CHAIN,
@@ -176,9 +177,6 @@ export function ensureJumpChains(ipt: JumpRuleWriter): void {
 export function ensureCanaryChains(ipt: Pick<JumpRuleWriter, "ensureChain">): void {
   for (const table of CANARY_TABLES) ipt.ensureChain(table, KUBE_PROXY_CANARY_CHAIN);
 }
-
-/** The nfacct counter that counts INVALID packets dropped in KUBE-FORWARD. */
-export const CT_STATE_INVALID_NFACCT = "ct_state_invalid_dropped_pkts";
 
 /** One rule of the fixed part: "-A chain args…" in the restore input. */
 export interface FixedRule {

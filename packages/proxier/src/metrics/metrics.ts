@@ -120,8 +120,8 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
         ...iptablesRuleCountMetrics(f),
       };
     case "ipvs":
-      // IPVS mode's iptables rules are kube-proxy's too, and upstream counts them the same way.
-      return { ...core, ...iptablesRestoreFailureMetrics(f), ...iptablesRuleCountMetrics(f) };
+      // IPVS mode writes iptables rules too, but upstream counts only its restore failures there.
+      return { ...core, ...iptablesRestoreFailureMetrics(f) };
     case "nftables":
       return { ...core, ...fullAndPartialSyncMetrics(f), ...nftablesFailureMetrics(f) };
   }

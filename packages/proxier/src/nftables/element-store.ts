@@ -1,5 +1,7 @@
-// Contents of the six shared sets/maps, diffed against the previous sync so that a partial
-// sync only touches the elements that changed.
+// The elements of one shared set or map, kept from sync to sync: what the table holds, and which
+// Service ports ask for each key. A sync only changes the claims of the Service ports it renders and
+// then writes what changed for the keys they touched, so a partial sync costs what changed.
+import { compareStrings } from "../model/endpoint.js";
 import type { ElementObject } from "./objects.js";
 import type { Transaction } from "./transaction.js";
 
@@ -14,58 +16,96 @@ export interface KeyedElement {
   readonly comment: string | undefined;
 }
 
+/** A Service port's claim on a key; the first Service port in key order decides the value. */
+interface Claim {
+  readonly port: string;
+  readonly element: KeyedElement;
+}
+
 const SEP = " . ";
 
-export class ElementStore {
-  readonly #kind: "set" | "map";
-  readonly #name: string;
-  readonly #previous: ElementContents;
-  readonly #current = new Map<string, string>();
+export function keyedElement(
+  key: readonly string[],
+  value?: readonly string[],
+  comment?: string,
+): KeyedElement {
+  return { k: key.join(SEP), v: (value ?? []).join(SEP), key, value, comment };
+}
 
-  /** `previous` is what the table holds now; pass an empty map after a flush. */
-  constructor(kind: "set" | "map", name: string, previous: ElementContents) {
-    this.#kind = kind;
-    this.#name = name;
-    this.#previous = previous;
+export class ContainerElements {
+  readonly kind: "set" | "map";
+  readonly name: string;
+  /** What the table holds: key → value. */
+  readonly #held: Map<string, string>;
+  readonly #claims = new Map<string, Claim[]>();
+  /** Keys whose claims changed since the last `write`, in the order they changed. */
+  readonly #dirty = new Set<string>();
+
+  /** `held` is what the table holds now (taken over, not copied); empty after a flush. */
+  constructor(kind: "set" | "map", name: string, held: Map<string, string>) {
+    this.kind = kind;
+    this.name = name;
+    this.#held = held;
   }
 
   #element(key: readonly string[], value?: readonly string[], comment?: string): ElementObject {
-    return this.#kind === "set"
-      ? { kind: "element", set: this.#name, key, comment }
-      : { kind: "element", map: this.#name, key, value, comment };
+    return this.kind === "set"
+      ? { kind: "element", set: this.name, key, comment }
+      : { kind: "element", map: this.name, key, value, comment };
+  }
+
+  /** `port` asks for `element`; a second claim of the same key by the same port is ignored. */
+  claim(port: string, element: KeyedElement): void {
+    const claims = this.#claims.get(element.k);
+    if (!claims) this.#claims.set(element.k, [{ port, element }]);
+    else if (claims.some((c) => c.port === port)) return;
+    else claims.push({ port, element });
+    this.#dirty.add(element.k);
+  }
+
+  /** `port` no longer asks for the key. */
+  release(port: string, k: string): void {
+    const claims = this.#claims.get(k);
+    if (!claims) return;
+    const left = claims.filter((c) => c.port !== port);
+    if (left.length === claims.length) return;
+    if (left.length === 0) this.#claims.delete(k);
+    else this.#claims.set(k, left);
+    this.#dirty.add(k);
   }
 
   /**
-   * Adds the element unless it is already there with the same value; a changed value is
-   * replaced. Returns the element so a partial sync can replay it later without re-joining.
+   * Writes what the changed claims mean for the table: an element added, or replaced when its
+   * value changed, for each claimed key (in the order they changed), then the keys nobody claims
+   * any more deleted (sorted). `everything`: every held key is checked (a full sync).
    */
-  ensure(tx: Transaction, key: readonly string[], value?: readonly string[], comment?: string): KeyedElement {
-    const el = { k: key.join(SEP), v: (value ?? []).join(SEP), key, value, comment };
-    this.replay(tx, el);
-    return el;
-  }
-
-  /** `ensure` for an element an earlier sync already keyed. */
-  replay(tx: Transaction, el: KeyedElement): void {
-    if (this.#current.has(el.k)) return;
-    this.#current.set(el.k, el.v);
-    const old = this.#previous.get(el.k);
-    if (old === el.v) return;
-    const object = this.#element(el.key, el.value, el.comment);
-    if (old !== undefined) tx.delete(object);
-    tx.add(object);
-  }
-
-  /** Deletes what the previous sync had and this one did not ensure. */
-  deleteLeftovers(tx: Transaction): void {
-    // Only the leftovers are sorted: sorting every held key made each partial sync cost
-    // as much as the whole cluster.
+  write(tx: Transaction, everything: boolean): void {
     const gone: string[] = [];
-    for (const k of this.#previous.keys()) if (!this.#current.has(k)) gone.push(k);
-    for (const k of gone.sort()) tx.delete(this.#element(k.split(SEP)));
+    for (const k of this.#dirty) {
+      const claims = this.#claims.get(k);
+      if (!claims) {
+        if (this.#held.has(k)) gone.push(k);
+        continue;
+      }
+      const winner = claims.reduce((a, b) => (compareStrings(b.port, a.port) < 0 ? b : a)).element;
+      const old = this.#held.get(k);
+      if (old === winner.v) continue;
+      const object = this.#element(winner.key, winner.value, winner.comment);
+      if (old !== undefined) tx.delete(object);
+      tx.add(object);
+      this.#held.set(k, winner.v);
+    }
+    if (everything)
+      for (const k of this.#held.keys()) if (!this.#claims.has(k) && !this.#dirty.has(k)) gone.push(k);
+    // Only the leftovers are sorted: sorting every held key made each sync cost the whole cluster.
+    for (const k of gone.sort()) {
+      tx.delete(this.#element(k.split(SEP)));
+      this.#held.delete(k);
+    }
+    this.#dirty.clear();
   }
 
   get contents(): ElementContents {
-    return this.#current;
+    return this.#held;
   }
 }

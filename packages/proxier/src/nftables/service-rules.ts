@@ -11,7 +11,7 @@ import {
   type TrafficRoute,
   trafficPolicyPlan,
 } from "../model/traffic-policy.js";
-import type { ElementStore } from "./element-store.js";
+import { type ContainerElements, keyedElement } from "./element-store.js";
 import * as N from "./names.js";
 import { addrType, ipX, type NFTablesOptions, setMasqueradeMark } from "./options.js";
 import type { ServicePortOutcome, ServicePortRecordBuilder } from "./service-record.js";
@@ -21,13 +21,13 @@ import type { Transaction } from "./transaction.js";
 export interface ServicePortContext {
   readonly tx: Transaction;
   readonly options: NFTablesOptions;
-  readonly stores: Readonly<Record<ContainerName, ElementStore>>;
-  /** Chains written or kept this sync; everything else with a "/" is stale. */
-  readonly activeChains: Set<string>;
-  readonly activeAffinitySets: Set<string>;
-  /** Partial sync and nothing about this Service changed: keep its chains as they are. */
-  readonly skipChains: boolean;
-  /** Filled with what this Service port contributes, for later partial syncs to replay. */
+  /** The shared sets and maps; the port claims its elements in them (see ContainerElements). */
+  readonly stores: Readonly<Record<ContainerName, ContainerElements>>;
+  /** The service port key the claims are made for. */
+  readonly port: string;
+  /** Chains written this sync, so that one shared by two ports is written once. */
+  readonly written: Set<string>;
+  /** Filled with what this Service port contributes, for a later sync to take back. */
   readonly record: ServicePortRecordBuilder;
 }
 
@@ -38,14 +38,16 @@ function ensure(
   value?: readonly string[],
   comment?: string,
 ): void {
-  ctx.record.elements.push({ container, element: ctx.stores[container].ensure(ctx.tx, key, value, comment) });
+  const element = keyedElement(key, value, comment);
+  ctx.stores[container].claim(ctx.port, element);
+  ctx.record.elements.push({ container, element });
 }
 
 function ensureChain(ctx: ServicePortContext, name: string): void {
-  if (ctx.activeChains.has(name)) return;
-  ctx.activeChains.add(name);
+  if (ctx.record.chains.includes(name)) return;
   ctx.record.chains.push(name);
-  if (ctx.skipChains) return;
+  if (ctx.written.has(name)) return;
+  ctx.written.add(name);
   ctx.tx.add({ kind: "chain", name });
   ctx.tx.flush({ kind: "chain", name });
 }
@@ -98,8 +100,6 @@ export function writeServicePort(
   ensureNodePortElements(port);
 
   const outcome = { noLocalInternal: traffic.noLocalInternal, noLocalExternal: traffic.noLocalExternal };
-  if (ctx.skipChains) return outcome;
-
   writeExternalChain(port);
   writeFirewallChain(port);
   if (sp.stickyMaxAgeSeconds > 0) writeAffinitySets(port, reachable);
@@ -123,14 +123,12 @@ function ensureEndpointState(port: PortPlan, endpoints: readonly EndpointInfo[])
   const { ctx, sp, proto } = port;
   const affinity = sp.stickyMaxAgeSeconds > 0;
   for (const ep of endpoints) {
-    // The hairpin set is shared, so its elements are kept even when the chains are skipped.
+    // The hairpin set is shared: two Services with the same local endpoint claim one element.
     if (ep.isLocal) ensure(ctx, "hairpin-connections", [ep.ip, ep.ip, proto, String(ep.port)]);
     if (!affinity) continue;
     // Only affinity needs a chain per endpoint: it records the client before the DNAT.
     ensureChain(ctx, N.endpointChainName(sp.name, ep));
-    const set = N.affinitySetName(sp.name, ep);
-    ctx.activeAffinitySets.add(set);
-    ctx.record.affinitySets.push(set);
+    ctx.record.affinitySets.push(N.affinitySetName(sp.name, ep));
   }
 }
 

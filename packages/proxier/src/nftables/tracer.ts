@@ -2,11 +2,17 @@
 // only the rule fragments our renderer writes; anything else is reported as an error rather
 // than guessed at, so a renderer change that the tracer cannot follow fails loudly.
 
-import type { TracedPacket, TracePacket, TraceResult } from "../model/trace.js";
+import {
+  startPacket,
+  type TracedPacket,
+  type TracePacket,
+  type TraceResult,
+  traceResult,
+} from "../model/trace.js";
 import { cidrContainsText, parseIP } from "../util/ip.js";
 import type { FakeNFTables, FakeTable } from "./fake.js";
 
-export type { TracePacket, TraceResult } from "../model/trace.js";
+export type { TracePacket, TracePath, TraceResult, TraceStep } from "../model/trace.js";
 
 type Pkt = TracedPacket;
 
@@ -23,8 +29,21 @@ class Tracer {
   readonly errors: string[] = [];
   constructor(
     private readonly table: FakeTable,
+    private readonly tableName: string,
     private readonly nodeIPs: readonly string[],
   ) {}
+
+  /** Records on the packet that it matched `rule` of `chain`. */
+  #step(pkt: Pkt, chain: string, rule: { rule: string; comment?: string }): void {
+    const step = { table: this.tableName, chain, rule: rule.rule };
+    pkt.steps = [...pkt.steps, rule.comment === undefined ? step : { ...step, comment: rule.comment }];
+  }
+
+  /** Adds what the last matched rule did (the element it found, the branch it took). */
+  #note(pkt: Pkt, note: string): void {
+    const last = pkt.steps.at(-1);
+    if (last) pkt.steps = [...pkt.steps.slice(0, -1), { ...last, note }];
+  }
 
   #addrMatches(spec: string, ip: string): boolean {
     const list = spec.startsWith("{") ? spec.slice(1, -1).split(",") : [spec];
@@ -56,13 +75,23 @@ class Tracer {
     return set.elements.has(key.join(" . "));
   }
 
-  #lookup(map: string, key: string[]): string | undefined {
+  /** The value of `key` in a map, noted on the packet's last step either way. */
+  #lookup(map: string, key: string[], pkt: Pkt): string | undefined {
     const m = this.table.maps.get(map);
     if (!m) {
       this.errors.push(`no map ${map}`);
       return undefined;
     }
-    return m.elements.get(key.join(" . "))?.value?.join(" ");
+    const element = m.elements.get(key.join(" . "));
+    const value = element?.value?.join(" ");
+    const comment = element?.comment === undefined ? "" : ` (${element.comment})`;
+    this.#note(
+      pkt,
+      value === undefined
+        ? `@${map}: no element ${key.join(" . ")}`
+        : `@${map}: ${key.join(" . ")}${comment} : ${value}`,
+    );
+    return value;
   }
 
   /** Consumes the match fragments at the start of `rest`; returns the statement left, or null if a match failed. */
@@ -137,12 +166,12 @@ class Tracer {
     let m: RegExpExecArray | null = null;
     m = /^ip6? daddr \. meta l4proto \. th dport vmap @(\S+)$/.exec(stmt);
     if (m) {
-      const v = this.#lookup(m[1] ?? "", [pkt.dst, pkt.proto, String(pkt.dport)]);
+      const v = this.#lookup(m[1] ?? "", [pkt.dst, pkt.proto, String(pkt.dport)], pkt);
       return v === undefined ? "continue" : this.#verdict(v, pkt, depth);
     }
     m = /^meta l4proto \. th dport vmap @(\S+)$/.exec(stmt);
     if (m) {
-      const v = this.#lookup(m[1] ?? "", [pkt.proto, String(pkt.dport)]);
+      const v = this.#lookup(m[1] ?? "", [pkt.proto, String(pkt.dport)], pkt);
       return v === undefined ? "continue" : this.#verdict(v, pkt, depth);
     }
     m = /^numgen random mod (\d+) vmap \{ (.*) \}$/.exec(stmt);
@@ -150,9 +179,10 @@ class Tracer {
       const branches = (m[2] ?? "").split(" , ").map((b) => /^\d+ : (.*)$/.exec(b)?.[1] ?? "");
       if (branches.length !== Number(m[1]))
         this.errors.push(`numgen modulus does not match its map: ${stmt}`);
-      return branches.flatMap((b) => {
-        const r = this.#verdict(b, { ...pkt }, depth);
-        return r === "continue" ? [{ pkt }] : r;
+      return branches.flatMap((b, i) => {
+        const branch = this.#branch(pkt, branches.length, `numgen ${i} of ${branches.length}: ${b}`);
+        const r = this.#verdict(b, branch, depth);
+        return r === "continue" ? [{ pkt: branch }] : r;
       });
     }
     // Setting the mark may be followed by another statement in the same rule.
@@ -181,10 +211,24 @@ class Tracer {
       if (entries.some((e) => e === null) || indexes.some((index, i) => index !== i))
         this.errors.push(`malformed numgen map: ${stmt}`);
       if (entries.length !== Number(m[2])) this.errors.push(`numgen modulus does not match its map: ${stmt}`);
-      return entries.map((e) => this.#dnat({ ...pkt }, e?.[2] ?? "", Number(e?.[3] ?? 0)));
+      return entries.map((e, i) => {
+        const branch = this.#branch(
+          pkt,
+          entries.length,
+          `numgen ${i} of ${entries.length}: ${e?.[2]} . ${e?.[3]}`,
+        );
+        return this.#dnat(branch, e?.[2] ?? "", Number(e?.[3] ?? 0));
+      });
     }
     if (/^update @\S+ \{ ip6? saddr \}$/.test(stmt)) return "continue";
     return this.#verdict(stmt, pkt, depth);
+  }
+
+  /** A copy of the packet for one of `n` equally likely random choices. */
+  #branch(pkt: Pkt, n: number, note: string): Pkt {
+    const copy = { ...pkt, probability: pkt.probability / n };
+    this.#note(copy, note);
+    return copy;
   }
 
   #dnat(pkt: Pkt, ip: string, port: number): Outcome {
@@ -194,36 +238,25 @@ class Tracer {
     return { pkt, verdict: "accept" };
   }
 
-  runChain(name: string, pkt: Pkt, depth = 0): Outcome[] {
+  /** Runs a chain's rules from `from` on; branches that fall off a jumped-to chain continue with the next rule. */
+  runChain(name: string, pkt: Pkt, depth = 0, from = 0): Outcome[] {
     const chain = this.table.chains.get(name);
     if (!chain || depth > MAX_DEPTH) {
       this.errors.push(chain ? `rule loop through ${name}` : `no chain ${name}`);
       return [{ pkt, verdict: "drop" }];
     }
-    for (let i = 0; i < chain.rules.length; i++) {
-      const rule = chain.rules[i]?.rule ?? "";
-      const stmt = this.#matches(rule, pkt);
+    for (let i = from; i < chain.rules.length; i++) {
+      const rule = chain.rules[i] ?? { rule: "" };
+      const stmt = this.#matches(rule.rule, pkt);
       if (stmt === null) continue;
+      this.#step(pkt, name, rule);
       const result = this.#statement(stmt, pkt, depth);
       if (result === "continue") continue;
-      // Branches that fall off a jumped-to chain continue with this chain's next rules.
       return result.flatMap((r) =>
-        r.verdict === undefined && /^jump /.test(stmt) ? this.#rest(name, i + 1, r.pkt, depth) : [r],
+        r.verdict === undefined && /^jump /.test(stmt) ? this.runChain(name, r.pkt, depth, i + 1) : [r],
       );
     }
     return [{ pkt }];
-  }
-
-  #rest(name: string, from: number, pkt: Pkt, depth: number): Outcome[] {
-    const chain = this.table.chains.get(name);
-    const copy = { def: chain?.def, rules: chain?.rules.slice(from) ?? [] };
-    const tmp = `${name}#${from}`;
-    this.table.chains.set(tmp, copy as never);
-    try {
-      return this.runChain(tmp, pkt, depth);
-    } finally {
-      this.table.chains.delete(tmp);
-    }
   }
 
   /** Runs the base chains of `hook` in priority order; the policy of every base chain is accept. */
@@ -245,17 +278,9 @@ class Tracer {
 
 export function tracePacket(nft: FakeNFTables, nodeIPs: readonly string[], packet: TracePacket): TraceResult {
   const table = nft.state;
-  if (!table) return { output: "ACCEPT", masq: false, errors: ["no table"] };
-  const tracer = new Tracer(table, nodeIPs);
-  const pkt: Pkt = {
-    src: packet.sourceIP,
-    proto: packet.protocol ?? "tcp",
-    dst: packet.destIP,
-    dport: packet.destPort,
-    iif: packet.inInterface ?? "",
-    mark: 0,
-    masq: false,
-  };
+  if (!table) return { output: "ACCEPT", masq: false, errors: ["no table"], paths: [] };
+  const tracer = new Tracer(table, `${nft.family} ${nft.table}`, nodeIPs);
+  const pkt = startPacket(packet);
   let outcomes: Outcome[];
   if (nodeIPs.includes(packet.sourceIP)) {
     outcomes = tracer.runHook("postrouting", tracer.runHook("output", [{ pkt }]));
@@ -268,10 +293,5 @@ export function tracePacket(nft: FakeNFTables, nodeIPs: readonly string[], packe
       ...tracer.runHook("postrouting", tracer.runHook("forward", forward)),
     ];
   }
-  const outputs: string[] = [];
-  for (const o of outcomes) {
-    const text = o.verdict === "drop" ? "DROP" : o.verdict === "reject" ? "REJECT" : (o.pkt.dnat ?? "ACCEPT");
-    if (!outputs.includes(text)) outputs.push(text);
-  }
-  return { output: outputs.join(", "), masq: outcomes.some((o) => o.pkt.masq), errors: tracer.errors };
+  return traceResult(outcomes, tracer.errors);
 }

@@ -4,6 +4,7 @@
 
 import { NAME_LENGTH_MAX } from "./names.js";
 import {
+  type ElementObject,
   elementBody,
   type NFTFamily,
   type NFTObject,
@@ -11,6 +12,11 @@ import {
   renderOperation,
   type Verb,
 } from "./objects.js";
+
+/** One statement of `statements()`: an operation, or the element adds of one set gathered. */
+export type Statement =
+  | { readonly kind: "operation"; readonly op: Operation }
+  | { readonly kind: "elements"; readonly container: string; readonly elements: readonly ElementObject[] };
 
 const NAME_PATTERN = /^[A-Za-z_.][A-Za-z0-9_./-]*$/;
 
@@ -112,21 +118,20 @@ export class Transaction {
   }
 
   /**
-   * The `nft -f` script the kernel gets: the same operations, but element adds gathered into one
-   * statement per set or map. One statement per element (as toString() and upstream write them) is one
-   * netlink message each, and the kernel seems to revalidate the table for every message that adds a goto
-   * verdict: at 10k Services the one-per-line form cost a third more kernel time (measured). A group is written
-   * before anything else touches its set, and all groups before a chain or table is deleted, so the
-   * outcome, and any failure, stay those of the one-per-line script.
+   * The operations as the kernel gets them: element adds gathered into one statement per set or
+   * map. One statement per element (as toString() and upstream write them) is one netlink message
+   * each, and the kernel seems to revalidate the table for every message that adds a goto verdict: at
+   * 10k Services the one-per-line form cost a third more kernel time (measured). A group comes before
+   * anything else touches its set, and all groups before a chain or table is deleted, so the outcome,
+   * and any failure, stay those of the one-per-line form.
    */
-  script(): string {
-    const where = `${this.family} ${this.table}`;
-    const lines: string[] = [];
-    const pending = new Map<string, string[]>();
+  statements(): Statement[] {
+    const out: Statement[] = [];
+    const pending = new Map<string, ElementObject[]>();
     const emit = (container: string) => {
-      const bodies = pending.get(container);
-      if (!bodies) return;
-      lines.push(`add element ${where} ${container} { ${bodies.join(", ")} }`);
+      const elements = pending.get(container);
+      if (!elements) return;
+      out.push({ kind: "elements", container, elements });
       pending.delete(container);
     };
     for (const op of this.#ops) {
@@ -134,9 +139,9 @@ export class Transaction {
       if (o.kind === "element") {
         const container = o.set ?? o.map ?? "";
         if (op.verb === "add") {
-          const bodies = pending.get(container);
-          if (bodies) bodies.push(elementBody(o));
-          else pending.set(container, [elementBody(o)]);
+          const group = pending.get(container);
+          if (group) group.push(o);
+          else pending.set(container, [o]);
           continue;
         }
         emit(container);
@@ -148,9 +153,20 @@ export class Transaction {
       ) {
         for (const container of [...pending.keys()]) emit(container);
       }
-      lines.push(renderOperation(op, this.family, this.table));
+      out.push({ kind: "operation", op });
     }
     for (const container of [...pending.keys()]) emit(container);
+    return out;
+  }
+
+  /** The `nft -f` script the kernel gets: `statements()`, one line each. */
+  script(): string {
+    const where = `${this.family} ${this.table}`;
+    const lines = this.statements().map((st) =>
+      st.kind === "operation"
+        ? renderOperation(st.op, this.family, this.table)
+        : `add element ${where} ${st.container} { ${st.elements.map((e) => elementBody(e)).join(", ")} }`,
+    );
     if (this.#err) lines.push(`# ERROR: ${this.#err.message}`);
     return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
   }

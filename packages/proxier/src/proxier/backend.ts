@@ -1,6 +1,7 @@
 // What the Proxier needs from a data plane: turn the current maps into kernel rules, full or
 // partial. A backend keeps its own rendered state and forgets it when a sync fails, so the
 // next sync re-reads the kernel and rewrites everything.
+import type { StructuredLogger } from "@switchyard/kube";
 import type { ProxyMode } from "../apply/cleanup.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
@@ -35,13 +36,7 @@ export interface ProxyBackend {
   setServiceCIDRs?(cidrs: readonly string[]): boolean;
 }
 
-/** The few log calls the proxier makes; @switchyard/kube's Logger fits. */
-export interface ProxierLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-  /** klog's V(n): a logger that writes only at verbosity n or more; plain info when absent. */
-  v?(n: number): ProxierLogger;
-}
+/** The proxier logs through @switchyard/kube's interface: its Logger, or a test's recording object. */
+export type ProxierLogger = StructuredLogger;
 
 export const silentLogger: ProxierLogger = { info() {}, warn() {}, error() {} };

@@ -1,17 +1,48 @@
 // The iptables data plane: renderIPTables plus one IptablesRestoreApplier (one family, one
 // backend binary). Full syncs first ensure the jump rules from the built-in chains, as
-// kube-proxy does with single iptables calls; the rest is one iptables-restore.
+// kube-proxy does with single iptables calls, and the nfacct counters its rules name; the rest is one
+// iptables-restore.
 import type { IptablesRestoreApplier } from "../apply/iptables-restore.js";
 import type { IPTablesOptions } from "../iptables/options.js";
 import { type IPTablesState, renderIPTables } from "../iptables/render.js";
 import { skeletonRestore } from "../iptables/skeleton-restore.js";
 import type { ProxyMetrics } from "../metrics/metrics.js";
-import type { BackendSyncInput, BackendSyncResult, ProxyBackend } from "./backend.js";
+import { CT_STATE_INVALID_NFACCT, LOCALHOST_NODEPORTS_NFACCT } from "../metrics/nfacct-metrics.js";
+import type { Nfacct } from "../nfacct/nfacct.js";
+import type { BackendSyncInput, BackendSyncResult, ProxierLogger, ProxyBackend } from "./backend.js";
 
 export interface IPTablesProxyBackendOptions {
   readonly options: IPTablesOptions;
   readonly ipt: IptablesRestoreApplier;
   readonly metrics?: ProxyMetrics;
+  /** The kernel's accounting objects; absent when they are not available, and then no rule names one. */
+  readonly nfacct?: Nfacct;
+  readonly logger?: ProxierLogger;
+}
+
+type NfacctCounters = NonNullable<IPTablesOptions["nfacctCounters"]>;
+
+/**
+ * As upstream's full sync: each counter is ensured, and the rules name only those that exist, so a kernel that
+ * refuses one still gets every rule, uncounted.
+ */
+export async function ensureNfacctCounters(nfacct: Nfacct, logger?: ProxierLogger): Promise<NfacctCounters> {
+  const ensured = async (name: string) => {
+    try {
+      await nfacct.ensure(name);
+      return true;
+    } catch (err) {
+      logger?.error("Failed to create nfacct counter; the corresponding metric will not be updated", {
+        err: (err as Error).message,
+        counter: name,
+      });
+      return false;
+    }
+  };
+  return {
+    ctStateInvalidDropped: await ensured(CT_STATE_INVALID_NFACCT),
+    localhostNodePortsAccepted: await ensured(LOCALHOST_NODEPORTS_NFACCT),
+  };
 }
 
 /** Chain names declared in iptables-save output (":NAME POLICY [counters]"). */
@@ -68,6 +99,10 @@ export class IPTablesProxyBackend implements ProxyBackend {
       if (full) {
         const nat = await ensureIPTablesSkeleton(this.#o.ipt);
         if (previous === undefined) existingNATChains = savedChainNames(nat);
+        if (this.#o.nfacct) {
+          const nfacctCounters = await ensureNfacctCounters(this.#o.nfacct, this.#o.logger);
+          this.#options = { ...this.#options, nfacctCounters };
+        }
       }
     } catch (err) {
       this.#o.metrics?.iptablesRestoreFailuresTotal?.inc(labels);

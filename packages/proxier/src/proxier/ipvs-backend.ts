@@ -24,17 +24,6 @@ export interface IPVSProxyBackendOptions {
   readonly logger?: ProxierLogger;
 }
 
-/** Rules ("-A" lines) per table in iptables-restore input. */
-export function countRestoreRules(text: string): { nat: number; filter: number } {
-  const counts = { nat: 0, filter: 0 };
-  let table: string | undefined;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("*")) table = line.slice(1);
-    else if (line.startsWith("-A ") && (table === "nat" || table === "filter")) counts[table]++;
-  }
-  return counts;
-}
-
 export class IPVSProxyBackend implements ProxyBackend {
   readonly mode = "ipvs" as const;
   readonly #o: IPVSProxyBackendOptions;
@@ -102,12 +91,6 @@ export class IPVSProxyBackend implements ProxyBackend {
       }
     }
     if (unbound) this.#state = r.state;
-    const counts = countRestoreRules(r.iptablesRestore);
-    for (const table of ["filter", "nat"] as const) {
-      // Every IPVS sync writes all of its (constant-size) rules, so last and total agree.
-      metrics?.iptablesRulesTotal?.set({ ...labels, table }, counts[table]);
-      metrics?.iptablesRulesLastSync?.set({ ...labels, table }, counts[table]);
-    }
     return { fullSync: full, noLocalEndpoints: r.noLocalEndpoints };
   }
 }

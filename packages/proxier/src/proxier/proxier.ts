@@ -4,6 +4,7 @@
 // reconciles stale UDP conntrack entries when a UDP service's endpoints changed. A failed
 // sync is retried after syncPeriod and the retry is always full, since the trackers were
 // already drained and the partial-sync bookkeeping is gone.
+import { backgroundClock, type Clock } from "@switchyard/kube";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { cleanStaleEntries } from "../conntrack/clean-stale.js";
@@ -21,7 +22,6 @@ import { ServiceChangeTracker, type ServicePortMap } from "../model/service-chan
 import { namespacedName } from "../model/service-port-name.js";
 import { BoundedFrequencyRunner, kubeProxyRunnerIntervals } from "../sync/bounded-frequency-runner.js";
 import { FullSyncPolicy } from "../sync/full-sync-policy.js";
-import { type Clock, systemClock, systemTimers, type Timers } from "../sync/timers.js";
 import type { IPFamily } from "../util/ip.js";
 import { type ProxierLogger, type ProxyBackend, silentLogger } from "./backend.js";
 import { serviceCIDRsOfFamily } from "./service-cidrs.js";
@@ -35,10 +35,15 @@ export interface ProxierOptions {
   readonly serviceHealth?: ServiceHealthServer;
   /** Stale UDP flows are listed and deleted through it; unset skips conntrack cleanup. */
   readonly conntrack?: ConntrackTable;
+  /**
+   * Upstream's conntrack rule alone: UDP entries to a terminating endpoint stay until it stops serving. By default
+   * finished exchanges with a terminating endpoint go once the rules no longer choose it (conntrack/reconcile.ts).
+   */
+  readonly keepFlowsToTerminating?: boolean;
   readonly minSyncPeriodMs: number;
   readonly syncPeriodMs: number;
+  /** Time and the runner's timers; @switchyard/kube's backgroundClock by default. */
   readonly clock?: Clock;
-  readonly timers?: Timers;
   readonly logger?: ProxierLogger;
   /** Told after each sync that reached the kernel (kube-proxy's app removes other modes' rules after the first). */
   readonly onSynced?: () => void;
@@ -68,7 +73,7 @@ export class Proxier {
   constructor(options: ProxierOptions) {
     this.#o = options;
     this.family = options.backend.family;
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? backgroundClock;
     this.#log = options.logger ?? silentLogger;
     this.#services = new ServiceChangeTracker(this.family);
     this.#endpoints = new EndpointsChangeTracker({
@@ -80,7 +85,7 @@ export class Proxier {
       name: `sync-runner-${this.family}`,
       fn: () => this.#sync(),
       ...kubeProxyRunnerIntervals(options.minSyncPeriodMs, options.syncPeriodMs),
-      timers: options.timers ?? systemTimers,
+      clock: this.#clock,
       onError: (err) => this.#log.error("sync failed, retrying with a full sync", { error: err }),
     });
   }
@@ -237,6 +242,7 @@ export class Proxier {
         metrics: this.#o.metrics,
         clock: this.#clock,
         logger: this.#log,
+        ...(this.#o.keepFlowsToTerminating ? {} : { drainTerminatingOn: this.#o.nodeName }),
       });
     }
   }

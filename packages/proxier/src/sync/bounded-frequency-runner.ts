@@ -4,7 +4,8 @@
 //  - at least minInterval from the end of one run to the start of the next;
 //  - a failed run is retried after retryInterval (sooner if something else triggers a run);
 //  - a run at least every maxInterval even if nobody asks.
-import { systemTimers, type TimerHandle, type Timers } from "./timers.js";
+import { backgroundClock, type Clock, type TimerHandle } from "@switchyard/kube";
+import { DEFAULT_MIN_SYNC_PERIOD_MS, DEFAULT_SYNC_PERIOD_MS, FULL_SYNC_PERIOD_MS } from "./sync-periods.js";
 
 export interface BoundedFrequencyRunnerOptions {
   readonly name: string;
@@ -13,7 +14,8 @@ export interface BoundedFrequencyRunnerOptions {
   readonly minIntervalMs: number;
   readonly retryIntervalMs: number;
   readonly maxIntervalMs: number;
-  readonly timers?: Timers;
+  /** Timers; @switchyard/kube's backgroundClock (a pending run does not keep a process alive) by default. */
+  readonly clock?: Clock;
   /** Told about each failure (the runner itself never throws). */
   readonly onError?: (err: unknown) => void;
 }
@@ -23,12 +25,12 @@ type Phase = "stopped" | "idle" | "running" | "cooling";
 export class BoundedFrequencyRunner {
   readonly name: string;
   readonly #o: BoundedFrequencyRunnerOptions;
-  readonly #timers: Timers;
+  readonly #clock: Clock;
   #phase: Phase = "stopped";
   #requested = false;
-  #minTimer: TimerHandle | null = null;
-  #maxTimer: TimerHandle | null = null;
-  #retryTimer: TimerHandle | null = null;
+  #minTimer: TimerHandle;
+  #maxTimer: TimerHandle;
+  #retryTimer: TimerHandle;
   #current: Promise<void> | null = null;
 
   constructor(options: BoundedFrequencyRunnerOptions) {
@@ -37,14 +39,14 @@ export class BoundedFrequencyRunner {
     }
     this.name = options.name;
     this.#o = options;
-    this.#timers = options.timers ?? systemTimers;
+    this.#clock = options.clock ?? backgroundClock;
   }
 
   /** Starts the loop. A run() requested before start is honoured now. */
   start(): void {
     if (this.#phase !== "stopped") return;
     this.#phase = "idle";
-    this.#maxTimer = this.#timers.after(this.#o.maxIntervalMs, () => this.run());
+    this.#maxTimer = this.#clock.setTimeout(() => this.run(), this.#o.maxIntervalMs);
     if (this.#requested) this.#startRun();
   }
 
@@ -57,8 +59,8 @@ export class BoundedFrequencyRunner {
   /** Stops scheduling; resolves once a run in progress has finished. */
   async stop(): Promise<void> {
     this.#phase = "stopped";
-    for (const t of [this.#minTimer, this.#maxTimer, this.#retryTimer]) t?.cancel();
-    this.#minTimer = this.#maxTimer = this.#retryTimer = null;
+    for (const t of [this.#minTimer, this.#maxTimer, this.#retryTimer]) this.#clock.clearTimeout(t);
+    this.#minTimer = this.#maxTimer = this.#retryTimer = undefined;
     await this.#current;
   }
 
@@ -69,7 +71,7 @@ export class BoundedFrequencyRunner {
   #startRun(): void {
     this.#requested = false;
     this.#phase = "running";
-    this.#maxTimer?.cancel();
+    this.#clock.clearTimeout(this.#maxTimer);
     this.#current = this.#execute();
   }
 
@@ -82,25 +84,18 @@ export class BoundedFrequencyRunner {
       this.#o.onError?.(e);
     }
     if (this.#phase === "stopped") return;
-    this.#retryTimer?.cancel();
-    this.#retryTimer = ok ? null : this.#timers.after(this.#o.retryIntervalMs, () => this.run());
-    this.#maxTimer = this.#timers.after(this.#o.maxIntervalMs, () => this.run());
+    this.#clock.clearTimeout(this.#retryTimer);
+    this.#retryTimer = ok ? undefined : this.#clock.setTimeout(() => this.run(), this.#o.retryIntervalMs);
+    this.#maxTimer = this.#clock.setTimeout(() => this.run(), this.#o.maxIntervalMs);
     this.#phase = "cooling";
-    this.#minTimer = this.#timers.after(this.#o.minIntervalMs, () => {
-      this.#minTimer = null;
+    this.#minTimer = this.#clock.setTimeout(() => {
+      this.#minTimer = undefined;
       if (this.#phase !== "cooling") return;
       this.#phase = "idle";
       if (this.#requested) this.#startRun();
-    });
+    }, this.#o.minIntervalMs);
   }
 }
-
-/** kube-proxy's hourly "repair drift" full sync (proxyutil.FullSyncPeriod). */
-export const FULL_SYNC_PERIOD_MS = 60 * 60 * 1000;
-
-/** kube-proxy's defaults: --min-sync-period 1s, --sync-period 30s. */
-export const DEFAULT_MIN_SYNC_PERIOD_MS = 1000;
-export const DEFAULT_SYNC_PERIOD_MS = 30_000;
 
 /**
  * The runner bounds kube-proxy (1.34+) uses: minSyncPeriod between runs, syncPeriod as the

@@ -2,7 +2,7 @@
 // sync at start-up, after any failed sync (the change trackers were already drained, so the
 // partial-sync bookkeeping is lost), when the node's topology labels change, and when the
 // last full sync is more than an hour old (repairs drift that a partial sync cannot see).
-import { FULL_SYNC_PERIOD_MS } from "./bounded-frequency-runner.js";
+import { FULL_SYNC_PERIOD_MS } from "./sync-periods.js";
 
 export class FullSyncPolicy {
   readonly #periodMs: number;

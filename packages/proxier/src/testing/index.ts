@@ -30,4 +30,10 @@ export {
   type FakeTable,
   referencesOf,
 } from "../nftables/fake.js";
-export { type TracePacket, type TraceResult, tracePacket } from "../nftables/tracer.js";
+export {
+  type TracePacket,
+  type TracePath,
+  type TraceResult,
+  type TraceStep,
+  tracePacket,
+} from "../nftables/tracer.js";

@@ -33,7 +33,7 @@ describe("ConntrackCLI", () => {
     assert.deepEqual(conntrackListArgs("IPv6"), ["-f", "ipv6", "-L", "-p", "udp"]);
     const { exec, calls } = fakeExec(() => ({ stdout: LINE, stderr: summary(1, "shown") }));
     const flows = await new ConntrackCLI(exec).listUDP("IPv4");
-    assert.deepEqual(flows, [v4]);
+    assert.deepEqual(flows, [{ ...v4, unreplied: true }]);
     assert.deepEqual(calls[0], { command: "conntrack", args: ["-L", "-p", "udp"], stdin: undefined });
   });
 
@@ -56,6 +56,8 @@ describe("ConntrackCLI", () => {
       ...["--reply-src", "10.180.0.1", "--reply-port-src", "80"],
     ]);
     assert.deepEqual(conntrackDeleteArgs("IPv6", v6).slice(0, 5), ["-f", "ipv6", "-D", "-p", "udp"]);
+    // Answered entries only: conntrack's status filter matches entries with the bit set.
+    assert.deepEqual(conntrackDeleteArgs("IPv4", v4, true).slice(-2), ["--status", "SEEN_REPLY"]);
     // Two clients' flows to the same stale endpoint are one delete; another endpoint is another.
     const client = (sport: number): ConntrackFlow => ({ ...v4, orig: { ...v4.orig, sport } });
     const other: ConntrackFlow = { ...v4, reply: { ...v4.reply, src: "10.180.0.2" } };

@@ -19,6 +19,7 @@ describe("conntrack -L output", () => {
       protocol: "udp",
       orig: { src: "192.168.0.3", dst: "172.30.0.53", sport: 40053, dport: 80 },
       reply: { src: "10.180.0.1", dst: "192.168.0.3", sport: 80, dport: 40053 },
+      unreplied: true,
     });
   });
 
@@ -32,6 +33,13 @@ describe("conntrack -L output", () => {
     const tcp = parseConntrackLine(TCP);
     assert.equal(tcp?.protocol, "tcp");
     assert.equal(tcp?.orig.sport, 40053);
+  });
+
+  test("[UNREPLIED] marks a flow still waiting for its reply; the other flags are dropped", () => {
+    assert.equal(parseConntrackLine(ASSURED_ZONE)?.unreplied, true);
+    const answered = parseConntrackLine(ASSURED_ZONE.replace("[UNREPLIED] ", ""));
+    assert.ok(answered);
+    assert.equal("unreplied" in answered, false);
   });
 
   test("IPv6 addresses come back in canonical text", () => {

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
-import { staleConntrackFlows } from "../../src/conntrack/reconcile.js";
-import { buildMaps, makeService, makeSlice } from "../fixtures.js";
+import { drainedConntrackFlows, staleConntrackFlows } from "../../src/conntrack/reconcile.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
 
 const CLUSTER_IP = "172.30.1.1";
 const EXTERNAL_IP = "192.168.99.100";
@@ -220,5 +220,74 @@ describe("staleConntrackFlows (upstream's cleanup_test.go scenarios)", () => {
       entries.push(flow("udp", EXTERNAL_IP, port, DELETED, ENDPOINT_PORT));
     }
     assert.equal(staleConntrackFlows(entries, m.services, m.endpoints).length, expected);
+  });
+});
+
+describe("drainedConntrackFlows: answered flows to a terminating endpoint the rules left", () => {
+  const READY = "10.240.0.7";
+  const TERMINATING = "10.240.0.8";
+  const terminating = { ready: false, serving: true, terminating: true };
+  /** A UDP ClusterIP Service port (with a NodePort) over these endpoints; `local` names the endpoints on this node. */
+  function udpMaps(eps: { ip: string; conditions?: object; local?: boolean }[], policy?: "Local") {
+    const svc = makeService("test", "dns", {
+      type: "NodePort",
+      clusterIP: CLUSTER_IP,
+      ...(policy ? { internalTrafficPolicy: policy } : {}),
+      ports: [{ name: "dns", port: SERVICE_PORT, protocol: "UDP", nodePort: NODE_PORT }],
+    });
+    const slice = makeSlice(
+      "test",
+      "dns",
+      "0",
+      eps.map((e) => ({
+        addresses: [e.ip],
+        nodeName: e.local ? NODE_NAME : "node2",
+        ...(e.conditions ? { conditions: e.conditions } : {}),
+      })),
+      [{ name: "dns", port: ENDPOINT_PORT, protocol: "UDP" }],
+    );
+    return buildMaps("IPv4", [svc], [slice]);
+  }
+  const drained = (m: ReturnType<typeof udpMaps>, entries: ConntrackFlow[]) =>
+    drainedConntrackFlows(entries, m.services, m.endpoints, NODE_NAME);
+
+  test("with a ready endpoint beside it, a terminating one's answered flows go, by ClusterIP and by NodePort", () => {
+    const m = udpMaps([{ ip: READY }, { ip: TERMINATING, conditions: terminating }]);
+    const viaClusterIP = flow("udp", CLUSTER_IP, SERVICE_PORT, TERMINATING, ENDPOINT_PORT);
+    const viaNodePort = flow("udp", NODE_IP, NODE_PORT, TERMINATING, ENDPOINT_PORT);
+    const waiting = { ...viaClusterIP, orig: { ...viaClusterIP.orig, sport: 40001 }, unreplied: true };
+    const toReady = flow("udp", CLUSTER_IP, SERVICE_PORT, READY, ENDPOINT_PORT);
+    const tcp = flow("tcp", CLUSTER_IP, SERVICE_PORT, TERMINATING, ENDPOINT_PORT);
+    assert.deepEqual(drained(m, [viaClusterIP, viaNodePort, waiting, toReady, tcp]), [
+      viaClusterIP,
+      viaNodePort,
+    ]);
+    // Upstream's rule keeps every one of them: the terminating endpoint still serves.
+    assert.deepEqual(
+      staleConntrackFlows([viaClusterIP, viaNodePort, waiting, toReady], m.services, m.endpoints),
+      [],
+    );
+  });
+
+  test("when nothing is ready the rules fall back to terminating endpoints, and their flows stay", () => {
+    const m = udpMaps([{ ip: TERMINATING, conditions: terminating }]);
+    assert.deepEqual(drained(m, [flow("udp", CLUSTER_IP, SERVICE_PORT, TERMINATING, ENDPOINT_PORT)]), []);
+  });
+
+  test("internalTrafficPolicy Local: a local terminating endpoint is this node's fallback while no local one is ready", () => {
+    const entry = flow("udp", CLUSTER_IP, SERVICE_PORT, TERMINATING, ENDPOINT_PORT);
+    const elsewhereReady = udpMaps(
+      [{ ip: READY }, { ip: TERMINATING, conditions: terminating, local: true }],
+      "Local",
+    );
+    assert.deepEqual(drained(elsewhereReady, [entry]), []);
+    const localReady = udpMaps(
+      [
+        { ip: READY, local: true },
+        { ip: TERMINATING, conditions: terminating, local: true },
+      ],
+      "Local",
+    );
+    assert.deepEqual(drained(localReady, [entry]), [entry]);
   });
 });

@@ -4,15 +4,15 @@
 // is answered, so no step waits on a timeout.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { realClock } from "@switchyard/kube";
 import type { Endpoint } from "kubernetes-types/discovery/v1.js";
-import { NftApplier } from "../../src/apply/nft-applier.js";
+import { NetlinkNftApplier } from "../../src/apply/netlink-applier.js";
 import { ConntrackCLI } from "../../src/conntrack/conntrack.js";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
 import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { systemClock } from "../../src/sync/timers.js";
 import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
 import { kernelTestsUnavailable, Topology } from "./topology.js";
 
@@ -33,6 +33,12 @@ const terminating = (ip: string): Endpoint => ({
   nodeName: NODE_NAME,
   conditions: { ready: false, serving: true, terminating: true },
 });
+/** Terminating and no longer serving: never chosen, its flows go by upstream's rule. */
+const gone = (ip: string): Endpoint => ({
+  addresses: [ip],
+  nodeName: NODE_NAME,
+  conditions: { ready: false, serving: false, terminating: true },
+});
 const slice = (eps: Endpoint[]) =>
   makeSlice("ns1", "dns", "a", eps, [{ name: "dns", port: 80, protocol: "UDP" }]);
 
@@ -45,19 +51,23 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
     await topo?.destroy();
   });
 
-  test("after endpoint A is removed, the flow DNATed to A is deleted and the one to B is kept", async () => {
+  /** A Proxier on the topology's node, reconciling its conntrack table (emptied first); `keep` is upstream's rule. */
+  async function start(keep: boolean) {
+    await topo.nodeExec("conntrack", ["-F"]);
     const metrics = newProxyMetrics("nftables");
     const table = new ConntrackCLI(topo.nodeExec);
     const proxier = new Proxier({
       nodeName: NODE_NAME,
       backend: new NFTablesProxyBackend({
         options: nftOptions(),
-        nft: new NftApplier({ exec: topo.nodeExec }),
+        // the writer the proxy uses by default
+        nft: new NetlinkNftApplier({ netns: topo.node, exec: topo.nodeExec, writer: "netlink" }),
         metrics,
       }),
       metrics,
-      health: new ProxyHealth({ clock: systemClock, healthTimeoutMs: 60_000 }),
+      health: new ProxyHealth({ clock: realClock, healthTimeoutMs: 60_000 }),
       conntrack: table,
+      keepFlowsToTerminating: keep,
       minSyncPeriodMs: 0,
       syncPeriodMs: 30_000,
     });
@@ -74,19 +84,26 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
     const toService = async () =>
       (await table.listUDP("IPv4"))
         .filter((f: ConntrackFlow) => f.orig.dst === CLUSTER_IP)
-        .map((f) => ({
-          sport: f.orig.sport,
-          endpoint: f.reply.src,
-        }));
-    const flowX = { udp: true, sourcePort: 40053 };
-    const flowY = { udp: true, sourcePort: 40054 };
+        .map((f) => ({ sport: f.orig.sport, endpoint: f.reply.src }))
+        .sort((a, b) => a.sport - b.sport);
+    return { proxier, text, rounds, toService };
+  }
+  const flowX = { udp: true, sourcePort: 40053 };
+  const flowY = { udp: true, sourcePort: 40054 };
+
+  /** Step 1 of both: only B serves, and flow Y goes to B. */
+  async function onlyB(proxier: Proxier, rounds: (n: number) => Promise<void>) {
+    proxier.onServiceUpdate(undefined, dns);
+    proxier.onEndpointSliceUpdate(slice([ready(POD_B)]), false);
+    proxier.start();
+    await rounds(1);
+    assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 1, flowY), ["pod-1"]);
+  }
+
+  test("upstream's rule (keepFlowsToTerminating): a terminating endpoint keeps its flows; a removed one's go", async () => {
+    const { proxier, text, rounds, toService } = await start(true);
     try {
-      // 1: only B serves; flow Y goes to B.
-      proxier.onServiceUpdate(undefined, dns);
-      proxier.onEndpointSliceUpdate(slice([ready(POD_B)]), false);
-      proxier.start();
-      await rounds(1);
-      assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 1, flowY), ["pod-1"]);
+      await onlyB(proxier, rounds);
 
       // 2: A is ready and B terminating, so new flows (X) go to A; Y keeps going to B, and
       // the reconciler leaves it, since B still serves.
@@ -94,13 +111,10 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
       await rounds(2);
       assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 2, flowX), ["pod-0", "pod-0"]);
       assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 1, flowY), ["pod-1"]);
-      assert.deepEqual(
-        (await toService()).sort((a, b) => a.sport - b.sport),
-        [
-          { sport: 40053, endpoint: POD_A },
-          { sport: 40054, endpoint: POD_B },
-        ],
-      );
+      assert.deepEqual(await toService(), [
+        { sport: 40053, endpoint: POD_A },
+        { sport: 40054, endpoint: POD_B },
+      ]);
 
       // 3: A goes away. The sync's reconcile deletes X's entry and nothing else.
       proxier.onEndpointSliceUpdate(slice([terminating(POD_B)]), false);
@@ -110,6 +124,38 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
       assert.match(m, /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv4"\} 1$/m);
       // X starts over and follows the rules to B.
       assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 2, flowX), ["pod-1", "pod-1"]);
+      assert.equal(proxier.syncs.failed, 0);
+    } finally {
+      await proxier.stop();
+    }
+  });
+
+  test("by default a terminating endpoint the rules left loses its answered flows: the next datagram follows the rules", async () => {
+    const { proxier, text, rounds, toService } = await start(false);
+    try {
+      await onlyB(proxier, rounds);
+      assert.deepEqual(await toService(), [{ sport: 40054, endpoint: POD_B }]);
+
+      // 2: A is ready and B terminating: the rules choose A only, so Y's answered entry to B goes in the same sync,
+      // and Y's next datagram (as a new socket that got Y's port would send it) is A's, while B still lives.
+      proxier.onEndpointSliceUpdate(slice([ready(POD_A), terminating(POD_B)]), false);
+      await rounds(2);
+      assert.deepEqual(await toService(), []);
+      assert.match(
+        await text(),
+        /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv4"\} 1$/m,
+      );
+      assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 1, flowY), ["pod-0"]);
+
+      // 3: A goes (its flow Y with it, upstream's rule) and only B, terminating, is left: the rules fall back to B,
+      // so X's flow to B is made and kept, also by the next round (a gone endpoint's change triggers it).
+      proxier.onEndpointSliceUpdate(slice([terminating(POD_B)]), false);
+      await rounds(3);
+      assert.deepEqual(await toService(), []);
+      assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 2, flowX), ["pod-1", "pod-1"]);
+      proxier.onEndpointSliceUpdate(slice([terminating(POD_B), gone("10.180.0.3")]), false);
+      await rounds(4);
+      assert.deepEqual(await toService(), [{ sport: 40053, endpoint: POD_B }]);
       assert.equal(proxier.syncs.failed, 0);
     } finally {
       await proxier.stop();

@@ -2,10 +2,11 @@
 // real connections: both endpoints answer (through the numgen DNAT map), a pod reaches itself
 // (the hairpin set), a partial sync takes one endpoint away, no endpoints means a REJECT
 // (connection refused, not a timeout), and NodePorts work the same way. Once per family: the `ip` table over
-// IPv4 and the `ip6` table over the topology's IPv6 twins.
+// IPv4 and the `ip6` table over the topology's IPv6 twins; and once per writer: `nft -f` and netlink.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Endpoint } from "kubernetes-types/discovery/v1.js";
+import { NetlinkNftApplier } from "../../src/apply/netlink-applier.js";
 import { NftApplier } from "../../src/apply/nft-applier.js";
 import { type NFTablesState, renderNFTables } from "../../src/nftables/render.js";
 import { buildMaps, makeService, makeSlice, nftOptions } from "../fixtures.js";
@@ -17,7 +18,12 @@ const POD_IPS_V4 = ["10.180.0.1", "10.180.0.2"];
 const skip = await kernelTestsUnavailable(["nft"]);
 if (skip) console.log(`# skipping nftables kernel tests: ${skip}`);
 
-for (const family of ["IPv4", "IPv6"] as const) {
+for (const [family, writer] of [
+  ["IPv4", "nft"],
+  ["IPv6", "nft"],
+  ["IPv4", "netlink"],
+  ["IPv6", "netlink"],
+] as const) {
   const CLUSTER_IP = inFamily(family, "172.30.0.41");
   const NODE_ADDRESS = inFamily(family, "192.168.0.2");
   const POD_IPS = POD_IPS_V4.map((ip) => inFamily(family, ip));
@@ -39,9 +45,11 @@ for (const family of ["IPv4", "IPv6"] as const) {
     );
   }
 
-  describe(`nftables rules in the kernel (${table} table)`, { skip: skip ?? false }, () => {
+  describe(`nftables rules in the kernel (${table} table, written by ${writer})`, {
+    skip: skip ?? false,
+  }, () => {
     let topo: Topology;
-    let nft: NftApplier;
+    let nft: NftApplier | NetlinkNftApplier;
     let state: NFTablesState | undefined;
     let now = 0;
 
@@ -55,10 +63,18 @@ for (const family of ["IPv4", "IPv6"] as const) {
     }
 
     before(async () => {
-      topo = await Topology.create(`sy-kt${family === "IPv6" ? 6 : 4}${process.pid}`, POD_IPS_V4);
-      nft = new NftApplier({ exec: topo.nodeExec });
+      topo = await Topology.create(`sy-kt${family === "IPv6" ? 6 : 4}${writer[1]}${process.pid}`, POD_IPS_V4);
+      nft =
+        writer === "nft"
+          ? new NftApplier({ exec: topo.nodeExec })
+          : new NetlinkNftApplier({ netns: topo.node, exec: topo.nodeExec, writer: "netlink" });
     });
     after(async () => {
+      if (nft instanceof NetlinkNftApplier) {
+        // every transaction went over netlink: none needed nft
+        assert.equal(nft.stats.fallback, 0);
+        nft.close();
+      }
       await topo?.destroy();
     });
 

@@ -3,6 +3,7 @@
 // the maps that sync programmed, and never after a failed one.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { FakeClock } from "@switchyard/kube/testing";
 import type { ConntrackResult, ConntrackTable } from "../../src/conntrack/conntrack.js";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
 import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
@@ -11,7 +12,6 @@ import { FakeNFTables } from "../../src/nftables/fake.js";
 import type { Transaction } from "../../src/nftables/transaction.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { FakeTime } from "../../src/sync/timers.js";
 import type { IPFamily } from "../../src/util/ip.js";
 import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
 
@@ -51,7 +51,7 @@ const slice = (svc: string, ips: string[], protocol: "UDP" | "TCP") =>
   );
 
 function setup() {
-  const time = new FakeTime(1_000_000);
+  const time = new FakeClock(1_000_000);
   const fake = new FakeNFTables("ip", "kube-proxy");
   let fail = false;
   const nft = {
@@ -72,7 +72,6 @@ function setup() {
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
     clock: time,
-    timers: time,
   });
   return { time, table, metrics, proxier, failNext: (f: boolean) => (fail = f) };
 }

@@ -3,6 +3,7 @@
 // as a full sync, and /healthz fails while a change waits longer than 2 × syncPeriod.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { FakeClock } from "@switchyard/kube/testing";
 import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
@@ -11,13 +12,12 @@ import type { Transaction } from "../../src/nftables/transaction.js";
 import { MetaProxier } from "../../src/proxier/meta-proxier.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { FakeTime } from "../../src/sync/timers.js";
 import { makeService, makeSlice, NODE_IP, NODE_NAME, nftOptions } from "../fixtures.js";
 
 const SYNC_PERIOD = 30_000;
 
 function setup() {
-  const time = new FakeTime(1_000_000);
+  const time = new FakeClock(1_000_000);
   const fake = new FakeNFTables("ip", "kube-proxy");
   let failures = 0;
   const runs: Transaction[] = [];
@@ -43,7 +43,6 @@ function setup() {
     minSyncPeriodMs: 1000,
     syncPeriodMs: SYNC_PERIOD,
     clock: time,
-    timers: time,
   });
   const meta = new MetaProxier([proxier], health);
   const failNext = (n: number) => {

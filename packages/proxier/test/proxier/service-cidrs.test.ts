@@ -3,6 +3,7 @@
 // rule at once (kube-proxy v1.37 waits for its next full sync).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { FakeClock } from "@switchyard/kube/testing";
 import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
@@ -10,7 +11,6 @@ import { MetaProxier } from "../../src/proxier/meta-proxier.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
 import { allServiceCIDRs, serviceCIDRsOfFamily } from "../../src/proxier/service-cidrs.js";
-import { FakeTime } from "../../src/sync/timers.js";
 import { NODE_NAME, nftOptions } from "../fixtures.js";
 
 test("allServiceCIDRs: the union of every object, sorted, once each", () => {
@@ -34,7 +34,7 @@ test("serviceCIDRsOfFamily: each family keeps its own; garbage is reported, not 
 });
 
 function setup(family: "IPv4" | "IPv6" = "IPv4") {
-  const time = new FakeTime(1_000_000);
+  const time = new FakeClock(1_000_000);
   const fake = new FakeNFTables(family === "IPv4" ? "ip" : "ip6", "kube-proxy");
   const metrics = newProxyMetrics("nftables");
   const health = new ProxyHealth({ clock: time, healthTimeoutMs: 60_000 });
@@ -51,7 +51,6 @@ function setup(family: "IPv4" | "IPv6" = "IPv4") {
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
     clock: time,
-    timers: time,
   });
   const meta = new MetaProxier([proxier], health);
   const dropRule = () => fake.dump().match(/^.*cluster-ips-check.*drop.*$/m)?.[0];

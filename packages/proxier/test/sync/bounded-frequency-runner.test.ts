@@ -2,12 +2,12 @@
 // the periodic run, and never two runs at once.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { FakeClock } from "@switchyard/kube/testing";
 import { BoundedFrequencyRunner, kubeProxyRunnerIntervals } from "../../src/sync/bounded-frequency-runner.js";
 import { FullSyncPolicy } from "../../src/sync/full-sync-policy.js";
-import { FakeTime } from "../../src/sync/timers.js";
 
 function harness(opts: { min?: number; retry?: number; max?: number } = {}) {
-  const time = new FakeTime(0);
+  const time = new FakeClock(0);
   const starts: number[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -19,7 +19,7 @@ function harness(opts: { min?: number; retry?: number; max?: number } = {}) {
     minIntervalMs: opts.min ?? 1000,
     retryIntervalMs: opts.retry ?? 30_000,
     maxIntervalMs: opts.max ?? 3_600_000,
-    timers: time,
+    clock: time,
     fn: async () => {
       starts.push(time.now());
       inFlight++;
@@ -120,7 +120,7 @@ describe("BoundedFrequencyRunner", () => {
     await h.runner.stop();
     await h.time.advance(10_000_000);
     assert.deepEqual(h.starts, [10_000]);
-    assert.equal(h.time.pending, 0);
+    assert.equal(h.time.pendingTimers(), 0);
   });
 
   test("kube-proxy's bounds: minSyncPeriod, retry after syncPeriod, one hour maximum", () => {

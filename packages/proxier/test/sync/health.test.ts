@@ -2,16 +2,16 @@
 // fake listeners.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { FakeClock } from "@switchyard/kube/testing";
 import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { goTimeString } from "../../src/healthcheck/response.js";
 import { type HealthListen, ServiceHealthServer } from "../../src/healthcheck/service-health.js";
-import { FakeTime } from "../../src/sync/timers.js";
 
 const T0 = Date.UTC(2024, 4, 1, 10, 0, 0);
 
 describe("ProxyHealth", () => {
   function setup() {
-    const time = new FakeTime(T0);
+    const time = new FakeClock(T0);
     const counted: string[] = [];
     const health = new ProxyHealth({
       clock: time,

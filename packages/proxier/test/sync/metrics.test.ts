@@ -48,6 +48,15 @@ describe("proxy metrics", () => {
     assert.ok(!got.some((n) => n.includes("nftables")));
   });
 
+  test("IPVS mode adds only the iptables restore failures to the core set, as upstream", async () => {
+    const nftables = await names("nftables");
+    const core = nftables.filter((n) => !/nftables|full_proxy|partial_proxy/.test(n));
+    assert.deepEqual(
+      (await names("ipvs")).filter((n) => !core.includes(n)),
+      ["kubeproxy_sync_proxy_rules_iptables_restore_failures_total"],
+    );
+  });
+
   test("every mode registers the conntrack reconciler's histogram and counter, with upstream's help", async () => {
     for (const mode of ["iptables", "nftables", "ipvs"] as const) {
       const m = newProxyMetrics(mode);
