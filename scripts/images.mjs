@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run images`: builds switchyard/kube-proxy, switchyard/cluster-dns and switchyard/slice-controller,
 // each tagged with its package's version and `dev`, from apps/<app>/Dockerfile with the repository root as
-// context, exactly as a user's `docker build` does. Before that, for each base image a Dockerfile names in an
-// `ARG *_IMAGE=<default>` line: the default is used when the engine has it or can pull it; when it can not (no
-// registry answers), the local equivalents of scripts/local-base-images.mjs are made (once, then reused) and
+// context, exactly as a user's `docker build` does, after the build stage they share (switchyard/build:dev from
+// build.Dockerfile, which each names in `ARG BUILD_IMAGE`). Before that, for each base image a Dockerfile names
+// in an `ARG *_IMAGE=<default>` line: the default is used when the engine has it or can pull it; when it can not
+// (no registry answers), the local equivalents of scripts/local-base-images.mjs are made (once, then reused) and
 // passed as build arguments. Prints each build step, and each image's size at the end.
 //   node scripts/images.mjs [kube-proxy] [cluster-dns] [slice-controller] [echo] [loadgen] [--upstream] [--local-bases]
 // echo and loadgen are the lab's own workloads (lab/Dockerfile), built only when named.
@@ -57,6 +58,17 @@ const localFor = {
   STATIC_IMAGE: "static",
   IPTABLES_IMAGE: "iptables",
 };
+
+// The build stage the images share (the repository with its npm dependencies), built before the images whose
+// Dockerfile names it in `ARG BUILD_IMAGE`.
+const buildStage = {
+  name: "build",
+  dockerfile: join(root, "build.Dockerfile"),
+  context: root,
+  tags: ["switchyard/build:dev"],
+};
+
+const usesBuildStage = (target) => /^ARG BUILD_IMAGE=/m.test(readFileSync(target.dockerfile, "utf8"));
 
 // What one build needs: its Dockerfile, its context directory and its tags (the first is the one measured).
 function appTarget(app) {
@@ -147,9 +159,12 @@ function seconds(since) {
   return `${((Date.now() - since) / 1000).toFixed(1)}s`;
 }
 
+// The base images a Dockerfile pulls; BUILD_IMAGE is not one of them: it is built here, first.
 function baseArgs(target) {
   const text = readFileSync(target.dockerfile, "utf8");
-  return [...text.matchAll(/^ARG (\w+_IMAGE)=(\S+)$/gm)].map((m) => ({ name: m[1], image: m[2] }));
+  return [...text.matchAll(/^ARG (\w+_IMAGE)=(\S+)$/gm)]
+    .map((m) => ({ name: m[1], image: m[2] }))
+    .filter((arg) => arg.name !== "BUILD_IMAGE");
 }
 
 function haveOrPull(image) {
@@ -260,6 +275,7 @@ export async function buildImages(
   const host = await ensureEngine();
   if (host) process.env.DOCKER_HOST = host;
   const targets = selected.map(appTarget);
+  if (targets.some(usesBuildStage)) targets.unshift(buildStage);
   if (upstream) for (const image of upstreamImages) targets.push(await upstreamTarget(image));
   if (e2e) for (const image of e2eImages) targets.push(await e2eTarget(image));
   const done = [];
