@@ -1,5 +1,6 @@
 // The program's one place of I/O wiring: the node's initialization (node-init.ts), then a
 // Proxier per family, serve metrics and health, and feed the informers (informers.ts) into the proxiers.
+import { realClock } from "@switchyard/kube";
 import {
   ConntrackCLI,
   type Exec,
@@ -7,20 +8,19 @@ import {
   type IPFamily,
   type IPTablesBackend,
   MetaProxier,
-  newProxyMetrics,
+  type Nfacct,
   Proxier,
   ProxyHealth,
   type ProxyMetrics,
   platformCleanup,
   realExec,
   ServiceHealthServer,
-  systemClock,
 } from "@switchyard/proxier";
-import { collectDefaultMetrics } from "prom-client";
 import type { ResolvedOptions } from "./config/config.js";
-import { cleanupTargets, createBackend } from "./dataplane.js";
+import { cleanupTargets, createBackend, openNfacct } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
 import { watchCluster } from "./informers.js";
+import { newAppMetrics } from "./metrics.js";
 import { type InitOptions, initializeNode, type NodeInit, removeOtherModes } from "./node-init.js";
 import { startServers } from "./servers.js";
 
@@ -30,6 +30,8 @@ export interface AppOptions extends InitOptions {
   readonly iptablesBackend?: IPTablesBackend;
   /** What /configz serves: the configuration as a v1alpha1 object (config/v1alpha1.ts). */
   readonly configz?: Record<string, unknown>;
+  /** Upstream's conntrack rule alone (SWITCHYARD_PROXY_CONNTRACK=upstream); see Proxier's option of that name. */
+  readonly keepFlowsToTerminating?: boolean;
 }
 
 export interface App {
@@ -55,10 +57,9 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
   const { logger } = opts;
   const init = await initializeNode(o, opts);
   const { nodeName, client, info, families, nodeIPs } = init;
-  const metrics = newProxyMetrics(o.mode);
-  // The process_* metrics every Go component exports (CPU, resident memory, open fds, start time), from
-  // prom-client's collectors, so dashboards built on upstream's find them; nodejs_* come along.
-  collectDefaultMetrics({ register: metrics.registry });
+  // iptables mode counts two kinds of packets in nfacct objects, read back on each scrape (upstream's collectors).
+  const nfacct = o.mode === "iptables" ? await openNfacct(init.exec, logger) : undefined;
+  const metrics = newAppMetrics(o.mode, nfacct, logger);
   const health = newProxyHealth(o, metrics);
   const serviceHealth = new ServiceHealthServer({
     listen: httpHealthListen(),
@@ -69,6 +70,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
   const cleanup = cleanupAfterFirstSyncs(o, opts, init);
   const proxiers = await createProxiers(o, opts, init, {
     metrics,
+    nfacct,
     health,
     serviceHealth,
     onSynced: cleanup.onSynced,
@@ -119,7 +121,7 @@ export async function startApp(o: ResolvedOptions, opts: AppOptions): Promise<Ap
 /** /healthz and /livez, which also count their responses by status code. */
 function newProxyHealth(o: ResolvedOptions, metrics: ProxyMetrics): ProxyHealth {
   return new ProxyHealth({
-    clock: systemClock,
+    clock: realClock,
     healthTimeoutMs: 2 * o.syncPeriodMs,
     onResponse: (path, status) =>
       (path === "/healthz" ? metrics.proxyHealthzTotal : metrics.proxyLivezTotal).inc({
@@ -130,6 +132,7 @@ function newProxyHealth(o: ResolvedOptions, metrics: ProxyMetrics): ProxyHealth 
 
 interface SharedByProxiers {
   readonly metrics: ProxyMetrics;
+  readonly nfacct: Nfacct | undefined;
   readonly health: ProxyHealth;
   readonly serviceHealth: ServiceHealthServer;
   readonly onSynced: (family: IPFamily) => void;
@@ -160,7 +163,7 @@ async function createProxiers(
   o: ResolvedOptions,
   opts: AppOptions,
   init: NodeInit,
-  { metrics, health, serviceHealth, onSynced }: SharedByProxiers,
+  { metrics, nfacct, health, serviceHealth, onSynced }: SharedByProxiers,
 ): Promise<Proxier[]> {
   const { exec, nodeName, info, nodeIPs, kernel } = init;
   const proxiers: Proxier[] = [];
@@ -177,6 +180,7 @@ async function createProxiers(
         logger: flog,
         tcpBeLiberal: kernel.tcpBeLiberal,
         iptablesBackend: opts.iptablesBackend,
+        ...(nfacct ? { nfacct } : {}),
       },
       family,
     );
@@ -189,6 +193,7 @@ async function createProxiers(
         // Both families share the node's ports, so only the primary serves health checks.
         serviceHealth: i === 0 ? serviceHealth : undefined,
         conntrack: new ConntrackCLI(exec),
+        keepFlowsToTerminating: opts.keepFlowsToTerminating ?? false,
         minSyncPeriodMs: o.minSyncPeriodMs,
         syncPeriodMs: o.syncPeriodMs,
         logger: flog,

@@ -11,10 +11,15 @@ import {
   IPVSProxyBackend,
   IptablesRestoreApplier,
   NFTablesProxyBackend,
+  type Nfacct,
+  NfacctCLI,
   NftApplier,
+  newNftRunner,
+  nftWriterFromEnv,
   type ProxierLogger,
   type ProxyBackend,
   type ProxyMetrics,
+  realExec,
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
@@ -46,6 +51,23 @@ export interface BackendContext {
   readonly tcpBeLiberal: boolean;
   /** iptables backend; detected like iptables-wrapper when unset. */
   readonly iptablesBackend?: IPTablesBackend;
+  /** iptables mode's accounting objects (openNfacct); absent where the kernel has none. */
+  readonly nfacct?: Nfacct;
+}
+
+/**
+ * The kernel's nfacct, which iptables mode's rules count packets with, or undefined (logged as upstream's
+ * iptables proxier logs it) when the node has no nfacct tool or the kernel no nfnetlink_acct.
+ */
+export async function openNfacct(exec: Exec, logger: ProxierLogger): Promise<Nfacct | undefined> {
+  try {
+    return await NfacctCLI.open(exec);
+  } catch (err) {
+    logger.error("Failed to create nfacct runner, nfacct based metrics won't be available", {
+      err: (err as Error).message,
+    });
+    return undefined;
+  }
 }
 
 export async function createBackend(ctx: BackendContext, family: IPFamily): Promise<ProxyBackend> {
@@ -65,7 +87,13 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
     case "nftables":
       return new NFTablesProxyBackend({
         options: { ...common, localDetector: detector },
-        nft: new NftApplier({ exec: ctx.exec }),
+        // The netlink writer unless SWITCHYARD_PROXY_NFT_WRITER=nft (or netlink cannot be opened here). It
+        // does not go through the Exec seam, so an exec of a test's own (a fake, injected faults) keeps `nft`.
+        nft: newNftRunner({
+          exec: ctx.exec,
+          writer: ctx.exec === realExec ? nftWriterFromEnv() : "nft",
+          logger: ctx.logger,
+        }),
         metrics: ctx.metrics,
         logger: ctx.logger,
       });
@@ -81,6 +109,8 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
         },
         ipt: new IptablesRestoreApplier({ family, backend, exec: ctx.exec }),
         metrics: ctx.metrics,
+        logger: ctx.logger,
+        ...(ctx.nfacct ? { nfacct: ctx.nfacct } : {}),
       });
     }
     case "ipvs": {

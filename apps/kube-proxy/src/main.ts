@@ -8,12 +8,12 @@ import {
   notActedOn,
   parseCommandLine,
   usage,
-  validateServerAddresses,
   withDeprecatedPorts,
 } from "./cli/flags.js";
 import { defaultConfig, type ProxyConfig, type ResolvedOptions, resolve } from "./config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "./config/config-file.js";
 import { renderV1alpha1, toV1alpha1 } from "./config/v1alpha1.js";
+import { validateConfig } from "./config/validate.js";
 import { watchConfigFile } from "./config/watch-file.js";
 import { NetworkConfigError } from "./network.js";
 import { versionText } from "./version.js";
@@ -26,22 +26,37 @@ export interface MainIO {
   stderr: { write(s: string): unknown };
   /** Resolves when the process is told to stop (SIGTERM/SIGINT). */
   stopSignal: Promise<unknown>;
-  /** The environment; process.env when unset. SWITCHYARD_PROXY_CLEANUP is read from it. */
+  /** The environment; process.env when unset. SWITCHYARD_PROXY_CLEANUP and SWITCHYARD_PROXY_CONNTRACK are read from it. */
   env?: Readonly<Record<string, string | undefined>>;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * A switch between our behaviour (the default value, false) and upstream's (the other value, true) read from the
+ * environment; anything else is refused with one line, before anything changes.
+ */
+function upstreamWay(env: Env, name: string, ours: string, upstreams: string): boolean {
+  const value = env[name] ?? ours;
+  if (value === ours) return false;
+  if (value === upstreams) return true;
+  throw new Error(`${name}=${JSON.stringify(value)}: want "${ours}" (default) or "${upstreams}"`);
 }
 
 /**
  * When the other modes' rules go: "after-first-sync" (the default, no window without Service rules) or
- * "before-first-sync" (upstream's order). Anything else is refused with one line, before anything changes.
+ * "before-first-sync" (upstream's order).
  */
-export function cleanupBeforeFirstSyncFrom(env: Readonly<Record<string, string | undefined>>): boolean {
-  const value = env.SWITCHYARD_PROXY_CLEANUP ?? "after-first-sync";
-  if (value === "after-first-sync") return false;
-  if (value === "before-first-sync") return true;
-  throw new Error(
-    `SWITCHYARD_PROXY_CLEANUP=${JSON.stringify(value)}: want "after-first-sync" (default) or "before-first-sync"`,
-  );
-}
+export const cleanupBeforeFirstSyncFrom = (env: Env): boolean =>
+  upstreamWay(env, "SWITCHYARD_PROXY_CLEANUP", "after-first-sync", "before-first-sync");
+
+/**
+ * Which UDP conntrack entries the reconciler deletes: "drain-terminating" (the default: also finished exchanges with
+ * a terminating endpoint the rules no longer choose, so a DNS pod's exit after its lameduck loses no lookup) or
+ * "upstream" (only entries to endpoints that stopped serving).
+ */
+export const keepFlowsToTerminatingFrom = (env: Env): boolean =>
+  upstreamWay(env, "SWITCHYARD_PROXY_CONNTRACK", "drain-terminating", "upstream");
 
 /**
  * Flags and config file into one configuration, as upstream combines them. Unknown or duplicate fields of the
@@ -53,19 +68,31 @@ export function loadConfiguration(
   strict: string[] = [],
   loadedText: { text?: string } = {},
 ): ProxyConfig {
-  if (cl.configFile === undefined) {
-    const flags = cl.apply(defaultConfig(), false);
-    const c = cl.writeConfigTo === undefined ? withDeprecatedPorts(flags, cl.deprecatedPorts) : flags;
-    validateServerAddresses(c);
-    return c;
-  }
+  const file = cl.configFile;
+  const c = file === undefined ? configFromFlags(cl) : configFromFile(cl, file, read, strict, loadedText);
+  // Upstream's Validate runs on the complete configuration either way.
+  const invalid = validateConfig(c);
+  if (invalid !== undefined) throw file === undefined ? new FlagError(invalid) : new ConfigError(invalid);
+  return c;
+}
+
+function configFromFlags(cl: CommandLine): ProxyConfig {
+  const flags = cl.apply(defaultConfig(), false);
+  return cl.writeConfigTo === undefined ? withDeprecatedPorts(flags, cl.deprecatedPorts) : flags;
+}
+
+function configFromFile(
+  cl: CommandLine,
+  path: string,
+  read: (path: string) => string,
+  strict: string[],
+  loadedText: { text?: string },
+): ProxyConfig {
   let text: string;
   try {
-    text = read(cl.configFile);
+    text = read(path);
   } catch (err) {
-    throw new ConfigError(
-      `cannot read --config ${cl.configFile}: ${(err as NodeJS.ErrnoException).code ?? err}`,
-    );
+    throw new ConfigError(`cannot read --config ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
   loadedText.text = text;
   return cl.apply(parseConfigFile(text, strict), true);
@@ -121,11 +148,13 @@ export async function main(io: MainIO): Promise<number> {
   let app: App;
   try {
     const cleanupBeforeFirstSync = cleanupBeforeFirstSyncFrom(io.env ?? process.env);
+    const keepFlowsToTerminating = keepFlowsToTerminatingFrom(io.env ?? process.env);
     app = await startApp(options, {
       logger,
       master: cl.master,
       configz: toV1alpha1(config),
       cleanupBeforeFirstSync,
+      keepFlowsToTerminating,
     });
   } catch (err) {
     io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);

@@ -3,9 +3,8 @@
 // Node, the conntrack sysctls, then each proxier's constructor up to its sysctls and IPVS
 // timeouts) and only then returns, so --init-only reads the Node from the API server too.
 import { hostname } from "node:os";
-import { HttpRestClient, type Logger } from "@switchyard/kube";
+import { clusterAccess, HttpRestClient, type Logger } from "@switchyard/kube";
 import { type Exec, type IPFamily, platformCleanup, realExec, type SettingFiles } from "@switchyard/proxier";
-import { clusterAccess } from "./client-config.js";
 import type { ResolvedOptions } from "./config/config.js";
 import { cleanupTargets } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
@@ -17,7 +16,7 @@ import { applyStartupSettings, type NodeSettingsResult } from "./node-settings.j
 export interface InitOptions {
   readonly logger: Logger;
   readonly exec?: Exec;
-  /** --master: replaces the kubeconfig's server (client-config.ts); "" or unset for none. */
+  /** --master: replaces the kubeconfig's server (@switchyard/kube clusterAccess); "" or unset for none. */
   readonly master?: string;
   /** How long to wait for the Node object at start-up. */
   readonly nodeWaitMs?: number;

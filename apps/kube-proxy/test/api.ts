@@ -1,53 +1,13 @@
-// A tiny admin client for the lab control plane (client certificate from its PKI), and the
-// objects these tests write: Services and EndpointSlices created directly, as an EndpointSlice
-// controller would have left them.
-import { readFileSync } from "node:fs";
-import { request } from "node:https";
-import { join } from "node:path";
+// The lab's admin client for the test control plane (client certificate from its PKI), and the objects these
+// tests write: Services and EndpointSlices created directly, as an EndpointSlice controller would have left them.
+import { Api as LabApi } from "@switchyard/lab/testing";
 import type { Service, ServiceSpec } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 
-export interface Api {
-  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
-}
+export type Api = Pick<LabApi, "call">;
 
 export function apiClient(server: string, stateDir: string): Api {
-  const url = new URL(server);
-  const pki = join(stateDir, "pki");
-  const tls = {
-    ca: readFileSync(join(pki, "ca.crt")),
-    cert: readFileSync(join(pki, "admin.crt")),
-    key: readFileSync(join(pki, "admin.key")),
-  };
-  return {
-    call: (method, path, body) =>
-      new Promise((resolve, reject) => {
-        const contentType = method === "PATCH" ? "application/merge-patch+json" : "application/json";
-        const req = request(
-          {
-            host: url.hostname,
-            port: url.port,
-            path,
-            method,
-            headers: { "content-type": contentType },
-            ...tls,
-          },
-          (res) => {
-            let text = "";
-            res.on("data", (c) => {
-              text += c;
-            });
-            res.on("end", () => {
-              if ((res.statusCode ?? 500) >= 300)
-                reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
-              else resolve(JSON.parse(text));
-            });
-          },
-        );
-        req.on("error", reject);
-        req.end(body === undefined ? undefined : JSON.stringify(body));
-      }),
-  };
+  return new LabApi(server, stateDir);
 }
 
 export async function createNode(api: Api, name: string, ip: string): Promise<void> {

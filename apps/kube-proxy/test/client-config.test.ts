@@ -7,9 +7,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import type { ClusterAccess } from "@switchyard/kube";
+import { type ClusterAccess, clusterAccess, masterURL } from "@switchyard/kube";
 import { parseCommandLine } from "../src/cli/flags.js";
-import { clusterAccess, masterURL } from "../src/client-config.js";
 import { resolve } from "../src/config/config.js";
 import { loadConfiguration } from "../src/main.js";
 

@@ -63,6 +63,8 @@ test("unknown and duplicate fields: decoded leniently and reported, as upstream 
 });
 
 test("bad values and bad files name the field and fail", () => {
+  // Decoding names the field of a value of the wrong type; upstream's validation words the rest.
+  const load = (text: string) => loadConfiguration(parseCommandLine(["--config=/kp.yaml"]), () => text);
   const cases: [string, RegExp][] = [
     [
       KUBEADM.replace(
@@ -71,13 +73,16 @@ test("bad values and bad files name the field and fail", () => {
       ),
       /field "iptables.minSyncPeriod"/,
     ],
-    [KUBEADM.replace('mode: ""', "mode: userspace"), /field "mode"/],
+    [
+      KUBEADM.replace('mode: ""', "mode: userspace"),
+      /^KubeProxyConfiguration\.Mode\.ProxyMode: Invalid value: "userspace": must be iptables, ipvs, nftables or blank/,
+    ],
     [KUBEADM.replace("kind: KubeProxyConfiguration", "kind: KubeletConfiguration"), /field "kind"/],
     ["{", /cannot parse config file/],
   ];
   for (const [text, message] of cases)
     assert.throws(
-      () => parseConfigFile(text),
+      () => load(text),
       (e: unknown) => e instanceof ConfigError && message.test(e.message),
     );
 });
@@ -164,7 +169,10 @@ test("conntrack: null takes the default, an explicit 0 leaves the kernel's value
     ],
     [0, 1000, 7_200_000, 180_000, true],
   );
-  assert.throws(() => parseCommandLine(["--conntrack-min=-1"]), FlagError);
+  assert.throws(
+    () => loadConfiguration(parseCommandLine(["--conntrack-min=-1"]), () => ""),
+    /Conntrack.*Min: Invalid value: -1: must be greater than or equal to 0/,
+  );
 });
 
 test("upstream's other flags: applied where they mean something, else accepted, checked and named once", () => {
@@ -175,17 +183,25 @@ test("upstream's other flags: applied where they mean something, else accepted, 
     "--pod-interface-name-prefix=veth",
     "--pod_bridge_interface=cbr0",
     "--oom-score-adj=-500",
-    "--healthz-port=10266",
-    "--metrics-port=0",
+    "--healthz-port=0",
   );
   const bare = cfg("--healthz-bind-address=0.0.0.0", "--healthz-port=10266");
   assert.equal(c.detectLocalMode, "InterfaceNamePrefix");
   assert.deepEqual(c.detectLocal, { bridgeInterface: "cbr0", interfaceNamePrefix: "veth" }, "_ reads as -");
   assert.equal(c.oomScoreAdj, -500);
-  // Upstream's Complete(): the port flags only fill in an address given without a port; 0 disables.
-  assert.equal(c.healthzBindAddress, "0.0.0.0:10256", "an address with a port keeps it");
+  // Upstream's Complete(): the port flags only fill in an address given without a port; 0 empties the address,
+  // which disables healthz, while validation refuses an empty metrics address.
+  assert.equal(c.healthzBindAddress, "", "port 0 disables healthz");
   assert.equal(bare.healthzBindAddress, "0.0.0.0:10266");
-  assert.equal(c.metricsBindAddress, "", "port 0 disables");
+  assert.equal(
+    cfg("--healthz-port=10266").healthzBindAddress,
+    "0.0.0.0:10256",
+    "an address with a port keeps it",
+  );
+  assert.throws(
+    () => cfg("--metrics-port=0"),
+    /^FlagError: KubeProxyConfiguration\.MetricsBindAddress: Invalid value: "": must be IP:port$/,
+  );
   assert.equal(cfg().oomScoreAdj, -999, "upstream's default");
   // Without a config file, --iptables-*sync-period is the generic period: nftables mode takes it too.
   const nft = resolve(
@@ -202,31 +218,44 @@ test("upstream's other flags: applied where they mean something, else accepted, 
     "--v=2",
   ]);
   assert.deepEqual(notActedOn(cl), [
-    "--feature-gates (no feature gate changes this proxy's behaviour)",
+    "--feature-gates (of the feature gates only KubeProxyIPVS and LoggingAlphaOptions change what is accepted)",
     "--kube-api-qps (requests are not rate-limited)",
     "--profiling (there is no pprof handler)",
     "--logging-format (logs are always JSON lines)",
     "--config-sync-period (watches are not resynced on a timer)",
   ]);
+  // A value its type cannot read fails as the flag is parsed (pflag's Set); a value upstream's validation
+  // refuses fails once the configuration is complete, in validation's words. upstream-decisions.test.ts has the rest.
   for (const [argv, message] of [
-    [["--feature-gates=Foo"], /--feature-gates: "Foo" is not Name=true\|false/],
-    [["--oom-score-adj=-1001"], /--oom-score-adj: must be an integer from -1000 to 1000/],
-    [["--detect-local-mode=Magic"], /--detect-local-mode/],
+    [["--feature-gates=Foo"], /--feature-gates: missing "=" in "Foo"/],
     [["--config-sync-period=soon"], /--config-sync-period/],
-    [["--kube-api-burst=-1"], /--kube-api-burst/],
-    [["--healthz-port=70000"], /--healthz-port/],
+    [["--kube-api-burst=1.5"], /--kube-api-burst/],
     [["--version=maybe"], /--version/],
   ] as const)
     assert.throws(
       () => parseCommandLine(argv),
       (e: unknown) => e instanceof FlagError && message.test(e.message),
     );
+  for (const [argv, message] of [
+    [
+      ["--oom-score-adj=-1001"],
+      /OOMScoreAdj: Invalid value: -1001: must be within the range \[-1000, 1000\]/,
+    ],
+    [["--detect-local-mode=Magic"], /DetectLocalMode: Unsupported value: "Magic"/],
+    [["--kube-api-burst=-1"], /ClientConnection\.Burst: Invalid value: -1/],
+  ] as const)
+    assert.throws(
+      () => cfg(...argv),
+      (e: unknown) => e instanceof FlagError && message.test(e.message),
+    );
   assert.throws(
     () =>
-      parseConfigFile(
-        "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\noomScoreAdj: 2000\n",
+      loadConfiguration(
+        parseCommandLine(["--config=/kp.yaml"]),
+        () =>
+          "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\noomScoreAdj: 2000\n",
       ),
-    /field "oomScoreAdj": must be within the range \[-1000, 1000\]/,
+    /OOMScoreAdj: Invalid value: 2000: must be within the range \[-1000, 1000\]/,
   );
   assert.equal(
     parseConfigFile(

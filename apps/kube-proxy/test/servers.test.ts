@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:net";
 import { test } from "node:test";
-import { Logger } from "@switchyard/kube";
-import { ProxyHealth, systemClock } from "@switchyard/proxier";
+import { Logger, realClock } from "@switchyard/kube";
+import { ProxyHealth } from "@switchyard/proxier";
 import { Registry } from "prom-client";
 import { startServers } from "../src/servers.js";
 
@@ -19,7 +19,7 @@ const options = (port: number, hardFail: boolean, log: { text: string }) => ({
   metricsBindAddress: `127.0.0.1:${port}`,
   healthzBindAddress: "",
   registry: new Registry(),
-  health: new ProxyHealth({ clock: systemClock, healthTimeoutMs: 60_000 }),
+  health: new ProxyHealth({ clock: realClock, healthTimeoutMs: 60_000 }),
   mode: "nftables" as const,
   bindAddressHardFail: hardFail,
   logger: new Logger({ level: "info", out: { write: (s: string) => (log.text += s) } }),

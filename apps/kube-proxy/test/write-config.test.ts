@@ -53,6 +53,31 @@ describe("--write-config-to writes what kube-proxy v1.37.2 writes", {
     assert.equal(ours, theirs);
   });
 
+  test("the fields this proxy keeps but does not act on: client tuning, logging, gates, profiling", async () => {
+    const [theirs, ours] = await both("recorded", [
+      ...["--kube-api-qps=50.5", "--kube-api-burst=0x20", "--kube-api-content-type=application/json"],
+      ...["--profiling", "--show-hidden-metrics-for-version=1.36", "--config-sync-period=90s"],
+      ...["--feature-gates=LoggingAlphaOptions=true,KubeProxyIPVS=true", "--vmodule=proxier*=4,x=1"],
+      ...["--log-flush-frequency=2s", "--log-text-split-stream", "--log-text-info-buffer-size=1Ki"],
+      "--v=5",
+    ]);
+    assert.equal(ours, theirs);
+    const file = join(dir, "recorded.conf");
+    writeFileSync(
+      file,
+      KUBEADM.replace("  qps: 0", "  qps: 7.5")
+        .replace("flushFrequency: 0", "flushFrequency: 3000000000\n  format: json")
+        .replace("enableProfiling: false", "enableProfiling: true\nfeatureGates:\n  KubeProxyIPVS: false")
+        .replace("configSyncPeriod: 0s", "configSyncPeriod: 1h")
+        .replace('  networkName: ""', "  networkName: l2bridge"),
+    );
+    const [fromFile, oursFromFile] = await both("recorded-file", [
+      `--config=${file}`,
+      "--logging-format=text",
+    ]);
+    assert.equal(oursFromFile, fromFile);
+  });
+
   test("kubeadm's ConfigMap file through --config, with --hostname-override", async () => {
     const file = join(dir, "kubeadm.conf");
     writeFileSync(

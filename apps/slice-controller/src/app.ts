@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import {
   type Clock,
+  clusterAccess,
   HttpRestClient,
   InformerFactory,
   LeaderElector,
   LeaseLock,
   type Logger,
-  loadKubeConfig,
   realClock,
 } from "@switchyard/kube";
 import { Registry } from "prom-client";
@@ -43,7 +43,8 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
   const { logger } = options;
   const clock = options.clock ?? realClock;
   const identity = options.identity ?? `${hostname()}_${randomUUID()}`;
-  const kc = loadKubeConfig({ kubeconfig: flags.kubeconfig });
+  // --master replaces the kubeconfig's server, as kube-controller-manager's client-go BuildConfigFromFlags does.
+  const kc = clusterAccess(flags.kubeconfig ?? "", flags.master);
   const connection = new HttpRestClient(kc, { userAgent: "switchyard-slice-controller" });
   await checkApiserver(connection, connection.server.origin);
   // One rate limit per client, as kube-controller-manager gives informers, each controller and leader election.

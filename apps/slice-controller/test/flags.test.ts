@@ -118,6 +118,17 @@ describe("the program", () => {
       lines[0] ?? "",
       /^switchyard-slice-controller: cannot reach the apiserver at https:\/\/127\.0\.0\.1:1: /,
     );
+    // --master replaces the kubeconfig's server, as kube-controller-manager's client-go does.
+    const master = run(
+      `--kubeconfig=${kubeconfig}`,
+      "--master=https://127.0.0.1:2",
+      "--metrics-bind-address=0",
+    );
+    assert.equal(master.status, 1);
+    assert.match(
+      master.stderr,
+      /^switchyard-slice-controller: cannot reach the apiserver at https:\/\/127\.0\.0\.1:2: /,
+    );
   });
 
   test("--help prints every flag", () => {

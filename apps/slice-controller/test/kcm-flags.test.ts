@@ -3,12 +3,17 @@
 //   cmd/kube-controller-manager/app/options/endpointslicecontroller.go and endpointslicemirroringcontroller.go
 //     (ranges 1..50 and 1..1000, checked in Validate), defaults from pkg/controller/endpointslice*/config/v1alpha1;
 //   k8s.io/controller-manager/options/generic.go (--controllers, --kube-api-*, leader election; resourceLock must be
-//     "leases" while electing) and pkg/controller/apis/config/v1alpha1/defaults.go (QPS 20, burst 30);
+//     "leases" while electing) and pkg/controller/apis/config/v1alpha1/defaults.go (QPS 20, burst 30); client-go's
+//     kubernetes.NewForConfigAndClient (a burst of 0 or less under a positive QPS is refused);
 //   k8s.io/component-base/config/options/leaderelectionconfig.go, client-go's leaderelection.NewLeaderElector
 //     (durations > 0, lease > renew, renew > 1.2 × retry, checked only with --leader-elect);
 //   k8s.io/apiserver/pkg/server/options/serving.go (--secure-port 0..65535, --bind-address an IP);
 //   pflag v1.0.10 (ints by strconv.ParseInt base 0, bools by ParseBool, durations by time.ParseDuration,
-//     negative ones included) and klog's -v (any int32).
+//     negative ones included) and component-base's logs/api/v1 pflags.go (-v by strconv.ParseUint(v, 10, 31);
+//     --logging-format names a registered format: text, and json as cmd/kube-controller-manager registers it);
+//   cmd/kube-controller-manager/app/options/options.go (--master, then client-go's BuildConfigFromFlags) and the
+//     flag sets it adds: secure serving, delegating authentication, debugging (--profiling, --contention-profiling),
+//     --use-service-account-credentials, --min-resync-period, --controller-start-interval.
 // Rows marked "deviation" are where we decide differently on purpose; the comment on the row says why.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -120,6 +125,19 @@ const table: { flag: string; field: Field; def: unknown; rows: Row[]; extra?: st
     field: "kubeconfig",
     def: undefined,
     rows: [["/etc/kubernetes/kcm.conf", "/etc/kubernetes/kcm.conf"]],
+  },
+  {
+    flag: "master",
+    field: "master",
+    def: "",
+    rows: [
+      ["https://10.0.0.1:6443", "https://10.0.0.1:6443"],
+      ["10.0.0.1:8080", "10.0.0.1:8080"],
+      // client-go's DefaultServerURL refuses a URL without a host when the client is made, so upstream exits.
+      ["http://", "reject"],
+      // deviation: client-go takes any scheme and every request then fails; we refuse at start.
+      ["ftp://10.0.0.1", "reject"],
+    ],
   },
   {
     flag: "authentication-kubeconfig",
@@ -234,7 +252,10 @@ const table: { flag: string; field: Field; def: unknown; rows: Row[]; extra?: st
       ["2", 2],
       ["10", 10],
       ["20", 20],
-      ["-1", -1],
+      ["2147483647", 2147483647],
+      ["-1", "reject"],
+      ["+2", "reject"],
+      ["0x2", "reject"],
       ["two", "reject"],
       ["2147483648", "reject"],
     ],
@@ -284,10 +305,11 @@ const table: { flag: string; field: Field; def: unknown; rows: Row[]; extra?: st
     flag: "kube-api-burst",
     field: "kubeApiBurst",
     def: 30,
-    // deviation: upstream accepts a negative burst and then fails every request in its rate limiter.
+    // Under the default QPS (20): client-go's NewForConfigAndClient refuses a burst of 0 or less, and kcm exits.
     rows: [
       ["100", 100],
-      ["0", 0],
+      ["0x20", 32],
+      ["0", "reject"],
       ["-1", "reject"],
       ["1.5", "reject"],
     ],
@@ -297,6 +319,66 @@ const table: { flag: string; field: Field; def: unknown; rows: Row[]; extra?: st
     field: "kubeApiContentType",
     def: "application/vnd.kubernetes.protobuf",
     rows: [["application/json", "application/json"]],
+  },
+];
+
+/**
+ * Flags kept nowhere (accepted, checked, named as ignored): upstream's decision is to accept or to refuse, and
+ * ours is whether parsing succeeds.
+ */
+const unstored: { flag: string; rows: [string, "accept" | "reject"][] }[] = [
+  {
+    flag: "use-service-account-credentials",
+    rows: [
+      ["true", "accept"],
+      ["F", "accept"],
+      ["yes", "reject"],
+    ],
+  },
+  { flag: "client-ca-file", rows: [["/etc/kubernetes/pki/ca.crt", "accept"]] },
+  { flag: "requestheader-client-ca-file", rows: [["/etc/kubernetes/pki/front-proxy-ca.crt", "accept"]] },
+  { flag: "tls-cert-file", rows: [["/etc/kubernetes/pki/kcm.crt", "accept"]] },
+  { flag: "tls-private-key-file", rows: [["/etc/kubernetes/pki/kcm.key", "accept"]] },
+  { flag: "cert-dir", rows: [["/var/run/kubernetes", "accept"]] },
+  {
+    flag: "profiling",
+    rows: [
+      ["false", "accept"],
+      ["0", "accept"],
+      ["off", "reject"],
+    ],
+  },
+  { flag: "contention-profiling", rows: [["true", "accept"]] },
+  {
+    flag: "min-resync-period",
+    rows: [
+      ["12h", "accept"],
+      ["-1s", "accept"],
+      ["12", "reject"],
+    ],
+  },
+  {
+    flag: "controller-start-interval",
+    rows: [
+      ["0s", "accept"],
+      ["later", "reject"],
+    ],
+  },
+  {
+    flag: "logging-format",
+    rows: [
+      ["text", "accept"],
+      ["json", "accept"],
+      ["yaml", "reject"],
+    ],
+  },
+  { flag: "vmodule", rows: [["controller*=4", "accept"]] },
+  {
+    flag: "log-flush-frequency",
+    rows: [
+      ["5s", "accept"],
+      ["often", "reject"],
+    ],
   },
 ];
 
@@ -323,8 +405,30 @@ describe("kube-controller-manager flags: our decision against upstream's", () =>
     assert.equal(parseFlags(["--kube-api-qps=-1", "--kube-api-burst=-1"]).kubeApiBurst, -1);
   });
 
-  test("every flag of the table is one the program knows, and the rest of the brief's list is covered", () => {
-    const covered = new Set(table.map((r) => r.flag));
+  test("QPS 0 with burst 0 is client-go's defaults (5 and 10); a negative burst there is refused", () => {
+    assert.equal(parseFlags(["--kube-api-qps=0", "--kube-api-burst=0"]).kubeApiBurst, 0);
+    // deviation: kcm starts, and its rate limiter then fails every request (burst -1 under client-go's QPS 5).
+    assert.throws(() => parseFlags(["--kube-api-qps=0", "--kube-api-burst=-1"]), FlagError);
+  });
+
+  for (const { flag, rows } of unstored) {
+    test(`--${flag} (accepted and ignored)`, () => {
+      for (const [raw, upstream] of rows) {
+        let ours: "accept" | "reject" = "accept";
+        try {
+          parseFlags([`--${flag}=${raw}`]);
+        } catch (err) {
+          if (!(err instanceof FlagError)) throw err;
+          assert.match(err.message, new RegExp(`--${flag}\\b`), err.message);
+          ours = "reject";
+        }
+        assert.equal(ours, upstream, `--${flag}=${raw}`);
+      }
+    });
+  }
+
+  test("every ignored flag has rows here", () => {
+    const covered = new Set([...table.map((r) => r.flag), ...unstored.map((r) => r.flag)]);
     for (const name of Object.keys(IGNORED_FLAGS)) assert.ok(covered.has(name), name);
   });
 });
@@ -353,10 +457,12 @@ describe("ignored flags are named once at startup, with why", () => {
       "--bind-address=0.0.0.0",
       "--secure-port=0",
       "--max-endpoints-per-slice=10",
+      "--use-service-account-credentials=true",
+      "--master=https://10.0.0.1:6443",
     ]);
     assert.deepEqual(
       ignoredFlagNotes(f.given).map((n) => n.flag),
-      ["--secure-port", "--bind-address"],
+      ["--secure-port", "--bind-address", "--use-service-account-credentials"],
     );
     for (const note of ignoredFlagNotes(f.given)) assert.ok(note.reason.length > 20, note.flag);
   });

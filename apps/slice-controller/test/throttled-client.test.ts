@@ -1,27 +1,37 @@
 // --kube-api-qps / --kube-api-burst as client-go applies them: a token bucket per client, zero meaning client-go's
-// default (5 QPS, burst 10), negative QPS meaning no limit.
+// default (5 QPS, burst 10), negative QPS meaning no limit. On a manual clock: which requests had to wait, and how
+// long, is exact rather than measured.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type RestClient, services } from "@switchyard/kube";
+import { FakeClock, flushAsync } from "@switchyard/kube/testing";
 import { ThrottledClient } from "../src/index.js";
 
 const inner = { get: async () => ({}) } as unknown as RestClient;
 
-async function elapsedFor(client: ThrottledClient, requests: number): Promise<number> {
-  const start = Date.now();
-  for (let i = 0; i < requests; i++) await client.get(services, "x");
-  return Date.now() - start;
+/** Starts `requests` gets at once; how many went through before the clock moved, and the waits still pending. */
+async function issue(qps: number, burst: number, requests: number) {
+  const clock = new FakeClock();
+  const client = new ThrottledClient(inner, qps, burst, clock);
+  let done = 0;
+  const all = Array.from({ length: requests }, () => client.get(services, "x").then(() => done++));
+  await flushAsync();
+  const immediately = done;
+  const waits = clock.pendingDelays();
+  await clock.advance(Math.max(0, ...waits));
+  await Promise.all(all);
+  return { immediately, waits };
 }
 
 describe("ThrottledClient", () => {
-  test("the burst goes through at once, the next request waits for a token", async () => {
-    assert.ok((await elapsedFor(new ThrottledClient(inner, 10, 3), 3)) < 50);
-    assert.ok((await elapsedFor(new ThrottledClient(inner, 10, 3), 4)) >= 90);
+  test("the burst goes through at once; each later request waits one token's time (1/QPS)", async () => {
+    assert.deepEqual(await issue(10, 3, 3), { immediately: 3, waits: [] });
+    assert.deepEqual(await issue(10, 3, 5), { immediately: 3, waits: [100, 200] });
   });
   test("negative QPS: no limit at all", async () => {
-    assert.ok((await elapsedFor(new ThrottledClient(inner, -1, -1), 50)) < 50);
+    assert.deepEqual(await issue(-1, -1, 50), { immediately: 50, waits: [] });
   });
-  test("zero burst takes client-go's 10", async () => {
-    assert.ok((await elapsedFor(new ThrottledClient(inner, 1, 0), 10)) < 50);
+  test("zero QPS and zero burst take client-go's 5 and 10", async () => {
+    assert.deepEqual(await issue(0, 0, 11), { immediately: 10, waits: [200] });
   });
 });

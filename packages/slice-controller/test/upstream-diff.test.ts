@@ -8,10 +8,10 @@
 // fd00:10:244::<i + 2>.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { ApiError } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import {
   Api,
-  ApiError,
   controllerEvents,
   createNamespace,
   createNode,
@@ -281,8 +281,8 @@ describe("reconcile against upstream's EndpointSlice controller", { skip }, () =
       assert.deepEqual(o.upstream.map((s) => s.addressType).sort(), ["IPv4", "IPv6"]);
     } catch (error) {
       // The lab's service CIDR is IPv4 only; the apiserver may refuse a second family outright.
-      if (error instanceof ApiError && (error.status === 422 || error.status === 400)) {
-        t.skip(`apiserver refuses dual-stack Services: ${error.body.slice(0, 200)}`);
+      if (error instanceof ApiError && (error.code === 422 || error.code === 400)) {
+        t.skip(`apiserver refuses dual-stack Services: ${error.message.slice(0, 200)}`);
         return;
       }
       throw error;

@@ -1,22 +1,26 @@
 import { isIP } from "node:net";
-import { parseHostPort } from "@switchyard/kube/flags";
-import { masterURL } from "../client-config.js";
+import { masterFlagError } from "@switchyard/kube";
+import { parseGoBool, parseHostPort } from "@switchyard/kube/flags";
 import type { ProxyConfig } from "../config/config.js";
-import { count, nonNegativeDuration, oneOf, type ProxyFlag, sameField } from "./proxy-flags.js";
+import { INT32, oneOf, type ProxyFlag, sameField } from "./proxy-flags.js";
 import { UPSTREAM_EXTRA_FLAGS } from "./upstream-extra-flags.js";
 
+/** A flag for a field set only by a non-empty value: upstream's IPVar and IPPortVar take "" as not given. */
+const unlessEmpty =
+  <K extends "bindAddress" | "healthzBindAddress" | "metricsBindAddress">(key: K) =>
+  (c: ProxyConfig, value: string): void => {
+    if (value !== "") c[key] = value;
+  };
+
 /**
- * An IP or IP:port, or "" to disable, as upstream's IPPortVar takes it. A bare IP gets its port from
+ * An IP or IP:port, or "" (not given), as upstream's IPPortVar takes it. A bare IP gets its port from
  * --healthz-port/--metrics-port (their defaults otherwise) when the proxy runs; see withDeprecatedPorts.
  */
 function hostPortCheck(address: string): string | undefined {
   const hp = parseHostPort(address);
   const ok = address === "" || isIP(address) !== 0 || (hp !== undefined && isIP(hp.host) !== 0);
-  return ok ? undefined : "want IP or IP:port, or empty to disable";
+  return ok ? undefined : "want IP or IP:port";
 }
-
-/** What upstream's validation accepts for ipvs.scheduler. */
-const IPVS_SCHEDULERS = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", "mh"];
 
 const nonEmpty = (items: readonly string[]) => items.filter((s) => s !== "");
 
@@ -44,9 +48,10 @@ export const SPEC: readonly ProxyFlag[] = [
     field: "hostnameOverride",
     help: "The Node name to act for, instead of the hostname.",
     overridesConfig: true,
-    check: (name) => (name.trim() === "" ? "must not be empty" : undefined),
+    // Upstream skips an empty value and refuses one of spaces only.
+    check: (name) => (name !== "" && name.trim() === "" ? "empty hostname-override is invalid" : undefined),
     toConfig: (c, name) => {
-      c.hostnameOverride = name.trim().toLowerCase();
+      if (name !== "") c.hostnameOverride = name.trim().toLowerCase();
     },
   },
   {
@@ -68,7 +73,8 @@ export const SPEC: readonly ProxyFlag[] = [
     kind: "string",
     field: "bindAddress",
     help: "Overrides the node's primary IP (nothing binds to it).",
-    toConfig: sameField("bindAddress"),
+    check: (ip) => (ip !== "" && isIP(ip) === 0 ? `"${ip}" is not a valid IP address` : undefined),
+    toConfig: unlessEmpty("bindAddress"),
   },
   {
     name: "bind-address-hard-fail",
@@ -91,10 +97,7 @@ export const SPEC: readonly ProxyFlag[] = [
     kind: "string",
     field: "master",
     help: "The API server's address (URL, or host:port for plain http), overriding the kubeconfig's server.",
-    check: (address) =>
-      address !== "" && masterURL(address) === undefined
-        ? "want a URL such as https://10.0.0.1:6443, or host:port"
-        : undefined,
+    check: masterFlagError,
   },
   {
     name: "write-config-to",
@@ -108,7 +111,7 @@ export const SPEC: readonly ProxyFlag[] = [
     bare: "true",
     field: "version",
     help: "Print the version and exit (--version=raw for details).",
-    check: oneOf(["true", "false", "1", "0", "raw"], "want true, false or raw"),
+    check: (v) => (v === "raw" || parseGoBool(v) !== undefined ? undefined : "want true, false or raw"),
   },
   {
     name: "metrics-bind-address",
@@ -116,7 +119,7 @@ export const SPEC: readonly ProxyFlag[] = [
     field: "metricsBindAddress",
     help: "host:port for /metrics (default 127.0.0.1:10249, loopback only, as upstream); empty disables.",
     check: hostPortCheck,
-    toConfig: sameField("metricsBindAddress"),
+    toConfig: unlessEmpty("metricsBindAddress"),
   },
   {
     name: "healthz-bind-address",
@@ -124,7 +127,7 @@ export const SPEC: readonly ProxyFlag[] = [
     field: "healthzBindAddress",
     help: "host:port for /healthz and /livez (default 0.0.0.0:10256, as upstream); empty disables.",
     check: hostPortCheck,
-    toConfig: sameField("healthzBindAddress"),
+    toConfig: unlessEmpty("healthzBindAddress"),
   },
   {
     name: "nodeport-addresses",
@@ -146,11 +149,12 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "iptables-masquerade-bit",
-    kind: { min: 0, max: 31, decimal: true },
+    kind: INT32,
     field: "masqueradeBit",
     help: "Packet-mark bit that requests SNAT (0..31, default 14).",
+    // The iptables section's bit only (IPVS mode reads it too); nftables mode has its own, set only by a file.
     toConfig: (c, bit) => {
-      c.iptables.masqueradeBit = c.nftables.masqueradeBit = bit;
+      c.iptables.masqueradeBit = bit;
     },
   },
   {
@@ -165,7 +169,7 @@ export const SPEC: readonly ProxyFlag[] = [
   {
     // Upstream's generic minSyncPeriod: iptables and nftables mode both (options.go processV1Alpha1Flags).
     name: "iptables-min-sync-period",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "iptablesMinSyncPeriodMs",
     help: "Minimum time between rule syncs in iptables and nftables mode (default 1s).",
     toConfig: (c, ms) => {
@@ -174,7 +178,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "iptables-sync-period",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "iptablesSyncPeriodMs",
     help: "Full resync interval in iptables and nftables mode (default 30s).",
     toConfig: (c, ms) => {
@@ -183,7 +187,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "nftables-min-sync-period",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "nftablesMinSyncPeriodMs",
     help: "Minimum time between nftables syncs (default 1s).",
     toConfig: (c, ms) => {
@@ -192,7 +196,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "nftables-sync-period",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "nftablesSyncPeriodMs",
     help: "Retry interval after a failed nftables sync (default 30s).",
     toConfig: (c, ms) => {
@@ -204,14 +208,13 @@ export const SPEC: readonly ProxyFlag[] = [
     kind: "string",
     field: "ipvsScheduler",
     help: "IPVS scheduler: rr (default), wrr, lc, wlc, lblc, lblcr, sh, dh, sed, nq or mh.",
-    check: oneOf(["", ...IPVS_SCHEDULERS], `want one of ${IPVS_SCHEDULERS.join(", ")}`),
     toConfig: (c, scheduler) => {
       c.ipvs.scheduler = scheduler;
     },
   },
   {
     name: "ipvs-min-sync-period",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "ipvsMinSyncPeriodMs",
     help: "Minimum time between IPVS syncs (default 0s).",
     toConfig: (c, ms) => {
@@ -220,7 +223,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "ipvs-sync-period",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "ipvsSyncPeriodMs",
     help: "Retry interval after a failed IPVS sync (default 30s).",
     toConfig: (c, ms) => {
@@ -232,10 +235,6 @@ export const SPEC: readonly ProxyFlag[] = [
     kind: "list",
     field: "ipvsExcludeCIDRs",
     help: "CIDRs whose IPVS virtual servers kube-proxy leaves alone, comma-separated.",
-    check: (cidrs) => {
-      const bad = nonEmpty(cidrs).find((cidr) => !/^[0-9a-fA-F.:]+\/\d{1,3}$/.test(cidr));
-      return bad === undefined ? undefined : `"${bad}" is not a CIDR`;
-    },
     toConfig: (c, cidrs) => {
       c.ipvs.excludeCIDRs = nonEmpty(cidrs);
     },
@@ -251,7 +250,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "ipvs-tcp-timeout",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "ipvsTcpTimeoutMs",
     help: "Timeout of idle IPVS TCP connections (0 leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -260,7 +259,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "ipvs-tcpfin-timeout",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "ipvsTcpFinTimeoutMs",
     help: "Timeout of IPVS TCP connections after FIN (0 leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -269,7 +268,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "ipvs-udp-timeout",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "ipvsUdpTimeoutMs",
     help: "Timeout of IPVS UDP flows (0 leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -278,7 +277,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "conntrack-max-per-core",
-    ...count,
+    kind: INT32,
     field: "conntrackMaxPerCore",
     help: "nf_conntrack_max per CPU (default 32768; 0 leaves the kernel's limit).",
     toConfig: (c, max) => {
@@ -287,7 +286,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "conntrack-min",
-    ...count,
+    kind: INT32,
     field: "conntrackMin",
     help: "Lower bound of nf_conntrack_max (default 131072).",
     toConfig: (c, min) => {
@@ -296,7 +295,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "conntrack-tcp-timeout-established",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "conntrackTcpEstablishedTimeoutMs",
     help: "nf_conntrack_tcp_timeout_established (default 24h; 0 leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -305,7 +304,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "conntrack-tcp-timeout-close-wait",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "conntrackTcpCloseWaitTimeoutMs",
     help: "nf_conntrack_tcp_timeout_close_wait (default 1h; 0 leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -323,7 +322,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "conntrack-udp-timeout",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "conntrackUdpTimeoutMs",
     help: "nf_conntrack_udp_timeout (0, the default, leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -332,7 +331,7 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "conntrack-udp-timeout-stream",
-    ...nonNegativeDuration,
+    kind: "duration",
     field: "conntrackUdpStreamTimeoutMs",
     help: "nf_conntrack_udp_timeout_stream (0, the default, leaves the kernel's).",
     toConfig: (c, ms) => {
@@ -341,7 +340,8 @@ export const SPEC: readonly ProxyFlag[] = [
   },
   {
     name: "v",
-    kind: { min: 0, max: 10, decimal: true },
+    // component-base's -v: strconv.ParseUint(v, 10, 31).
+    kind: { min: 0, max: 2 ** 31 - 1, decimal: true },
     field: "verbosity",
     help: "Log verbosity; 0 is quiet.",
     overridesConfig: true,

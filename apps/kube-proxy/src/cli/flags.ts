@@ -1,15 +1,10 @@
 // kube-proxy's command line, with upstream's flag names. As upstream, flags fill the
 // configuration only when there is no --config; with one, only --hostname-override and the
-// logging flag (--v) still apply, and the other flags given are reported as ignored.
+// logging flags (--v, --vmodule, --logging-format, ...) still apply, and the other flags given are reported as
+// ignored. Values are read as pflag reads them; what upstream's validation refuses is refused once the
+// configuration is complete (config/validate.ts).
 
-import { isIP } from "node:net";
-import {
-  FlagError,
-  type FlagSet,
-  usage as flagUsage,
-  parseFlags,
-  parseHostPort,
-} from "@switchyard/kube/flags";
+import { type FlagSet, usage as flagUsage, parseFlags, parseGoBool } from "@switchyard/kube/flags";
 import { appendPortIfNeeded, DEFAULT_PORTS, type ProxyConfig } from "../config/config.js";
 import { SPEC } from "./flag-spec.js";
 import type { ProxyFlag, ProxyFlags } from "./proxy-flags.js";
@@ -48,7 +43,6 @@ const FLAG_SET: FlagSet<ProxyFlags> = {
     healthzPort: DEFAULT_PORTS.healthzBindAddress,
     metricsPort: DEFAULT_PORTS.metricsBindAddress,
   },
-  plainBools: true,
   underscoreAsDash: true,
 };
 
@@ -67,7 +61,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     initOnly: values.initOnly,
     master: values.master,
     help: values.help,
-    version: version === "raw" ? "raw" : version === "true" || version === "1" ? "true" : "",
+    // verflag: "raw", or a bool by strconv.ParseBool.
+    version: version === "raw" ? "raw" : parseGoBool(version) ? "true" : "",
     given,
     apply(config, withConfigFile) {
       const c = structuredClone(config);
@@ -116,18 +111,4 @@ export function withDeprecatedPorts(c: ProxyConfig, ports: CommandLine["deprecat
     healthzBindAddress: address(c.healthzBindAddress, ports.healthz),
     metricsBindAddress: address(c.metricsBindAddress, ports.metrics),
   };
-}
-
-/** Upstream's validation of the two server addresses: IP:port or empty ("must be IP:port"). */
-export function validateServerAddresses(c: ProxyConfig): void {
-  for (const [field, value] of [
-    ["HealthzBindAddress", c.healthzBindAddress],
-    ["MetricsBindAddress", c.metricsBindAddress],
-  ] as const) {
-    const hp = parseHostPort(value);
-    if (value !== "" && (hp === undefined || isIP(hp.host) === 0))
-      throw new FlagError(
-        `KubeProxyConfiguration.${field}: Invalid value: ${JSON.stringify(value)}: must be IP:port`,
-      );
-  }
 }

@@ -1,5 +1,6 @@
 import type { FieldFlag, IntKind, UnstoredFlag } from "@switchyard/kube/flags";
 import type { ProxyConfig } from "../config/config.js";
+import type { VModuleItem } from "../config/recorded.js";
 
 /** The flags that decide what the program does, rather than what the proxy is configured with. */
 export interface CommandFlags {
@@ -54,6 +55,20 @@ export interface ConfigFlags {
   podBridgeInterface: string;
   podInterfaceNamePrefix: string;
   oomScoreAdj: number;
+  featureGates: Record<string, boolean>;
+  configSyncPeriodMs: number;
+  kubeApiQps: number;
+  kubeApiBurst: number;
+  kubeApiContentType: string;
+  profiling: boolean;
+  showHiddenMetricsForVersion: string;
+  loggingFormat: string;
+  vmodule: VModuleItem[];
+  logFlushFrequencyMs: number;
+  logTextSplitStream: boolean;
+  logTextInfoBufferSize: string;
+  logJsonSplitStream: boolean;
+  logJsonInfoBufferSize: string;
 }
 
 export type ProxyFlags = CommandFlags & Partial<ConfigFlags>;
@@ -82,20 +97,8 @@ export function sameField<K extends keyof ConfigFlags & keyof ProxyConfig>(key: 
   };
 }
 
-const NON_NEGATIVE_DURATION = "want a non-negative duration such as 1s or 30s";
-
-/** How kube-proxy has always read a duration: Go's syntax, and never negative. */
-export const nonNegativeDuration = {
-  kind: "duration",
-  invalid: NON_NEGATIVE_DURATION,
-  check: (ms: number) => (ms < 0 ? NON_NEGATIVE_DURATION : undefined),
-} as const;
-
-/** A count: decimal digits up to int32's largest. */
-export const count = {
-  kind: { min: 0, max: 2 ** 31 - 1, decimal: true } satisfies IntKind,
-  invalid: "want a non-negative integer",
-} as const;
+/** pflag's Int32Var: strconv.ParseInt with base 0 (0x1f, 010), any int32; ranges are the validation's job. */
+export const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 } satisfies IntKind;
 
 /** A check that the value is one of `allowed`, refused with `why`. */
 export const oneOf =

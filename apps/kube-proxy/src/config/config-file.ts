@@ -10,6 +10,13 @@ import { isIPv4 } from "node:net";
 import { parseGoDuration } from "@switchyard/kube";
 import yaml from "js-yaml";
 import { appendPortIfNeeded, DEFAULT_PORTS, defaultConfig, type ProxyConfig } from "./config.js";
+import {
+  flushFrequencyMs,
+  isQuantity,
+  type RecordedConfig,
+  type StreamOptions,
+  type VModuleItem,
+} from "./recorded.js";
 
 export const CONFIG_API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
 export const CONFIG_KIND = "KubeProxyConfiguration";
@@ -19,7 +26,19 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-type Kind = "string" | "bool" | "int" | "duration" | "strings" | "boolMap" | "any" | Schema;
+type Kind =
+  | "string"
+  | "bool"
+  | "int"
+  | "uint"
+  | "number"
+  | "duration"
+  | "nanosOrDuration"
+  | "quantity"
+  | "vmodule"
+  | "strings"
+  | "boolMap"
+  | Schema;
 interface Schema {
   readonly [field: string]: Kind;
 }
@@ -33,10 +52,19 @@ const SCHEMA: Schema = {
     kubeconfig: "string",
     acceptContentTypes: "string",
     contentType: "string",
-    qps: "any",
+    qps: "number",
     burst: "int",
   },
-  logging: { format: "string", flushFrequency: "any", verbosity: "int", vmodule: "any", options: "any" },
+  logging: {
+    format: "string",
+    flushFrequency: "nanosOrDuration",
+    verbosity: "uint",
+    vmodule: "vmodule",
+    options: {
+      text: { splitStream: "bool", infoBufferSize: "quantity" },
+      json: { splitStream: "bool", infoBufferSize: "quantity" },
+    },
+  },
   hostnameOverride: "string",
   bindAddress: "string",
   healthzBindAddress: "string",
@@ -49,7 +77,6 @@ const SCHEMA: Schema = {
     masqueradeBit: "int",
     masqueradeAll: "bool",
     localhostNodePorts: "bool",
-    snatNodeInternalIP: "bool",
     syncPeriod: "duration",
     minSyncPeriod: "duration",
   },
@@ -121,8 +148,6 @@ function decode(value: unknown, kind: Kind, path: string, strict: string[]): unk
     return out;
   }
   switch (kind) {
-    case "any":
-      return value;
     case "string":
       if (typeof value !== "string") throw bad("a string");
       return value;
@@ -132,11 +157,34 @@ function decode(value: unknown, kind: Kind, path: string, strict: string[]): unk
     case "int":
       if (!Number.isInteger(value)) throw bad("an integer");
       return value;
+    case "uint":
+      if (!Number.isInteger(value) || (value as number) < 0) throw bad("a non-negative integer");
+      return value;
+    case "number":
+      if (typeof value !== "number") throw bad("a number");
+      return value;
     case "duration": {
       const ms = typeof value === "string" ? parseGoDuration(value) : undefined;
-      if (ms === undefined || ms < 0) throw bad('a duration such as "1s" or "30s"');
+      if (ms === undefined) throw bad('a duration such as "1s" or "30s"');
       return ms;
     }
+    case "nanosOrDuration":
+      // Kept as written: upstream writes it back in the form it was read in (recordedSection).
+      if (flushFrequencyMs(value) === undefined) throw bad('a duration such as "5s", or nanoseconds');
+      return value;
+    case "quantity":
+      if (typeof value !== "string" && typeof value !== "number") throw bad("a quantity such as 1Ki");
+      if (!isQuantity(String(value))) throw bad("a quantity such as 1Ki");
+      return String(value);
+    case "vmodule":
+      if (
+        !Array.isArray(value) ||
+        !value.every(
+          (v) => typeof v?.filePattern === "string" && Number.isInteger(v?.verbosity) && v.verbosity >= 0,
+        )
+      )
+        throw bad("a list of {filePattern, verbosity}");
+      return value.map((v) => ({ filePattern: v.filePattern as string, verbosity: v.verbosity as number }));
     case "strings":
       if (!Array.isArray(value) || !value.every((s) => typeof s === "string")) throw bad("a list of strings");
       return value;
@@ -234,29 +282,15 @@ export function parseConfigFile(text: string, strict: string[] = []): ProxyConfi
   const ipt = sub("iptables");
   const nft = sub("nftables");
   const ipvs = sub("ipvs");
-  const mode = pick(d.mode, "");
-  if (!["", "iptables", "nftables", "ipvs"].includes(mode)) {
-    throw new ConfigError(`invalid value "${mode}" for field "mode": want iptables, nftables or ipvs`);
-  }
-  const oom = d.oomScoreAdj as number | undefined;
-  if (oom !== undefined && (oom < -1000 || oom > 1000)) {
-    throw new ConfigError(
-      `invalid value ${oom} for field "oomScoreAdj": must be within the range [-1000, 1000]`,
-    );
-  }
-  const detect = pick(d.detectLocalMode, "ClusterCIDR");
-  if (!["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix"].includes(detect)) {
-    throw new ConfigError(`invalid value "${detect}" for field "detectLocalMode"`);
-  }
   return {
-    mode: mode as ProxyConfig["mode"],
+    mode: pick(d.mode, "") as ProxyConfig["mode"],
     hostnameOverride: pick(d.hostnameOverride, c.hostnameOverride),
     ...bindAddresses(pick(d.bindAddress, c.bindAddress), d),
     bindAddressHardFail: pick(d.bindAddressHardFail, c.bindAddressHardFail),
     clusterCIDR: pick(d.clusterCIDR, c.clusterCIDR),
     kubeconfig: pick(sub("clientConnection").kubeconfig, c.kubeconfig),
     nodePortAddresses: pick(d.nodePortAddresses, c.nodePortAddresses),
-    detectLocalMode: detect as ProxyConfig["detectLocalMode"],
+    detectLocalMode: pick(d.detectLocalMode, "ClusterCIDR") as ProxyConfig["detectLocalMode"],
     detectLocal: { ...c.detectLocal, ...sub("detectLocal") },
     iptables: {
       masqueradeAll: pick(ipt.masqueradeAll, c.iptables.masqueradeAll),
@@ -286,5 +320,50 @@ export function parseConfigFile(text: string, strict: string[] = []): ProxyConfi
     // A pointer upstream: only null/absent takes the default, an explicit 0 is 0.
     oomScoreAdj: (d.oomScoreAdj as number | undefined) ?? c.oomScoreAdj,
     verbosity: pick(sub("logging").verbosity, 0),
+    recorded: recordedSection(d, c.recorded),
+  };
+}
+
+/**
+ * logging.flushFrequency as component-base's TimeOrMetaDuration reads it: a string or nanoseconds, written back in
+ * the same form; zero takes the default, written as a string.
+ */
+function flushFrequency(raw: unknown, d: RecordedConfig["logging"]) {
+  const ms = flushFrequencyMs(raw) ?? 0;
+  if (ms === 0) return { flushFrequencyMs: d.flushFrequencyMs, flushFrequencyAsNanos: false };
+  return { flushFrequencyMs: ms, flushFrequencyAsNanos: typeof raw === "number" };
+}
+
+/** The fields kept only to be validated and written back, with v1alpha1's defaults for zero values. */
+function recordedSection(d: Decoded, r: RecordedConfig): RecordedConfig {
+  const cc = (d.clientConnection ?? {}) as Decoded;
+  const log = (d.logging ?? {}) as Decoded;
+  const options = (log.options ?? {}) as Decoded;
+  const stream = (name: "text" | "json"): StreamOptions => {
+    const o = (options[name] ?? {}) as Decoded;
+    return {
+      splitStream: pick(o.splitStream, false),
+      infoBufferSize: (o.infoBufferSize as string | undefined) ?? r.logging[name].infoBufferSize,
+    };
+  };
+  return {
+    featureGates: (d.featureGates as Record<string, boolean> | undefined) ?? {},
+    clientConnection: {
+      acceptContentTypes: pick(cc.acceptContentTypes, ""),
+      contentType: pick(cc.contentType, r.clientConnection.contentType),
+      qps: pick(cc.qps, r.clientConnection.qps),
+      burst: pick(cc.burst, r.clientConnection.burst),
+    },
+    enableProfiling: pick(d.enableProfiling, false),
+    showHiddenMetricsForVersion: pick(d.showHiddenMetricsForVersion, ""),
+    configSyncPeriodMs: pick(d.configSyncPeriod, r.configSyncPeriodMs),
+    logging: {
+      format: pick(log.format, r.logging.format),
+      ...flushFrequency(log.flushFrequency, r.logging),
+      vmodule: (log.vmodule as VModuleItem[] | undefined) ?? [],
+      text: stream("text"),
+      json: stream("json"),
+    },
+    winkernel: { ...r.winkernel, ...((d.winkernel ?? {}) as Partial<RecordedConfig["winkernel"]>) },
   };
 }

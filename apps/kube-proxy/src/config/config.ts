@@ -2,6 +2,7 @@
 // this proxy uses, durations in ms. Both the config file and the flags write into it, and
 // `resolve` turns it into what the app runs with.
 import { type ConntrackConfig, DEFAULT_CONNTRACK, type ProxyMode } from "@switchyard/proxier";
+import { defaultRecorded, type RecordedConfig } from "./recorded.js";
 
 export interface ProxyConfig {
   /** "" means the platform default, iptables, as upstream. */
@@ -35,6 +36,8 @@ export interface ProxyConfig {
   /** The process's /proc/self/oom_score_adj (upstream: -999, qos.KubeProxyOOMScoreAdj). */
   oomScoreAdj: number;
   verbosity: number;
+  /** The fields upstream validates and writes back but this proxy does not act on (recorded.ts). */
+  recorded: RecordedConfig;
 }
 
 export interface IPVSConfig {
@@ -87,6 +90,7 @@ export function defaultConfig(): ProxyConfig {
     conntrack: { ...DEFAULT_CONNTRACK },
     oomScoreAdj: -999,
     verbosity: 0,
+    recorded: defaultRecorded(),
   };
 }
 

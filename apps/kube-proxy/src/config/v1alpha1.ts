@@ -1,30 +1,26 @@
 // The configuration written back as a v1alpha1 KubeProxyConfiguration, as upstream writes it for
-// --write-config-to and /configz: every field, upstream's defaults for the ones this proxy does not model,
+// --write-config-to and /configz: every field (the ones this proxy does not act on as recorded.ts keeps them),
 // and the mode's sync periods in the mode's section only (v1alpha1 conversion.go).
 import { formatGoDuration } from "@switchyard/kube";
 import yaml from "js-yaml";
 import { type ProxyConfig, resolve } from "./config.js";
 import { CONFIG_API_VERSION, CONFIG_KIND } from "./config-file.js";
+import { recordedV1alpha1 } from "./recorded.js";
 
 const d = formatGoDuration;
 
 export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
   const r = resolve(c);
+  const recorded = recordedV1alpha1(c.recorded);
   const inMode = (mode: string, ms: number) => (r.mode === mode ? d(ms) : "0s");
   return {
     apiVersion: CONFIG_API_VERSION,
     kind: CONFIG_KIND,
     bindAddress: c.bindAddress,
     bindAddressHardFail: c.bindAddressHardFail,
-    clientConnection: {
-      acceptContentTypes: "",
-      burst: 10,
-      contentType: "application/vnd.kubernetes.protobuf",
-      kubeconfig: c.kubeconfig,
-      qps: 5,
-    },
+    ...recorded,
+    clientConnection: { ...recorded.clientConnection, kubeconfig: c.kubeconfig },
     clusterCIDR: c.clusterCIDR,
-    configSyncPeriod: "15m0s",
     conntrack: {
       maxPerCore: c.conntrack.maxPerCore,
       min: c.conntrack.min,
@@ -36,7 +32,6 @@ export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
     },
     detectLocal: { ...c.detectLocal },
     detectLocalMode: c.detectLocalMode || "ClusterCIDR",
-    enableProfiling: false,
     healthzBindAddress: c.healthzBindAddress,
     hostnameOverride: c.hostnameOverride,
     iptables: {
@@ -56,12 +51,7 @@ export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
       tcpTimeout: d(c.ipvs.tcpTimeoutMs),
       udpTimeout: d(c.ipvs.udpTimeoutMs),
     },
-    logging: {
-      flushFrequency: "5s",
-      format: "text",
-      options: { json: { infoBufferSize: "0" }, text: { infoBufferSize: "0" } },
-      verbosity: c.verbosity,
-    },
+    logging: { ...recorded.logging, verbosity: c.verbosity },
     metricsBindAddress: c.metricsBindAddress,
     mode: r.mode,
     nftables: {
@@ -74,15 +64,6 @@ export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
     nodePortAddresses:
       c.nodePortAddresses.length > 0 ? c.nodePortAddresses : r.mode === "nftables" ? ["primary"] : null,
     oomScoreAdj: c.oomScoreAdj,
-    portRange: "",
-    showHiddenMetricsForVersion: "",
-    winkernel: {
-      enableDSR: false,
-      forwardHealthCheckVip: false,
-      networkName: "",
-      rootHnsEndpointName: "",
-      sourceVip: "",
-    },
   };
 }
 

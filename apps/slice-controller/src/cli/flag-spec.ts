@@ -1,3 +1,4 @@
+import { masterFlagError } from "@switchyard/kube";
 import { type FlagSpec, parseHostPort } from "@switchyard/kube/flags";
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
@@ -5,9 +6,12 @@ import {
   MAX_MAX_ENDPOINTS_PER_SLICE,
   MIN_MAX_ENDPOINTS_PER_SLICE,
 } from "@switchyard/slice-controller";
+import { UNSTORED_IGNORED_FLAGS } from "./ignored-flags.js";
 
 export interface ControllerFlags {
   kubeconfig: string | undefined;
+  /** --master: the API server's address, replacing the kubeconfig's server; "" when not given. */
+  master: string;
   concurrentServiceEndpointSyncs: number;
   maxEndpointsPerSlice: number;
   endpointUpdatesBatchPeriodMs: number;
@@ -45,6 +49,8 @@ export interface ControllerFlags {
 }
 
 const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+/** component-base's -v: strconv.ParseUint(value, 10, 31), so decimal digits up to int32's largest. */
+const VERBOSITY = { min: 0, max: 2 ** 31 - 1, decimal: true };
 
 function hostPortCheck(address: string): string | undefined {
   return parseHostPort(address) === undefined ? "want host:port" : undefined;
@@ -58,6 +64,13 @@ export const spec: FlagSpec<ControllerFlags>[] = [
     kind: "string",
     field: "kubeconfig",
     help: "Path to a kubeconfig; in-cluster config when unset.",
+  },
+  {
+    name: "master",
+    kind: "string",
+    field: "master",
+    help: "The API server's address (URL, or host:port for plain http), overriding the kubeconfig's server.",
+    check: masterFlagError,
   },
   {
     name: "concurrent-service-endpoint-syncs",
@@ -165,13 +178,15 @@ export const spec: FlagSpec<ControllerFlags>[] = [
     help: "host:port for /healthz, /livez and /readyz on their own listener.",
     check: hostPortCheck,
   },
-  { name: "v", kind: INT32, field: "verbosity", help: "Log verbosity; 0 is quiet." },
+  { name: "v", kind: VERBOSITY, field: "verbosity", help: "Log verbosity; 0 is quiet." },
+  ...UNSTORED_IGNORED_FLAGS,
   { name: "help", kind: "bool", field: "help", help: "Print this help." },
 ];
 
 /** kube-controller-manager's defaults, except the Lease's name (ours, so both can run side by side). */
 export const DEFAULT_FLAGS: ControllerFlags = {
   kubeconfig: undefined,
+  master: "",
   concurrentServiceEndpointSyncs: 5,
   maxEndpointsPerSlice: DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   endpointUpdatesBatchPeriodMs: 0,

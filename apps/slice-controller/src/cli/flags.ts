@@ -57,10 +57,15 @@ function checkLeaderElection(f: ControllerFlags): void {
   }
 }
 
-// client-go accepts a negative burst with a positive QPS and then fails every request; refused up front here.
+// client-go's NewForConfigAndClient refuses a burst of 0 or less under a positive QPS, so kcm exits at start. With
+// QPS 0 (client-go's default 5) a negative burst makes every request fail there; refused up front here.
 function checkClient(f: ControllerFlags): void {
-  const limited = f.kubeApiQps >= 0;
-  if (limited && f.kubeApiBurst < 0) {
+  if (f.kubeApiQps > 0 && f.kubeApiBurst <= 0) {
+    throw new FlagError(
+      `invalid value "${f.kubeApiBurst}" for flag --kube-api-burst: burst is required to be greater than 0 when RateLimiter is not set and QPS is set to greater than 0`,
+    );
+  }
+  if (f.kubeApiQps === 0 && f.kubeApiBurst < 0) {
     throw new FlagError(
       `invalid value "${f.kubeApiBurst}" for flag --kube-api-burst: must not be negative while --kube-api-qps is not`,
     );
