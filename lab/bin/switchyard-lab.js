@@ -15,11 +15,10 @@ if (!runningWantedMajor()) {
   const again = spawnSync(node, process.argv.slice(1), { stdio: "inherit", env });
   process.exit(again.status ?? 1);
 }
-const entry = join(labDir, "dist", "cli", "main.js");
+const entry = join(labDir, "dist", "cli", "bin.js");
 if (!existsSync(entry)) {
   console.error("switchyard-lab: first run, compiling the lab (npm run build -w @switchyard/lab)...");
   const r = spawnSync("npm", ["run", "build", "--silent"], { cwd: labDir, stdio: "inherit" });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
-const { main } = await import(entry);
-process.exitCode = await main(process.argv.slice(2));
+await import(entry);

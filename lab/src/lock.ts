@@ -6,7 +6,8 @@ interface LockHolder {
   command: string;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process runs (also one of another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

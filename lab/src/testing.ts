@@ -45,6 +45,8 @@ export interface TestControlPlaneOptions {
   apiserverBindAddress?: string;
   /** Admission plugins enabled on top of kube-apiserver's defaults, e.g. ["OwnerReferencesPermissionEnforcement"]. */
   extraAdmissionPlugins?: string[];
+  /** --service-cluster-ip-range; two CIDRs, comma-separated, make a dual-stack cluster (10.96.0.0/16 when unset). */
+  serviceCidr?: string;
 }
 
 const required: UpstreamBinary[] = ["etcd", "kube-apiserver"];
@@ -66,6 +68,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     scheduler: options.scheduler ?? false,
     ...(options.apiserverBindAddress ? { apiserverBindAddress: options.apiserverBindAddress } : {}),
     ...(options.extraAdmissionPlugins ? { extraAdmissionPlugins: options.extraAdmissionPlugins } : {}),
+    ...(options.serviceCidr ? { serviceCidr: options.serviceCidr } : {}),
     ports: await freeControlPlanePorts(),
     out: { write: () => {} },
   });

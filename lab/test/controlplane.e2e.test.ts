@@ -235,12 +235,13 @@ describe("switchyard-lab controlplane: bad cases, one line each", { skip: missin
   test("unknown flags and bad values are usage errors naming the flag", async () => {
     let r = await lab(["controlplane", "up", "--nope"]);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^switchyard-lab: controlplane up: Unknown option '--nope'/);
+    assert.match(r.stderr, /^switchyard-lab: controlplane up: unknown flag --nope\n/);
     r = await lab(["controlplane", "up", "--apiserver-port", "99999"]);
     assert.equal(r.code, 2);
     assert.equal(
       r.stderr.trim(),
-      'switchyard-lab: controlplane up: --apiserver-port must be a port number 1-65535, got "99999"',
+      'switchyard-lab: controlplane up: --apiserver-port must be a port number 1-65535, got "99999"\n' +
+        "Usage: switchyard-lab controlplane up [flags] (switchyard-lab controlplane up --help for more)",
     );
   });
 });

@@ -7,7 +7,7 @@ import { expandVars } from "../src/agent/expand-vars.js";
 import { resolveImage } from "../src/agent/images.js";
 import { emptyLoadStats, loadDelta, recordFailure } from "../src/agent/loadgen-stats.js";
 import { sandboxArgv } from "../src/agent/sandbox-command.js";
-import { mountPointSteps, planVolumes } from "../src/agent/volumes.js";
+import { planVolumes } from "../src/agent/volumes.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "../src/migrate/canary.js";
 import {
   countKubeLines,
@@ -52,6 +52,20 @@ describe("the stack's manifests", () => {
     const original = stack.find((o) => o.kind === "ConfigMap" && o.metadata.name === "kube-proxy");
     const originalConf = (original?.data as Record<string, string> | undefined)?.["config.conf"] ?? "";
     assert.equal(configMode(originalConf), "nftables");
+  });
+
+  test("dual-stack: both cluster CIDRs; an IPv6-primary cluster binds kube-proxy to :: as kubeadm does", () => {
+    const conf = (o: Parameters<typeof labStack>[1]) => {
+      const cm = labStack(stack, o).find((x) => x.kind === "ConfigMap" && x.metadata.name === "kube-proxy");
+      return (cm?.data as Record<string, string> | undefined)?.["config.conf"] ?? "";
+    };
+    const base = { proxyMode: "iptables" as const, server: "https://198.18.0.1:6443" };
+    const dual = conf({ ...base, clusterCidr: "10.244.0.0/16,fd00:10:244::/56", dnsIp: "10.96.0.10" });
+    assert.match(dual, /^clusterCIDR: 10\.244\.0\.0\/16,fd00:10:244::\/56$/m);
+    assert.match(dual, /^bindAddress: 0\.0\.0\.0$/m);
+    const v6 = conf({ ...base, clusterCidr: "fd00:10:244::/56", dnsIp: "fd00:10:96::a" });
+    assert.match(v6, /^bindAddress: "::"$/m);
+    assert.match(v6, /^healthzBindAddress: "\[::\]:10256"$/m);
   });
 
   test("apply order puts identities and config before workloads; paths follow the API groups", () => {
@@ -132,7 +146,7 @@ describe("the node agent runs the stack's pods", () => {
     assert.equal(expandVars("$(A)-$(B)-$$(A)", { A: "1" }), "1-$(B)-$(A)");
   });
 
-  test("volumes: ConfigMaps as files, hostPaths staged before /run is replaced, missing mount points journaled", () => {
+  test("volumes: ConfigMaps as files, hostPaths bound from the host's root, mount points made in the container's", () => {
     const proxy = find("DaemonSet", "kube-proxy").spec as {
       template: { spec: NonNullable<Pod["spec"]> };
     };
@@ -153,30 +167,24 @@ describe("the node agent runs the stack's pods", () => {
     const argv = sandboxArgv({
       netns: "n",
       hostname: "h",
-      resolvConf: "/r",
+      rootDir: "/s/pod/rootfs/kube-proxy",
+      hostMounts: [],
+      etc: { resolvConf: "/s/pod/resolv.conf", hosts: "/s/pod/hosts", hostname: "/s/pod/hostname" },
       serviceAccountDir: undefined,
       argv: ["x"],
       mounts: plan.mounts,
     });
     const script = argv[12] ?? "";
+    // The container's own /run first, then the host's lock file (under the host's /run) bound onto a file in it.
+    assert.ok(script.indexOf("pivot_root") < script.indexOf("sy-run /run"));
     assert.ok(
-      script.indexOf("'/run/xtables.lock' '/s/pod/volumes/.stage/xtables-lock'") <
-        script.indexOf("sy-run /run"),
+      script.indexOf("sy-run /run") < script.indexOf("'/.sy-host/run/xtables.lock' '/run/xtables.lock'"),
     );
+    assert.match(script, /: >'\/run\/xtables\.lock'; fi\nmount --bind '\/\.sy-host\/run\/xtables\.lock'/);
     assert.match(
       script,
-      /touch '\/run\/xtables\.lock' && mount --bind '\/s\/pod\/volumes\/\.stage\/xtables-lock' '\/run\/xtables\.lock'/,
+      /mkdir -p '\/var\/lib\/kube-proxy'\nmount --bind -o ro '\/\.sy-host\/s\/pod\/volumes\/kube-proxy' '\/var\/lib\/kube-proxy'/,
     );
-    assert.match(script, /mount --bind -o ro '\/s\/pod\/volumes\/kube-proxy' '\/var\/lib\/kube-proxy'/);
-    const steps = mountPointSteps(plan.mounts, (p) =>
-      ["/var", "/var/lib", "/lib", "/lib/modules"].includes(p),
-    );
-    assert.deepEqual(steps, [
-      {
-        argv: ["mkdir", "-p", "/var/lib/kube-proxy"],
-        undo: { kind: "cmd", argv: ["rmdir", "--ignore-fail-on-non-empty", "/var/lib/kube-proxy"] },
-      },
-    ]);
   });
 
   test("the upstream stand-in refuses every query at once, keeping its id and question", () => {

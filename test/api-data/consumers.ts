@@ -18,6 +18,7 @@ import {
   pods,
   RateLimitingQueue,
   type RestClient,
+  realClock,
   services,
 } from "@switchyard/kube";
 import { FakeApi } from "@switchyard/kube/testing";
@@ -32,7 +33,6 @@ import {
   PROXY_LABEL_SELECTOR,
   Proxier,
   ProxyHealth,
-  systemClock,
 } from "@switchyard/proxier";
 import {
   formatRecord,
@@ -247,7 +247,7 @@ export const proxierConsumer: Consumer = {
       },
       ipt: ipt.applier,
     });
-    const health = new ProxyHealth({ clock: systemClock, healthTimeoutMs: 60_000 });
+    const health = new ProxyHealth({ clock: realClock, healthTimeoutMs: 60_000 });
     const proxiers = [nft, iptables].map(
       (backend) =>
         new Proxier({
@@ -491,11 +491,11 @@ export const labConsumer: Consumer = {
       const agent = podInformer.list().map((pod: Pod) => ({
         resolv: resolvConf(pod, plan, "nameserver 192.0.2.1\n"),
         env: (pod.spec?.containers ?? []).map((c) =>
-          containerEnv(pod, c.env ?? [], "10.0.1.5", "192.168.0.2", plan),
+          containerEnv(pod, c.env ?? [], { pod: ["10.0.1.5"], host: ["192.168.0.2"] }, plan),
         ),
         status: podStatus(
           pod,
-          { hostIp: "192.168.0.2", podIp: "10.0.1.5", startTime: "t", sandboxReady: true, containers: [] },
+          { hostIps: ["192.168.0.2"], podIps: ["10.0.1.5"], startTime: "t", sandboxReady: true, containers: [] },
           now,
         ),
       }));

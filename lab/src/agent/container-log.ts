@@ -15,39 +15,53 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { formatCriLine, type LogLine, parseCriLog } from "./cri-log.js";
+import { formatCriLine, type LogLine, type LogStream, parseCriLog } from "./cri-log.js";
 
 type Listener = (lines: LogLine[]) => void;
+/** Output as read, unterminated lines included (a shell's prompt), with the stream it came on. */
+type TextListener = (text: string, stream: LogStream) => void;
 interface Follower {
   onLines?: Listener;
-  /** The output as read, unterminated lines included (a shell's prompt), for attach. */
-  onText?: (text: string) => void;
+  onText?: TextListener;
   onEnd: () => void;
 }
 
+/** Where the process writes each of its outputs itself (container.ts opens them for it). */
+export type OutputFiles = Record<LogStream, string>;
+
+/** How far one output file is read, and the start of a line not finished yet. */
+interface Reader {
+  offset: number;
+  partial: string;
+  decoder: StringDecoder;
+}
+
+const streams: readonly LogStream[] = ["stdout", "stderr"];
+const fresh = (): Reader => ({ offset: 0, partial: "", decoder: new StringDecoder("utf8") });
+
 /**
  * A container's log as the kubelet keeps it: one CRI-format file per instance (`<dir>/<restartCount>.log`, the
- * layout of /var/log/pods), the current one and the previous one. The process writes its raw output to
- * `rawFile` itself (so it outlives this agent, and `switchyard-lab logs` reads it); this recorder follows that
- * file and copies each new line, stamped with the time it was read, into the instance's file.
+ * layout of /var/log/pods), the current one and the previous one, each line tagged with its stream. The process
+ * writes its stdout and stderr to two files itself (so it never blocks on this agent); this recorder follows
+ * both and copies each new line, stamped with the time it was read, into the instance's file, and the output as
+ * it comes into `mergedFile` (the container's plain log, which `switchyard-lab logs` reads).
  */
 export class ContainerLog {
   private instance: number | undefined;
   private ended = true;
-  private offset = 0;
-  private partial = "";
-  private decoder = new StringDecoder("utf8");
-  private watcher: FSWatcher | undefined;
+  private readers: Record<LogStream, Reader> = { stdout: fresh(), stderr: fresh() };
+  private watchers: FSWatcher[] = [];
   private poller: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<Follower>();
 
   constructor(
-    private readonly rawFile: string,
+    private readonly files: OutputFiles,
+    private readonly mergedFile: string,
     private readonly dir: string,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Called once the raw file is open for a new process: its output starts at the file's current end. */
+  /** Called once the output files are open for a new process: its output starts at their current ends. */
   begin(restartCount: number): void {
     this.end();
     mkdirSync(this.dir, { recursive: true });
@@ -57,24 +71,29 @@ export class ContainerLog {
     writeFileSync(this.file(restartCount), "");
     this.instance = restartCount;
     this.ended = false;
-    this.offset = existsSync(this.rawFile) ? statSync(this.rawFile).size : 0;
-    this.partial = "";
-    this.decoder = new StringDecoder("utf8");
-    try {
-      this.watcher = watch(this.rawFile, () => this.poll());
-    } catch {}
+    for (const stream of streams) {
+      const file = this.files[stream];
+      this.readers[stream] = { ...fresh(), offset: existsSync(file) ? statSync(file).size : 0 };
+      try {
+        this.watchers.push(watch(file, () => this.poll()));
+      } catch {}
+    }
     // inotify is the fast path; the poll catches whatever a watch misses (or a filesystem without one).
     this.poller = setInterval(() => this.poll(), 1000);
   }
 
-  /** The process exited: what it wrote last is read, an unterminated last line kept as a part, followers end. */
+  /** The process exited: what it wrote last is read, unterminated last lines kept as parts, followers end. */
   end(): void {
     if (this.ended) return;
     this.poll();
-    if (this.partial) this.record([{ time: this.now(), text: this.partial }]);
-    this.partial = "";
+    for (const stream of streams) {
+      const r = this.readers[stream];
+      if (r.partial) this.record([{ time: this.now(), stream, text: r.partial }]);
+      r.partial = "";
+    }
     this.ended = true;
-    this.watcher?.close();
+    for (const w of this.watchers) w.close();
+    this.watchers = [];
     clearInterval(this.poller);
     for (const l of this.listeners) l.onEnd();
     this.listeners.clear();
@@ -102,15 +121,14 @@ export class ContainerLog {
 
   /**
    * Calls `onText` with the current instance's output as it is read, partial lines too, `onEnd` when it ends;
-   * `fromStart` first gives what the instance wrote so far.
+   * `fromStart` first gives what the instance wrote so far, line by line on its stream.
    */
-  followText(onText: (text: string) => void, onEnd: () => void, fromStart = false): () => void {
+  followText(onText: TextListener, onEnd: () => void, fromStart = false): () => void {
     if (fromStart && this.instance !== undefined) {
-      const sofar =
-        this.lines(this.instance)
-          .map((l) => l.text)
-          .join("") + (this.ended ? "" : this.partial);
-      if (sofar) onText(sofar);
+      for (const line of this.lines(this.instance)) onText(line.text, line.stream);
+      if (!this.ended)
+        for (const stream of streams)
+          if (this.readers[stream].partial) onText(this.readers[stream].partial, stream);
     }
     return this.subscribe({ onText, onEnd });
   }
@@ -129,27 +147,35 @@ export class ContainerLog {
   }
 
   private poll(): void {
-    if (this.ended || !existsSync(this.rawFile)) return;
-    const fd = openSync(this.rawFile, "r");
+    if (this.ended) return;
+    for (const stream of streams) this.pollStream(stream);
+  }
+
+  private pollStream(stream: LogStream): void {
+    const file = this.files[stream];
+    if (!existsSync(file)) return;
+    const r = this.readers[stream];
+    const fd = openSync(file, "r");
     let text = "";
     try {
       const buf = Buffer.alloc(64 * 1024);
       for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, this.offset);
+        const n = readSync(fd, buf, 0, buf.length, r.offset);
         if (n <= 0) break;
-        this.offset += n;
+        r.offset += n;
         // The decoder keeps a character split between two reads for the next one.
-        text += this.decoder.write(buf.subarray(0, n));
+        text += r.decoder.write(buf.subarray(0, n));
       }
     } finally {
       closeSync(fd);
     }
     if (!text) return;
-    for (const l of this.listeners) l.onText?.(text);
-    const parts = (this.partial + text).split("\n");
-    this.partial = parts.pop() ?? "";
+    appendFileSync(this.mergedFile, text);
+    for (const l of this.listeners) l.onText?.(text, stream);
+    const parts = (r.partial + text).split("\n");
+    r.partial = parts.pop() ?? "";
     const time = this.now();
-    this.record(parts.map((p) => ({ time, text: `${p}\n` })));
+    this.record(parts.map((p) => ({ time, stream, text: `${p}\n` })));
   }
 
   private record(lines: LogLine[]): void {

@@ -5,7 +5,7 @@ import type { Writable } from "node:stream";
 import { formatTime } from "@switchyard/kube";
 import type { ContainerState } from "kubernetes-types/core/v1.js";
 import { ContainerInput, type InputSpec } from "./container-input.js";
-import type { ContainerLog } from "./container-log.js";
+import type { ContainerLog, OutputFiles } from "./container-log.js";
 
 export type RestartPolicy = "Always" | "OnFailure" | "Never";
 
@@ -14,8 +14,9 @@ export interface ContainerOptions {
   /** The full command (sandboxArgv); undefined for the pause image, whose container is the sandbox itself. */
   argv: string[] | undefined;
   env: Record<string, string>;
-  logFile: string;
-  /** Keeps each instance's lines with their times for the kubelet API; without it only logFile is written. */
+  /** The files the process writes its stdout and stderr to, appended to across restarts. */
+  output: OutputFiles;
+  /** Keeps each instance's lines with their times for the kubelet API; without it only the output files are written. */
   log?: ContainerLog;
   restartPolicy: RestartPolicy;
   /** The spec's stdin and tty: a stdin pipe the agent keeps, and argv already on the pty relay (onPty) for a tty. */
@@ -67,14 +68,15 @@ export class Container {
       return;
     }
     const [bin, ...args] = this.o.argv;
-    const fd = openSync(this.o.logFile, "a");
+    const out = openSync(this.o.output.stdout, "a");
+    const err = openSync(this.o.output.stderr, "a");
     this.o.log?.begin(this.restartCount);
     try {
       const wanted = this.o.input;
-      // Output still goes to the log file straight from the process (the relay's stdout, for a tty).
+      // Output goes to its files straight from the process (the relay's stdout, for a tty: a terminal's one stream).
       const child = spawn(bin ?? "false", args, {
         env: this.o.env,
-        stdio: [wanted?.stdin ? "pipe" : "ignore", fd, fd, ...(wanted?.tty ? (["pipe"] as const) : [])],
+        stdio: [wanted?.stdin ? "pipe" : "ignore", out, err, ...(wanted?.tty ? (["pipe"] as const) : [])],
         detached: true,
       });
       this.child = child;
@@ -92,7 +94,8 @@ export class Container {
         });
       });
     } finally {
-      closeSync(fd);
+      closeSync(out);
+      closeSync(err);
     }
     this.state = { running: { startedAt: formatTime(this.now().getTime()) } };
     this.o.onChange();

@@ -3,9 +3,13 @@
  * line keeps the moment it was written: `timestamps`, `sinceSeconds` and `sinceTime` need it. The time has nine
  * fixed fractional digits, as the runtime writes it; the tag is F (a full line) or P (a part, no newline after).
  */
+export type LogStream = "stdout" | "stderr";
+
 export interface LogLine {
   /** Milliseconds since the epoch: when the agent read the line from the container's output. */
   time: number;
+  /** The output the container wrote it to. */
+  stream: LogStream;
   /** The line as the container wrote it, with its newline unless it was cut off (a P line). */
   text: string;
 }
@@ -17,7 +21,7 @@ export function formatLogTime(ms: number): string {
 
 export function formatCriLine(line: LogLine): string {
   const full = line.text.endsWith("\n");
-  return `${formatLogTime(line.time)} stdout ${full ? "F" : "P"} ${full ? line.text : `${line.text}\n`}`;
+  return `${formatLogTime(line.time)} ${line.stream} ${full ? "F" : "P"} ${full ? line.text : `${line.text}\n`}`;
 }
 
 /** The lines of a CRI log file's content; lines that do not parse are skipped, as the kubelet skips them. */
@@ -29,7 +33,7 @@ export function parseCriLog(content: string): LogLine[] {
     if (!m) continue;
     const time = Date.parse(m[1] ?? "");
     if (Number.isNaN(time)) continue;
-    lines.push({ time, text: m[3] === "F" ? `${m[4]}\n` : (m[4] ?? "") });
+    lines.push({ time, stream: m[2] as LogStream, text: m[3] === "F" ? `${m[4]}\n` : (m[4] ?? "") });
   }
   return lines;
 }

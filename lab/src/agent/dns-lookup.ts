@@ -1,5 +1,6 @@
 import { createSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
+import { isIPv6 } from "node:net";
 
 /** The first `nameserver` of a resolv.conf text, as the C libraries pick it. */
 export function firstNameserver(resolvConf: string): string | undefined {
@@ -43,22 +44,25 @@ export function replyError(reply: Buffer, id: number): string | undefined | "not
 
 /**
  * Resolves `name` (fully qualified) to A records through `server` on a UDP socket of its own, closed afterwards,
- * as glibc, musl and Go do per lookup: each lookup has a new source port, so it follows the node's rules of the
- * moment instead of a conntrack entry an earlier lookup left (c-ares, Node's resolver, keeps one socket open).
- * The socket is connected, so an ICMP port-unreachable arrives as ECONNREFUSED. Rejects with the error's code.
+ * as glibc, musl and Go do per lookup: each lookup has a new source port, so it mostly follows the node's rules of
+ * the moment instead of a conntrack entry an earlier lookup left (c-ares, Node's resolver, keeps one socket open).
+ * The socket is connected, so an ICMP port-unreachable arrives as ECONNREFUSED. Rejects with the error's code and
+ * the source port. A new socket is not a new flow for sure: the kernel may hand out a port whose conntrack entry
+ * from an earlier lookup (30 s for UDP) still stands, and then the lookup goes where that entry says.
  */
 export function lookupOnce(server: string, name: string, timeoutMs: number, port = 53): Promise<void> {
   const id = Math.floor(Math.random() * 0x10000);
-  const socket = createSocket("udp4");
+  const socket = createSocket(isIPv6(server) ? "udp6" : "udp4");
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => done("ETIMEOUT"), timeoutMs);
     let finished = false;
+    let sourcePort: number | undefined;
     function done(error?: string) {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
       socket.close();
-      if (error) reject(Object.assign(new Error(error), { code: error }));
+      if (error) reject(Object.assign(new Error(error), { code: error, sourcePort }));
       else resolve();
     }
     socket.on("error", (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
@@ -66,6 +70,9 @@ export function lookupOnce(server: string, name: string, timeoutMs: number, port
       const error = replyError(reply, id);
       if (error !== "not ours") done(error);
     });
-    socket.connect(port, server, () => socket.send(aQuery(name, id)));
+    socket.connect(port, server, () => {
+      sourcePort = socket.address().port;
+      socket.send(aQuery(name, id));
+    });
   });
 }

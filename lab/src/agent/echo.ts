@@ -33,15 +33,28 @@ const tcp = createTcpServer((socket) => {
   socket.on("error", () => {});
 }).listen(Number(values["tcp-port"]));
 
-const udp = createSocket("udp4");
-udp.on("message", (_msg, peer) => udp.send(answer(peer.address, peer.port), peer.port, peer.address));
-udp.bind(Number(values["udp-port"]));
+/** Closes a socket that may be closed already (its bind failed). */
+function closeQuietly(socket: ReturnType<typeof createSocket>): void {
+  try {
+    socket.close();
+  } catch {}
+}
+
+// One socket per family, so an IPv4 peer reads as one (a dual-stack socket would name it ::ffff:a.b.c.d). A pod
+// without IPv6 (an IPv4 lab) fails the second bind, which is fine.
+const udp = (["udp4", "udp6"] as const).map((type) => {
+  const socket = createSocket({ type, ipv6Only: true });
+  socket.on("message", (_msg, peer) => socket.send(answer(peer.address, peer.port), peer.port, peer.address));
+  socket.on("error", () => closeQuietly(socket));
+  socket.bind(Number(values["udp-port"]));
+  return socket;
+});
 
 process.on("SIGTERM", () => {
   setTimeout(() => {
     http.close();
     tcp.close();
-    udp.close();
+    for (const socket of udp) closeQuietly(socket);
     process.exit(0);
   }, Number(values["lameduck-ms"]));
 });

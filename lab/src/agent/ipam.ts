@@ -1,43 +1,48 @@
-import { cidrSize, fromInt, parseCidr, toInt } from "../netns/ipv4.js";
+import { type Cidr, cidrSize, fromBig, parseCidr, toBig } from "../netns/ip.js";
 
 /**
- * Pod addresses of one node: the CIDR's first address is the gateway (cbr0); pods take the next free one after
- * the last handed out, wrapping around, as the CNI host-local IPAM does. Handing a freed address straight to the
- * next pod would meet the old pod's MAC still in its neighbours' ARP caches (for half a minute), and their
- * answers to the new pod would go nowhere.
+ * Pod addresses of one node in one family: the CIDR's first address is the gateway (cbr0); pods take the next free
+ * one after the last handed out, wrapping around, as the CNI host-local IPAM does. Handing a freed address straight
+ * to the next pod would meet the old pod's MAC still in its neighbours' ARP caches (for half a minute), and their
+ * answers to the new pod would go nowhere. A dual-stack node has one of these per family.
  */
 export class Ipam {
-  private readonly used = new Set<number>();
+  private readonly used = new Set<bigint>();
   /** The offset handed out last; the search starts after it. */
-  private last = 1;
-  private readonly base: number;
-  private readonly size: number;
+  private last = 1n;
+  private readonly cidr: Cidr;
+  /** Offsets 2 to the last but one: not the network address, the gateway, or IPv4's broadcast address. */
+  private readonly usable: bigint;
   readonly gateway: string;
   readonly prefixLength: number;
 
   constructor(podCidr: string) {
-    const c = parseCidr(podCidr);
-    this.base = c.base;
-    this.size = cidrSize(c);
-    this.prefixLength = c.bits;
-    this.gateway = fromInt(c.base + 1);
+    this.cidr = parseCidr(podCidr);
+    // An IPv6 /64 has more offsets than anyone will walk; the search below only ever looks a few ahead.
+    this.usable = cidrSize(this.cidr) - 3n;
+    this.prefixLength = this.cidr.bits;
+    this.gateway = fromBig(this.cidr.family, this.cidr.base + 1n);
+  }
+
+  get family(): Cidr["family"] {
+    return this.cidr.family;
   }
 
   allocate(): string {
-    // Offsets 2 to size-2: not the network address, the gateway, or the broadcast address.
-    const usable = this.size - 3;
-    for (let step = 1; step <= usable; step++) {
-      const i = 2 + ((this.last - 2 + step) % usable);
+    for (let step = 1n; step <= this.usable; step++) {
+      const i = 2n + ((this.last - 2n + step) % this.usable);
       if (!this.used.has(i)) {
         this.used.add(i);
         this.last = i;
-        return fromInt(this.base + i);
+        return fromBig(this.cidr.family, this.cidr.base + i);
       }
     }
-    throw new Error(`no free pod address left in ${fromInt(this.base)}/${this.prefixLength}`);
+    throw new Error(
+      `no free pod address left in ${fromBig(this.cidr.family, this.cidr.base)}/${this.prefixLength}`,
+    );
   }
 
   release(ip: string): void {
-    this.used.delete(toInt(ip) - this.base);
+    this.used.delete(toBig(ip) - this.cidr.base);
   }
 }

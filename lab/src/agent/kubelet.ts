@@ -1,5 +1,5 @@
+import { Informer, pods } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { listWatch } from "../kubeapi/list-watch.js";
 import type { PodSource } from "./kubelet-api/container-logs.js";
 import { PodWorker, podNetnsPrefix, type WorkerDeps } from "./pod-worker.js";
 
@@ -14,14 +14,24 @@ export class Kubelet implements PodSource {
   constructor(private readonly d: WorkerDeps) {}
 
   async run(): Promise<void> {
-    const path = `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${this.d.node.name}`)}`;
-    const watch = listWatch<Pod>(
-      this.d.client,
-      { path, onError: (err) => this.d.log.warn("pod watch failed; listing again", { error: err.message }) },
-      (type, pod) => this.onChange(type, pod),
-    );
-    this.stopWatch = watch.stop;
-    await watch.synced;
+    const informer = new Informer<Pod>({
+      client: this.d.client,
+      resource: pods,
+      fieldSelector: `spec.nodeName=${this.d.node.name}`,
+      logger: this.d.log,
+    });
+    informer.addEventHandler({
+      onAdd: (pod) => this.onChange("upsert", pod),
+      onUpdate: (old, pod) => {
+        // Keyed by name, the cache can replace a pod with its namesake across a relist: the old one is gone.
+        if (old.metadata?.uid !== pod.metadata?.uid) this.onChange("delete", old);
+        this.onChange("upsert", pod);
+      },
+      onDelete: (pod) => this.onChange("delete", pod),
+    });
+    informer.start();
+    this.stopWatch = () => void informer.stop();
+    await informer.waitForSync();
   }
 
   private onChange(type: "upsert" | "delete", pod: Pod): void {

@@ -5,6 +5,8 @@ export interface LoadFailure {
   kind: "tcp" | "dns";
   target: string;
   error: string;
+  /** A DNS lookup's UDP source port: where to look for the conntrack entry it met. */
+  port?: number;
 }
 
 export interface LoadStats {

@@ -103,8 +103,14 @@ async function main(): Promise<void> {
         stats.dns.attempts++;
         // Stamped when sent: a lookup that times out after a second was lost to where it went then.
         const sent = at();
-        await lookup(name).catch((err: NodeJS.ErrnoException) =>
-          fail({ at: sent, kind: "dns", target: name, error: err.code ?? err.message }),
+        await lookup(name).catch((err: NodeJS.ErrnoException & { sourcePort?: number }) =>
+          fail({
+            at: sent,
+            kind: "dns",
+            target: name,
+            error: err.code ?? err.message,
+            ...(err.sourcePort ? { port: err.sourcePort } : {}),
+          }),
         );
       }),
     ]);

@@ -3,26 +3,31 @@
  * pod CIDR, builds the pod bridge, keeps the Lease and Ready condition fresh, and runs the node's pods.
  * Usage: agent/main --state-dir DIR --node NAME [--verbose]
  */
+
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { Logger } from "@switchyard/kube";
 import { ensureKubeletServingCert } from "../controlplane/pki.js";
-import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { adminCredentials, labClient } from "../kubeapi/client.js";
 import { realExec } from "../netns/exec.js";
 import { applySteps } from "../netns/executor.js";
 import { Journal } from "../netns/journal.js";
 import { type NodePlan, nodeByName } from "../netns/plan.js";
-import { labPaths, readLabState } from "../netns/state.js";
+import { type LabPaths, labPaths, readLabState } from "../netns/state.js";
 import { podBridgeSteps } from "../netns/steps.js";
 import { realTeardownDeps, teardown } from "../netns/teardown.js";
 import { labEntry, repoRoot } from "../self.js";
 import { resolveBinary } from "../upstream/binaries.js";
 import { hostBusybox } from "./busybox.js";
+import { hostProgramInContainerPath } from "./container-path.js";
+import { hostPortRuleset } from "./host-ports.js";
 import { Ipam } from "./ipam.js";
 import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
+import { WebhookAuthorizer } from "./kubelet-api/authorize.js";
 import { startKubeletApi } from "./kubelet-api/server.js";
-import { Logger } from "./log.js";
-import { postNodeStatus, registerNode, startHeartbeat, waitForPodCidr } from "./node-heartbeat.js";
+import { ensureLocalhostPair } from "./localhost-pair.js";
+import { postNodeStatus, registerNode, startHeartbeat, waitForPodCidrs } from "./node-heartbeat.js";
 import { kubeletPort } from "./node-object.js";
 
 async function main(): Promise<void> {
@@ -35,8 +40,12 @@ async function main(): Promise<void> {
   if (!state) throw new Error(`no lab state in ${dir}`);
   const paths = labPaths(dir);
   const node = nodeByName(state.plan, values.node);
-  const log = new Logger({ component: "node-agent", node: node.name }, values.verbose ?? false);
-  const client = new KubeClient(adminCredentials(state.server, paths.controlPlane));
+  // Warnings and errors only unless verbose: the agent's log file is read when something went wrong.
+  const log = new Logger({
+    level: values.verbose ? "info" : "warn",
+    fields: { component: "node-agent", node: node.name },
+  });
+  const client = labClient(adminCredentials(state.server, paths.controlPlane));
   const abort = new AbortController();
   const journal = new Journal(paths.journal);
 
@@ -52,27 +61,30 @@ async function main(): Promise<void> {
 
   const registered = await registerNode(client, node);
   await postNodeStatus(client, node, false);
-  const podCidr = await waitForPodCidr(client, node, abort.signal);
-  const ipam = new Ipam(podCidr);
+  const podCidrs = await waitForPodCidrs(client, node, abort.signal);
+  const ipams = podCidrs.map((cidr) => new Ipam(cidr));
   const hasBridge = await realExec(["ip", "-n", node.netns, "link", "show", "cbr0"]).then(
     () => true,
     () => false,
   );
-  if (!hasBridge) await applySteps(podBridgeSteps(node, podCidr, ipam.gateway), realExec, journal);
+  const networks = ipams.map((ipam, i) => ({ podCidr: podCidrs[i] ?? "", gateway: ipam.gateway }));
+  if (!hasBridge) await applySteps(podBridgeSteps(node, networks), realExec, journal);
+  await setUpHostPorts(node);
   const heartbeat = startHeartbeat(client, node, registered, log);
-  log.info("node ready", { podCidr });
+  log.info("node ready", { podCidrs });
 
   const kubelet = new Kubelet({
     client,
     plan: state.plan,
     node,
-    ipam,
+    ipams,
     exec: realExec,
     journal,
     podsDir: paths.pods,
     caFile: join(paths.controlPlane, "pki", "ca.crt"),
     // The node's own resolv.conf: the lab's upstream stand-in on the bridge (upstream-dns.ts), never the host's.
     hostResolv: `nameserver ${state.plan.gateway}\n`,
+    hostHosts: readFileSync("/etc/hosts", "utf8"),
     images: {
       repoRoot,
       echo: labEntry("agent/echo"),
@@ -81,11 +93,18 @@ async function main(): Promise<void> {
       node: process.execPath,
       upstream: (name) => resolveBinary(name).path,
       busybox: hostBusybox,
+      hostProgram: hostProgramInContainerPath,
+      porterPair: await ensureLocalhostPair(join(paths.images, "porter")).catch((err: Error) => {
+        log.warn("agnhost porter gets no TLS pair", { error: err.message });
+        return undefined;
+      }),
     },
+    layersDir: paths.images,
     log,
   });
   await kubelet.run();
-  const api = await serveKubeletApi(paths.controlPlane, node, kubelet, log);
+  const authorizer = new WebhookAuthorizer(client, node.name);
+  const api = await serveKubeletApi(paths, node, kubelet, authorizer, log);
 
   const shutdown = () => {
     api.close();
@@ -99,9 +118,25 @@ async function main(): Promise<void> {
   process.on("SIGINT", shutdown);
 }
 
-/** The kubelet API on the node's IP (logs, the node proxy), with a serving certificate from the lab CA. */
-async function serveKubeletApi(controlPlaneDir: string, node: NodePlan, kubelet: Kubelet, log: Logger) {
-  const pkiDir = join(controlPlaneDir, "pki");
+/** The node's hostPort table (host-ports.ts), and loopback sources routed on to pods over the bridge. */
+async function setUpHostPorts(node: NodePlan): Promise<void> {
+  const inNode = (...argv: string[]) => realExec(["ip", "netns", "exec", node.netns, ...argv]);
+  await inNode("nft", hostPortRuleset());
+  await inNode("sysctl", "-qw", "net.ipv4.conf.cbr0.route_localnet=1");
+}
+
+/**
+ * The kubelet API on the node's IP (logs, the node proxy), with a serving certificate from the lab CA, callers
+ * authorized with SubjectAccessReviews as a kubelet with --authorization-mode=Webhook does.
+ */
+async function serveKubeletApi(
+  paths: LabPaths,
+  node: NodePlan,
+  kubelet: Kubelet,
+  authorizer: WebhookAuthorizer,
+  log: Logger,
+) {
+  const pkiDir = join(paths.controlPlane, "pki");
   const files = await ensureKubeletServingCert(pkiDir, node);
   const tls = {
     cert: readFileSync(files.cert, "utf8"),
@@ -114,6 +149,8 @@ async function serveKubeletApi(controlPlaneDir: string, node: NodePlan, kubelet:
     port: kubeletPort,
     tls,
     pods: kubelet,
+    logsDir: paths.logs,
+    authorizer,
     log,
   });
   log.info("kubelet API listening", { address: `${node.ip}:${kubeletPort}` });
@@ -121,8 +158,6 @@ async function serveKubeletApi(controlPlaneDir: string, node: NodePlan, kubelet:
 }
 
 main().catch((err: Error) => {
-  process.stderr.write(
-    `${JSON.stringify({ level: "error", msg: "node agent failed", error: err.message })}\n`,
-  );
+  new Logger({ fields: { component: "node-agent" } }).error("node agent failed", { error: err.message });
   process.exit(1);
 });

@@ -57,8 +57,9 @@ export function nodeStatus(
     allocatable: nodeCapacity,
     // The apiserver dials this port for logs and the node proxy.
     daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } },
+    // One InternalIP per family, the primary first, as a kubelet with a dual-stack --node-ip reports them.
     addresses: [
-      { type: "InternalIP", address: node.ip },
+      ...node.ips.map((address) => ({ type: "InternalIP", address })),
       { type: "Hostname", address: node.name },
     ],
     conditions: [

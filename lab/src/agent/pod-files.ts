@@ -1,9 +1,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HttpRestClient } from "@switchyard/kube";
 import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
-import type { KubeClient } from "../kubeapi/client.js";
-import { nth } from "../netns/ipv4.js";
+import { firstServiceIp } from "../controlplane/options.js";
+import { hostPort } from "../netns/ip.js";
 import type { LabPlan } from "../netns/plan.js";
+import { containerPathDirs } from "./container-path.js";
 
 /** The pod's resolv.conf as the kubelet writes it for its DNS policy. */
 export function resolvConf(pod: Pod, plan: LabPlan, hostResolv: string): string {
@@ -27,42 +29,113 @@ export function resolvConf(pod: Pod, plan: LabPlan, hostResolv: string): string 
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * The pod's hostname and domain as the kubelet makes them (GeneratePodHostNameAndDomain): `hostnameOverride`, else
+ * `hostname`, else the pod's name, cut to 63 characters without a trailing dash or dot; the domain only with a
+ * `subdomain` (and no override): `<subdomain>.<namespace>.svc.<cluster domain>`.
+ */
+export function podHostname(pod: Pod, clusterDomain = "cluster.local"): { hostname: string; domain: string } {
+  const override = (pod.spec as { hostnameOverride?: string } | undefined)?.hostnameOverride;
+  const wanted = override ?? (pod.spec?.hostname || (pod.metadata?.name ?? ""));
+  const hostname = wanted.length > 63 ? wanted.slice(0, 63).replace(/[-.]+$/, "") : wanted;
+  const subdomain = override === undefined ? pod.spec?.subdomain : undefined;
+  const domain = subdomain ? `${subdomain}.${pod.metadata?.namespace ?? "default"}.svc.${clusterDomain}` : "";
+  return { hostname, domain };
+}
+
+/**
+ * The pod's /etc/hosts as the kubelet writes it: for a pod network the managed file (localhost lines, then each
+ * pod IP with the FQDN and hostname, then hostAliases); for hostNetwork the node's own file under a header.
+ */
+export function etcHosts(pod: Pod, podIps: readonly string[], nodeHosts: string): string {
+  const aliases = pod.spec?.hostAliases ?? [];
+  const aliasLines =
+    aliases.length === 0
+      ? ""
+      : `\n# Entries added by HostAliases.\n${aliases.map((a) => `${a.ip}\t${(a.hostnames ?? []).join("\t")}\n`).join("")}`;
+  if (pod.spec?.hostNetwork)
+    return `# Kubernetes-managed hosts file (host network).\n${nodeHosts}${aliasLines}`;
+  const { hostname, domain } = podHostname(pod);
+  const names = domain ? `${hostname}.${domain}\t${hostname}` : hostname;
+  return [
+    "# Kubernetes-managed hosts file.\n",
+    "127.0.0.1\tlocalhost\n",
+    "::1\tlocalhost ip6-localhost ip6-loopback\n",
+    "fe00::0\tip6-localnet\n",
+    "fe00::0\tip6-mcastprefix\n",
+    "fe00::1\tip6-allnodes\n",
+    "fe00::2\tip6-allrouters\n",
+    ...podIps.map((ip) => `${ip}\t${names}\n`),
+    aliasLines,
+  ].join("");
+}
+
 /** The variables a kubelet gives every container: its own env (with downward-API field refs) and the apiserver's. */
-export function containerEnv(pod: Pod, env: readonly EnvVar[], podIp: string, hostIp: string, plan: LabPlan) {
-  const apiserver = nth(plan.serviceCidr, 1);
+export function containerEnv(
+  pod: Pod,
+  env: readonly EnvVar[],
+  ips: { pod: readonly string[]; host: readonly string[] },
+  plan: LabPlan,
+) {
+  const apiserver = firstServiceIp(plan.serviceCidr);
   const out: Record<string, string> = {
-    PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    HOSTNAME: pod.spec?.hostNetwork ? (pod.spec.nodeName ?? "") : (pod.metadata?.name ?? ""),
+    PATH: containerPathDirs.join(":"),
+    HOSTNAME: pod.spec?.hostNetwork ? (pod.spec.nodeName ?? "") : podHostname(pod).hostname,
     KUBERNETES_SERVICE_HOST: apiserver,
     KUBERNETES_SERVICE_PORT: "443",
     KUBERNETES_SERVICE_PORT_HTTPS: "443",
-    KUBERNETES_PORT: `tcp://${apiserver}:443`,
-    KUBERNETES_PORT_443_TCP: `tcp://${apiserver}:443`,
+    KUBERNETES_PORT: `tcp://${hostPort(apiserver, 443)}`,
+    KUBERNETES_PORT_443_TCP: `tcp://${hostPort(apiserver, 443)}`,
     KUBERNETES_PORT_443_TCP_PROTO: "tcp",
     KUBERNETES_PORT_443_TCP_PORT: "443",
     KUBERNETES_PORT_443_TCP_ADDR: apiserver,
   };
-  const fields: Record<string, string> = {
-    "metadata.name": pod.metadata?.name ?? "",
-    "metadata.namespace": pod.metadata?.namespace ?? "",
-    "metadata.uid": pod.metadata?.uid ?? "",
-    "spec.nodeName": pod.spec?.nodeName ?? "",
-    "spec.serviceAccountName": pod.spec?.serviceAccountName ?? "",
-    "status.podIP": podIp,
-    "status.hostIP": hostIp,
-  };
   for (const e of env) {
     if (e.value !== undefined) out[e.name] = e.value;
-    else if (e.valueFrom?.fieldRef) out[e.name] = fields[e.valueFrom.fieldRef.fieldPath] ?? "";
+    else if (e.valueFrom?.fieldRef) out[e.name] = fieldValue(pod, e.valueFrom.fieldRef.fieldPath, ips);
   }
   return out;
+}
+
+/**
+ * A downward-API field as the kubelet resolves it for env: the pod's own fields, the IP lists comma-joined, a
+ * label or annotation by key, or all of them as `key="value"` lines sorted by key.
+ */
+export function fieldValue(
+  pod: Pod,
+  path: string,
+  ips: { pod: readonly string[]; host: readonly string[] },
+): string {
+  const m = pod.metadata;
+  const fields: Record<string, string> = {
+    "metadata.name": m?.name ?? "",
+    "metadata.namespace": m?.namespace ?? "",
+    "metadata.uid": m?.uid ?? "",
+    "spec.nodeName": pod.spec?.nodeName ?? "",
+    "spec.serviceAccountName": pod.spec?.serviceAccountName ?? "",
+    "status.podIP": ips.pod[0] ?? "",
+    "status.podIPs": ips.pod.join(","),
+    "status.hostIP": ips.host[0] ?? "",
+    "status.hostIPs": ips.host.join(","),
+  };
+  if (path in fields) return fields[path] ?? "";
+  const indexed = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
+  if (indexed) return (indexed[1] === "labels" ? m?.labels : m?.annotations)?.[indexed[2] ?? ""] ?? "";
+  if (path === "metadata.labels" || path === "metadata.annotations") {
+    const map = (path === "metadata.labels" ? m?.labels : m?.annotations) ?? {};
+    return Object.keys(map)
+      .sort()
+      .map((k) => `${k}=${JSON.stringify(map[k])}`)
+      .join("\n");
+  }
+  return "";
 }
 
 /**
  * The service-account files at /var/run/secrets/kubernetes.io/serviceaccount: a token bound to this pod from the
  * TokenRequest API, the cluster CA and the namespace. Returns the token's lifetime in seconds.
  */
-export async function writeServiceAccount(client: KubeClient, pod: Pod, dir: string, caFile: string) {
+export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir: string, caFile: string) {
   const ns = pod.metadata?.namespace ?? "default";
   const sa = pod.spec?.serviceAccountName ?? "default";
   const expirationSeconds = 3600;

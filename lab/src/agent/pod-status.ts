@@ -11,9 +11,10 @@ export interface ContainerView {
 }
 
 export interface PodView {
-  hostIp: string;
-  /** Undefined until the sandbox has an address. */
-  podIp: string | undefined;
+  /** The node's addresses, one per family, the primary first. */
+  hostIps: readonly string[];
+  /** One per family, the primary first; empty until the sandbox has addresses. */
+  podIps: readonly string[];
   startTime: string;
   sandboxReady: boolean;
   containers: ContainerView[];
@@ -32,10 +33,30 @@ function phaseOf(pod: Pod, containers: readonly ContainerView[]): PodStatus["pha
   return "Pending";
 }
 
+const kubeletConditions = new Set([
+  "PodReadyToStartContainers",
+  "Initialized",
+  "Ready",
+  "ContainersReady",
+  "PodScheduled",
+]);
+
+/** Why each readiness gate holds the pod back, in the kubelet's words (GeneratePodReadyCondition); none: ready. */
+function unreadyGates(pod: Pod, conditions: readonly PodCondition[]): string[] {
+  const out: string[] = [];
+  for (const gate of pod.spec?.readinessGates ?? []) {
+    const c = conditions.find((x) => x.type === gate.conditionType);
+    if (!c) out.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`);
+    else if (c.status !== "True")
+      out.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
+  }
+  return out;
+}
+
 /** The pod's status as the kubelet would post it; transition times are kept while a condition holds. */
 export function podStatus(pod: Pod, view: PodView, now: Date): PodStatus {
   const previous = pod.status?.conditions ?? [];
-  const condition = (type: string, ok: boolean, reason?: string): PodCondition => {
+  const condition = (type: string, ok: boolean, reason?: string, message?: string): PodCondition => {
     const before = previous.find((c) => c.type === type);
     const status = ok ? "True" : "False";
     return {
@@ -46,23 +67,31 @@ export function podStatus(pod: Pod, view: PodView, now: Date): PodStatus {
           ? before.lastTransitionTime
           : formatTime(now.getTime()),
       ...(reason && !ok ? { reason } : {}),
+      ...(message && !ok ? { message } : {}),
     };
   };
   const containersReady = view.containers.length > 0 && view.containers.every((c) => c.ready);
   const phase = phaseOf(pod, view.containers);
+  const gates = unreadyGates(pod, previous);
+  const ready =
+    containersReady && phase === "Running"
+      ? condition("Ready", gates.length === 0, "ReadinessGatesNotReady", gates.join(", "))
+      : condition("Ready", false, "ContainersNotReady");
   return {
     phase,
-    hostIP: view.hostIp,
-    hostIPs: [{ ip: view.hostIp }],
-    ...(view.podIp ? { podIP: view.podIp, podIPs: [{ ip: view.podIp }] } : {}),
+    hostIP: view.hostIps[0],
+    hostIPs: view.hostIps.map((ip) => ({ ip })),
+    ...(view.podIps.length > 0 ? { podIP: view.podIps[0], podIPs: view.podIps.map((ip) => ({ ip })) } : {}),
     startTime: view.startTime,
     qosClass: pod.status?.qosClass ?? "BestEffort",
     conditions: [
       condition("PodReadyToStartContainers", view.sandboxReady),
       condition("Initialized", true),
-      condition("Ready", containersReady && phase === "Running", "ContainersNotReady"),
+      ready,
       condition("ContainersReady", containersReady, "ContainersNotReady"),
       condition("PodScheduled", true),
+      // Conditions others own (readiness gates, DisruptionTarget) are kept: the merge patch replaces the list.
+      ...previous.filter((c) => !kubeletConditions.has(c.type)),
     ],
     containerStatuses: view.containers.map((c) => ({
       name: c.name,

@@ -1,8 +1,15 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { formatTime } from "@switchyard/kube";
+import {
+  ApiError,
+  formatTime,
+  type HttpRestClient,
+  isConflict,
+  isNotFound,
+  type Logger,
+  patchContentTypes,
+} from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { contentTypes, isNotFound, type KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
 import { applySteps } from "../netns/executor.js";
 import type { Journal } from "../netns/journal.js";
@@ -12,11 +19,14 @@ import { realTeardownDeps, teardown } from "../netns/teardown.js";
 import { Container, type RestartPolicy } from "./container.js";
 import { onPty } from "./container-input.js";
 import { ContainerLog } from "./container-log.js";
+import { execInContainerFor } from "./exec-hook.js";
+import { hostTopLevelMounts } from "./host-mounts.js";
+import { hostPortCommands, hostPortMappings } from "./host-ports.js";
+import { ensureLayer } from "./image-layer.js";
 import { type ImageContext, resolveImage } from "./images.js";
 import type { Ipam } from "./ipam.js";
 import type { ContainerHandle } from "./kubelet-api/container-logs.js";
-import type { Logger } from "./log.js";
-import { containerEnv, resolvConf, writeServiceAccount } from "./pod-files.js";
+import { containerEnv, etcHosts, podHostname, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { podStatus } from "./pod-status.js";
 import { probeOnce, Readiness } from "./probes.js";
 import { sandboxArgv } from "./sandbox-command.js";
@@ -24,17 +34,37 @@ import { prepareVolumes } from "./volume-files.js";
 import { planVolumes } from "./volumes.js";
 
 export interface WorkerDeps {
-  client: KubeClient;
+  client: HttpRestClient;
   plan: LabPlan;
   node: NodePlan;
-  ipam: Ipam;
+  /** One per family of the node's pod CIDRs, the primary first. */
+  ipams: Ipam[];
   exec: Exec;
   journal: Journal;
   podsDir: string;
   caFile: string;
   hostResolv: string;
+  /** The node's /etc/hosts, which hostNetwork pods get under the kubelet's header. */
+  hostHosts: string;
   images: ImageContext;
+  /** Where image layers are made (image-layer.ts), shared by the lab's agents. */
+  layersDir: string;
   log: Logger;
+}
+
+/** The apiserver refused a patch whose uid is not the object's: this pod is gone, a namesake took its name. */
+const replacedByNamesake = (err: unknown) =>
+  err instanceof ApiError && err.code === 422 && err.message.includes("metadata.uid");
+
+type PodContainer = NonNullable<Pod["spec"]>["containers"][number];
+
+/** What every container of a pod shares: the pod's folder, its /etc files, its token, the host's mounts. */
+interface SandboxShared {
+  netns: string;
+  dir: string;
+  etc: { files: { resolvConf: string; hosts: string; hostname: string }; hostname: string };
+  saDir: string | undefined;
+  hostMounts: string[];
 }
 
 /** The pod network namespace's name; it carries the node's index so a restarted agent finds its leftovers. */
@@ -49,7 +79,8 @@ export class PodWorker {
     image: string;
     log: ContainerLog;
   }> = [];
-  private podIp: string | undefined;
+  /** One per family, the primary first; empty before start(). */
+  private podIps: string[] = [];
   private netns: string | undefined;
   private timers: NodeJS.Timeout[] = [];
   private lastSent = "";
@@ -60,11 +91,20 @@ export class PodWorker {
   /** Every container has stopped: nothing more is probed or posted. */
   private stopped = false;
   private readonly startTime = formatTime(Date.now());
+  /** start() has made every container: status posts describe them all. */
+  private started = false;
+  /** The pod's hostPorts are in the node's maps (taken out when it terminates). */
+  private hostPortsAdded = false;
 
   constructor(
     private pod: Pod,
     private readonly d: WorkerDeps,
   ) {}
+
+  /** The primary family's address: what probes dial and status.podIP says. */
+  private get podIp(): string | undefined {
+    return this.podIps[0];
+  }
 
   private get key(): string {
     return `${this.pod.metadata?.namespace}/${this.pod.metadata?.name}`;
@@ -72,6 +112,8 @@ export class PodWorker {
 
   update(pod: Pod): void {
     this.pod = pod;
+    // A readiness gate's condition is set by someone else: Ready follows it, as the kubelet's status sync does.
+    if (this.started && pod.spec?.readinessGates?.length) this.sendStatus();
   }
 
   /** The pod as last seen from the API (the kubelet API's /pods lists these). */
@@ -98,23 +140,7 @@ export class PodWorker {
     const runnables = spec.containers.map((c) => ({ container: c, run: resolveImage(c, this.d.images) }));
     const unknown = runnables.find((r) => r.run.kind === "unknown");
     if (unknown && unknown.run.kind === "unknown") {
-      const message = unknown.run.message;
-      this.d.log.warn("image not known", { pod: this.key, message });
-      this.containers = spec.containers.map((c) => {
-        const container = new Container({
-          name: c.name,
-          argv: undefined,
-          env: {},
-          logFile: "",
-          restartPolicy: "Never",
-          onChange: () => {},
-        });
-        container.state = { waiting: { reason: "ErrImagePull", message } };
-        // Never started, so its log stays empty; the paths are never written.
-        const log = new ContainerLog("", "");
-        return { c: container, readiness: undefined, name: c.name, image: c.image ?? "", log };
-      });
-      this.sendStatus(false);
+      this.failImages(unknown.run.message);
       return;
     }
     const hostNetwork = spec.hostNetwork === true;
@@ -125,23 +151,25 @@ export class PodWorker {
     );
     mkdirSync(dir, { recursive: true });
     if (hostNetwork) {
-      this.podIp = this.d.node.ip;
+      this.podIps = this.d.node.ips;
       this.netns = this.d.node.netns;
     } else {
-      this.podIp = this.d.ipam.allocate();
+      this.podIps = this.d.ipams.map((ipam) => ipam.allocate());
       this.netns = `${podNetnsPrefix(this.d.plan, this.d.node)}${uid.slice(0, 8)}`;
       const steps = podSandboxSteps({
         node: this.d.node,
         netns: this.netns,
         hostVeth: `veth${uid.slice(0, 8)}`,
-        ip: this.podIp,
-        prefixLength: this.d.ipam.prefixLength,
-        gateway: this.d.ipam.gateway,
+        addresses: this.d.ipams.map((ipam, i) => ({
+          ip: this.podIps[i] ?? "",
+          prefixLength: ipam.prefixLength,
+          gateway: ipam.gateway,
+        })),
       });
       await applySteps(steps, this.d.exec, this.d.journal);
     }
-    const resolvFile = join(dir, "resolv.conf");
-    writeFileSync(resolvFile, resolvConf(this.pod, this.d.plan, this.d.hostResolv));
+    const etc = this.writeEtcFiles(dir, hostNetwork);
+    await this.addHostPorts();
     let saDir: string | undefined;
     if (spec.automountServiceAccountToken !== false) {
       saDir = join(dir, "serviceaccount");
@@ -152,75 +180,158 @@ export class PodWorker {
       }, lifetime * 800);
       this.timers.push(refresh);
     }
-    for (const { container } of runnables) {
-      const env = containerEnv(this.pod, container.env ?? [], this.podIp, this.d.node.ip, this.d.plan);
-      const run = resolveImage(container, this.d.images, env);
-      const volumes = planVolumes(this.pod, container, dir);
-      let configError: string | undefined;
-      try {
-        await prepareVolumes(volumes, this.pod.metadata?.namespace ?? "default", this.d);
-      } catch (err) {
-        configError = (err as Error).message;
-      }
-      for (const v of volumes.unsupported)
-        this.d.log.warn("volume not mounted", { pod: this.key, volume: v });
-      const argv =
-        run.kind === "process"
-          ? sandboxArgv({
-              netns: this.netns,
-              hostname: hostNetwork ? this.d.node.name : (this.pod.metadata?.name ?? ""),
-              resolvConf: resolvFile,
-              serviceAccountDir: saDir,
-              argv: container.tty ? onPty(run.argv) : run.argv,
-              mounts: volumes.mounts,
-            })
-          : undefined;
-      const logFile = join(dir, `${container.name}.log`);
-      // Instance logs in a folder per container, as the kubelet keeps /var/log/pods/<pod>/<container>/.
-      const log = new ContainerLog(logFile, join(dir, "logs", container.name));
-      const c = new Container({
-        name: container.name,
-        argv,
-        env,
-        logFile,
-        log,
-        restartPolicy: (spec.restartPolicy ?? "Always") as RestartPolicy,
-        input: {
-          stdin: container.stdin === true,
-          stdinOnce: container.stdinOnce === true,
-          tty: container.tty === true,
-        },
-        onChange: () => this.sendStatus(),
-      });
-      const probe = container.readinessProbe;
-      const entry = {
-        c,
-        readiness: probe ? new Readiness(probe) : undefined,
-        name: container.name,
-        image: container.image ?? "",
-        log,
-      };
-      this.containers.push(entry);
-      if (configError) {
-        this.d.log.warn("container not started", { pod: this.key, error: configError });
-        c.state = { waiting: { reason: "CreateContainerConfigError", message: configError } };
-        continue;
-      }
-      c.start();
-      if (probe && entry.readiness) this.startProbing(container, entry.readiness, c);
-    }
+    const shared = { netns: this.netns, dir, etc, saDir, hostMounts: hostTopLevelMounts() };
+    for (const { container } of runnables) await this.startContainer(container, shared);
+    this.started = true;
     this.sendStatus();
   }
 
-  private startProbing(
-    container: NonNullable<Pod["spec"]>["containers"][number],
-    readiness: Readiness,
-    c: Container,
-  ) {
+  /** An image of the pod cannot run here: every container waits in ErrImagePull with the reason, none starts. */
+  private failImages(message: string): void {
+    const spec = this.pod.spec;
+    this.d.log.warn("image not known", { pod: this.key, message });
+    this.containers = (spec?.containers ?? []).map((c) => {
+      const output = { stdout: "", stderr: "" };
+      const container = new Container({
+        name: c.name,
+        argv: undefined,
+        env: {},
+        output,
+        restartPolicy: "Never",
+        onChange: () => {},
+      });
+      container.state = { waiting: { reason: "ErrImagePull", message } };
+      // Never started, so its log stays empty; the paths are never written.
+      const log = new ContainerLog(output, "", "");
+      return { c: container, readiness: undefined, name: c.name, image: c.image ?? "", log };
+    });
+    this.sendStatus(false);
+  }
+
+  /** One container of the pod: its volumes, its root and process (sandbox-command.ts), its log, its probes. */
+  private async startContainer(container: PodContainer, s: SandboxShared): Promise<void> {
+    const env = containerEnv(
+      this.pod,
+      container.env ?? [],
+      { pod: this.podIps, host: this.d.node.ips },
+      this.d.plan,
+    );
+    const run = resolveImage(container, this.d.images, env);
+    const volumes = planVolumes(this.pod, container, s.dir);
+    let configError: string | undefined;
+    try {
+      await prepareVolumes(volumes, this.pod.metadata?.namespace ?? "default", this.d);
+    } catch (err) {
+      configError = (err as Error).message;
+    }
+    for (const v of volumes.unsupported) this.d.log.warn("volume not mounted", { pod: this.key, volume: v });
+    const rootDir = join(s.dir, "rootfs", container.name);
+    mkdirSync(rootDir, { recursive: true });
+    const argv =
+      run.kind === "process"
+        ? sandboxArgv({
+            netns: s.netns,
+            hostname: s.etc.hostname,
+            rootDir,
+            layerDir: run.layer && ensureLayer(this.d.layersDir, run.layer),
+            hostMounts: s.hostMounts,
+            etc: s.etc.files,
+            serviceAccountDir: s.saDir,
+            ...(container.workingDir ? { workingDir: container.workingDir } : {}),
+            argv: container.tty ? onPty(run.argv) : run.argv,
+            mounts: volumes.mounts,
+          })
+        : undefined;
+    // Each output in its own file, both copied into <name>.log; instance logs in a folder per container, as the
+    // kubelet keeps /var/log/pods/<pod>/<container>/.
+    const output = {
+      stdout: join(s.dir, `${container.name}.stdout`),
+      stderr: join(s.dir, `${container.name}.stderr`),
+    };
+    const log = new ContainerLog(
+      output,
+      join(s.dir, `${container.name}.log`),
+      join(s.dir, "logs", container.name),
+    );
+    const c = new Container({
+      name: container.name,
+      argv,
+      env,
+      output,
+      log,
+      restartPolicy: (this.pod.spec?.restartPolicy ?? "Always") as RestartPolicy,
+      input: {
+        stdin: container.stdin === true,
+        stdinOnce: container.stdinOnce === true,
+        tty: container.tty === true,
+      },
+      onChange: () => this.sendStatus(),
+    });
+    const probe = container.readinessProbe;
+    const entry = {
+      c,
+      readiness: probe ? new Readiness(probe) : undefined,
+      name: container.name,
+      image: container.image ?? "",
+      log,
+    };
+    this.containers.push(entry);
+    if (configError) {
+      this.d.log.warn("container not started", { pod: this.key, error: configError });
+      c.state = { waiting: { reason: "CreateContainerConfigError", message: configError } };
+      return;
+    }
+    c.start();
+    if (probe && entry.readiness) this.startProbing(container, entry.readiness, c);
+  }
+
+  /**
+   * The pod's resolv.conf, /etc/hosts and /etc/hostname, written as the kubelet writes them; its hostname (the
+   * node's on the host network).
+   */
+  private writeEtcFiles(dir: string, hostNetwork: boolean) {
+    const files = {
+      resolvConf: join(dir, "resolv.conf"),
+      hosts: join(dir, "hosts"),
+      hostname: join(dir, "hostname"),
+    };
+    const hostname = hostNetwork ? this.d.node.name : podHostname(this.pod).hostname;
+    writeFileSync(files.resolvConf, resolvConf(this.pod, this.d.plan, this.d.hostResolv));
+    writeFileSync(files.hosts, etcHosts(this.pod, this.podIps, this.d.hostHosts), { mode: 0o644 });
+    writeFileSync(files.hostname, `${hostname}\n`);
+    return { files, hostname };
+  }
+
+  /** The pod's hostPorts into the node's DNAT maps (host-ports.ts), with UDP flows to those ports forgotten. */
+  private async addHostPorts(): Promise<void> {
+    const mappings = hostPortMappings(this.pod, this.podIp);
+    if (mappings.length === 0) return;
+    const inNode = (...argv: string[]) => this.d.exec(["ip", "netns", "exec", this.d.node.netns, ...argv]);
+    try {
+      await inNode("nft", hostPortCommands(mappings).add.join("; "));
+      this.hostPortsAdded = true;
+    } catch (err) {
+      this.d.log.warn("hostPort not set up", { pod: this.key, error: (err as Error).message });
+    }
+    // As portmap does: an old UDP flow to the port would keep going where it went before.
+    for (const m of mappings.filter((x) => x.protocol === "udp"))
+      await inNode("conntrack", "-D", "-p", "udp", "--dport", String(m.hostPort)).catch(() => {});
+  }
+
+  private async removeHostPorts(): Promise<void> {
+    if (!this.hostPortsAdded) return;
+    this.hostPortsAdded = false;
+    const { remove } = hostPortCommands(hostPortMappings(this.pod, this.podIp));
+    await this.d
+      .exec(["ip", "netns", "exec", this.d.node.netns, "nft", remove.join("; ")])
+      .catch((err: Error) => this.d.log.warn("hostPort not removed", { pod: this.key, error: err.message }));
+  }
+
+  private startProbing(container: PodContainer, readiness: Readiness, c: Container) {
     const probe = container.readinessProbe ?? {};
     const run = async () => {
       if (this.stopped || !this.podIp) return;
-      const result = c.running ? await probeOnce(probe, this.podIp, container) : "failure";
+      const result = c.running ? await probeOnce(probe, this.podIp, container, c.pid) : "failure";
       if (result === "unsupported")
         this.d.log.warn("probe type not supported, counted as passing", { pod: this.key });
       if (readiness.record(result)) this.sendStatus();
@@ -239,8 +350,8 @@ export class PodWorker {
   private sendStatus(sandboxReady = true): void {
     if (this.stopped) return;
     const view = {
-      hostIp: this.d.node.ip,
-      podIp: this.podIp,
+      hostIps: this.d.node.ips,
+      podIps: this.podIps,
       startTime: this.startTime,
       sandboxReady,
       containers: this.containers.map((e) => ({
@@ -257,33 +368,62 @@ export class PodWorker {
       const body = JSON.stringify(status);
       if (body === this.lastSent || this.stopped) return;
       const path = `/api/v1/namespaces/${this.pod.metadata?.namespace}/pods/${this.pod.metadata?.name}/status`;
+      // The uid in the patch is a precondition, as the kubelet's PatchPodStatus puts it: once this pod is gone, its
+      // last status must not land on a namesake created since (nor its answer become this worker's pod).
+      const patch = { metadata: { uid: this.pod.metadata?.uid }, status };
       try {
-        this.pod = await this.d.client.call<Pod>("PATCH", path, { status }, contentTypes.merge);
+        this.pod = await this.d.client.call<Pod>("PATCH", path, patch, patchContentTypes.merge);
         this.lastSent = body;
       } catch (err) {
-        if (!isNotFound(err))
+        if (!isNotFound(err) && !replacedByNamesake(err))
           this.d.log.warn("pod status update failed", { pod: this.key, error: (err as Error).message });
       }
     });
   }
 
   /**
-   * Stops the containers (SIGTERM, the grace period, SIGKILL), removes the sandbox, and when the pod object is
-   * still there deletes it for good, as the kubelet finalizes a graceful deletion.
+   * One container's end as the kubelet's killContainer does it: its preStop hook (exec inside the container, or
+   * sleep) within the grace period, then SIGTERM with what is left of it (at least 2 s after a hook), then SIGKILL.
+   */
+  private async stopContainer(name: string, c: Container, graceSeconds: number): Promise<void> {
+    const preStop = this.pod.spec?.containers.find((x) => x.name === name)?.lifecycle?.preStop;
+    const graceMs = graceSeconds * 1000;
+    const started = Date.now();
+    const hook = preStop?.exec?.command;
+    if (hook && c.pid !== undefined && graceMs > 0) await execInContainerFor(c.pid, hook, graceMs);
+    else if (preStop?.sleep && c.running && graceMs > 0)
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(preStop.sleep?.seconds ?? 0, graceSeconds) * 1000),
+      );
+    const hooked = (hook || preStop?.sleep) && graceMs > 0;
+    await c.stop(hooked ? Math.max(graceMs - (Date.now() - started), 2000) : graceMs);
+  }
+
+  /**
+   * Stops the containers (their preStop hooks, SIGTERM, the grace period, SIGKILL), posts their stopped status, removes the sandbox, and
+   * when the pod object is still there deletes it for good, as the kubelet finalizes a graceful deletion.
    */
   async terminate(graceSeconds: number, deleteObject: boolean): Promise<void> {
     if (this.terminating) return;
     this.terminating = true;
-    await Promise.all(this.containers.map((e) => e.c.stop(graceSeconds * 1000)));
-    this.stopped = true;
+    await Promise.all(this.containers.map((e) => this.stopContainer(e.name, e.c, graceSeconds)));
     for (const t of this.timers) clearTimeout(t);
+    // The kubelet posts the stopped containers (not ready) before it removes the sandbox and the object: the pod's
+    // endpoint stops serving as the containers stop, not once the teardown is over.
+    this.sendStatus();
+    await this.sending;
+    this.stopped = true;
+    await this.removeHostPorts();
     if (this.netns && this.netns !== this.d.node.netns) {
       const result = await teardown([{ kind: "netns", name: this.netns }], {
         ...realTeardownDeps,
         exec: this.d.exec,
       });
       for (const e of result.errors) this.d.log.warn("sandbox teardown", { pod: this.key, error: e });
-      if (this.podIp) this.d.ipam.release(this.podIp);
+      this.d.ipams.forEach((ipam, i) => {
+        const ip = this.podIps[i];
+        if (ip) ipam.release(ip);
+      });
     }
     if (!deleteObject) return;
     const ns = this.pod.metadata?.namespace;
@@ -295,7 +435,8 @@ export class PodWorker {
         preconditions: { uid: this.pod.metadata?.uid },
       });
     } catch (err) {
-      if (!isNotFound(err))
+      // A conflict: the uid precondition failed, the object is a namesake's now and this one is gone.
+      if (!isNotFound(err) && !isConflict(err))
         this.d.log.warn("pod delete failed", { pod: this.key, error: (err as Error).message });
     }
   }

@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { connect } from "node:net";
 import type { Container, Probe } from "kubernetes-types/core/v1.js";
+import { execInContainerFor } from "./exec-hook.js";
 
 export type ProbeResult = "success" | "failure" | "unsupported";
 
@@ -12,9 +13,21 @@ export function probePort(port: number | string | undefined, container: Containe
   return container.ports?.find((p) => p.name === port)?.containerPort;
 }
 
-/** One probe attempt against the pod's IP, from the root namespace (which routes to every pod CIDR). */
-export function probeOnce(probe: Probe, ip: string, container: Container): Promise<ProbeResult> {
+/**
+ * One probe attempt: httpGet and tcpSocket against the pod's IP, from the root namespace (which routes to every
+ * pod CIDR); exec inside the container whose process is `pid`, passing on exit code 0 within the timeout.
+ */
+export async function probeOnce(
+  probe: Probe,
+  ip: string,
+  container: Container,
+  pid?: number,
+): Promise<ProbeResult> {
   const timeoutMs = (probe.timeoutSeconds ?? 1) * 1000;
+  if (probe.exec) {
+    if (pid === undefined) return "failure";
+    return (await execInContainerFor(pid, probe.exec.command ?? [], timeoutMs)) === 0 ? "success" : "failure";
+  }
   if (probe.httpGet) {
     const port = probePort(probe.httpGet.port, container);
     if (port === undefined) return Promise.resolve("failure");
@@ -53,7 +66,7 @@ export function probeOnce(probe: Probe, ip: string, container: Container): Promi
 
 /**
  * A readiness probe's verdict over time: ready after successThreshold successes in a row, unready after
- * failureThreshold failures. Unsupported probes (exec, grpc) count as passing, and the agent logs that once.
+ * failureThreshold failures. Unsupported probes (grpc) count as passing, and the agent logs that.
  */
 export class Readiness {
   ready = false;

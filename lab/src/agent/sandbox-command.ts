@@ -1,39 +1,96 @@
 import { dirname } from "node:path";
-import { type MountPlan, underRun } from "./volumes.js";
+import { containerPathDirs } from "./container-path.js";
+import type { MountPlan } from "./volumes.js";
 
 /** Where and how a container's process is started. */
 export interface SandboxCommand {
   /** The network namespace: the pod's, or the node's for hostNetwork pods. */
   netns: string;
   hostname: string;
-  resolvConf: string;
+  /**
+   * A folder of the pod's for this container: inside the sandbox a tmpfs there holds the root's writable layer,
+   * so nothing the container writes reaches the host's files and a restart starts from the image again.
+   */
+  rootDir: string;
+  /** The image's files (image-layer.ts), copied into the writable layer over the host's; undefined: none. */
+  layerDir?: string;
+  /** The host's top-level mounts (host-mounts.ts), bound into the root so it shows what the host's shows. */
+  hostMounts: readonly string[];
+  /** The pod's own files, bound over the root's. */
+  etc: { resolvConf: string; hosts: string; hostname: string };
   /** The service-account folder, or undefined when the token is not mounted. */
   serviceAccountDir: string | undefined;
+  /** The container's workingDir; the image's (/) when undefined. */
+  workingDir?: string;
   argv: readonly string[];
   /** Volume mounts (volumes.ts), made after the pod's own files. */
   mounts?: readonly MountPlan[];
 }
 
 const secretsDir = "/run/secrets/kubernetes.io/serviceaccount";
+/** The host's root while the container's is put together; gone before the container's process starts. */
+const oldRoot = "/.sy-host";
 
 /**
- * The command line that enters the network namespace, takes a private mount and UTS namespace, and there mounts
- * the pod's files before exec'ing the container's process (so the pid we spawn is the container's). /run gets a
- * fresh tmpfs, as in a container, which gives the secrets folder somewhere to live without touching the host.
- * Paths of volumes are quoted into the script; the pod's own files come in as positional parameters.
+ * The command line that enters the network namespace, takes a private mount and UTS namespace, builds the
+ * container's root and execs the container's process there (so the pid we spawn is the container's), as a
+ * runtime does with an image: an overlay whose lower layer is the host's root filesystem and whose upper layer,
+ * on a tmpfs, starts as the image's files; the host's other mounts bound in; then pivot_root. Inside the new root,
+ * with the host's reachable under /.sy-host until the end, it mounts a fresh /run, the pod's /etc files, the
+ * service-account token and the volumes, paths resolved inside the container's root as a runtime resolves them
+ * (a symbolic link in a mount path points into the container, not the host). Then the host's root is let go, and
+ * `exec` fails as runc does when the program is not in the root.
  */
 export function sandboxArgv(c: SandboxCommand): string[] {
-  const mounts = c.mounts ?? [];
-  const script = [
-    'hostname "$1"',
-    ...mounts.filter((m) => m.hostPath).map((m) => `mount --bind ${q(m.hostPath ?? "")} ${q(m.source)}`),
+  const r = c.rootDir;
+  const host = (path: string) => q(`${oldRoot}${path}`);
+  const build = [
+    "set -e",
+    `P=$PATH; PATH=${containerPathDirs.join(":")}`,
+    `hostname ${q(c.hostname)}`,
+    `mount -t tmpfs -o mode=0755 sy-layer ${q(r)}`,
+    `mkdir ${q(`${r}/upper`)} ${q(`${r}/work`)} ${q(`${r}/root`)}`,
+    ...(c.layerDir ? [`cp -a ${q(`${c.layerDir}/.`)} ${q(`${r}/upper/`)}`] : []),
+    `mount -t overlay sy-root -o ${q(`lowerdir=/,upperdir=${r}/upper,workdir=${r}/work`)} ${q(`${r}/root`)}`,
+    // Unbindable (once the overlay holds its own copy of the upper path), so binding a host mount that holds this
+    // folder into the root does not copy the root into itself.
+    `mount --make-unbindable ${q(r)}`,
+    ...c.hostMounts.map((m) => `mount --rbind ${q(m)} ${q(`${r}/root${m}`)}`),
+    `cd ${q(`${r}/root`)}`,
+    `mkdir ${q(oldRoot.slice(1))}`,
+    `pivot_root . ${q(oldRoot.slice(1))}`,
+    "cd /",
+    `PATH=${containerPathDirs.map((d) => `${oldRoot}${d}`).join(":")}`,
+  ];
+  // A file mount point: a link there (a host's /etc/resolv.conf into /run) is replaced, a missing one made.
+  const fileAt = (t: string) =>
+    `if [ -L ${q(t)} ]; then rm ${q(t)}; fi; if [ ! -e ${q(t)} ]; then mkdir -p ${q(dirname(t))}; : >${q(t)}; fi`;
+  const bind = (source: string, target: string, readOnly: boolean) =>
+    `mount --bind${readOnly ? " -o ro" : ""} ${host(source)} ${q(target)}`;
+  const mounts = [
     "mount -t tmpfs -o mode=0755,size=4m sy-run /run",
-    'mount --bind "$2" /etc/resolv.conf',
-    ...(c.serviceAccountDir ? [`mkdir -p ${secretsDir}`, `mount --bind -o ro "$3" ${secretsDir}`] : []),
-    ...mounts.flatMap(mountIn),
-    "shift 3",
+    ...(["resolvConf", "hosts", "hostname"] as const).flatMap((f) => {
+      const target = `/etc/${f === "resolvConf" ? "resolv.conf" : f}`;
+      return [fileAt(target), bind(c.etc[f], target, false)];
+    }),
+    ...(c.serviceAccountDir ? [`mkdir -p ${secretsDir}`, bind(c.serviceAccountDir, secretsDir, true)] : []),
+    ...(c.mounts ?? []).flatMap((m) => [
+      m.file ? fileAt(m.target) : `mkdir -p ${q(m.target)}`,
+      bind(m.source, m.target, m.readOnly),
+    ]),
+  ];
+  const workingDir = c.workingDir || "/";
+  const start = [
+    `mkdir -p ${q(workingDir)}`,
+    `umount -l ${oldRoot}`,
+    "PATH=$P",
+    `rmdir ${oldRoot}`,
+    `cd ${q(workingDir)}`,
+    // runc's words and exit code for a program the root does not have.
+    `command -v "$1" >/dev/null || { echo "exec: \\"$1\\": executable file not found in \\$PATH" >&2; exit 128; }`,
     'exec "$@"',
-  ].join(" && ");
+  ];
+  const script = [...build, ...mounts, ...start].join("\n");
   return [
     "ip",
     "netns",
@@ -49,21 +106,8 @@ export function sandboxArgv(c: SandboxCommand): string[] {
     "-c",
     script,
     "sandbox",
-    c.hostname,
-    c.resolvConf,
-    c.serviceAccountDir ?? "-",
     ...c.argv,
   ];
 }
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-/** Inside the fresh /run a mount point has to be made first; elsewhere the agent made it (mountPointSteps). */
-function mountIn(m: MountPlan): string[] {
-  const make = !underRun(m.target)
-    ? []
-    : m.file
-      ? [`mkdir -p ${q(dirname(m.target))}`, `touch ${q(m.target)}`]
-      : [`mkdir -p ${q(m.target)}`];
-  return [...make, `mount --bind${m.readOnly ? " -o ro" : ""} ${q(m.source)} ${q(m.target)}`];
-}

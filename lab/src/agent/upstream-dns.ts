@@ -5,7 +5,7 @@
  * rather than timeouts. Usage: upstream-dns --address IP [--port 53]
  */
 import { createSocket } from "node:dgram";
-import { createServer } from "node:net";
+import { createServer, isIPv6 } from "node:net";
 import { parseArgs } from "node:util";
 import { refusedAnswer } from "./dns-refused.js";
 
@@ -13,7 +13,7 @@ const { values } = parseArgs({
   options: { address: { type: "string" }, port: { type: "string", default: "53" } },
 });
 if (!values.address) throw new Error("usage: upstream-dns --address IP [--port 53]");
-const socket = createSocket("udp4");
+const socket = createSocket(isIPv6(values.address) ? "udp6" : "udp4");
 socket.on("message", (query, peer) => {
   const answer = refusedAnswer(query);
   if (answer) socket.send(answer, peer.port, peer.address);

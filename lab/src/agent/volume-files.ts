@@ -1,21 +1,18 @@
 import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
-import { isNotFound, type KubeClient } from "../kubeapi/client.js";
-import type { Exec } from "../netns/exec.js";
-import { applySteps } from "../netns/executor.js";
-import type { Journal } from "../netns/journal.js";
-import { mountPointSteps, type VolumePlan } from "./volumes.js";
+import type { VolumePlan } from "./volumes.js";
 
 /**
  * Makes a volume plan real before the container starts: ConfigMap keys written as files (read once at start; a
- * changed ConfigMap reaches a pod when it restarts), hostPath sources created when their type asks for it, stage
- * points and empty dirs made, missing mount points created (journaled, so `down` removes them).
+ * changed ConfigMap reaches a pod when it restarts), hostPath sources created when their type asks for it, empty
+ * dirs made. Mount points are made inside the container's own root, never on the host (sandbox-command.ts).
  */
 export async function prepareVolumes(
   plan: VolumePlan,
   namespace: string,
-  d: { client: KubeClient; exec: Exec; journal: Journal },
+  d: { client: HttpRestClient },
 ): Promise<void> {
   for (const cm of plan.configMaps) {
     let data: Record<string, string> = {};
@@ -50,15 +47,12 @@ export async function prepareVolumes(
         // left out rather than created on the host, and the container sees the host's path as it is.
         plan.unsupported.push(`hostPath ${hp.path} (missing on this host; not mounted)`);
         plan.hostPaths.splice(plan.hostPaths.indexOf(hp), 1);
-        plan.mounts = plan.mounts.filter((m) => m.hostPath !== hp.path);
+        plan.mounts = plan.mounts.filter((m) => m.source !== hp.path);
         continue;
       }
     }
     const file = hp.file || !statSync(hp.path).isDirectory();
-    mkdirSync(file ? dirname(hp.stage) : hp.stage, { recursive: true });
-    if (file) writeFileSync(hp.stage, "", { flag: "a" });
     hp.file = file;
-    for (const m of plan.mounts) if (m.hostPath === hp.path) m.file = file;
+    for (const m of plan.mounts) if (m.source === hp.path) m.file = file;
   }
-  await applySteps(mountPointSteps(plan.mounts, existsSync), d.exec, d.journal);
 }

@@ -1,105 +1,123 @@
 import { down, status, up } from "../controlplane/controlplane.js";
-import { defaultStateDir } from "../controlplane/options.js";
+import { defaultStateDir, withDefaults } from "../controlplane/options.js";
 import { resolveBinary } from "../upstream/binaries.js";
-import { parseFlags, portFlag, UsageError } from "./usage.js";
+import type { Command, FlagSpec, Invocation } from "./command.js";
+import { controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";
+import { UsageError } from "./usage.js";
 
-const help = `switchyard-lab controlplane up|down|status
+const defaults = withDefaults();
 
-up flags:
-  --state-dir DIR              where certificates, kubeconfigs, etcd data and logs go (default ${defaultStateDir()})
-  --no-controller-manager      start without kube-controller-manager
-  --no-scheduler               start without kube-scheduler
-  --bind-address IP            where every component listens (default 127.0.0.1)
-  --advertise-address IP       the address in the kubernetes Service (default: the bind address)
-  --apiserver-port N           default 6443
-  --etcd-port N                default 2379
-  --etcd-peer-port N           default 2380
-  --controller-manager-port N  default 10257
-  --scheduler-port N           default 10259
-  --service-cidr CIDR          default 10.96.0.0/16
-  --cluster-cidr CIDR          default 10.244.0.0/16
-  --timeout SECONDS            how long to wait for /readyz (default 120)
-down flags:
-  --state-dir DIR
-  --keep                       keep the state folder (etcd data, certificates, logs)
-status flags:
-  --state-dir DIR`;
+const stateDirFlag: FlagSpec = {
+  name: "state-dir",
+  value: "DIR",
+  default: defaultStateDir(),
+  help: "where certificates, kubeconfigs, etcd data and logs go",
+  complete: "dir",
+};
 
-export async function controlplaneCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  const cmd = `controlplane ${sub ?? ""}`.trim();
-  if (sub === undefined || sub === "--help" || sub === "-h") {
-    console.log(help);
-    return sub === undefined ? 2 : 0;
-  }
-  if (sub === "up") {
-    const { values } = parseFlags(cmd, rest, {
-      "state-dir": { type: "string" },
-      "no-controller-manager": { type: "boolean" },
-      "no-scheduler": { type: "boolean" },
-      "bind-address": { type: "string" },
-      "advertise-address": { type: "string" },
-      "apiserver-port": { type: "string" },
-      "etcd-port": { type: "string" },
-      "etcd-peer-port": { type: "string" },
-      "controller-manager-port": { type: "string" },
-      "scheduler-port": { type: "string" },
-      "service-cidr": { type: "string" },
-      "cluster-cidr": { type: "string" },
-      timeout: { type: "string" },
-      help: { type: "boolean" },
-    });
-    if (values.help) {
-      console.log(help);
-      return 0;
-    }
-    const ports = Object.fromEntries(
-      Object.entries({
-        apiserver: portFlag(cmd, "apiserver-port", values["apiserver-port"]),
-        etcdClient: portFlag(cmd, "etcd-port", values["etcd-port"]),
-        etcdPeer: portFlag(cmd, "etcd-peer-port", values["etcd-peer-port"]),
-        controllerManager: portFlag(cmd, "controller-manager-port", values["controller-manager-port"]),
-        scheduler: portFlag(cmd, "scheduler-port", values["scheduler-port"]),
-      }).filter(([, v]) => v !== undefined),
-    );
-    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-    if (timeout !== undefined && !(timeout > 0))
-      throw new UsageError(`${cmd}: --timeout must be a number of seconds, got "${values.timeout}"`);
-    const state = await up({
-      ...(values["state-dir"] ? { stateDir: values["state-dir"] } : {}),
-      ...(values["bind-address"] ? { bindAddress: values["bind-address"] } : {}),
-      ...(values["advertise-address"] ? { advertiseAddress: values["advertise-address"] } : {}),
-      ...(values["service-cidr"] ? { serviceCidr: values["service-cidr"] } : {}),
-      ...(values["cluster-cidr"] ? { clusterCidr: values["cluster-cidr"] } : {}),
-      ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
-      ports,
-      controllerManager: !values["no-controller-manager"],
-      scheduler: !values["no-scheduler"],
-    });
-    const kubectl = resolveBinary("kubectl").path;
-    console.log(`control plane ready in ${state.startSeconds.toFixed(1)}s at ${state.server}`);
-    console.log(`kubeconfig: ${state.kubeconfig}`);
-    console.log(
-      kubectl ? `kubectl:    ${kubectl}` : "kubectl:    not found (npx switchyard-lab upstream build)",
-    );
-    console.log(`try:        ${kubectl ?? "kubectl"} --kubeconfig ${state.kubeconfig} get --raw /readyz`);
-    console.log(
-      '            eval "$(npx switchyard-lab env)"   # kubectl on PATH and KUBECONFIG set in this shell',
-    );
-    return 0;
-  }
-  if (sub === "down") {
-    const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" }, keep: { type: "boolean" } });
-    const dir = values["state-dir"] ?? defaultStateDir();
-    const result = await down(dir, values.keep ?? false);
+const upFlags: FlagSpec[] = [
+  stateDirFlag,
+  { name: "no-controller-manager", help: "start without kube-controller-manager" },
+  { name: "no-scheduler", help: "start without kube-scheduler" },
+  { name: "bind-address", value: "IP", default: defaults.bindAddress, help: "where every component listens" },
+  {
+    name: "advertise-address",
+    value: "IP",
+    default: "the bind address",
+    help: "the apiserver's address in the kubernetes Service (and in its serving certificate)",
+  },
+  ...controlPlanePortFlags(),
+  { name: "service-cidr", value: "CIDR", default: defaults.serviceCidr, help: "ClusterIPs" },
+  {
+    name: "cluster-cidr",
+    value: "CIDR",
+    default: defaults.clusterCidr,
+    help: "pod addresses (node CIDRs come from it)",
+  },
+  {
+    name: "timeout",
+    value: "SECONDS",
+    default: String(defaults.readyTimeoutMs / 1000),
+    help: "how long to wait for the apiserver's /readyz",
+  },
+];
+
+async function runUp(inv: Invocation): Promise<number> {
+  const cmd = "controlplane up";
+  const flag = (name: string) => inv.string(name);
+  const ports = controlPlanePorts(cmd, inv);
+  const timeout = flag("timeout") === undefined ? undefined : Number(flag("timeout"));
+  if (timeout !== undefined && !(timeout > 0))
+    throw new UsageError(`${cmd}: --timeout must be a number of seconds, got "${flag("timeout")}"`);
+  const state = await up({
+    ...(flag("state-dir") ? { stateDir: flag("state-dir") } : {}),
+    ...(flag("bind-address") ? { bindAddress: flag("bind-address") } : {}),
+    ...(flag("advertise-address") ? { advertiseAddress: flag("advertise-address") } : {}),
+    ...(flag("service-cidr") ? { serviceCidr: flag("service-cidr") } : {}),
+    ...(flag("cluster-cidr") ? { clusterCidr: flag("cluster-cidr") } : {}),
+    ...(timeout ? { readyTimeoutMs: timeout * 1000 } : {}),
+    ports,
+    controllerManager: !inv.bool("no-controller-manager"),
+    scheduler: !inv.bool("no-scheduler"),
+  });
+  const kubectl = resolveBinary("kubectl").path;
+  console.log(`control plane ready in ${state.startSeconds.toFixed(1)}s at ${state.server}`);
+  console.log(`kubeconfig: ${state.kubeconfig}`);
+  console.log(
+    kubectl ? `kubectl:    ${kubectl}` : "kubectl:    not found (npx switchyard-lab upstream build)",
+  );
+  console.log(`try:        ${kubectl ?? "kubectl"} --kubeconfig ${state.kubeconfig} get --raw /readyz`);
+  console.log(
+    '            eval "$(npx switchyard-lab env)"   # kubectl on PATH and KUBECONFIG set in this shell',
+  );
+  return 0;
+}
+
+const upCmd: Command = {
+  name: "up",
+  summary: "start etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback",
+  description:
+    "Starts a control plane from the upstream binaries: a CA and certificates, etcd, kube-apiserver, " +
+    "kube-controller-manager (without its EndpointSlice controllers: Switchyard's replaces them) and " +
+    "kube-scheduler, as detached processes logging to <state-dir>/logs; waits for /readyz and prints the " +
+    "kubeconfig's path. A failed up stops whatever it had started.",
+  flags: upFlags,
+  examples: [
+    "switchyard-lab controlplane up",
+    "# beside another control plane",
+    "switchyard-lab controlplane up --state-dir /tmp/cp2 --apiserver-port 7443 --etcd-port 3379 --etcd-peer-port 3380 --controller-manager-port 11257 --scheduler-port 11259",
+  ],
+  run: runUp,
+};
+
+const downCmd: Command = {
+  name: "down",
+  summary: "stop what controlplane up started and remove its state folder",
+  description:
+    "Stops the processes controlplane up started (each pid is checked to still run the command it started), " +
+    "checks nothing is left, and removes the state folder unless --keep.",
+  flags: [stateDirFlag, { name: "keep", help: "keep the state folder (etcd data, certificates, logs)" }],
+  examples: ["switchyard-lab controlplane down", "switchyard-lab controlplane down --keep"],
+  async run(inv) {
+    const dir = inv.string("state-dir") ?? defaultStateDir();
+    const result = await down(dir, inv.bool("keep"));
     if (result.stopped.length === 0) console.log(`nothing was running from ${dir}`);
     for (const s of result.stopped) console.log(`${s.name}: ${s.result}`);
     console.log(result.removed ? `removed ${dir}` : `kept ${dir}`);
     return 0;
-  }
-  if (sub === "status") {
-    const { values } = parseFlags(cmd, rest, { "state-dir": { type: "string" } });
-    const dir = values["state-dir"] ?? defaultStateDir();
+  },
+};
+
+const statusCmd: Command = {
+  name: "status",
+  summary: "each component's process and what its health endpoint answers",
+  description:
+    "Prints the server and kubeconfig, then each component's pid, whether it runs, and what its health " +
+    "endpoint answers. Exits 1 when there is no control plane or a component is not running.",
+  flags: [stateDirFlag],
+  examples: ["switchyard-lab controlplane status"],
+  async run(inv) {
+    const dir = inv.string("state-dir") ?? defaultStateDir();
     const { state, components } = await status(dir);
     if (!state) {
       console.log(`no control plane in ${dir}`);
@@ -112,6 +130,20 @@ export async function controlplaneCommand(args: string[]): Promise<number> {
       );
     }
     return components.every((c) => c.running) ? 0 : 1;
-  }
-  throw new UsageError(`unknown subcommand "controlplane ${sub}"; expected up, down or status`);
-}
+  },
+};
+
+export const controlplaneCommand: Command = {
+  name: "controlplane",
+  group: "Control plane and binaries",
+  summary: "a control plane alone, from the upstream binaries, on loopback (no nodes)",
+  description:
+    "A Kubernetes control plane alone (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) from " +
+    "the upstream binaries, on loopback: for trying the apps against a real apiserver without a lab. No root.",
+  subcommands: [upCmd, downCmd, statusCmd],
+  examples: [
+    "switchyard-lab controlplane up",
+    "switchyard-lab kubectl get ns",
+    "switchyard-lab controlplane down",
+  ],
+};

@@ -1,46 +1,49 @@
 import { spawnSync } from "node:child_process";
-import { dirname } from "node:path";
-import { readState } from "../controlplane/controlplane.js";
-import { defaultStateDir } from "../controlplane/options.js";
-import { defaultLabDir, readLabState } from "../netns/state.js";
-import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
+import type { Command } from "./command.js";
+import { kubeconfigLabFlag, labEnv, labPath } from "./lab-env.js";
 
-function labEnv(): { kubectl: string; kubeconfig: string | undefined } {
-  const kubectl = resolveBinary("kubectl").path;
-  if (!kubectl) throw new Error(missingBinariesMessage(["kubectl"], cacheBinDir()));
-  // A lab cluster, when one is up, wins over a bare control plane.
-  const lab = readLabState(process.env.SWITCHYARD_LAB_DIR ?? defaultLabDir())?.kubeconfig;
-  const dir = process.env.SWITCHYARD_STATE_DIR ?? defaultStateDir();
-  return { kubectl, kubeconfig: lab || readState(dir)?.kubeconfig };
-}
+export const kubectlCommand: Command = {
+  name: "kubectl",
+  group: "Using the lab",
+  summary: "kubectl against the lab, its kubeconfig set for you",
+  description:
+    "Runs kubectl (the one built from lab/upstream, or SWITCHYARD_KUBECTL, or kubectl on PATH) with KUBECONFIG " +
+    "set to the lab's admin kubeconfig: the lab cluster's when one is up (SWITCHYARD_LAB_DIR, else the default " +
+    "folder), else a bare control plane's (SWITCHYARD_STATE_DIR, else its default). Every argument goes to " +
+    "kubectl; only a lone --help prints this, so `switchyard-lab kubectl get --help` is kubectl's help for get. " +
+    "Exits with kubectl's code.",
+  synopsis: "KUBECTL_ARGS...",
+  passthrough: "all",
+  args: [
+    { name: "KUBECTL_ARGS", help: "kubectl's arguments, as you would give them to kubectl", variadic: true },
+  ],
+  examples: [
+    "switchyard-lab kubectl get pods -A -o wide",
+    "switchyard-lab kubectl -n kube-system logs ds/kube-proxy",
+    "switchyard-lab kubectl help",
+  ],
+  async run(inv) {
+    const e = labEnv();
+    const env = { ...process.env, ...(e.kubeconfig ? { KUBECONFIG: e.kubeconfig } : {}) };
+    return spawnSync(e.kubectl, [...inv.passthrough], { stdio: "inherit", env }).status ?? 1;
+  },
+};
 
-/** kubectl with the lab's kubeconfig, for attendees who have no kubectl of their own. */
-export async function kubectlCommand(args: string[]): Promise<number> {
-  const { kubectl, kubeconfig } = labEnv();
-  const env = { ...process.env, ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) };
-  const result = spawnSync(kubectl, args, { stdio: "inherit", env });
-  return result.status ?? 1;
-}
-
-/** Lines for `eval "$(switchyard-lab env)"`. */
-export async function envCommand(_args: string[]): Promise<number> {
-  const { kubectl, kubeconfig } = labEnv();
-  console.log(`export PATH="${dirname(kubectl)}:$PATH"`);
-  if (kubeconfig) console.log(`export KUBECONFIG="${kubeconfig}"`);
-  else console.error("# no control plane is running: KUBECONFIG not set (switchyard-lab controlplane up)");
-  return 0;
-}
-
-export async function shellCommand(_args: string[]): Promise<number> {
-  const { kubectl, kubeconfig } = labEnv();
-  const shell = process.env.SHELL || "/bin/bash";
-  console.error(
-    `switchyard-lab: ${shell} with kubectl on PATH${kubeconfig ? ` and KUBECONFIG=${kubeconfig}` : ""}; exit to leave`,
-  );
-  const env = {
-    ...process.env,
-    PATH: `${dirname(kubectl)}:${process.env.PATH ?? ""}`,
-    ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
-  };
-  return spawnSync(shell, [], { stdio: "inherit", env }).status ?? 1;
-}
+export const envCommand: Command = {
+  name: "env",
+  group: "Using the lab",
+  summary: 'shell lines for eval "$(switchyard-lab env)": kubectl and switchyard-lab on PATH, KUBECONFIG',
+  description:
+    "Prints export lines that put kubectl and switchyard-lab on PATH and set KUBECONFIG to the lab's (as " +
+    "switchyard-lab kubectl picks it), for eval in a POSIX shell. switchyard-lab is a link in the cache's bin " +
+    "folder to this checkout's lab/bin/switchyard-lab.js.",
+  flags: [kubeconfigLabFlag],
+  examples: ['eval "$(npx switchyard-lab env)"', "kubectl get nodes"],
+  async run(inv) {
+    const e = labEnv(inv.string("state-dir"));
+    console.log(`export PATH="${labPath(e, "$PATH")}"`);
+    if (e.kubeconfig) console.log(`export KUBECONFIG="${e.kubeconfig}"`);
+    else console.error("# no lab or control plane is up: KUBECONFIG not set (switchyard-lab up)");
+    return 0;
+  },
+};

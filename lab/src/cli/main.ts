@@ -1,82 +1,48 @@
-import { conformanceCommand, conformanceHelp } from "./conformance-cmd.js";
-import { controlplaneCommand } from "./controlplane-cmd.js";
-import { envCommand, kubectlCommand, shellCommand } from "./kubectl-cmd.js";
-import { labCommand, labHelp, migrateCommand, migrateHelp } from "./lab-cmd.js";
-import { scenarioCommand, scenarioHelp } from "./scenario-cmd.js";
-import { upstreamCommand } from "./upstream-cmd.js";
+import { commandTable } from "./commands.js";
+import { commandHelp, rootHelp, usageLine } from "./help.js";
+import { parseInvocation } from "./parse-args.js";
+import { asksForHelp, type Resolved, resolveCommand, UnknownCommandError } from "./resolve.js";
 import { UsageError } from "./usage.js";
+import { versionLines } from "./version-cmd.js";
 
-const usage = `switchyard-lab: Switchyard's lab
-
-Usage:
-  switchyard-lab up [--runtime netns|kind] [--nodes 3] [--zones 2]   a lab cluster: nodes and pods as network
-                                                      namespaces (netns, root) or kind's Docker containers (kind)
-  switchyard-lab down|status|kubeconfig|logs <component>   (see switchyard-lab up --help)
-  switchyard-lab migrate --to nftables|iptables [--node N | --all]   kube-proxy's mode, node by node, under traffic
-  switchyard-lab scenario <name> [--set k=v]             a scenario measuring a claim of claims.md
-  switchyard-lab conformance [--focus RE] | compare A B   Kubernetes' e2e suite (sig-network) against the kind lab
-  switchyard-lab controlplane up|down|status [flags]   a local control plane from upstream binaries
-  switchyard-lab upstream build|where|versions [flags]  the upstream binaries, built from source
-  switchyard-lab kubectl <args>                         kubectl against the lab (KUBECONFIG set for you)
-  switchyard-lab env                                    shell exports: kubectl on PATH, KUBECONFIG
-  switchyard-lab shell                                  a shell with those exports
-
-Run a command with --help for its flags.`;
-
+/**
+ * The lab's command line, dispatched from the command table (commands.ts). Help goes to stdout with exit 0; a
+ * mistake in the command line is one line naming it, then the command's usage line, exit 2; a failure while
+ * running is one line, exit 1. A bare `switchyard-lab` prints the top-level help and exits 0, as kind and
+ * kubectl do (cobra prints a command's help when it is given nothing to run).
+ */
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const root = commandTable;
+  let at: Resolved = { cmd: root, path: [], rest: argv };
   try {
-    switch (command) {
-      case "up":
-      case "down":
-      case "status":
-      case "kubeconfig":
-      case "logs":
-        if (rest.includes("--help") || rest.includes("-h")) {
-          console.log(labHelp);
-          return 0;
-        }
-        return await labCommand(command, rest);
-      case "migrate":
-        if (rest.includes("--help") || rest.includes("-h")) {
-          console.log(migrateHelp);
-          return 0;
-        }
-        return await migrateCommand(rest);
-      case "scenario":
-        if (rest.includes("--help") || rest.includes("-h")) {
-          console.log(scenarioHelp);
-          return 0;
-        }
-        return await scenarioCommand(rest);
-      case "conformance":
-        if (rest.includes("--help") || rest.includes("-h")) {
-          console.log(conformanceHelp);
-          return 0;
-        }
-        return await conformanceCommand(rest);
-      case "controlplane":
-        return await controlplaneCommand(rest);
-      case "upstream":
-        return await upstreamCommand(rest);
-      case "kubectl":
-        return await kubectlCommand(rest);
-      case "env":
-        return await envCommand(rest);
-      case "shell":
-        return await shellCommand(rest);
-      case undefined:
-      case "help":
-      case "--help":
-      case "-h":
-        console.log(usage);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`unknown command "${command}"; run switchyard-lab --help`);
+    at = resolveCommand(root, argv);
+    const { cmd, path, rest } = at;
+    if (path.length === 0 && rest.length === 0) {
+      console.log(rootHelp(root));
+      return 0;
     }
+    if (asksForHelp(cmd, rest)) {
+      console.log(path.length === 0 ? rootHelp(root) : commandHelp(cmd, path));
+      return 0;
+    }
+    const topLevel = (root.subcommands ?? []).map((c) => c.name);
+    const inv = parseInvocation(cmd, path, rest, topLevel);
+    if (path.length === 0 && inv.bool("version")) {
+      console.log(versionLines().join("\n"));
+      return 0;
+    }
+    if (!cmd.run) {
+      const names = (cmd.subcommands ?? []).map((c) => c.name);
+      const where = path.length === 0 ? "" : `${path.join(" ")}: `;
+      throw new UsageError(`${where}name a command: ${names.join(", ")}`);
+    }
+    return await cmd.run(inv);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     console.error(`switchyard-lab: ${message}`);
-    return err instanceof UsageError ? 2 : 1;
+    if (!(err instanceof UsageError)) return 1;
+    const where = err instanceof UnknownCommandError ? err.at : at;
+    console.error(usageLine(where.cmd, where.path));
+    return 2;
   }
 }

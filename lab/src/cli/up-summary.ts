@@ -1,20 +1,26 @@
-import type { LabState } from "../netns/state.js";
+import { dashboardHint } from "../dashboard/defaults.js";
+import { type LabState, labDirHint } from "../netns/state.js";
 
 /** What `up` prints at the end: the nodes, where the kubeconfig is, and three things to try next. */
-export function upSummary(state: LabState): string {
+export function upSummary(state: LabState, stateDir: string): string {
   const { plan } = state;
   const first = plan.nodeList[0];
+  const width = Math.max(...plan.nodeList.map((n) => n.netns.length)) + 2;
   const stack = state.stack
     ? `, ${state.stack.kind === "upstream" ? "upstream's stack (kubeadm's addons)" : "stack"} deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
     : " (no stack: --no-stack)";
   const lines = [
     `lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,
     "",
-    "NODE        ADDRESS        ZONE     NAMESPACE",
-    ...plan.nodeList.map((n) => `${n.name.padEnd(12)}${n.ip.padEnd(15)}${n.zone.padEnd(9)}${n.netns}`),
+    `NODE        ZONE     ${"NAMESPACE".padEnd(width)}ADDRESSES`,
+    ...plan.nodeList.map(
+      (n) => `${n.name.padEnd(12)}${n.zone.padEnd(9)}${n.netns.padEnd(width)}${n.ips.join(" ")}`,
+    ),
     "",
     `apiserver:  ${state.server}`,
     `kubeconfig: ${state.kubeconfig}`,
+    dashboardHint,
+    ...labDirHint(stateDir),
     "",
     "Try:",
     "  npx switchyard-lab kubectl get pods -A -o wide",

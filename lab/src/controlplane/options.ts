@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { cidrList, nth } from "../netns/ip.js";
 
 export interface ControlPlanePorts {
   apiserver: number;
@@ -77,12 +78,12 @@ export function withDefaults(partial: ControlPlaneInput = {}): ControlPlaneOptio
   };
 }
 
-/** The first usable address of a CIDR: the apiserver gives it to the `kubernetes` Service. */
-export function firstServiceIp(cidr: string): string {
-  const [base] = cidr.split("/");
-  if (!base) throw new Error(`bad service CIDR: ${cidr}`);
-  if (base.includes(":")) return `${base.replace(/::$/, "::")}1`.replace(":::", "::");
-  const octets = base.split(".").map(Number);
-  octets[3] = (octets[3] ?? 0) + 1;
-  return octets.join(".");
+/**
+ * The first usable address of the service range: the apiserver gives it to the `kubernetes` Service. A dual-stack
+ * range ("10.96.0.0/16,fd00:10:96::/112") names the primary family first, and that Service is single-stack in it.
+ */
+export function firstServiceIp(cidrs: string): string {
+  const primary = cidrList(cidrs)[0];
+  if (!primary) throw new Error(`bad service CIDR: ${cidrs}`);
+  return nth(primary, 1);
 }

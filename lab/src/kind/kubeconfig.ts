@@ -1,5 +1,5 @@
+import type { ClientCertificate } from "@switchyard/kube";
 import yaml from "js-yaml";
-import type { Credentials } from "../kubeapi/client.js";
 
 /** The apiserver URL of a kubeconfig's current context (a kind lab's has one cluster, on a loopback port). */
 export function kubeconfigServer(text: string): string {
@@ -22,7 +22,7 @@ interface KindKubeconfig {
 }
 
 /** The lab client's identity from a kind lab's kubeconfig: its CA and client certificate are inline. */
-export function kindCredentials(text: string, server: string): Credentials {
+export function kindCredentials(text: string, server: string): ClientCertificate {
   const cfg = yaml.load(text) as KindKubeconfig | null;
   const context = cfg?.contexts?.find((c) => c.name === cfg["current-context"]) ?? cfg?.contexts?.[0];
   const cluster = cfg?.clusters?.find((c) => c.name === context?.context.cluster)?.cluster;

@@ -22,6 +22,9 @@ import { type KindLabState, readKindState, writeKindState } from "./state.js";
 import { kindUpSteps } from "./steps.js";
 import type { KindTools } from "./tools.js";
 
+/** Seconds each of kind's waits may take unless `up --timeout` says otherwise. */
+export const defaultKindTimeoutSeconds = 300;
+
 export interface KindUpOptions {
   stateDir: string;
   input?: Partial<KindLabInput>;
@@ -82,7 +85,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   const ours = o.stack ? kindStack(readManifests(root), input, o.stack) : [];
   const objects = stackKind === "switchyard" ? ours : [];
   const images = o.stack ? imagePlan(ours, (p) => existsSync(join(root, p))) : [];
-  const timeoutSeconds = o.timeoutSeconds ?? 300;
+  const timeoutSeconds = o.timeoutSeconds ?? defaultKindTimeoutSeconds;
   const steps = kindUpSteps({
     input,
     paths,

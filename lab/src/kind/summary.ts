@@ -1,7 +1,9 @@
+import { dashboardHint } from "../dashboard/defaults.js";
+import { labDirHint } from "../netns/state.js";
 import type { KindLabState } from "./state.js";
 
 /** What `up --runtime kind` prints at the end: the nodes, where the kubeconfig is, and things to try. */
-export function kindUpSummary(state: KindLabState): string {
+export function kindUpSummary(state: KindLabState, stateDir: string): string {
   const stack = state.stack
     ? `, ${state.stack.kind ?? "switchyard"}'s stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
     : " (no stack: --no-stack)";
@@ -14,6 +16,8 @@ export function kindUpSummary(state: KindLabState): string {
     "",
     `apiserver:  ${state.server}`,
     `kubeconfig: ${state.kubeconfig}`,
+    dashboardHint,
+    ...labDirHint(stateDir),
     "",
     "Try:",
     "  npx switchyard-lab kubectl get pods -A -o wide",

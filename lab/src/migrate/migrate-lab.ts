@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HttpRestClient } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
@@ -7,7 +8,7 @@ import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
 import type { KindTools } from "../kind/tools.js";
-import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { adminCredentials, labClient } from "../kubeapi/client.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { loadgenStats, statsThroughApiserver } from "../scenarios/workloads.js";
@@ -27,7 +28,7 @@ export interface MigrateNode {
 
 /** What `migrate` needs from a lab, whatever its runtime. */
 export interface MigrateLab {
-  client: KubeClient;
+  client: HttpRestClient;
   nodes: MigrateNode[];
   /** The traffic generators' counters per node. */
   trafficStats: () => Promise<Record<string, LoadStats>>;
@@ -44,7 +45,7 @@ export function netnsMigrateLab(stateDir: string): MigrateLab {
   const state = readLabState(stateDir);
   if (!state?.server) throw new Error(`no lab in ${stateDir}; run switchyard-lab up`);
   needOurStack("migrate", state.stack);
-  const client = new KubeClient(adminCredentials(state.server, labPaths(stateDir).controlPlane));
+  const client = labClient(adminCredentials(state.server, labPaths(stateDir).controlPlane));
   return {
     client,
     nodes: netnsNodes(state.plan.nodeList),
@@ -73,7 +74,7 @@ export async function kindMigrateLab(
   loadImages: () => Promise<void>,
 ): Promise<MigrateLab> {
   const state = migratableKindState(stateDir);
-  const client = new KubeClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
+  const client = labClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
   const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
   return {
     client,

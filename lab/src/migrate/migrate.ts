@@ -1,9 +1,8 @@
-import { realClock, sleep } from "@switchyard/kube";
+import { type HttpRestClient, patchContentTypes, realClock, sleep } from "@switchyard/kube";
 import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
-import { contentTypes, type KubeClient } from "../kubeapi/client.js";
 import { type Exec, realExec } from "../netns/exec.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot } from "../self.js";
@@ -14,8 +13,12 @@ import { waitUntil } from "../stack/wait.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "./canary.js";
 import { leftovers, meanSyncMs, proxyView, ruleCounts } from "./measure.js";
 import { type MigrateLab, type MigrateNode, netnsMigrateLab } from "./migrate-lab.js";
+import { MigrationProgressFile, migrationProgressPath } from "./progress-file.js";
 import type { MigrationReport, NodeSwitch, TrafficDelta } from "./report.js";
 import { trafficNamespace, trafficObjects } from "./workload.js";
+
+/** How long traffic is counted after each switch unless `--settle` says otherwise. */
+export const defaultSettleMs = 3000;
 
 export interface MigrateOptions {
   stateDir: string;
@@ -50,6 +53,12 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
   const client = lab.client;
   const started = Date.now();
   const podNodes = lab.nodes.filter((n) => n.runsPods);
+  // Followed by `switchyard-lab dashboard`.
+  const file = new MigrationProgressFile(
+    migrationProgressPath(o.stateDir),
+    o.to,
+    nodes.map((n) => n.name),
+  );
   try {
     if (lab.loadImages) {
       progress.update("loading the echo and traffic images into the nodes", true);
@@ -68,6 +77,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
     const manifest = readManifests(repoRoot, ["apps/kube-proxy/deploy"]);
     const ds = manifest.find((m) => m.kind === "DaemonSet" && m.metadata.name === "kube-proxy");
     if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
+    file.phase("preparing");
     const prepareSeconds = await prepare(client, ds, lab.nodes, exec, deadline(), progress);
 
     const cm = await client.call<ConfigMap>("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy");
@@ -82,13 +92,16 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       await applyObjects(client, [modeConfigMap(cmObject as KubeObject, o.to), modeDaemonSet(ds, o.to)]);
     }
     const report: MigrationReport = { to: o.to, prepareSeconds, totalSeconds: 0, switches: [], skipped: [] };
+    file.phase("switching");
     for (const node of nodes) {
       const before = await proxyView(exec, node.run);
       if (before.mode === o.to) {
         report.skipped.push(node.name);
+        file.node(node.name, { state: "skipped", from: before.mode });
         continue;
       }
       progress.update(`switching ${node.name} from ${before.mode || "?"} to ${o.to}`, true);
+      file.node(node.name, { state: "switching", from: before.mode || "?" });
       const rulesBefore = await ruleCounts(exec, node.run);
       const trafficBefore = await lab.trafficStats();
       const t0 = Date.now();
@@ -97,7 +110,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
         "PATCH",
         `/api/v1/nodes/${node.name}`,
         { metadata: { labels: { [modeLabel]: label } } },
-        contentTypes.merge,
+        patchContentTypes.merge,
       );
       await waitUntil(
         `${node.name}'s proxy in ${o.to} mode`,
@@ -106,11 +119,12 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
         progress,
       );
       const switchSeconds = (Date.now() - t0) / 1000;
+      file.node(node.name, { state: "settling", switchSeconds });
       progress.update(
-        `${node.name} switched in ${switchSeconds.toFixed(1)}s; counting traffic for ${(o.settleMs ?? 3000) / 1000}s more`,
+        `${node.name} switched in ${switchSeconds.toFixed(1)}s; counting traffic for ${(o.settleMs ?? defaultSettleMs) / 1000}s more`,
         true,
       );
-      await sleep(realClock, o.settleMs ?? 3000);
+      await sleep(realClock, o.settleMs ?? defaultSettleMs);
       const after = await proxyView(exec, node.run);
       const rulesAfter = await ruleCounts(exec, node.run);
       const trafficAfter = await lab.trafficStats();
@@ -128,10 +142,15 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
         traffic: trafficBetween(trafficBefore, trafficAfter),
       };
       report.switches.push(sw);
+      file.node(node.name, { state: "switched", leftovers: sw.leftovers, traffic: sw.traffic });
     }
     report.totalSeconds = (Date.now() - started) / 1000;
     progress.done(`${report.switches.length} node(s) on ${o.to}`);
+    file.phase("done");
     return report;
+  } catch (err) {
+    file.phase("failed", (err as Error).message);
+    throw err;
   } finally {
     client.close();
   }
@@ -142,7 +161,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
  * (rules stay, the new pod resyncs them); the time is reported apart from the switches.
  */
 export async function prepare(
-  client: KubeClient,
+  client: HttpRestClient,
   ds: KubeObject,
   nodes: readonly MigrateNode[],
   exec: Exec,
@@ -192,7 +211,7 @@ export async function prepare(
 
 /** One proxy pod on the node, running, serving the new mode and past its first sync. */
 async function switched(
-  client: KubeClient,
+  client: HttpRestClient,
   exec: Exec,
   node: MigrateNode,
   mode: ProxyMode,

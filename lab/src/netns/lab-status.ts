@@ -1,6 +1,6 @@
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { isOurs } from "../controlplane/processes.js";
-import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { adminCredentials, labClient } from "../kubeapi/client.js";
 import { stackLine } from "../stack/manifests.js";
 import { labPaths, readLabState } from "./state.js";
 
@@ -20,7 +20,7 @@ export async function labStatus(dir: string): Promise<LabStatus> {
     "",
   ];
   const deadAgents = state.agents.filter((a) => !isOurs(a));
-  const client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+  const client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
   try {
     const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
     const pods = await client.call<{ items: Pod[] }>("GET", "/api/v1/pods");
@@ -34,7 +34,7 @@ export async function labStatus(dir: string): Promise<LabStatus> {
       const alive = agent && isOurs(agent) ? `pid ${agent.pid}` : "not running";
       const zone = n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "-";
       lines.push(
-        `${name.padEnd(12)}${(ready ? "yes" : "no").padEnd(7)}${zone.padEnd(9)}${(n.spec?.podCIDR ?? "-").padEnd(17)}${alive}`,
+        `${name.padEnd(12)}${(ready ? "yes" : "no").padEnd(7)}${zone.padEnd(9)}${podCidrs(n).padEnd(17)} ${alive}`,
       );
     }
     // The name column is as wide as the longest name, so a long pod name never runs into its phase.
@@ -54,4 +54,9 @@ export async function labStatus(dir: string): Promise<LabStatus> {
   } finally {
     client.close();
   }
+}
+
+/** A node's pod CIDRs, one per family (a dual-stack node has two), or "-" before the controller-manager gave any. */
+function podCidrs(n: Node): string {
+  return (n.spec?.podCIDRs?.length ? n.spec.podCIDRs : n.spec?.podCIDR ? [n.spec.podCIDR] : ["-"]).join(",");
 }

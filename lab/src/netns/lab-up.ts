@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { realClock, sleep } from "@switchyard/kube";
+import { type HttpRestClient, isAlreadyExists, realClock, sleep } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import { up as controlPlaneUp } from "../controlplane/controlplane.js";
 import type { ControlPlanePorts } from "../controlplane/options.js";
 import { isOurs, lastLines, startDetached } from "../controlplane/processes.js";
-import { adminCredentials, KubeClient } from "../kubeapi/client.js";
+import { adminCredentials, labClient } from "../kubeapi/client.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
@@ -15,7 +15,7 @@ import { type Exec, realExec } from "./exec.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
 import { labDown } from "./lab-down.js";
-import { defaultLabInput, type LabInput, type LabPlan, planLab } from "./plan.js";
+import { defaultLabInput, type LabInput, type LabPlan, networksFor, planLab } from "./plan.js";
 import { type LabState, labPaths, readLabState, writeLabState } from "./state.js";
 import { bridgeSteps, nodeSteps, podRouteSteps } from "./steps.js";
 
@@ -34,6 +34,9 @@ export interface LabUpOptions {
   stackKind?: StackKind;
 }
 
+/** How long bring-up waits for the nodes and then the stack, from the control plane's start (`up --timeout`). */
+export const defaultNetnsReadyTimeoutMs = 120_000;
+
 /**
  * Brings a lab up: the bridge and node namespaces, the control plane on the bridge, one agent per node, the pod
  * CIDR routes once the controller-manager has allocated them; returns when every node is Ready and untainted.
@@ -50,7 +53,8 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     progress.update("cleaning up the previous lab", true);
     await labDown(o.stateDir, { keepFiles: true, exec });
   }
-  const plan = planLab({ ...defaultLabInput, ...o.lab });
+  // Ranges not given follow the families asked for (networksFor), as `up --ip-family` defaults them.
+  const plan = planLab({ ...defaultLabInput, ...networksFor(o.lab?.ipFamily ?? "ipv4"), ...o.lab });
   const foreign = await exec(["ip", "link", "show", plan.bridge]).then(
     () => true,
     () => false,
@@ -109,6 +113,7 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
   state.server = cp.server;
   state.kubeconfig = cp.kubeconfig;
   writeLabState(o.stateDir, state);
+  await allowApiserverToKubelets(labClient(adminCredentials(cp.server, paths.controlPlane)));
 
   const [dnsBin, ...dnsEntry] = labEntry("agent/upstream-dns");
   state.agents.push(
@@ -132,11 +137,12 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
     writeLabState(o.stateDir, state);
   }
 
-  const client = new KubeClient(adminCredentials(cp.server, paths.controlPlane));
+  const client = labClient(adminCredentials(cp.server, paths.controlPlane));
   try {
-    const deadline = Date.now() + (o.readyTimeoutMs ?? 120_000);
+    const deadline = Date.now() + (o.readyTimeoutMs ?? defaultNetnsReadyTimeoutMs);
+    // One pod CIDR per family (spec.podCIDRs, the primary first), joined: a dual-stack node has both at once.
     const cidrs = await waitForNodes(client, plan, state, deadline, progress, "pod CIDRs", (n) =>
-      n.spec?.podCIDR ? n.spec.podCIDR : undefined,
+      n.spec?.podCIDRs?.length ? n.spec.podCIDRs.join(",") : n.spec?.podCIDR,
     );
     await applySteps(podRouteSteps(plan, cidrs), exec, journal);
     await waitForNodes(client, plan, state, deadline, progress, "nodes Ready", (n) =>
@@ -168,13 +174,35 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
   }
 }
 
+/**
+ * What kubeadm init binds for the apiserver's kubelet client (CN kube-apiserver-kubelet-client, group
+ * kubeadm:cluster-admins): cluster-admin, so the node agents' webhook authorization (kubelet-api/authorize.ts)
+ * lets the apiserver's logs, exec and proxy requests through. Made before the agents start, since their
+ * SubjectAccessReview answers are cached (a denial for 30 s).
+ */
+async function allowApiserverToKubelets(client: HttpRestClient): Promise<void> {
+  try {
+    await client.call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "kubeadm:cluster-admins" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "kubeadm:cluster-admins" }],
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  } finally {
+    client.close();
+  }
+}
+
 function isSchedulable(n: Node): boolean {
   const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
   const tainted = (n.spec?.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/"));
   return ready && !tainted;
 }
 
-async function hasDefaultServiceAccount(client: KubeClient): Promise<boolean> {
+async function hasDefaultServiceAccount(client: HttpRestClient): Promise<boolean> {
   return client.call("GET", "/api/v1/namespaces/default/serviceaccounts/default").then(
     () => true,
     () => false,
@@ -183,7 +211,7 @@ async function hasDefaultServiceAccount(client: KubeClient): Promise<boolean> {
 
 /** Polls the Node list until `pick` yields a value for every node; fails early when an agent died. */
 async function waitForNodes(
-  client: KubeClient,
+  client: HttpRestClient,
   plan: LabPlan,
   state: LabState,
   deadline: number,

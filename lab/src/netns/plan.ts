@@ -1,18 +1,36 @@
-import { nth, parseCidr } from "./ipv4.js";
+import { cidrList, type Family, familyOf, nth, parseCidr } from "./ip.js";
 
 /**
  * The lab's shape as data: names and addresses of the bridge, the nodes and their namespaces. Everything the
  * runtime creates is derived from this, so `down`, `status` and tests agree with `up` by construction.
  */
+/** The cluster's address families, as kind's `networking.ipFamily` names them; dual is IPv4 first (primary). */
+export type IpFamily = "ipv4" | "ipv6" | "dual";
+export const ipFamilies: readonly IpFamily[] = ["ipv4", "ipv6", "dual"];
+
 export interface LabInput {
   /** Prefix of every kernel object's name; two labs on one host need different prefixes and networks. */
   prefix: string;
   nodes: number;
   zones: number;
-  /** The node network: the bridge takes the first address, node n takes address 10 + n. */
+  /** Absent in labs made before IPv6 could be chosen: ipv4. */
+  ipFamily?: IpFamily;
+  /**
+   * The node network: the bridge takes the first address, node n takes address 10 + n. This and the two below hold
+   * one CIDR per family, comma-separated, the primary first (a dual-stack control plane takes its ranges so).
+   */
   nodeCidr: string;
   clusterCidr: string;
   serviceCidr: string;
+}
+
+/** One family's share of the node network. */
+export interface FamilyNetwork {
+  family: Family;
+  nodeCidr: string;
+  prefixLength: number;
+  /** The bridge's address in this family. */
+  gateway: string;
 }
 
 export interface NodePlan {
@@ -23,27 +41,72 @@ export interface NodePlan {
   netns: string;
   /** The root-namespace end of the node's veth, enslaved to the lab bridge. */
   hostVeth: string;
+  /** The primary family's address. */
   ip: string;
+  /** One address per family, the primary first (the Node's InternalIPs). */
+  ips: string[];
 }
 
 export interface LabPlan extends LabInput {
   bridge: string;
-  /** The bridge's address: the node network's gateway and where kube-apiserver listens. */
+  /** The bridge's address in the primary family: the node network's gateway and where kube-apiserver listens. */
   gateway: string;
   prefixLength: number;
+  /** Per family, the primary first. */
+  networks: FamilyNetwork[];
   /** The kube-dns Service's ClusterIP, written into every pod's resolv.conf (the tenth service address). */
   dnsIp: string;
   nodeList: NodePlan[];
+}
+
+type Networks = Pick<LabInput, "nodeCidr" | "clusterCidr" | "serviceCidr">;
+const ipv4Networks: Networks = {
+  nodeCidr: "198.18.0.0/24",
+  clusterCidr: "10.244.0.0/16",
+  serviceCidr: "10.96.0.0/16",
+};
+/** kind's IPv6 pod and service ranges; the node network is a ULA /64 named after the IPv4 one. */
+const ipv6Networks: Networks = {
+  nodeCidr: "fd00:198:18::/64",
+  clusterCidr: "fd00:10:244::/56",
+  serviceCidr: "fd00:10:96::/112",
+};
+
+/** The ranges `up` uses for each --ip-family when none is given. */
+export function networksFor(family: IpFamily): Networks {
+  if (family === "ipv4") return ipv4Networks;
+  if (family === "ipv6") return ipv6Networks;
+  const both = (k: keyof Networks) => `${ipv4Networks[k]},${ipv6Networks[k]}`;
+  return { nodeCidr: both("nodeCidr"), clusterCidr: both("clusterCidr"), serviceCidr: both("serviceCidr") };
 }
 
 export const defaultLabInput: LabInput = {
   prefix: "sy",
   nodes: 3,
   zones: 2,
-  nodeCidr: "198.18.0.0/24",
-  clusterCidr: "10.244.0.0/16",
-  serviceCidr: "10.96.0.0/16",
+  ipFamily: "ipv4",
+  ...ipv4Networks,
 };
+
+/** The families a choice stands for, the primary first. */
+export function familiesOf(choice: IpFamily): Family[] {
+  return choice === "ipv4" ? ["IPv4"] : choice === "ipv6" ? ["IPv6"] : ["IPv4", "IPv6"];
+}
+
+/** The CIDRs of one flag, one per family in the families' order, or a one-line error naming the flag. */
+function perFamily(flag: string, list: string, choice: IpFamily): string[] {
+  const cidrs = cidrList(list);
+  for (const c of cidrs) parseCidr(c);
+  const families = familiesOf(choice);
+  if (cidrs.map((c) => familyOf(c)).join(",") !== families.join(",")) {
+    const want =
+      families.length === 2
+        ? "an IPv4 and an IPv6 range, comma-separated, IPv4 first"
+        : `one ${families[0]} range`;
+    throw new Error(`--${flag} ${list}: --ip-family ${choice} wants ${want}`);
+  }
+  return cidrs;
+}
 
 export function zoneName(i: number): string {
   return `zone-${String.fromCharCode("a".charCodeAt(0) + i)}`;
@@ -60,25 +123,39 @@ export function planLab(input: LabInput): LabPlan {
   if (!Number.isInteger(input.zones) || input.zones < 1 || input.zones > 26) {
     throw new Error(`--zones must be 1-26, got ${input.zones}`);
   }
-  const net = parseCidr(input.nodeCidr);
-  if (net.bits > 24) throw new Error(`the node network ${input.nodeCidr} must be a /24 or larger`);
+  const choice = input.ipFamily ?? "ipv4";
+  const serviceCidrs = perFamily("service-cidr", input.serviceCidr, choice);
+  perFamily("cluster-cidr", input.clusterCidr, choice);
+  const networks = perFamily("node-cidr", input.nodeCidr, choice).map((nodeCidr): FamilyNetwork => {
+    const net = parseCidr(nodeCidr);
+    if (net.bits > (net.family === "IPv4" ? 24 : 120))
+      throw new Error(
+        `the node network ${nodeCidr} must be a /${net.family === "IPv4" ? 24 : 120} or larger`,
+      );
+    return { family: net.family, nodeCidr, prefixLength: net.bits, gateway: nth(nodeCidr, 1) };
+  });
   const nodeList = Array.from({ length: input.nodes }, (_, i) => {
     const index = i + 1;
+    const ips = networks.map((n) => nth(n.nodeCidr, 10 + index));
     return {
       index,
       name: `node-${index}`,
       zone: zoneName(i % input.zones),
       netns: `${input.prefix}-node-${index}`,
       hostVeth: `${input.prefix}-n${index}`,
-      ip: nth(input.nodeCidr, 10 + index),
+      ip: ips[0] ?? "",
+      ips,
     };
   });
+  const primary = networks[0] as FamilyNetwork;
   return {
     ...input,
     bridge: `${input.prefix}-lab0`,
-    gateway: nth(input.nodeCidr, 1),
-    prefixLength: net.bits,
-    dnsIp: nth(input.serviceCidr, 10),
+    gateway: primary.gateway,
+    prefixLength: primary.prefixLength,
+    networks,
+    // kubeadm's kube-dns is single-stack in the primary family; its address is the tenth of that range.
+    dnsIp: nth(serviceCidrs[0] ?? "", 10),
     nodeList,
   };
 }

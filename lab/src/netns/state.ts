@@ -39,6 +39,8 @@ export interface LabPaths {
   logs: string;
   /** Per pod: resolv.conf, the service-account files, container logs. */
   pods: string;
+  /** The images' layers the node agents make (image-layer.ts) and porter's TLS pair. */
+  images: string;
 }
 
 export function labPaths(dir: string): LabPaths {
@@ -49,12 +51,27 @@ export function labPaths(dir: string): LabPaths {
     controlPlane: join(dir, "controlplane"),
     logs: join(dir, "logs"),
     pods: join(dir, "pods"),
+    images: join(dir, "images"),
   };
 }
 
 export function defaultLabDir(env: Record<string, string | undefined> = process.env): string {
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), ".local", "state");
   return join(base, "switchyard", "lab");
+}
+
+/**
+ * The lab folder a command acts on when none is given: SWITCHYARD_LAB_DIR (what `up`'s summary tells a lab in
+ * another folder to export, so every later command finds it), else the default.
+ */
+export function currentLabDir(env: Record<string, string | undefined> = process.env): string {
+  return env.SWITCHYARD_LAB_DIR || defaultLabDir(env);
+}
+
+/** For `up`'s summary: how the commands it suggests find a lab outside the default folder; none for the default. */
+export function labDirHint(dir: string, env: Record<string, string | undefined> = process.env): string[] {
+  if (dir === currentLabDir(env)) return [];
+  return [`this lab is in ${dir}; for the commands below: export SWITCHYARD_LAB_DIR=${dir}`];
 }
 
 export function readLabState(dir: string): LabState | undefined {

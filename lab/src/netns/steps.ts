@@ -1,3 +1,4 @@
+import { type Family, familyOf } from "./ip.js";
 import type { LabPlan, NodePlan } from "./plan.js";
 
 /**
@@ -14,6 +15,22 @@ export interface Step {
 
 const ipIn = (netns: string, ...args: string[]): string[] => ["ip", "-n", netns, ...args];
 
+/** `ip` for a family's routes: IPv6 ones need -6 where the command cannot tell from an address. */
+const ipFamilyFlag = (f: Family) => (f === "IPv6" ? ["-6"] : []);
+
+/**
+ * An address on a link. IPv6 addresses skip duplicate address detection (`nodad`): every address here is planned
+ * and unique, and a tentative address for the first second or two would refuse to be a source or a gateway.
+ */
+const addAddress = (cidrAddress: string): string[] => [
+  "addr",
+  "add",
+  cidrAddress,
+  ...(familyOf(cidrAddress) === "IPv6" ? ["nodad"] : []),
+];
+
+const forwarding = (f: Family) => (f === "IPv4" ? "net.ipv4.ip_forward=1" : "net.ipv6.conf.all.forwarding=1");
+
 /** The lab bridge in the root namespace; it carries the control plane's address. */
 export function bridgeSteps(plan: LabPlan): Step[] {
   return [
@@ -21,12 +38,14 @@ export function bridgeSteps(plan: LabPlan): Step[] {
       argv: ["ip", "link", "add", plan.bridge, "type", "bridge"],
       undo: { kind: "cmd", argv: ["ip", "link", "del", plan.bridge] },
     },
-    { argv: ["ip", "addr", "add", `${plan.gateway}/${plan.prefixLength}`, "dev", plan.bridge] },
+    ...plan.networks.map((n) => ({
+      argv: ["ip", ...addAddress(`${n.gateway}/${n.prefixLength}`), "dev", plan.bridge],
+    })),
     { argv: ["ip", "link", "set", plan.bridge, "up"] },
   ];
 }
 
-/** A node: its namespace, a veth to the lab bridge, its address, and forwarding on (it routes for its pods). */
+/** A node: its namespace, a veth to the lab bridge, an address per family, and forwarding on (it routes for its pods). */
 export function nodeSteps(plan: LabPlan, node: NodePlan): Step[] {
   return [
     { argv: ["ip", "netns", "add", node.netns], undo: { kind: "netns", name: node.netns } },
@@ -35,37 +54,57 @@ export function nodeSteps(plan: LabPlan, node: NodePlan): Step[] {
       undo: { kind: "cmd", argv: ["ip", "link", "del", node.hostVeth] },
     },
     { argv: ["ip", "link", "set", node.hostVeth, "master", plan.bridge, "up"] },
-    { argv: ipIn(node.netns, "addr", "add", `${node.ip}/${plan.prefixLength}`, "dev", "eth0") },
+    ...plan.networks.map((n, i) => ({
+      argv: ipIn(node.netns, ...addAddress(`${node.ips[i]}/${n.prefixLength}`), "dev", "eth0"),
+    })),
     { argv: ipIn(node.netns, "link", "set", "lo", "up") },
     { argv: ipIn(node.netns, "link", "set", "eth0", "up") },
-    { argv: ipIn(node.netns, "route", "add", "default", "via", plan.gateway) },
-    { argv: ["ip", "netns", "exec", node.netns, "sysctl", "-qw", "net.ipv4.ip_forward=1"] },
+    ...plan.networks.map((n) => ({
+      argv: ipIn(node.netns, ...ipFamilyFlag(n.family), "route", "add", "default", "via", n.gateway),
+    })),
+    ...plan.networks.map((n) => ({
+      argv: ["ip", "netns", "exec", node.netns, "sysctl", "-qw", forwarding(n.family)],
+    })),
   ];
 }
 
-/** The node's pod bridge; its address (the pod CIDR's first) is every pod's gateway. */
-export function podBridgeSteps(node: NodePlan, podCidr: string, gateway: string): Step[] {
-  const len = podCidr.split("/")[1] ?? "24";
+/** One of a pod's networks: the node's pod CIDR of a family and its gateway there (cbr0's address). */
+export interface PodNetwork {
+  podCidr: string;
+  gateway: string;
+}
+
+/** The node's pod bridge; its addresses (each pod CIDR's first) are every pod's gateways. */
+export function podBridgeSteps(node: NodePlan, networks: readonly PodNetwork[]): Step[] {
   return [
     { argv: ipIn(node.netns, "link", "add", "cbr0", "type", "bridge") },
-    { argv: ipIn(node.netns, "addr", "add", `${gateway}/${len}`, "dev", "cbr0") },
+    ...networks.map((n) => ({
+      argv: ipIn(node.netns, ...addAddress(`${n.gateway}/${n.podCidr.split("/")[1] ?? "24"}`), "dev", "cbr0"),
+    })),
     { argv: ipIn(node.netns, "link", "set", "cbr0", "up") },
   ];
 }
 
-/** Every node's pod CIDR routed via that node, from the root namespace and from every other node. */
+/**
+ * Every node's pod CIDRs (one per family, comma-separated as `spec.podCIDRs` joined) routed via that node's address
+ * of the same family, from the root namespace and from every other node.
+ */
 export function podRouteSteps(plan: LabPlan, podCidrs: ReadonlyMap<string, string>): Step[] {
   const steps: Step[] = [];
   for (const target of plan.nodeList) {
-    const cidr = podCidrs.get(target.name);
-    if (!cidr) throw new Error(`node ${target.name} has no pod CIDR yet`);
-    steps.push({
-      argv: ["ip", "route", "replace", cidr, "via", target.ip],
-      undo: { kind: "cmd", argv: ["ip", "route", "del", cidr, "via", target.ip] },
-    });
-    for (const other of plan.nodeList) {
-      if (other !== target)
-        steps.push({ argv: ipIn(other.netns, "route", "replace", cidr, "via", target.ip) });
+    const cidrs = podCidrs.get(target.name)?.split(",");
+    if (!cidrs) throw new Error(`node ${target.name} has no pod CIDR yet`);
+    for (const cidr of cidrs) {
+      const via = target.ips.find((ip) => familyOf(ip) === familyOf(cidr));
+      if (!via)
+        throw new Error(`node ${target.name} has no ${familyOf(cidr)} address for its pod CIDR ${cidr}`);
+      steps.push({
+        argv: ["ip", "route", "replace", cidr, "via", via],
+        undo: { kind: "cmd", argv: ["ip", "route", "del", cidr, "via", via] },
+      });
+      for (const other of plan.nodeList) {
+        if (other !== target) steps.push({ argv: ipIn(other.netns, "route", "replace", cidr, "via", via) });
+      }
     }
   }
   return steps;
@@ -76,9 +115,8 @@ export interface PodSandboxSpec {
   netns: string;
   /** The node-side end of the pod's veth, enslaved to cbr0. */
   hostVeth: string;
-  ip: string;
-  prefixLength: number;
-  gateway: string;
+  /** One per family, the primary first. */
+  addresses: { ip: string; prefixLength: number; gateway: string }[];
 }
 
 export function podSandboxSteps(s: PodSandboxSpec): Step[] {
@@ -103,9 +141,13 @@ export function podSandboxSteps(s: PodSandboxSpec): Step[] {
     // The kubelet's hairpin-veth mode (the CNI bridge plugin's hairpinMode): a pod reaching its own Service can be
     // sent back to itself, and the bridge only forwards a frame out of the port it came in on with hairpin on.
     { argv: ipIn(s.node.netns, "link", "set", s.hostVeth, "type", "bridge_slave", "hairpin", "on") },
-    { argv: ipIn(s.netns, "addr", "add", `${s.ip}/${s.prefixLength}`, "dev", "eth0") },
+    ...s.addresses.map((a) => ({
+      argv: ipIn(s.netns, ...addAddress(`${a.ip}/${a.prefixLength}`), "dev", "eth0"),
+    })),
     { argv: ipIn(s.netns, "link", "set", "lo", "up") },
     { argv: ipIn(s.netns, "link", "set", "eth0", "up") },
-    { argv: ipIn(s.netns, "route", "add", "default", "via", s.gateway) },
+    ...s.addresses.map((a) => ({
+      argv: ipIn(s.netns, ...ipFamilyFlag(familyOf(a.ip)), "route", "add", "default", "via", a.gateway),
+    })),
   ];
 }

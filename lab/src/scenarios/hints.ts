@@ -19,27 +19,42 @@ import {
 } from "./hints-verdicts.js";
 import { type Answers, answersFrom, proxiesCaughtUp, syncMark } from "./node-client.js";
 import { runAt } from "./pod-run.js";
-import type { ClaimFinding, Scenario, ScenarioContext, ScenarioReport } from "./scenario.js";
+import type { ClaimFinding, Scenario, ScenarioContext, ScenarioParam, ScenarioReport } from "./scenario.js";
 import { numberParam } from "./scenario.js";
 import type { LabNode } from "./scenario-lab.js";
 import { inNamespace, openLab, type ScenarioLab, serviceSlices } from "./scenario-lab.js";
 import { describeHints, nodeHints, type TopologyPath, topologyPath, zoneHints } from "./topology-path.js";
 
-/**
- * Parameters (--set): connections (300 per node and Service), c13-connections (2000), plain-pods (4: endpoints of
- * the plain Service for C13, one per node first), skew (3: how many times more connections the first node opens in
- * the C11 run).
- */
+const params = {
+  connections: { key: "connections", default: "300", help: "connections per node and Service (at least 10)" },
+  c13: {
+    key: "c13-connections",
+    default: "2000",
+    help: "connections to the plain Service for C13 (at least 10)",
+  },
+  plainPods: {
+    key: "plain-pods",
+    default: "4",
+    help: "endpoints of the plain Service for C13, one per node first (at least 2)",
+  },
+  skew: {
+    key: "skew",
+    default: "3",
+    help: "how many times more connections the first node opens in the C11 run",
+  },
+} satisfies Record<string, ScenarioParam>;
+
 export const hints: Scenario = {
   name: "hints",
   summary: "trafficDistribution hints: what the controller writes, what each node's proxy does with them",
   claims: ["C6", "C7", "C8", "C9", "C10", "C11", "C13"],
+  params: Object.values(params),
   async run(ctx: ScenarioContext): Promise<ScenarioReport> {
     const p = {
-      connections: Math.max(10, Math.floor(numberParam(ctx, "connections", 300))),
-      c13: Math.max(10, Math.floor(numberParam(ctx, "c13-connections", 2000))),
-      plainPods: Math.max(2, Math.floor(numberParam(ctx, "plain-pods", 4))),
-      skew: Math.max(1, Math.floor(numberParam(ctx, "skew", 3))),
+      connections: Math.max(10, Math.floor(numberParam(ctx, params.connections))),
+      c13: Math.max(10, Math.floor(numberParam(ctx, params.c13))),
+      plainPods: Math.max(2, Math.floor(numberParam(ctx, params.plainPods))),
+      skew: Math.max(1, Math.floor(numberParam(ctx, params.skew))),
     };
     const lab = await openLab(ctx, "hints");
     if (lab.nodes.length < 2) throw new Error("scenario hints needs at least 2 nodes");

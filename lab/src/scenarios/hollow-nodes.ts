@@ -1,11 +1,16 @@
-import { formatTime } from "@switchyard/kube";
+import {
+  formatTime,
+  type HttpRestClient,
+  Informer,
+  isNotFound,
+  patchContentTypes,
+  pods,
+} from "@switchyard/kube";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { Ipam } from "../agent/ipam.js";
 import { renewLease } from "../agent/node-heartbeat.js";
 import { nodeCapacity } from "../agent/node-object.js";
 import { podStatus } from "../agent/pod-status.js";
-import { contentTypes, isNotFound, type KubeClient } from "../kubeapi/client.js";
-import { listWatch } from "../kubeapi/list-watch.js";
 import type { ScenarioLab } from "./scenario-lab.js";
 
 /**
@@ -26,7 +31,7 @@ export interface HollowNode {
   name: string;
   zone: string;
   /** Undefined until the controller-manager has given the node a pod CIDR. */
-  ipam: Ipam | undefined;
+  ipams: Ipam[] | undefined;
   node: Node;
   used: number;
 }
@@ -56,7 +61,7 @@ export class HollowNodes {
   private heartbeat: NodeJS.Timeout | undefined;
   private stopWatch: (() => void) | undefined;
   private readonly finalizing = new Set<string>();
-  private readonly ipOf = new Map<string, { node: HollowNode; ip: string }>();
+  private readonly ipOf = new Map<string, { node: HollowNode; ips: string[] }>();
 
   constructor(
     private readonly lab: ScenarioLab,
@@ -64,7 +69,7 @@ export class HollowNodes {
     readonly podsPerNode = Number(nodeCapacity.pods),
   ) {}
 
-  private get client(): KubeClient {
+  private get client(): HttpRestClient {
     return this.lab.client;
   }
 
@@ -89,7 +94,7 @@ export class HollowNodes {
         spec: { taints: [{ key: hollowLabel, value: "true", effect: "NoSchedule" }] },
       };
       const node = await this.client.call<Node>("POST", "/api/v1/nodes", body);
-      const h: HollowNode = { name, zone, node, used: 0, ipam: undefined };
+      const h: HollowNode = { name, zone, node, used: 0, ipams: undefined };
       this.nodes.push(h);
       h.node = await this.postReady(name, i);
       await renewLease(this.client, node);
@@ -98,9 +103,11 @@ export class HollowNodes {
     await this.lab.until(`pod CIDRs for ${count} hollow nodes`, async () => {
       let missing = 0;
       for (const h of this.nodes) {
-        if (h.ipam) continue;
+        if (h.ipams) continue;
         const n = await this.client.call<Node>("GET", `/api/v1/nodes/${h.name}`);
-        if (n.spec?.podCIDR) h.ipam = new Ipam(n.spec.podCIDR);
+        // A dual-stack cluster gives each node a pod CIDR per family (spec.podCIDRs), and pods an address of each.
+        const cidrs = n.spec?.podCIDRs?.length ? n.spec.podCIDRs : n.spec?.podCIDR ? [n.spec.podCIDR] : [];
+        if (cidrs.length > 0) h.ipams = cidrs.map((c) => new Ipam(c));
         else missing++;
       }
       return missing === 0 ? true : `${missing} without a pod CIDR`;
@@ -115,32 +122,38 @@ export class HollowNodes {
   /** A kubelet finalizes a graceful deletion once the containers stopped; a pause pod has none, so at once. */
   private watchDeletions(): void {
     const hollow = new Set(this.nodes.map((h) => h.name));
-    const w = listWatch<Pod>(
-      this.client,
-      { path: `/api/v1/namespaces/${this.namespace}/pods` },
-      (type, pod) => {
-        const uid = pod.metadata?.uid ?? "";
-        if (type === "delete") {
-          this.release(uid);
-          return;
-        }
-        if (
-          !pod.metadata?.deletionTimestamp ||
-          !hollow.has(pod.spec?.nodeName ?? "") ||
-          this.finalizing.has(uid)
-        )
-          return;
-        this.finalizing.add(uid);
-        void this.forceDelete(pod).finally(() => this.release(uid));
+    const informer = new Informer<Pod>({ client: this.client, resource: pods, namespace: this.namespace });
+    const changed = (pod: Pod) => {
+      const uid = pod.metadata?.uid ?? "";
+      if (
+        !pod.metadata?.deletionTimestamp ||
+        !hollow.has(pod.spec?.nodeName ?? "") ||
+        this.finalizing.has(uid)
+      )
+        return;
+      this.finalizing.add(uid);
+      void this.forceDelete(pod).finally(() => this.release(uid));
+    };
+    informer.addEventHandler({
+      onAdd: changed,
+      onUpdate: (old, pod) => {
+        // Keyed by name, the cache can replace a pod with its namesake across a relist: the old one is gone.
+        if (old.metadata?.uid !== pod.metadata?.uid) this.release(old.metadata?.uid ?? "");
+        changed(pod);
       },
-    );
-    this.stopWatch = w.stop;
+      onDelete: (pod) => this.release(pod.metadata?.uid ?? ""),
+    });
+    informer.start();
+    this.stopWatch = () => void informer.stop();
   }
 
   private release(uid: string): void {
     const held = this.ipOf.get(uid);
     if (!held) return;
-    held.node.ipam?.release(held.ip);
+    held.node.ipams?.forEach((ipam, i) => {
+      const ip = held.ips[i];
+      if (ip) ipam.release(ip);
+    });
     held.node.used--;
     this.ipOf.delete(uid);
   }
@@ -188,17 +201,17 @@ export class HollowNodes {
       "PATCH",
       `/api/v1/nodes/${name}/status`,
       { status },
-      contentTypes.strategic,
+      patchContentTypes["strategic-merge"],
     );
   }
 
   /** The least used node, as the scheduler's spreading would pick. */
-  private place(): HollowNode & { ipam: Ipam } {
+  private place(): HollowNode & { ipams: Ipam[] } {
     const h = [...this.nodes].sort((a, b) => a.used - b.used)[0];
-    if (!h?.ipam || h.used >= this.podsPerNode)
+    if (!h?.ipams || h.used >= this.podsPerNode)
       throw new Error(`the ${this.nodes.length} hollow nodes are full (${this.podsPerNode} pods each)`);
     h.used++;
-    return h as HollowNode & { ipam: Ipam };
+    return h as HollowNode & { ipams: Ipam[] };
   }
 
   /** Creates pause pods bound to hollow nodes and reports them Running and Ready with an address, as a kubelet. */
@@ -210,14 +223,14 @@ export class HollowNodes {
         spec: { ...template.spec, containers: template.spec?.containers ?? [], nodeName: h.name },
       };
       const created = await this.client.call<Pod>("POST", `/api/v1/namespaces/${this.namespace}/pods`, body);
-      const ip = h.ipam.allocate();
-      this.ipOf.set(created.metadata?.uid ?? "", { node: h, ip });
+      const ips = h.ipams.map((ipam) => ipam.allocate());
+      this.ipOf.set(created.metadata?.uid ?? "", { node: h, ips });
       const hostIp = h.node.status?.addresses?.[0]?.address ?? "198.51.100.1";
       const status = podStatus(
         created,
         {
-          hostIp,
-          podIp: ip,
+          hostIps: [hostIp],
+          podIps: ips,
           startTime: formatTime(Date.now()),
           sandboxReady: true,
           containers: (created.spec?.containers ?? []).map((c) => ({
@@ -235,7 +248,7 @@ export class HollowNodes {
         "PATCH",
         `/api/v1/namespaces/${this.namespace}/pods/${created.metadata?.name}/status`,
         { status },
-        contentTypes.merge,
+        patchContentTypes.merge,
       );
     });
   }

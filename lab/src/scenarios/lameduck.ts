@@ -1,7 +1,6 @@
-import { realClock, sleep } from "@switchyard/kube";
+import { patchContentTypes, realClock, sleep } from "@switchyard/kube";
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
-import { contentTypes } from "../kubeapi/client.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
 import { lameduckOf, withLameduck } from "./corefile.js";
@@ -14,6 +13,7 @@ import {
   numberParam,
   type Scenario,
   type ScenarioContext,
+  type ScenarioParam,
 } from "./scenario.js";
 import { openLab, type ScenarioLab } from "./scenario-lab.js";
 import { Undo } from "./undo.js";
@@ -36,12 +36,20 @@ import {
  * lameduck is the one it started with, so each setting takes two rolls: one to start pods with it (not counted),
  * one measured, whose deleted pods are the ones running the setting.
  *
- * The clients resolve with c-ares (Node's resolver), which opens a new UDP socket once its queries are done, so
- * each round of lookups is a new conntrack entry and follows the rules as they are at that moment.
- *
- * --set lameducks=0s,5s (the settings, in order), interval=50 (ms between a client's rounds), settle=3 (s of
- * counting after each roll).
+ * The clients resolve as glibc does, each lookup from a UDP socket of its own, so a lookup follows the rules of its
+ * moment, unless the kernel gave its socket the port of an earlier lookup whose conntrack entry (30 s for UDP) still
+ * stands: then it goes where that entry says. Such an entry to a pod past its lameduck lost a lookup or a few per
+ * roll until the proxy deleted answered entries to terminating DNS pods its rules no longer choose (the default;
+ * SWITCHYARD_PROXY_CONNTRACK=upstream in the proxy's environment keeps upstream's rule, to compare). Each failure is
+ * listed with its node and source port, the key to its conntrack entry (`conntrack -E -p udp --orig-port-dst 53`).
  */
+const params = {
+  lameducks: { key: "lameducks", default: "0s,5s", help: "the lameduck settings, measured in this order" },
+  interval: { key: "interval", default: "50", help: "ms between a client's rounds of lookups" },
+  settle: { key: "settle", default: "3", help: "seconds of counting after each roll" },
+  rolls: { key: "rolls", default: "1", help: "measured rolls per setting, each counted on its own" },
+} satisfies Record<string, ScenarioParam>;
+
 const ns = "switchyard-scenario-lameduck";
 const dnsNames = ["kubernetes.default.svc.cluster.local.", "kube-dns.kube-system.svc.cluster.local."];
 const corefilePath = "/api/v1/namespaces/kube-system/configmaps/coredns";
@@ -53,9 +61,11 @@ interface Lookups {
   offsets: number[];
   /**
    * Failures sent after a deleted pod's lameduck ran out from a node whose rules still sent to that pod: the
-   * lookups lameduck is there to save (each lookup has a socket of its own, so it goes where the rules say).
+   * lookups lameduck is there to save (each lookup has a socket of its own, so it mostly goes where the rules say).
    */
   exited: number;
+  /** Each failure: the client's node, the lookup's source port (to find its conntrack entry), error, offset. */
+  failed: { node: string; port?: number; error: string; offset?: number }[];
 }
 
 interface Run {
@@ -73,13 +83,15 @@ export const lameduck: Scenario = {
   summary:
     "rolls the DNS Deployment under lookups with lameduck 0s and 5s; failed lookups, proxy propagation",
   claims: ["C16"],
+  params: Object.values(params),
   async run(ctx: ScenarioContext) {
     const lab = await openLab(ctx, "lameduck");
     const undo = new Undo();
-    const settings = listParam(ctx, "lameducks", ["0s", "5s"]);
+    const settings = listParam(ctx, params.lameducks);
     for (const s of settings) withLameduck("lameduck 5s", s); // validate before changing anything
-    const intervalMs = numberParam(ctx, "interval", 50);
-    const settleMs = numberParam(ctx, "settle", 3) * 1000;
+    const intervalMs = numberParam(ctx, params.interval);
+    const settleMs = numberParam(ctx, params.settle) * 1000;
+    const rolls = Math.max(1, Math.floor(numberParam(ctx, params.rolls)));
     const runs: Run[] = [];
     let restoreFailures: string[] = [];
     try {
@@ -109,8 +121,11 @@ export const lameduck: Scenario = {
         // the lookups they failed have timed out, so none of theirs is counted against this setting.
         await oldPodsGone(lab);
         await sleep(realClock, settleMs);
-        lab.progress.update(`lameduck ${setting}: the measured roll`, true);
-        runs.push(await measuredRoll(lab, setting, settleMs));
+        // Each measured roll ends once its deleted pods are gone and counting settled: the next one starts clean.
+        for (let i = 1; i <= rolls; i++) {
+          lab.progress.update(`lameduck ${setting}: measured roll ${i}/${rolls}`, true);
+          runs.push(await measuredRoll(lab, setting, settleMs));
+        }
       }
     } finally {
       restoreFailures = await undo.run(lab.progress);
@@ -122,7 +137,7 @@ export const lameduck: Scenario = {
 };
 
 async function setCorefile(lab: ScenarioLab, corefile: string) {
-  await lab.client.call("PATCH", corefilePath, { data: { Corefile: corefile } }, contentTypes.merge);
+  await lab.client.call("PATCH", corefilePath, { data: { Corefile: corefile } }, patchContentTypes.merge);
 }
 
 /** `kubectl rollout restart`: a new pod-template annotation, then wait until no old pod is left. */
@@ -137,7 +152,7 @@ async function roll(lab: ScenarioLab) {
         },
       },
     },
-    contentTypes.merge,
+    patchContentTypes.merge,
   );
   await sleep(realClock, 500);
   await waitUntil(
@@ -176,7 +191,7 @@ async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number)
   const { results, resolutionMs } = await watch.stop(lab.deadline(30_000));
   const metricsAfter = await Promise.all(lab.nodes.map((n) => proxyMetrics(lab.exec, n.run)));
   const deletions = results.map((p) => p.deletedAt).sort((a, b) => a - b);
-  const lookups: Lookups = { byNode: {}, errors: {}, offsets: [], exited: 0 };
+  const lookups: Lookups = { byNode: {}, errors: {}, offsets: [], exited: 0, failed: [] };
   const lameduckMs = parseMs(setting);
   // Where the rules stopped sending to a pod is known to one poll round: count the round in, so a lookup the
   // rules might still have sent to the exited pod is counted as one.
@@ -196,8 +211,15 @@ async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number)
       lookups.errors[f.error] = (lookups.errors[f.error] ?? 0) + 1;
       const at = Date.parse(f.at);
       const last = deletions.filter((t) => t <= at).at(-1);
-      if (last !== undefined) lookups.offsets.push((at - last) / 1000);
+      const offset = last === undefined ? undefined : (at - last) / 1000;
+      if (offset !== undefined) lookups.offsets.push(offset);
       if (toExitedPod(node, at)) lookups.exited++;
+      lookups.failed.push({
+        node,
+        error: f.error,
+        ...(f.port ? { port: f.port } : {}),
+        ...(offset === undefined ? {} : { offset }),
+      });
     }
   }
   const programmingMs: Run["programmingMs"] = {};
@@ -217,6 +239,8 @@ const total = (r: Run) =>
 const ratio = (x: { attempts: number; failures: number }) => `${x.failures}/${x.attempts}`;
 const propagationValues = (r: Run) => r.propagation.flatMap((p) => Object.values(p.byNode));
 const maxPropagation = (r: Run) => Math.max(0, ...propagationValues(r));
+/** Failed lookups listed one by one (node, source port, error) before the rest are counted. */
+const shownFailures = 8;
 const ms = (v: number | undefined) => (v === undefined ? "-" : `${Math.round(v)}ms`);
 
 function lines(runs: Run[], restoreFailures: string[]): string[] {
@@ -260,24 +284,68 @@ function lines(runs: Run[], restoreFailures: string[]): string[] {
             ", ",
           )}; sent, seconds after the latest deletion: ${r.lookups.offsets.map((x) => x.toFixed(1)).join(" ")}`,
         `  sent to a pod past its lameduck, by that node's rules of the moment: ${r.lookups.exited}; others: ${total(r).failures - r.lookups.exited}`,
+        ...r.lookups.failed
+          .slice(0, shownFailures)
+          .map(
+            (f) =>
+              `    ${f.node} source port ${f.port ?? "?"}: ${f.error}${f.offset === undefined ? "" : `, sent ${f.offset.toFixed(2)} s after a deletion`}`,
+          ),
+        ...(r.lookups.failed.length > shownFailures
+          ? [`    and ${r.lookups.failed.length - shownFailures} more`]
+          : []),
       );
   }
   if (restoreFailures.length > 0) out.push("", "NOT RESTORED:", ...restoreFailures.map((f) => `  ${f}`));
   return out;
 }
 
+/** The rolls of one setting as one: lookups summed per node, failures and deleted pods together. */
+function merged(runs: readonly Run[]): Run | undefined {
+  const [first] = runs;
+  if (!first) return undefined;
+  const byNode: Lookups["byNode"] = {};
+  for (const r of runs)
+    for (const [n, x] of Object.entries(r.lookups.byNode)) {
+      const sum = byNode[n] ?? { attempts: 0, failures: 0 };
+      byNode[n] = { attempts: sum.attempts + x.attempts, failures: sum.failures + x.failures };
+    }
+  return {
+    ...first,
+    propagation: runs.flatMap((r) => r.propagation),
+    lookups: {
+      byNode,
+      errors: {},
+      offsets: runs.flatMap((r) => r.lookups.offsets),
+      exited: runs.reduce((n, r) => n + r.lookups.exited, 0),
+      failed: runs.flatMap((r) => r.lookups.failed),
+    },
+  };
+}
+
 function finding(runs: Run[]): ClaimFinding {
-  const zero = runs.find((r) => parseMs(r.lameduck) === 0);
-  const longest = runs.reduce<Run | undefined>(
-    (a, r) => (!a || parseMs(r.lameduck) > parseMs(a.lameduck) ? r : a),
-    undefined,
-  );
+  const settings = [...new Set(runs.map((r) => r.lameduck))];
+  const perSetting = settings.map((s) => ({
+    rolls: runs.filter((r) => r.lameduck === s),
+    all: merged(runs.filter((r) => r.lameduck === s)),
+  }));
+  const zero = perSetting.find((x) => parseMs(x.all?.lameduck ?? "") === 0)?.all;
+  const longest = perSetting
+    .map((x) => x.all)
+    .reduce<Run | undefined>(
+      (a, r) => (!a || (r && parseMs(r.lameduck) > parseMs(a.lameduck)) ? r : a),
+      undefined,
+    );
   const prop = Math.max(0, ...runs.map(maxPropagation));
-  const measured = runs
-    .map(
-      (r) =>
-        `lameduck ${r.lameduck}: ${ratio(total(r))} lookups failed, propagation up to ${ms(maxPropagation(r))}`,
-    )
+  const measured = perSetting
+    .map(({ rolls, all }) => {
+      const each =
+        rolls.length > 1
+          ? ` in ${rolls.length} rolls (${rolls.map((r) => total(r).failures).join(", ")} per roll)`
+          : "";
+      return all
+        ? `lameduck ${all.lameduck}: ${ratio(total(all))} lookups failed${each}, propagation up to ${ms(maxPropagation(all))}`
+        : "";
+    })
     .join("; ");
   if (!zero || !longest || zero === longest)
     return { claim: "C16", measured, verdict: "not measured", note: "needs lameducks=0s and a longer one" };
@@ -286,7 +354,7 @@ function finding(runs: Run[]): ClaimFinding {
   const early = longest.lookups.offsets.length - late;
   const advice = `propagation here is up to ${ms(prop)}, so ${longest.lameduck} covers it; 30 s is a margin to size against your nodes' p99 of kubeproxy_network_programming_duration_seconds, not a constant (this lab needs no 30 s)`;
   const earlyNote = early
-    ? `; ${early} lookup(s) failed with ${longest.lameduck} that the rules did not send to an exited pod (sent ${longest.lookups.offsets.map((x) => x.toFixed(1)).join(", ")} s after a deletion): not the case lameduck covers, cause not established`
+    ? `; ${early} lookup(s) failed with ${longest.lameduck} that the rules did not send to an exited pod (sent ${longest.lookups.offsets.map((x) => x.toFixed(1)).join(", ")} s after a deletion; their source ports are listed above: look for a conntrack entry of that port made before the roll)`
     : "";
   const shortFails = total(zero).failures > 0 && total(zero).failures > total(longest).failures;
   if (shortFails && late === 0)

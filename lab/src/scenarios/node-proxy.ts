@@ -1,6 +1,5 @@
-import { realClock, sleep } from "@switchyard/kube";
+import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import type { KubeClient } from "../kubeapi/client.js";
 import { proxyMetricsGet } from "../migrate/measure.js";
 import type { Exec } from "../netns/exec.js";
 import type { Progress } from "../progress.js";
@@ -12,7 +11,7 @@ import type { LabNode } from "./scenario-lab.js";
 const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
 
 /** The proxy pods bound to a node (more than one while one is being replaced). */
-export async function proxyPodsOn(client: KubeClient, node: string): Promise<Pod[]> {
+export async function proxyPodsOn(client: HttpRestClient, node: string): Promise<Pod[]> {
   const pods = await client.call<{ items: Pod[] }>(
     "GET",
     `/api/v1/namespaces/kube-system/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${node}`)}`,
@@ -40,7 +39,7 @@ export function proxyConfigMapOf(pod: Pod): string {
 
 /** One proxy pod on the node, not `oldUid`, running, serving metrics, past its first sync. */
 export async function waitProxySynced(
-  client: KubeClient,
+  client: HttpRestClient,
   exec: Exec,
   node: LabNode,
   deadline: number,

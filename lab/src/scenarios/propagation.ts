@@ -1,6 +1,5 @@
-import { realClock, sleep } from "@switchyard/kube";
+import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import type { KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
 import { nodeRules, sendsTo } from "./rules.js";
 import type { LabNode } from "./scenario-lab.js";
@@ -29,7 +28,7 @@ export class PropagationWatch {
   private loops: Promise<void>[] = [];
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: HttpRestClient,
     private readonly exec: Exec,
     private readonly nodes: readonly LabNode[],
     private readonly ns: string,
@@ -59,7 +58,8 @@ export class PropagationWatch {
 
   private async watch(path: string, rv: string): Promise<void> {
     try {
-      for await (const ev of this.client.watch<Pod>(path, rv, this.abort.signal)) {
+      const opts = { resourceVersion: rv, timeoutSeconds: 300, signal: this.abort.signal };
+      for await (const ev of await this.client.watchPath<Pod>(path, opts)) {
         const p = ev.object;
         const name = p.metadata?.name ?? "";
         const ip = p.status?.podIP;

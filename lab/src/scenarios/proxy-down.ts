@@ -1,8 +1,7 @@
-import { realClock, sleep } from "@switchyard/kube";
+import { patchContentTypes, realClock, sleep } from "@switchyard/kube";
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { Service } from "kubernetes-types/core/v1.js";
 import { type LoadStats, loadDelta } from "../agent/loadgen-stats.js";
-import { contentTypes } from "../kubeapi/client.js";
 import { ruleCounts } from "../migrate/measure.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
@@ -16,6 +15,7 @@ import {
   numberParam,
   type Scenario,
   type ScenarioContext,
+  type ScenarioParam,
   stringParam,
 } from "./scenario.js";
 import { type LabNode, labNode, openLab, type ScenarioLab } from "./scenario-lab.js";
@@ -39,11 +39,25 @@ import {
  * excludes); what keeps working from that node, what does not, and how long the proxy takes to catch up when
  * it comes back. C15: on the same node, minSyncPeriod 0 vs 1 s while a Deployment of Ready pods is deleted.
  *
- * --set node=(the first node that runs pods), down=10 (s of counting traffic per phase), pods=100 (the Deployment deleted for C15),
- * minSyncPeriods=0s,1ms,1s, tries=6 (connections per reachability probe). `0s` in a KubeProxyConfiguration file
- * means "unset", which defaults to 1 s (upstream's v1alpha1 defaults.go; ours does the same), so 1ms stands in
- * for the claim's 0; 0s is run too, to show that.
+ * `0s` in a KubeProxyConfiguration file means "unset", which defaults to 1 s (upstream's v1alpha1 defaults.go;
+ * ours does the same), so 1ms stands in for the claim's 0; 0s is run too, to show that.
  */
+const params = {
+  node: {
+    key: "node",
+    defaultText: "the first node that runs pods",
+    help: "the node whose proxy is stopped",
+  },
+  down: { key: "down", default: "10", help: "seconds of counting traffic per phase" },
+  tries: { key: "tries", default: "6", help: "connections per reachability probe" },
+  pods: { key: "pods", default: "100", help: "Ready pods of the Deployment deleted for C15" },
+  minSyncPeriods: {
+    key: "minSyncPeriods",
+    default: "0s,1ms,1s",
+    help: "the proxy's minSyncPeriod settings compared for C15",
+  },
+} satisfies Record<string, ScenarioParam>;
+
 const ns = "switchyard-scenario-proxy-down";
 
 interface Outage {
@@ -76,14 +90,15 @@ export const proxyDown: Scenario = {
   name: "proxy-down",
   summary: "stops one node's proxy: installed rules keep working, updates stop; then minSyncPeriod 0 vs 1s",
   claims: ["C12", "C17", "C15"],
+  params: Object.values(params),
   async run(ctx: ScenarioContext) {
     const lab = await openLab(ctx, "proxy-down");
     const undo = new Undo();
-    const node = labNode(lab, stringParam(ctx, "node", lab.nodes[0]?.name ?? ""));
-    const downMs = numberParam(ctx, "down", 10) * 1000;
-    const pods = numberParam(ctx, "pods", 100);
-    const tries = numberParam(ctx, "tries", 6);
-    const periods = listParam(ctx, "minSyncPeriods", ["0s", "1ms", "1s"]);
+    const node = labNode(lab, stringParam(ctx, params.node, lab.nodes[0]?.name ?? ""));
+    const downMs = numberParam(ctx, params.down) * 1000;
+    const pods = numberParam(ctx, params.pods);
+    const tries = numberParam(ctx, params.tries);
+    const periods = listParam(ctx, params.minSyncPeriods);
     let outage: Outage | undefined;
     let batches: BatchRun[] = [];
     let restoreFailures: string[] = [];
@@ -227,7 +242,7 @@ async function removeEchoPod({ lab, node, others, downMs }: OutageRun, replicas:
     "PATCH",
     `/apis/apps/v1/namespaces/${ns}/deployments/echo`,
     { spec: { replicas: replicas - 1 } },
-    contentTypes.merge,
+    patchContentTypes.merge,
   );
   await waitUntil(
     "the scale-down",

@@ -1,5 +1,5 @@
+import { isNotFound, patchContentTypes } from "@switchyard/kube";
 import type { ConfigMap, Node, Pod } from "kubernetes-types/core/v1.js";
-import { contentTypes, isNotFound } from "../kubeapi/client.js";
 import { modeConfigMap, modeDaemonSet, modeLabel } from "../migrate/canary.js";
 import { prepare } from "../migrate/migrate.js";
 import { repoRoot } from "../self.js";
@@ -46,7 +46,7 @@ export async function setNodeLabel(lab: ScenarioLab, node: string, value: string
     "PATCH",
     `/api/v1/nodes/${node}`,
     { metadata: { labels: { [modeLabel]: value } } },
-    contentTypes.merge,
+    patchContentTypes.merge,
   );
 }
 

@@ -1,5 +1,5 @@
+import { type HttpRestClient, isAlreadyExists } from "@switchyard/kube";
 import type { Service } from "kubernetes-types/core/v1.js";
-import { isConflict, type KubeClient } from "../kubeapi/client.js";
 
 /**
  * The scale scenario's Services: selectorless, each with one EndpointSlice written by hand, the way the
@@ -52,7 +52,7 @@ async function forEach(from: number, to: number, width: number, fn: (i: number) 
 
 /** Creates Services [from, to) and their slices; returns every Service's ClusterIP by index. */
 export async function createServices(
-  client: KubeClient,
+  client: HttpRestClient,
   from: number,
   to: number,
   perService: number,
@@ -70,7 +70,7 @@ export async function createServices(
         spec: { ports: [{ name: "tcp", port: servicePort, protocol: "TCP" }], ...extra(i) },
       })
       .catch(async (err) => {
-        if (!isConflict(err)) throw err;
+        if (!isAlreadyExists(err)) throw err;
         return client.call<Service>("GET", `/api/v1/namespaces/${scaleNamespace}/services/${name}`);
       });
     ips.set(i, svc.spec?.clusterIP ?? "");
@@ -87,7 +87,7 @@ export async function createServices(
         ports: [{ name: "tcp", port: servicePort, protocol: "TCP" }],
       })
       .catch((err) => {
-        if (!isConflict(err)) throw err;
+        if (!isAlreadyExists(err)) throw err;
       });
     if (++done % 500 === 0) onProgress(done);
   });
@@ -95,7 +95,7 @@ export async function createServices(
 }
 
 /** One endpoint of Service `i` moves to its alternate address, or back: a one-endpoint change. */
-export async function flipOneEndpoint(client: KubeClient, i: number, perService: number, toAlt: boolean) {
+export async function flipOneEndpoint(client: HttpRestClient, i: number, perService: number, toAlt: boolean) {
   await client.call(
     "PATCH",
     `/apis/discovery.k8s.io/v1/namespaces/${scaleNamespace}/endpointslices/${serviceName(i)}-1`,

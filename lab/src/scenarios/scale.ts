@@ -18,7 +18,14 @@ import {
 } from "./scale-cluster.js";
 import { dumpRules, rulesetShape } from "./scale-measure.js";
 import { type ModeRun, scaleFindings, scaleLines } from "./scale-report.js";
-import { listParam, numberParam, type Scenario, type ScenarioContext, stringParam } from "./scenario.js";
+import {
+  listParam,
+  numberParam,
+  type Scenario,
+  type ScenarioContext,
+  type ScenarioParam,
+  stringParam,
+} from "./scenario.js";
 import { type LabNode, labNode, openLab, type ScenarioLab } from "./scenario-lab.js";
 import { Undo } from "./undo.js";
 import { deleteNamespace, deployment, namespace, namespaceReady, podsOf, rolledOut } from "./workloads.js";
@@ -28,35 +35,52 @@ import { deleteNamespace, deployment, namespace, namespaceReady, podsOf, rolledO
  * nftables mode: full sync (a fresh proxy's first), partial syncs after one-endpoint changes, rule lines and
  * bytes, first-packet latency to the first and the last Service, the load-balancing rule, an nftables
  * transaction with a broken statement, and the first sync's size.
- *
- * --set services=1000,5000 (sizes, ascending; Services are added to reach each), endpoints=10 (per Service),
- * modes=iptables,nftables, node=node-1, partials=5, connects=100, others=off (the other nodes' proxies are
- * stopped meanwhile so the measured one has the CPU; `keep` leaves them), syncTimeout=900 (s for a full sync).
  */
+const params = {
+  services: {
+    key: "services",
+    default: "1000",
+    full: "1000,5000",
+    help: "sizes, ascending; Services are added to reach each",
+  },
+  endpoints: { key: "endpoints", default: "10", help: "endpoints per Service" },
+  modes: { key: "modes", default: "iptables,nftables", help: "the proxy modes measured, in order" },
+  node: { key: "node", defaultText: "the first node that runs pods", help: "the node measured" },
+  partials: { key: "partials", default: "5", help: "one-endpoint changes timed as partial syncs" },
+  connects: { key: "connects", default: "100", help: "TCP connects timed per Service (first and last)" },
+  others: {
+    key: "others",
+    default: "off",
+    help: "off: the other nodes' proxies are stopped meanwhile, so the measured one has the CPU; keep: they stay",
+  },
+  syncTimeout: { key: "syncTimeout", default: "900", help: "seconds a full sync may take" },
+} satisfies Record<string, ScenarioParam>;
+
 export const scale: Scenario = {
   name: "scale",
   summary: "N Services on one node in iptables and nftables mode: syncs, rules, first packet, atomicity",
   claims: ["C19", "C20", "C4", "C21", "C22", "C23", "C14", "C18"],
+  params: Object.values(params),
   async run(ctx: ScenarioContext) {
     const lab = await openLab(ctx, "scale");
-    const sizes = listParam(ctx, "services", ["1000", "5000"]).map(Number);
+    const sizes = listParam(ctx, params.services).map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 2))
       throw new Error(`scenario scale: --set services wants integers ≥ 2`);
     sizes.sort((a, b) => a - b);
-    const perService = numberParam(ctx, "endpoints", 10);
+    const perService = numberParam(ctx, params.endpoints);
     if ((sizes.at(-1) ?? 0) * perService > maxEndpoints)
       throw new Error(`scenario scale: services × endpoints must stay below ${maxEndpoints}`);
-    const modes = listParam(ctx, "modes", ["iptables", "nftables"]);
+    const modes = listParam(ctx, params.modes);
     for (const m of modes)
       if (!isProxyMode(m)) throw new Error(`scenario scale: --set modes: "${m}" is not iptables or nftables`);
     const o = {
-      node: labNode(lab, stringParam(ctx, "node", lab.nodes[0]?.name ?? "")),
+      node: labNode(lab, stringParam(ctx, params.node, lab.nodes[0]?.name ?? "")),
       perService,
-      partials: numberParam(ctx, "partials", 5),
-      connects: numberParam(ctx, "connects", 100),
-      syncTimeoutMs: numberParam(ctx, "syncTimeout", 900) * 1000,
+      partials: numberParam(ctx, params.partials),
+      connects: numberParam(ctx, params.connects),
+      syncTimeoutMs: numberParam(ctx, params.syncTimeout) * 1000,
     };
-    const stopOthers = stringParam(ctx, "others", "off") === "off";
+    const stopOthers = stringParam(ctx, params.others) === "off";
     // Workload goes before the proxies are put back, so a restored proxy does not sync thousands of Services.
     const proxyUndo = new Undo();
     const workUndo = new Undo();

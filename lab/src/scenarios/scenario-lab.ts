@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
+import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import type { Container, Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
-import { adminCredentials, isNotFound, KubeClient } from "../kubeapi/client.js";
+import { adminCredentials, labClient } from "../kubeapi/client.js";
 import { echoImage, loadgenImage } from "../migrate/workload.js";
 import type { Exec } from "../netns/exec.js";
 import { labPaths, readLabState } from "../netns/state.js";
@@ -38,7 +39,7 @@ export interface ScenarioLab {
   nodes: LabNode[];
   /** The images scenario pods run; on kind they are loaded into the nodes, never pulled. */
   images: { echo: string; loadgen: string; pause: string };
-  client: KubeClient;
+  client: HttpRestClient;
   exec: Exec;
   progress: Progress;
   /** Reads a traffic generator's counters (loadgen): from its pod IP on netns, through the apiserver on kind. */
@@ -98,7 +99,7 @@ function netnsLab(ctx: ScenarioContext): RuntimeLab {
     })),
     // The node agent runs the lab's own programs for these names and a sleeping pod for any other image.
     images: { echo: echoImage, loadgen: loadgenImage, pause: "registry.k8s.io/pause:3.10" },
-    client: new KubeClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane)),
+    client: labClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane)),
     loadStats: statsFromPodIp,
     podRun: (pod) => netnsPodRun(ctx.exec, plan.prefix, pod),
     nodeClient: {
@@ -124,7 +125,7 @@ async function kindLab(ctx: ScenarioContext): Promise<RuntimeLab> {
   const state = scenarioKindState(ctx.stateDir);
   if (!ctx.kind) throw new Error("scenario: a kind lab needs the docker CLI (the command line passes it)");
   const { docker, loadImages } = ctx.kind;
-  const client = new KubeClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
+  const client = labClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
   try {
     const nodes = (await client.call<{ items: Node[] }>("GET", "/api/v1/nodes")).items
       .filter((n) => !(n.spec?.taints ?? []).some((t) => t.effect === "NoSchedule"))

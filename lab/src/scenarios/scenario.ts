@@ -32,37 +32,62 @@ export interface ScenarioContext {
   kind?: { docker: string; loadImages: () => Promise<void> };
 }
 
+/**
+ * A `--set key=value` parameter. The command line refuses keys a scenario does not declare, and help lists each
+ * with its default, so the declaration is the one place a parameter is written down.
+ */
+export interface ScenarioParam {
+  key: string;
+  /** The value when --set does not give one; absent when it depends on the lab or other parameters. */
+  default?: string;
+  /** What the default is, in words, when it is not one fixed value. */
+  defaultText?: string;
+  /**
+   * The claim's own size, used with `--full` where the default is cut to workshop size (a run of a few minutes);
+   * absent when the default is the claim's size already.
+   */
+  full?: string;
+  help: string;
+}
+
 export interface Scenario {
   name: string;
   /** One line for `switchyard-lab scenario --help`. */
   summary: string;
   /** The claims it measures. */
   claims: string[];
+  /** Every `--set` key it reads. */
+  params: readonly ScenarioParam[];
   run(ctx: ScenarioContext): Promise<ScenarioReport>;
 }
 
-/** A numeric `--set` parameter with its default; a bad value is a one-line error naming it. */
-export function numberParam(ctx: ScenarioContext, name: string, fallback: number): number {
-  const raw = ctx.params.get(name);
-  if (raw === undefined) return fallback;
+/** A parameter's value: --set's, else its default, else `fallback` (for defaults computed from the lab). */
+function rawParam(ctx: ScenarioContext, param: ScenarioParam, fallback?: string): string {
+  const raw = ctx.params.get(param.key) ?? param.default ?? fallback;
+  if (raw === undefined) throw new Error(`scenario: parameter ${param.key} has no default and was not --set`);
+  return raw;
+}
+
+/** A numeric `--set` parameter; a bad value is a one-line error naming it. */
+export function numberParam(ctx: ScenarioContext, param: ScenarioParam, fallback?: number): number {
+  const raw = rawParam(ctx, param, fallback === undefined ? undefined : String(fallback));
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0)
-    throw new Error(`scenario: --set ${name}=${raw} is not a non-negative number`);
+  if (!Number.isFinite(n) || n < 0 || raw.trim() === "")
+    throw new Error(`scenario: --set ${param.key}=${raw} is not a non-negative number`);
   return n;
 }
 
-/** A `--set` list parameter: "1000,5000" → ["1000", "5000"]; the default when unset. */
-export function listParam(ctx: ScenarioContext, name: string, fallback: readonly string[]): string[] {
-  const raw = ctx.params.get(name);
-  if (raw === undefined) return [...fallback];
+/** A `--set` list parameter: "1000,5000" → ["1000", "5000"]. */
+export function listParam(ctx: ScenarioContext, param: ScenarioParam): string[] {
+  const raw = rawParam(ctx, param);
   const items = raw
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean);
-  if (items.length === 0) throw new Error(`scenario: --set ${name}=${raw} is an empty list`);
+  if (items.length === 0) throw new Error(`scenario: --set ${param.key}=${raw} is an empty list`);
   return items;
 }
 
-/** A `--set` string parameter with its default. */
-export const stringParam = (ctx: ScenarioContext, name: string, fallback: string): string =>
-  ctx.params.get(name) ?? fallback;
+/** A `--set` string parameter. */
+export const stringParam = (ctx: ScenarioContext, param: ScenarioParam, fallback?: string): string =>
+  rawParam(ctx, param, fallback);

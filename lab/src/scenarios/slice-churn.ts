@@ -1,9 +1,16 @@
+import { isNotFound } from "@switchyard/kube";
 import type { Endpoints, Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { isNotFound } from "../kubeapi/client.js";
 import { resolveBinary } from "../upstream/binaries.js";
 import { HollowNodes, inPool } from "./hollow-nodes.js";
-import type { ClaimFinding, Scenario, ScenarioContext, ScenarioReport, Verdict } from "./scenario.js";
+import type {
+  ClaimFinding,
+  Scenario,
+  ScenarioContext,
+  ScenarioParam,
+  ScenarioReport,
+  Verdict,
+} from "./scenario.js";
 import { numberParam } from "./scenario.js";
 import {
   allEndpoints,
@@ -13,6 +20,7 @@ import {
   type ScenarioLab,
   serviceSlices,
 } from "./scenario-lab.js";
+import { serviceFamilies } from "./service-families.js";
 import {
   deletedOnScaleDown,
   describeFill,
@@ -31,24 +39,46 @@ const namespace = "switchyard-slice-churn";
 const service = "churn";
 const pausePort = 8080;
 
-/**
- * Parameters (--set): pods (5000), pods-per-node (110, the kubelet's default max-pods), remove (0.3: the share
- * deleted for C2), trickle (20: batch size of the slow refill), c3-pods (a third of the pods, at most 300),
- * quiet-ms (2000: no slice write for this long means the controller has settled).
- */
+const params = {
+  pods: {
+    key: "pods",
+    default: "1000",
+    full: "5000",
+    help: "pause pods behind the Service",
+  },
+  perNode: {
+    key: "pods-per-node",
+    default: "110",
+    help: "pods per hollow node (the kubelet's default max-pods)",
+  },
+  remove: { key: "remove", default: "0.3", help: "the share of the pods deleted for the scale-down (C2)" },
+  trickle: { key: "trickle", default: "20", help: "how many pods the slow refill adds at a time (C2)" },
+  c3Pods: {
+    key: "c3-pods",
+    defaultText: "a third of the pods, at most 300",
+    help: "pods behind the two extra Services for port sets (C3)",
+  },
+  quietMs: {
+    key: "quiet-ms",
+    default: "2000",
+    help: "no slice write for this long means the controller has settled",
+  },
+} satisfies Record<string, ScenarioParam>;
+
 export const sliceChurn: Scenario = {
   name: "slice-churn",
-  summary: "a 5000-pod Service: slices, writes per pod deletion, refill after scale-down, port sets",
+  summary: "a big Service: slices, writes per pod deletion, refill after scale-down, port sets",
   claims: ["C1", "C2", "C3"],
+  params: Object.values(params),
   async run(ctx: ScenarioContext): Promise<ScenarioReport> {
     const p = {
-      pods: Math.floor(numberParam(ctx, "pods", 5000)),
-      perNode: Math.floor(numberParam(ctx, "pods-per-node", 110)),
-      remove: numberParam(ctx, "remove", 0.3),
-      trickle: Math.max(1, Math.floor(numberParam(ctx, "trickle", 20))),
-      quietMs: numberParam(ctx, "quiet-ms", 2000),
+      pods: Math.floor(numberParam(ctx, params.pods)),
+      perNode: Math.floor(numberParam(ctx, params.perNode)),
+      remove: numberParam(ctx, params.remove),
+      trickle: Math.max(1, Math.floor(numberParam(ctx, params.trickle))),
+      quietMs: numberParam(ctx, params.quietMs),
     };
-    const c3Pods = Math.floor(numberParam(ctx, "c3-pods", Math.min(300, Math.floor(p.pods / 3))));
+    const c3Pods = Math.floor(numberParam(ctx, params.c3Pods, Math.min(300, Math.floor(p.pods / 3))));
     if (p.pods < 2) throw new Error("scenario slice-churn: --set pods wants at least 2");
     const lab = await openLab(ctx, "slice-churn");
     const hollow = new HollowNodes(lab, namespace, p.perNode);
@@ -144,12 +174,18 @@ async function measure(
   return { scenario: "slice-churn", lines, findings };
 }
 
-/** The three Services: the big one, and two over the C3 pods (two numeric ports; one named port). */
+/** A RequireDualStack Service over the C3 pods, made in a dual-stack cluster only (elsewhere it is refused). */
+const dualService = "churn-dual-stack";
+
+/**
+ * The three Services: the big one, and two over the C3 pods (two numeric ports; one named port); in a dual-stack
+ * cluster a fourth over the C3 pods, with a ClusterIP per family.
+ */
 async function createServices(lab: ScenarioLab): Promise<void> {
-  const svc = (name: string, ports: unknown[], selector: Record<string, string>) =>
+  const svc = (name: string, ports: unknown[], selector: Record<string, string>, extra = {}) =>
     lab.client.call("POST", `/api/v1/namespaces/${namespace}/services`, {
       metadata: { name },
-      spec: { selector, ports },
+      spec: { selector, ports, ...extra },
     });
   await svc(service, [{ name: "http", port: 80, targetPort: pausePort }], { app: service });
   const c3Selector = { app: service, c3: "yes" };
@@ -162,6 +198,10 @@ async function createServices(lab: ScenarioLab): Promise<void> {
     c3Selector,
   );
   await svc("churn-named-port", [{ name: "http", port: 80, targetPort: "web" }], c3Selector);
+  if ((await serviceFamilies(lab.client)).length === 2)
+    await svc(dualService, [{ name: "http", port: 80, targetPort: pausePort }], c3Selector, {
+      ipFamilyPolicy: "RequireDualStack",
+    });
 }
 
 /** The Service's slices once every pod is published, and how full the controller packed them. */
@@ -319,7 +359,7 @@ function c1Finding(p: Params, { maxPerSlice, expected }: Created, d: Deletion): 
           ? `a graceful deletion writes the slice ${writes(w)} times (endpoint terminating, then removed)`
           : "",
         d.realEndpoints && d.overCapacity
-          ? `today's endpoints controller caps Endpoints at ${d.realAddresses} addresses (over-capacity=${d.overCapacity}), so a 5000-address Endpoints object no longer exists; its size is computed`
+          ? `today's endpoints controller caps Endpoints at ${d.realAddresses} addresses (over-capacity=${d.overCapacity}), so a ${d.livePods.length}-address Endpoints object no longer exists; its size is computed`
           : "",
         slices.length !== expected
           ? `${slices.length} slices, not ${expected}: pods became ready in batches and each batch was packed as it came (fullest ${fills(slices)[0]}, emptiest ${fills(slices).at(-1)})`
@@ -442,7 +482,8 @@ async function portSetLines(lab: ScenarioLab, c3Pods: number): Promise<string[]>
   const out = [
     `port sets (C3), ${c3Pods} pods behind the two extra Services (half with port "web" = ${pausePort}, half ${pausePort + 1}):`,
   ];
-  for (const name of [service, "churn-two-ports", "churn-named-port"]) {
+  const dual = (await serviceFamilies(lab.client)).length === 2;
+  for (const name of [service, "churn-two-ports", "churn-named-port", ...(dual ? [dualService] : [])]) {
     const slices = await serviceSlices(lab, namespace, name);
     const sets = slicesByPortSet(slices);
     out.push(
@@ -459,6 +500,12 @@ async function c3Finding(
   const two = await serviceSlices(lab, namespace, "churn-two-ports");
   const named = await serviceSlices(lab, namespace, "churn-named-port");
   const perSet = Math.ceil(c3Pods / 2 / 100);
+  const families = await serviceFamilies(lab.client);
+  // The pods behind the C3 Services now (one of them may be the deleted one): what each family's slices must hold.
+  const dual =
+    families.length === 2
+      ? dualStackSlices(await serviceSlices(lab, namespace, dualService), allEndpoints(two))
+      : undefined;
   const kubectl = resolveBinary("kubectl").path;
   const lines: string[] = [];
   let counts = "";
@@ -469,21 +516,45 @@ async function c3Finding(
     const services = await sh(`${kubectl} --kubeconfig ${kc} get service -A --no-headers | wc -l`);
     counts = `kubectl get endpointslice -A | wc -l = ${sliceLines} (header included) for ${services} Services`;
     lines.push(
-      `  ${counts}; the lab is IPv4-only (single-stack service and pod CIDRs), so address families were not measured`,
+      `  ${counts}${dual ? "" : `; the lab is ${families.join("") || "IPv4"}-only (single-stack service and pod CIDRs), so address families were not measured`}`,
     );
   }
+  if (dual) lines.push(`  ${dual.measured}`);
   return {
     lines,
     finding: {
       claim: "C3",
       measured:
         `two ports with numeric targets: ${two.length} slice(s) (one port set); one named port resolving to 2 numbers: ` +
-        `${named.length} slices in ${slicesByPortSet(named).size} port sets for ${c3Pods} pods${counts ? `; ${counts}` : ""}`,
-      verdict: slicesByPortSet(two).size === 1 && slicesByPortSet(named).size === 2 ? "half right" : "wrong",
+        `${named.length} slices in ${slicesByPortSet(named).size} port sets for ${c3Pods} pods` +
+        `${dual ? `; ${dual.measured}` : ""}${counts ? `; ${counts}` : ""}`,
+      verdict:
+        slicesByPortSet(two).size === 1 && slicesByPortSet(named).size === 2 && (dual?.holds ?? true)
+          ? "half right"
+          : "wrong",
       note:
         `more ports alone do not add slices (every endpoint shares the port list); pods that resolve a named port ` +
         `differently do (${perSet}+${perSet} expected); a large Service alone also puts wc -l far above the ` +
-        `number of Services without any fragmentation; dual-stack not measured (IPv4-only lab)`,
+        `number of Services without any fragmentation; ${dual ? dual.note : `dual-stack not measured (single-stack lab: up --ip-family dual measures it)`}`,
     },
+  };
+}
+
+/**
+ * The dual-stack Service's slices per address family: the controller cuts a set of slices per family, each holding
+ * every pod's address of that family, so the Service has twice the slices of a single-stack one over the same pods.
+ */
+function dualStackSlices(slices: readonly EndpointSlice[], pods: number) {
+  const per = (family: string) => slices.filter((s) => s.addressType === family);
+  const [v4, v6] = [per("IPv4"), per("IPv6")];
+  const endpoints = (xs: readonly EndpointSlice[]) => xs.reduce((n, s) => n + (s.endpoints ?? []).length, 0);
+  const want = Math.ceil(pods / 100);
+  const holds = v4.length === want && v6.length === want && endpoints(v4) === pods && endpoints(v6) === pods;
+  return {
+    holds,
+    measured: `one RequireDualStack Service over ${pods} pods: ${v4.length} IPv4 slice(s) with ${endpoints(v4)} endpoints and ${v6.length} IPv6 slice(s) with ${endpoints(v6)}`,
+    note: holds
+      ? `dual-stack holds as claimed: one set of slices per address family (${want}+${want} for ${pods} pods), each endpoint once per family`
+      : `dual-stack: expected ${want} slice(s) per family, each with all ${pods} endpoints`,
   };
 }

@@ -1,6 +1,5 @@
-import { realClock, sleep } from "@switchyard/kube";
+import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { KubeClient } from "../kubeapi/client.js";
 
 /** One write of a slice as a watcher (a node's proxy) receives it. */
 export interface SliceEvent {
@@ -30,11 +29,11 @@ export class SliceWatch {
   private readonly abort = new AbortController();
 
   private constructor(
-    private readonly client: KubeClient,
+    private readonly client: HttpRestClient,
     private readonly path: string,
   ) {}
 
-  static async start(client: KubeClient, namespace: string): Promise<SliceWatch> {
+  static async start(client: HttpRestClient, namespace: string): Promise<SliceWatch> {
     const w = new SliceWatch(client, `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`);
     const list = await client.call<{ metadata: { resourceVersion: string } }>("GET", w.path);
     void w.run(list.metadata.resourceVersion);
@@ -45,7 +44,8 @@ export class SliceWatch {
     let rv = from;
     while (!this.abort.signal.aborted) {
       try {
-        for await (const e of this.client.watch<EndpointSlice>(this.path, rv, this.abort.signal)) {
+        const opts = { resourceVersion: rv, timeoutSeconds: 300, signal: this.abort.signal };
+        for await (const e of await this.client.watchPath<EndpointSlice>(this.path, opts)) {
           rv = e.object.metadata?.resourceVersion ?? rv;
           if (e.type !== "ADDED" && e.type !== "MODIFIED" && e.type !== "DELETED") continue;
           this.events.push({

@@ -1,6 +1,6 @@
+import { isNotFound, patchContentTypes } from "@switchyard/kube";
 import type { ConfigMap } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { contentTypes, isNotFound } from "../kubeapi/client.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
 import {
@@ -57,7 +57,7 @@ export async function measureBatching(
   undo.push(
     `${proxyConfigMapOf(pod)}'s minSyncPeriod, and ${node.name}'s proxy restarted with it`,
     async () => {
-      await lab.client.call("PATCH", cmPath, { data: { "config.conf": original } }, contentTypes.merge);
+      await lab.client.call("PATCH", cmPath, { data: { "config.conf": original } }, patchContentTypes.merge);
       await restartProxy(lab, node);
     },
   );
@@ -68,7 +68,7 @@ export async function measureBatching(
       "PATCH",
       cmPath,
       { data: { "config.conf": withMinSyncPeriod(original, period) } },
-      contentTypes.merge,
+      patchContentTypes.merge,
     );
     await restartProxy(lab, node);
     const name = `batch-${period.replace(/\W/g, "")}`;

@@ -9,33 +9,51 @@ import {
   type ZoneRatios,
 } from "./auto-allocation.js";
 import { hollowLabel, inPool } from "./hollow-nodes.js";
-import type { ClaimFinding, Scenario, ScenarioContext, ScenarioReport } from "./scenario.js";
-import { numberParam } from "./scenario.js";
+import type { ClaimFinding, Scenario, ScenarioContext, ScenarioParam, ScenarioReport } from "./scenario.js";
+import { numberParam, stringParam } from "./scenario.js";
 import { inNamespace, openLab, readyEndpoints, type ScenarioLab, serviceSlices } from "./scenario-lab.js";
 import { SliceWatch } from "./slice-watch.js";
 
 const namespace = "switchyard-topology-auto";
 
-/**
- * Parameters (--set): splits ("2:20,5:17,11:11": endpoints in the first zone : in the second, measured in turn),
- * flaps (3: times one endpoint is added and removed again at the count where Auto turns hints on or off),
- * quiet-ms (2000).
- */
+const params = {
+  splits: {
+    key: "splits",
+    default: "2:20,5:17,11:11",
+    help: "endpoints in the first zone : in the second, measured in turn",
+  },
+  flaps: {
+    key: "flaps",
+    default: "3",
+    help: "times one endpoint is added and removed again at the count where Auto turns hints on or off",
+  },
+  quietMs: {
+    key: "quiet-ms",
+    default: "2000",
+    help: "no slice write for this long means the controller has settled",
+  },
+} satisfies Record<string, ScenarioParam>;
+
 export const topologyAuto: Scenario = {
   name: "topology-auto",
   summary: "topology-mode: Auto against PreferSameZone on uneven zones; when hints are withheld, and flaps",
   claims: ["C5", "C7"],
+  params: Object.values(params),
   async run(ctx: ScenarioContext): Promise<ScenarioReport> {
-    const splits = (ctx.params.get("splits") ?? "2:20,5:17,11:11").split(",").map((s) => {
-      const [a, b] = s.split(":").map(Number);
-      if (!Number.isInteger(a) || !Number.isInteger(b) || (a ?? -1) < 0 || (b ?? -1) < 0)
-        throw new Error(`scenario topology-auto: --set splits wants a:b,... with whole numbers, got "${s}"`);
-      return [a, b] as [number, number];
-    });
+    const splits = stringParam(ctx, params.splits)
+      .split(",")
+      .map((s) => {
+        const [a, b] = s.split(":").map(Number);
+        if (!Number.isInteger(a) || !Number.isInteger(b) || (a ?? -1) < 0 || (b ?? -1) < 0)
+          throw new Error(
+            `scenario topology-auto: --set splits wants a:b,... with whole numbers, got "${s}"`,
+          );
+        return [a, b] as [number, number];
+      });
     const p = {
       splits,
-      flaps: Math.floor(numberParam(ctx, "flaps", 3)),
-      quietMs: numberParam(ctx, "quiet-ms", 2000),
+      flaps: Math.floor(numberParam(ctx, params.flaps)),
+      quietMs: numberParam(ctx, params.quietMs),
     };
     const lab = await openLab(ctx, "topology-auto");
     let watch: SliceWatch | undefined;

@@ -1,8 +1,8 @@
+import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { imageName } from "../agent/images.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
-import { isNotFound, type KubeClient } from "../kubeapi/client.js";
 import { loadgenImage, loadgenStatsPort } from "../migrate/workload.js";
 import type { Progress } from "../progress.js";
 import type { KubeObject } from "../stack/manifests.js";
@@ -89,7 +89,7 @@ export function loadgenDaemonSet(
   };
 }
 
-export async function podsOf(client: KubeClient, ns: string, selector: string): Promise<Pod[]> {
+export async function podsOf(client: HttpRestClient, ns: string, selector: string): Promise<Pod[]> {
   const list = await client.call<{ items: Pod[] }>(
     "GET",
     `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(selector)}`,
@@ -108,7 +108,7 @@ export async function statsFromPodIp(pod: Pod): Promise<LoadStats | undefined> {
 
 /** A generator's counters through the apiserver's pod proxy (a kind lab's host does not reach pod IPs). */
 export const statsThroughApiserver =
-  (client: KubeClient): StatsReader =>
+  (client: HttpRestClient): StatsReader =>
   (pod) =>
     client.call<LoadStats>(
       "GET",
@@ -120,7 +120,7 @@ export const statsThroughApiserver =
  * generator that does not answer (yet) is left out.
  */
 export async function loadgenStats(
-  client: KubeClient,
+  client: HttpRestClient,
   ns: string,
   app = "loadgen",
   read: StatsReader = statsFromPodIp,
@@ -136,7 +136,7 @@ export async function loadgenStats(
 }
 
 export async function loadgensRunning(
-  client: KubeClient,
+  client: HttpRestClient,
   ns: string,
   want: number,
   read: StatsReader = statsFromPodIp,
@@ -147,7 +147,7 @@ export async function loadgensRunning(
 }
 
 /** A Deployment fully rolled out: new ReplicaSet everywhere, all Ready, no old or terminating pod left. */
-export async function rolledOut(client: KubeClient, ns: string, name: string): Promise<true | string> {
+export async function rolledOut(client: HttpRestClient, ns: string, name: string): Promise<true | string> {
   const d = await client.call<Deployment>("GET", `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
   const want = d.spec?.replicas ?? 1;
   const s = d.status;
@@ -162,7 +162,12 @@ export async function rolledOut(client: KubeClient, ns: string, name: string): P
 }
 
 /** Deletes a namespace and waits until it is gone (its pods stopped, its Services' rules removed after). */
-export async function deleteNamespace(client: KubeClient, ns: string, deadline: number, progress?: Progress) {
+export async function deleteNamespace(
+  client: HttpRestClient,
+  ns: string,
+  deadline: number,
+  progress?: Progress,
+) {
   await client.call("DELETE", `/api/v1/namespaces/${ns}`).catch((err) => {
     if (!isNotFound(err)) throw err;
   });
@@ -183,7 +188,7 @@ export async function deleteNamespace(client: KubeClient, ns: string, deadline: 
 }
 
 /** Waits until the namespace's default ServiceAccount exists (pods are refused before). */
-export async function namespaceReady(client: KubeClient, ns: string): Promise<true | string> {
+export async function namespaceReady(client: HttpRestClient, ns: string): Promise<true | string> {
   await client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`);
   return true;
 }

@@ -1,4 +1,4 @@
-import type { KubeClient } from "../kubeapi/client.js";
+import type { HttpRestClient } from "@switchyard/kube";
 import type { KubeObject } from "./manifests.js";
 
 /** Where a kind lives in the API: the kinds Switchyard's manifests use (and the migration's second DaemonSet). */
@@ -50,7 +50,7 @@ export function applyOrder(objects: readonly KubeObject[]): KubeObject[] {
  * what is missing and records the lab as the fields' manager. JSON is valid YAML, so the body is the object.
  */
 export async function applyObjects(
-  client: KubeClient,
+  client: HttpRestClient,
   objects: readonly KubeObject[],
   onApplied?: (what: string) => void,
 ) {

@@ -1,9 +1,10 @@
+import type { HttpRestClient } from "@switchyard/kube";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { KubeClient } from "../kubeapi/client.js";
+import { firstServiceIp } from "../controlplane/options.js";
 import type { Exec } from "../netns/exec.js";
-import { nth } from "../netns/ipv4.js";
+import { hostPort } from "../netns/ip.js";
 import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { repoRoot } from "../self.js";
@@ -47,7 +48,7 @@ export const writtenBy = (stack: StackKind) =>
  * Deployments are Ready, and kube-dns has ready endpoints in a slice our controller wrote.
  */
 export async function deployStack(
-  client: KubeClient,
+  client: HttpRestClient,
   plan: LabPlan,
   o: StackDeployOptions,
   progress: Progress,
@@ -72,7 +73,7 @@ export async function deployStack(
  * (and our controller's) is Ready, and kube-dns has ready endpoints in a slice the stack's controller wrote.
  */
 export async function waitForStack(
-  client: KubeClient,
+  client: HttpRestClient,
   plan: LabPlan,
   stack: StackKind,
   deadline: number,
@@ -86,7 +87,7 @@ export async function waitForStack(
   await waitUntil("kube-dns endpoints", () => kubeDnsSliced(client, stack), deadline, progress);
 }
 
-async function proxiesHealthy(client: KubeClient, plan: LabPlan, exec: Exec): Promise<true | string> {
+async function proxiesHealthy(client: HttpRestClient, plan: LabPlan, exec: Exec): Promise<true | string> {
   const ds = await client.call<DaemonSet>(
     "GET",
     "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
@@ -95,13 +96,13 @@ async function proxiesHealthy(client: KubeClient, plan: LabPlan, exec: Exec): Pr
   if (ready < plan.nodes) return `${ready}/${plan.nodes} pods ready`;
   // /healthz can be 200 before the first sync; what the other pods need is the `kubernetes` Service's ClusterIP
   // answering from the node, so that is checked too (any HTTP status from the apiserver will do).
-  const apiserverIp = nth(plan.serviceCidr, 1);
+  const apiserverIp = firstServiceIp(plan.serviceCidr);
   const unhealthy: string[] = [];
   for (const n of plan.nodeList) {
-    const res = await httpGet(`http://${n.ip}:10256/healthz`).catch(() => ({ status: 0 }));
+    const res = await httpGet(`http://${hostPort(n.ip, 10256)}/healthz`).catch(() => ({ status: 0 }));
     const viaService = await exec([
       ...["ip", "netns", "exec", n.netns, "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}"],
-      ...["--max-time", "2", `https://${apiserverIp}/livez`],
+      ...["--max-time", "2", `https://${hostPort(apiserverIp, 443)}/livez`],
     ]).catch(() => "000");
     if (res.status !== 200 || viaService === "000") unhealthy.push(n.name);
   }
@@ -109,7 +110,7 @@ async function proxiesHealthy(client: KubeClient, plan: LabPlan, exec: Exec): Pr
 }
 
 export async function deploymentReady(
-  client: KubeClient,
+  client: HttpRestClient,
   name: string,
   ns = "kube-system",
 ): Promise<true | string> {
@@ -149,7 +150,7 @@ function describePod(p: Pod): string {
   return `${p.metadata?.name ?? "?"}${where}: ${p.status?.phase ?? "Unknown"}${why ? `, ${why}` : ""}`;
 }
 
-async function kubeDnsSliced(client: KubeClient, stack: StackKind): Promise<true | string> {
+async function kubeDnsSliced(client: HttpRestClient, stack: StackKind): Promise<true | string> {
   const list = await client.call<{ items: EndpointSlice[] }>(
     "GET",
     `/apis/discovery.k8s.io/v1/namespaces/kube-system/endpointslices?labelSelector=${encodeURIComponent("kubernetes.io/service-name=kube-dns")}`,

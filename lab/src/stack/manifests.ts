@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import yaml from "js-yaml";
+import { familyOf } from "../netns/ip.js";
 
 /** A manifest's object: only what applying and rewriting it needs is typed. */
 export interface KubeObject {
@@ -110,6 +111,22 @@ export function labStack(objects: readonly KubeObject[], o: LabStackOptions): Ku
         /^(\s*)server: .*$/m,
         `$1server: ${o.server}`,
       );
+      // kubeadm binds kube-proxy to "::" when the cluster's primary family is IPv6 (the kube-dns address is in
+      // it): 0.0.0.0 would leave the health check unreachable on an IPv6-only node.
+      if (familyOf(o.dnsIp) === "IPv6") {
+        data["config.conf"] = setLine(
+          data["config.conf"],
+          "config.conf",
+          /^bindAddress: .*$/m,
+          `bindAddress: "::"`,
+        );
+        data["config.conf"] = setLine(
+          data["config.conf"],
+          "config.conf",
+          /^healthzBindAddress: .*$/m,
+          `healthzBindAddress: "[::]:10256"`,
+        );
+      }
     }
     if (obj.kind === "Service" && obj.metadata.name === "kube-dns") {
       (obj.spec as Record<string, unknown>).clusterIP = o.dnsIp;

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { HttpRestClient } from "@switchyard/kube";
 import yaml from "js-yaml";
-import type { KubeClient } from "../kubeapi/client.js";
 import type { Exec } from "../netns/exec.js";
 import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
@@ -57,7 +57,7 @@ export function kubeadmAddonConfig(o: {
  * kubeadm is built on demand when missing, as the kind node image build does.
  */
 export async function deployUpstreamStack(
-  client: KubeClient,
+  client: HttpRestClient,
   plan: LabPlan,
   o: UpstreamStackOptions,
   progress: Progress,

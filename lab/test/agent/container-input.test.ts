@@ -15,12 +15,13 @@ import type { StreamIO } from "../../src/agent/kubelet-api/streams.js";
 /** A container of `argv` with a log in a fresh folder, started. */
 function started(argv: string[], input: InputSpec): { c: Container; log: ContainerLog } {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-input-"));
-  const log = new ContainerLog(join(dir, "c.log"), join(dir, "logs"));
+  const output = { stdout: join(dir, "c.stdout"), stderr: join(dir, "c.stderr") };
+  const log = new ContainerLog(output, join(dir, "c.log"), join(dir, "logs"));
   const c = new Container({
     name: "c",
     argv,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    logFile: join(dir, "c.log"),
+    output,
     log,
     restartPolicy: "Never",
     input,

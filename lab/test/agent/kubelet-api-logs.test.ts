@@ -10,7 +10,11 @@ import { isQueryError, type LogQuery, parseLogQuery } from "../../src/agent/kube
 import { LogSelection } from "../../src/agent/kubelet-api/log-selection.js";
 
 const t0 = Date.parse("2026-12-01T10:00:00.000Z");
-const lines = [1, 2, 3, 4].map((n) => ({ time: t0 + n * 1000, text: `line ${n}\n` }));
+const lines = [1, 2, 3, 4].map((n) => ({
+  time: t0 + n * 1000,
+  stream: "stdout" as const,
+  text: `line ${n}\n`,
+}));
 const parse = (query: string, now = t0) => parseLogQuery(new URLSearchParams(query), now);
 
 describe("container log query (the kubelet's PodLogOptions decoding)", () => {
@@ -53,8 +57,11 @@ describe("container log query (the kubelet's PodLogOptions decoding)", () => {
     ]) {
       assert.deepEqual(parse(bad), { status: 422, message: `{"message": "Invalid request."}` }, bad);
     }
-    const stream = parse("stream=Stderr");
-    assert.ok(isQueryError(stream) && stream.status === 400 && stream.message.includes("Stderr"));
+    assert.deepEqual(parse("stream=Stderr"), {
+      status: 400,
+      message: `unable to return the given log stream: "Stderr". Please enable PodLogsQuerySplitStreams feature gate in kubelet`,
+    });
+    assert.deepEqual(parse("stream=All"), { follow: false, previous: false, timestamps: false });
   });
 });
 
@@ -84,7 +91,11 @@ describe("log selection (tail, since, timestamps, limitBytes)", () => {
     assert.ok(s.exhausted);
     assert.equal(s.more(lines), "");
     const cut = new LogSelection({ timestamps: false, limitBytes: 2 });
-    assert.equal(cut.initial([{ time: t0, text: "é€\n" }]), "é", "a character is never sent half");
+    assert.equal(
+      cut.initial([{ time: t0, stream: "stdout", text: "é€\n" }]),
+      "é",
+      "a character is never sent half",
+    );
   });
 
   test("lines arriving while following pass the same since filter", () => {
@@ -143,14 +154,14 @@ describe("which instance a log request reads (validateContainerLogStatus)", () =
 });
 
 describe("the CRI log format", () => {
-  test("full and partial lines round-trip; foreign lines are skipped", () => {
-    const written =
-      formatCriLine(lines[0] ?? { time: 0, text: "" }) + formatCriLine({ time: t0, text: "no end" });
+  test("full and partial lines round-trip with their stream; foreign lines are skipped", () => {
+    const partial = { time: t0, stream: "stderr" as const, text: "no end" };
+    const written = formatCriLine(lines[0] ?? partial) + formatCriLine(partial);
     assert.equal(
       written,
-      "2026-12-01T10:00:01.000000000Z stdout F line 1\n2026-12-01T10:00:00.000000000Z stdout P no end\n",
+      "2026-12-01T10:00:01.000000000Z stdout F line 1\n2026-12-01T10:00:00.000000000Z stderr P no end\n",
     );
-    assert.deepEqual(parseCriLog(`${written}garbage\n`), [lines[0], { time: t0, text: "no end" }]);
+    assert.deepEqual(parseCriLog(`${written}garbage\n`), [lines[0], partial]);
   });
 });
 
@@ -158,30 +169,41 @@ describe("ContainerLog (a container's instance logs, read from its raw output)",
   const dir = mkdtempSync(join(tmpdir(), "sy-container-log-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test("each instance gets its lines with their times; the previous one is kept, older ones go", () => {
-    const raw = join(dir, "c.log");
-    writeFileSync(raw, "from an agent before\n");
+  test("each instance gets its lines with their times and streams; the previous one is kept, older ones go", () => {
+    const output = { stdout: join(dir, "c.stdout"), stderr: join(dir, "c.stderr") };
+    const merged = join(dir, "c.log");
+    writeFileSync(output.stdout, "from an agent before\n");
+    writeFileSync(output.stderr, "");
     let now = t0;
-    const log = new ContainerLog(raw, join(dir, "c"), () => now);
+    const log = new ContainerLog(output, merged, join(dir, "c"), () => now);
     const followed: string[] = [];
+    const texts: string[] = [];
     log.begin(0);
     const stop = log.follow(
-      (ls) => followed.push(...ls.map((l) => l.text)),
+      (ls) => followed.push(...ls.map((l) => `${l.stream}:${l.text}`)),
       () => followed.push("<end>"),
     );
-    appendFileSync(raw, "a\nb");
+    const stopText = log.followText(
+      (text, stream) => texts.push(`${stream}:${text}`),
+      () => {},
+    );
+    appendFileSync(output.stdout, "a\nb");
+    appendFileSync(output.stderr, "oops\n");
     now = t0 + 5;
     log.end();
     assert.deepEqual(log.lines(0), [
-      { time: t0 + 5, text: "a\n" },
-      { time: t0 + 5, text: "b" },
+      { time: t0 + 5, stream: "stdout", text: "a\n" },
+      { time: t0 + 5, stream: "stderr", text: "oops\n" },
+      { time: t0 + 5, stream: "stdout", text: "b" },
     ]);
-    assert.deepEqual(followed, ["a\n", "b", "<end>"]);
+    assert.deepEqual(followed, ["stdout:a\n", "stderr:oops\n", "stdout:b", "<end>"]);
+    assert.deepEqual(texts, ["stdout:a\nb", "stderr:oops\n"], "attach gets each output on its stream");
     stop();
+    stopText();
     assert.deepEqual(log.current, { instance: 0, running: false });
 
     log.begin(1);
-    appendFileSync(raw, "c\n");
+    appendFileSync(output.stdout, "c\n");
     log.begin(2);
     assert.deepEqual(log.lines(0), [], "only the previous instance is kept");
     assert.deepEqual(
@@ -191,9 +213,14 @@ describe("ContainerLog (a container's instance logs, read from its raw output)",
     assert.deepEqual(log.current, { instance: 2, running: true });
     log.end();
     assert.equal(
-      readFileSync(raw, "utf8"),
+      readFileSync(output.stdout, "utf8"),
       "from an agent before\na\nbc\n",
-      "the raw file is the process's own",
+      "the process's own file",
+    );
+    assert.equal(
+      readFileSync(merged, "utf8"),
+      "a\nboops\nc\n",
+      "both outputs as read, for switchyard-lab logs",
     );
   });
 });

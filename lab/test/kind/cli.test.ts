@@ -107,18 +107,23 @@ describe("the lab's runtime in lab.json", () => {
       dir,
     ]);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, "switchyard-lab: up: --node-image does not apply to the netns runtime");
+    assert.equal(
+      r.stderr,
+      "switchyard-lab: up: --node-image does not apply to the netns runtime\n" +
+        "Usage: switchyard-lab up [flags] (switchyard-lab up --help for more)",
+    );
   });
 
   test("--stack: one of two, and not beside --no-stack", async () => {
     const up = (...flags: string[]) => run(["up", "--runtime", "netns", "--state-dir", dir, ...flags]);
+    const usage = "Usage: switchyard-lab up [flags] (switchyard-lab up --help for more)";
     assert.deepEqual(await up("--stack", "kubeadm"), {
       code: 2,
-      stderr: 'switchyard-lab: up: --stack must be switchyard or upstream, got "kubeadm"',
+      stderr: `switchyard-lab: up: --stack must be switchyard or upstream, got "kubeadm"\n${usage}`,
     });
     assert.equal(
       (await up("--stack", "upstream", "--no-stack")).stderr,
-      "switchyard-lab: up: --stack and --no-stack contradict each other; give one",
+      `switchyard-lab: up: --stack and --no-stack contradict each other; give one\n${usage}`,
     );
   });
 });

@@ -6,7 +6,15 @@ import { echoImage, loadgenImage, trafficObjects } from "../../src/migrate/workl
 describe("migrate on either runtime", () => {
   test("a netns node's commands run in its namespace, and every netns node runs pods", () => {
     const [n] = netnsNodes([
-      { index: 1, name: "node-1", zone: "zone-a", netns: "sy-node-1", hostVeth: "sy-h1", ip: "198.18.0.2" },
+      {
+        index: 1,
+        name: "node-1",
+        zone: "zone-a",
+        netns: "sy-node-1",
+        hostVeth: "sy-h1",
+        ip: "198.18.0.2",
+        ips: ["198.18.0.2"],
+      },
     ]);
     assert.deepEqual(n, {
       name: "node-1",

@@ -4,10 +4,12 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
-import type { Pod } from "kubernetes-types/core/v1.js";
+import type { Container, Pod } from "kubernetes-types/core/v1.js";
 import { hostBusybox } from "../../src/agent/busybox.js";
-import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
+import { hostProgramInContainerPath } from "../../src/agent/container-path.js";
+import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { resolveBinary } from "../../src/testing.js";
@@ -17,7 +19,9 @@ import { stackLabSkip, upTestLab } from "./test-lab.js";
 const lab = { prefix: "syi", nodes: 1, zones: 1, nodeCidr: "198.18.24.0/24", clusterCidr: "10.253.0.0/16" };
 const skip =
   stackLabSkip(["kubectl", "agnhost"]) ??
-  (hostBusybox() ? undefined : "no /bin/busybox on the host (apt-get install busybox-static)");
+  (hostBusybox() ? undefined : "no /bin/busybox on the host (apt-get install busybox-static)") ??
+  (hostProgramInContainerPath("nginx") ? undefined : "no nginx on the host (apt-get install nginx)") ??
+  (hostProgramInContainerPath("nc") ? undefined : "no nc on the host (apt-get install netcat-openbsd)");
 const ns = "images";
 /** The kubernetes Service's ClusterIP: the first address of the lab's Service range (10.96.0.0/16). */
 const kubernetesIp = "10.96.0.1";
@@ -27,21 +31,38 @@ const kubernetesIp = "10.96.0.1";
  */
 const kubernetesName = "kubernetes.default.svc.cluster.local";
 
-const agnhostPod: Pod = {
+/** A pod of one container that gives up quickly when deleted. */
+const onePod = (name: string, container: Container): Pod => ({
   apiVersion: "v1",
   kind: "Pod",
-  metadata: { name: "netexec" },
-  spec: {
-    terminationGracePeriodSeconds: 1,
-    containers: [
-      {
-        name: "agnhost",
-        image: "registry.k8s.io/e2e-test-images/agnhost:2.56",
-        args: ["netexec", "--http-port=8080"],
-      },
-    ],
-  },
-};
+  metadata: { name },
+  spec: { terminationGracePeriodSeconds: 1, containers: [container] },
+});
+const agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.56";
+
+const agnhostPod = onePod("netexec", {
+  name: "agnhost",
+  image: agnhost,
+  args: ["netexec", "--http-port=8080"],
+});
+
+/** nginx as the e2e suite runs it: the image's own command, port 80. */
+const nginxPod = onePod("web", {
+  name: "nginx",
+  image: "registry.k8s.io/e2e-test-images/nginx:1.27.0-2",
+  ports: [{ containerPort: 80 }],
+});
+
+/** agnhost netexec behind a hostPort on the node's every address (TCP) and one on its address only (UDP). */
+const hostPortPod = onePod("exposed", {
+  name: "agnhost",
+  image: agnhost,
+  args: ["netexec", "--http-port=8080", "--udp-port=8081"],
+  ports: [
+    { containerPort: 8080, hostPort: 54321 },
+    { containerPort: 8081, hostPort: 54321, protocol: "UDP", hostIP: "198.18.24.11" },
+  ],
+});
 
 interface Finished {
   code: number | null;
@@ -63,10 +84,12 @@ function runToEnd(argv: string[], typed = ""): Promise<Finished> {
   });
 }
 
-describe("the e2e suite's basic images on netns: busybox and agnhost, kubectl run -it", { skip }, () => {
+describe("the e2e suite's images on netns: busybox, agnhost, nginx, their own files; kubectl run -it; hostPort", {
+  skip,
+}, () => {
   let dir: string;
   let state: LabState;
-  let client: KubeClient;
+  let client: HttpRestClient;
   const kubectlArgv = (...args: string[]) => [
     resolveBinary("kubectl").path ?? "kubectl",
     "--kubeconfig",
@@ -84,13 +107,21 @@ describe("the e2e suite's basic images on netns: busybox and agnhost, kubectl ru
     dir = mkdtempSync(join(tmpdir(), "switchyard-lab-"));
     state = await upTestLab(dir, lab, { stack: "iptables" });
     console.log(`# lab up in ${state.upSeconds?.toFixed(1)}s`);
-    client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+    client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
     await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
     await eventually("the namespace's default ServiceAccount", () =>
       client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`),
     );
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, agnhostPod);
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, nginxPod);
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, hostPortPod);
   });
+
+  const running = (name: string) =>
+    eventually(`${name} running with an IP`, async () => {
+      const p = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/${name}`);
+      return p.status?.phase === "Running" && p.status.podIP ? p : undefined;
+    });
 
   after(async () => {
     client?.close();
@@ -153,5 +184,76 @@ describe("the e2e suite's basic images on netns: busybox and agnhost, kubectl ru
       return r.code === 0 ? r : undefined;
     });
     assert.match(run.stdout, /^netexec/, run.stdout + run.stderr);
+  });
+
+  test("kubectl exec runs agnhost's own programs: its files, a shell, nc as the Services specs call it", async () => {
+    const pod = await running("netexec");
+    const shell = (script: string) => runToEnd(kubectlArgv("exec", "netexec", "--", "sh", "-c", script));
+    const files = await shell("ls -d /agnhost /agnhost-2 /coredns /localhost.crt /uploads");
+    assert.equal(
+      files.stdout,
+      "/agnhost\n/agnhost-2\n/coredns\n/localhost.crt\n/uploads\n",
+      await why(files),
+    );
+    // The Services specs' reachability check: netexec's UDP port answers hostName with the pod's name.
+    const udp = await shell(`echo hostName | nc -v -u -w 2 ${pod.status?.podIP} 8081`);
+    assert.equal(udp.code, 0, await why(udp));
+    assert.equal(udp.stdout, "netexec");
+    const suffix = await runToEnd(kubectlArgv("exec", "netexec", "--", "/agnhost", "dns-suffix"));
+    assert.match(suffix.stdout, new RegExp(`^${ns}\\.svc\\.cluster\\.local,`), await why(suffix));
+  });
+
+  test("what a container writes stays in its own root: the host and the pod's next container never see it", async () => {
+    await running("netexec");
+    const marker = "/etc/switchyard-images-e2e";
+    const wrote = await runToEnd(
+      kubectlArgv("exec", "netexec", "--", "sh", "-c", `echo mine >${marker}; cat ${marker}`),
+    );
+    assert.equal(wrote.stdout, "mine\n", await why(wrote));
+    assert.equal(existsSync(marker), false);
+    const again = await runToEnd(kubectlArgv("exec", "netexec", "--", "cat", marker));
+    assert.equal(again.stdout, "mine\n", "a second exec sees the same root");
+  });
+
+  test("nginx serves its page on port 80 and logs the request to the container's output", async () => {
+    const pod = await running("web");
+    const page = await eventually("nginx's page", async () => {
+      const r = await runToEnd(["curl", "-s", "--max-time", "2", `http://${pod.status?.podIP}/`]);
+      return r.code === 0 && r.stdout.includes("Welcome to nginx!") ? r.stdout : undefined;
+    });
+    assert.match(page, /<title>Welcome to nginx!<\/title>/);
+    const logs = await eventually("the access log line", async () => {
+      const r = await runToEnd(kubectlArgv("logs", "web"));
+      return r.stdout.includes('"GET / HTTP/1.1" 200') ? r.stdout : undefined;
+    });
+    assert.match(logs, /"GET \/ HTTP\/1\.1" 200 .*curl/);
+  });
+
+  test("hostPort: the node's address and port lead to the pod (TCP on any address, UDP on one), until it goes", async () => {
+    await running("exposed");
+    const node = state.plan.nodeList[0];
+    assert.ok(node);
+    const inNode = (...argv: string[]) => runToEnd(["ip", "netns", "exec", node.netns, ...argv]);
+    const get = (url: string) => ["curl", "-s", "--max-time", "2", url];
+    const fromNode = await eventually("the hostPort from the node", async () => {
+      const r = await inNode(...get(`http://${node.ip}:54321/hostname`));
+      return r.code === 0 ? r.stdout : undefined;
+    });
+    assert.equal(fromNode, "exposed");
+    const fromLoopback = await inNode(...get("http://127.0.0.1:54321/hostname"));
+    assert.equal(
+      fromLoopback.stdout,
+      "exposed",
+      "any address: the node's loopback too, as portmap routes it",
+    );
+    const fromOutside = await runToEnd(get(`http://${node.ip}:54321/hostname`));
+    assert.equal(fromOutside.stdout, "exposed");
+    const udp = await inNode("sh", "-c", `echo hostName | nc -u -w 2 ${node.ip} 54321`);
+    assert.equal(udp.stdout, "exposed");
+    await client.call("DELETE", `/api/v1/namespaces/${ns}/pods/exposed`);
+    await eventually("the pod's hostPorts gone from the node's maps", async () => {
+      const maps = await inNode("nft", "list", "table", "ip", "switchyard-hostports");
+      return maps.code === 0 && !maps.stdout.includes("54321") ? true : undefined;
+    });
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { get } from "node:http";
 import { request } from "node:https";
 import { connect } from "node:net";
@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
+import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { missingControlPlane, resolveBinary } from "../../src/testing.js";
@@ -81,7 +82,7 @@ const numbers = (out: string) => [...out.matchAll(/line (\d+)/g)].map((m) => Num
 describe("kubelet API of the netns node agent, through the real apiserver and kubectl", { skip }, () => {
   let dir: string;
   let state: LabState;
-  let client: KubeClient;
+  let client: HttpRestClient;
   const kubectl = async (...args: string[]) =>
     (
       await execFileAsync(resolveBinary("kubectl").path ?? "kubectl", [
@@ -110,7 +111,7 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     dir = mkdtempSync(join(tmpdir(), "switchyard-lab-"));
     state = await upTestLab(dir, lab);
     console.log(`# lab up in ${state.upSeconds?.toFixed(1)}s`);
-    client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+    client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
     await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
     await eventually("the namespace's default ServiceAccount", () =>
       client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`),
@@ -118,6 +119,7 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, counterPod("ticker", []));
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, counterPod("crasher", ["--exit-after", "3"]));
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, echoPod);
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, counterPod("chatter", ["--stderr"]));
   });
 
   after(async () => {
@@ -182,12 +184,57 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     );
   });
 
+  test("stdout and stderr kept apart: the CRI log's stream field; kubectl logs has both; attach gives each its own", async () => {
+    const pod = await running("chatter");
+    const logged = await eventually("both outputs logged", async () => {
+      const text = await kubectl("logs", "chatter");
+      return text.includes("line 2\n") && text.includes("warn 2\n") ? text : undefined;
+    });
+    assert.match(logged, /^line 1\nwarn 1\n/, "as the kubelet serves them: both streams, in order");
+    const podDir = `${ns}_chatter_${pod.metadata?.uid?.slice(0, 8)}`;
+    const cri = readFileSync(join(labPaths(dir).pods, podDir, "logs", "counter", "0.log"), "utf8");
+    assert.match(cri, /^\S+ stdout F line 1$/m);
+    assert.match(cri, /^\S+ stderr F warn 1$/m);
+    assert.doesNotMatch(cri, /stdout F warn|stderr F line/);
+    const [bin = "kubectl", ...args] = kubectlArgv("attach", "chatter");
+    const attach = spawn(bin, args);
+    try {
+      const seen = await new Promise<{ out: string; err: string }>((resolve, reject) => {
+        const got = { out: "", err: "" };
+        const check = () => {
+          if (/line \d+\n.*line \d+\n/s.test(got.out) && /warn \d+\n.*warn \d+\n/s.test(got.err))
+            resolve(got);
+        };
+        attach.stdout.on("data", (d: Buffer) => {
+          got.out += d.toString();
+          check();
+        });
+        attach.stderr.on("data", (d: Buffer) => {
+          got.err += d.toString();
+          check();
+        });
+        attach.on("exit", (code) =>
+          reject(new Error(`kubectl attach exited (${code}): ${got.out}${got.err}`)),
+        );
+      });
+      assert.doesNotMatch(seen.out, /warn/);
+      assert.doesNotMatch(seen.err, /line \d/);
+    } finally {
+      attach.kill();
+    }
+  });
+
   test("the node proxy reaches the kubelet; without a client certificate it answers 401", async () => {
     assert.equal(await kubectl("get", "--raw", "/api/v1/nodes/node-1/proxy/healthz"), "ok");
     const pods = JSON.parse(await kubectl("get", "--raw", "/api/v1/nodes/node-1/proxy/pods")) as {
       items: Pod[];
     };
-    assert.deepEqual(pods.items.map((p) => p.metadata?.name).sort(), ["crasher", "echo", "ticker"]);
+    assert.deepEqual(pods.items.map((p) => p.metadata?.name).sort(), [
+      "chatter",
+      "crasher",
+      "echo",
+      "ticker",
+    ]);
     const anonymous = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request({ host: nodeIp, port: 10250, path: "/pods", rejectUnauthorized: false }, (res) => {
         let body = "";
@@ -200,6 +247,81 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
       req.end();
     });
     assert.deepEqual(anonymous, { status: 401, body: "Unauthorized" });
+  });
+
+  test("callers are authorized with SubjectAccessReviews: nodes/pods lets a user list pods, not read logs", async () => {
+    const certs = mkdtempSync(join(tmpdir(), "sy-kubelet-user-"));
+    const pki = join(labPaths(dir).controlPlane, "pki");
+    const openssl = (...args: string[]) => execFileAsync("openssl", args, { cwd: certs });
+    await openssl(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-subj",
+      "/O=readers/CN=jane",
+      "-keyout",
+      "jane.key",
+      "-out",
+      "jane.csr",
+    );
+    await openssl(
+      ...["x509", "-req", "-in", "jane.csr", "-CA", join(pki, "ca.crt"), "-CAkey", join(pki, "ca.key")],
+      ...["-set_serial", String(Date.now()), "-days", "1", "-out", "jane.crt"],
+    );
+    const rbac = "/apis/rbac.authorization.k8s.io/v1";
+    await client.call("POST", `${rbac}/clusterroles`, {
+      metadata: { name: "node-pods-reader" },
+      rules: [{ apiGroups: [""], resources: ["nodes/pods"], verbs: ["get"] }],
+    });
+    await client.call("POST", `${rbac}/clusterrolebindings`, {
+      metadata: { name: "jane-node-pods-reader" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "node-pods-reader" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "jane" }],
+    });
+    // The agent caches a denial for 30 s: ask the apiserver first until RBAC has the binding.
+    await eventually("RBAC allows jane nodes/pods", async () => {
+      const review = await client.call<{ status?: { allowed?: boolean } }>(
+        "POST",
+        "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        {
+          spec: {
+            user: "jane",
+            resourceAttributes: { verb: "get", resource: "nodes", subresource: "pods", name: "node-1" },
+          },
+        },
+      );
+      return review.status?.allowed === true ? true : undefined;
+    });
+    const asJane = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const options = {
+          host: nodeIp,
+          port: 10250,
+          path,
+          rejectUnauthorized: false,
+          cert: readFileSync(join(certs, "jane.crt")),
+          key: readFileSync(join(certs, "jane.key")),
+        };
+        const req = request(options, (res) => {
+          let body = "";
+          res.on("data", (d: Buffer) => (body += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const pods = await asJane("/pods");
+    assert.equal(pods.status, 200, pods.body);
+    assert.match(pods.body, /"kind":"PodList"/);
+    assert.deepEqual(await asJane(`/containerLogs/${ns}/ticker/counter`), {
+      status: 403,
+      body: "Forbidden (user=jane, verb=get, resource=nodes, subresource(s)=[proxy])\n",
+    });
+    assert.deepEqual(await asJane("/healthz"), {
+      status: 403,
+      body: "Forbidden (user=jane, verb=get, resource=nodes, subresource(s)=[healthz proxy])\n",
+    });
   });
 
   test("kubectl exec: stdout, stderr and the exit code; stdin; inside the pod", async () => {

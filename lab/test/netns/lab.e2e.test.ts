@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
-import { adminCredentials, isNotFound, KubeClient } from "../../src/kubeapi/client.js";
-import { contains } from "../../src/netns/ipv4.js";
+import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
+import { contains } from "../../src/netns/ip.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { missingControlPlane } from "../../src/testing.js";
@@ -31,7 +32,7 @@ const isReady = (p: Pod) =>
 describe("netns lab runtime", { skip }, () => {
   let dir: string;
   let state: LabState;
-  let client: KubeClient;
+  let client: HttpRestClient;
   const ns = "lab-e2e";
   const podsPath = `/api/v1/namespaces/${ns}/pods`;
   let echoPods: Pod[] = [];
@@ -40,7 +41,7 @@ describe("netns lab runtime", { skip }, () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-lab-"));
     state = await upTestLab(dir, lab);
     console.log(`# lab up in ${state.upSeconds?.toFixed(1)}s`);
-    client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+    client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
     await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
     await eventually("the namespace's default ServiceAccount", () =>
       client.call(`GET`, `/api/v1/namespaces/${ns}/serviceaccounts/default`),
@@ -186,14 +187,14 @@ describe("netns lab runtime", { skip }, () => {
   test("an unknown image leaves the pod Pending with a clear message", async () => {
     await client.call("POST", podsPath, {
       metadata: { name: "unknown" },
-      spec: { containers: [{ name: "web", image: "nginx:1.27" }] },
+      spec: { containers: [{ name: "web", image: "httpd:2.4" }] },
     });
     const waiting = await eventually("the pod's waiting reason", async () => {
       const p = await client.call<Pod>("GET", `${podsPath}/unknown`);
       return p.status?.containerStatuses?.[0]?.state?.waiting;
     });
     assert.equal(waiting.reason, "ErrImagePull");
-    assert.equal(waiting.message, "image nginx:1.27 is not known to the switchyard lab runtime");
+    assert.equal(waiting.message, "image httpd:2.4 is not known to the switchyard lab runtime");
     const p = await client.call<Pod>("GET", `${podsPath}/unknown`);
     assert.equal(p.status?.phase, "Pending");
   });

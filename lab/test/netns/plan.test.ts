@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Pod } from "kubernetes-types/core/v1.js";
+import type { Pod, PodCondition } from "kubernetes-types/core/v1.js";
 import { imageName, resolveImage } from "../../src/agent/images.js";
 import { Ipam } from "../../src/agent/ipam.js";
 import { resolvConf } from "../../src/agent/pod-files.js";
 import { podStatus } from "../../src/agent/pod-status.js";
 import { sandboxArgv } from "../../src/agent/sandbox-command.js";
-import { defaultLabInput, planLab } from "../../src/netns/plan.js";
-import { podRouteSteps } from "../../src/netns/steps.js";
+import { contains, fromBig, hostPort, nth, toBig } from "../../src/netns/ip.js";
+import { defaultLabInput, networksFor, planLab } from "../../src/netns/plan.js";
+import { bridgeSteps, nodeSteps, podRouteSteps, podSandboxSteps } from "../../src/netns/steps.js";
 import { teardown } from "../../src/netns/teardown.js";
 import { repoRoot } from "../../src/self.js";
 
@@ -48,6 +49,111 @@ describe("lab plan", () => {
     assert.ok(
       !steps.some((s) => s.argv.join(" ") === "ip -n sy-node-1 route replace 10.244.0.0/24 via 198.18.0.11"),
     );
+  });
+});
+
+describe("lab plan in IPv6 and dual-stack", () => {
+  const dual = planLab({ ...defaultLabInput, ipFamily: "dual", ...networksFor("dual"), nodes: 2 });
+
+  test("dual: every node has an address per family, IPv4 first; the primary family serves the apiserver and DNS", () => {
+    assert.deepEqual(
+      dual.networks.map((n) => [n.family, n.gateway, n.prefixLength]),
+      [
+        ["IPv4", "198.18.0.1", 24],
+        ["IPv6", "fd00:198:18::1", 64],
+      ],
+    );
+    assert.equal(dual.gateway, "198.18.0.1");
+    assert.deepEqual(dual.nodeList[0]?.ips, ["198.18.0.11", "fd00:198:18::b"]);
+    assert.equal(dual.nodeList[0]?.ip, "198.18.0.11");
+    assert.equal(dual.dnsIp, "10.96.0.10");
+    assert.equal(dual.serviceCidr, "10.96.0.0/16,fd00:10:96::/112");
+  });
+
+  test("ipv6: IPv6 alone, kube-dns the tenth address of the IPv6 service range", () => {
+    const v6 = planLab({ ...defaultLabInput, ipFamily: "ipv6", ...networksFor("ipv6") });
+    assert.equal(v6.gateway, "fd00:198:18::1");
+    assert.deepEqual(v6.nodeList[2]?.ips, ["fd00:198:18::d"]);
+    assert.equal(v6.dnsIp, "fd00:10:96::a");
+  });
+
+  test("ranges that do not match the families fail in one line naming the flag", () => {
+    assert.throws(
+      () =>
+        planLab({
+          ...defaultLabInput,
+          ipFamily: "dual",
+          ...networksFor("dual"),
+          clusterCidr: "10.244.0.0/16",
+        }),
+      /^Error: --cluster-cidr 10\.244\.0\.0\/16: --ip-family dual wants an IPv4 and an IPv6 range/,
+    );
+    assert.throws(
+      () => planLab({ ...defaultLabInput, serviceCidr: "fd00:10:96::/112" }),
+      /--service-cidr fd00:10:96::\/112: --ip-family ipv4 wants one IPv4 range/,
+    );
+    assert.throws(
+      () => planLab({ ...defaultLabInput, nodeCidr: "198.18.0.0/33" }),
+      /not a CIDR: 198\.18\.0\.0\/33/,
+    );
+  });
+
+  test("steps: both addresses (IPv6 without duplicate address detection), a default route and forwarding per family", () => {
+    const node = dual.nodeList[0];
+    assert.ok(node);
+    const lines = nodeSteps(dual, node).map((s) => s.argv.join(" "));
+    assert.ok(lines.includes("ip -n sy-node-1 addr add 198.18.0.11/24 dev eth0"));
+    assert.ok(lines.includes("ip -n sy-node-1 addr add fd00:198:18::b/64 nodad dev eth0"));
+    assert.ok(lines.includes("ip -n sy-node-1 -6 route add default via fd00:198:18::1"));
+    assert.ok(lines.includes("ip netns exec sy-node-1 sysctl -qw net.ipv6.conf.all.forwarding=1"));
+    const bridge = bridgeSteps(dual).map((s) => s.argv.join(" "));
+    assert.ok(bridge.includes("ip addr add fd00:198:18::1/64 nodad dev sy-lab0"));
+    const routes = podRouteSteps(
+      dual,
+      new Map([
+        ["node-1", "10.244.0.0/24,fd00:10:244::/64"],
+        ["node-2", "10.244.1.0/24,fd00:10:244:1::/64"],
+      ]),
+    );
+    assert.ok(
+      routes.some(
+        (s) => s.argv.join(" ") === "ip route replace fd00:10:244:1::/64 via fd00:198:18::c" && s.undo,
+      ),
+    );
+    assert.ok(
+      routes.some((s) => s.argv.join(" ") === "ip -n sy-node-1 route replace 10.244.1.0/24 via 198.18.0.12"),
+    );
+    const sandbox = podSandboxSteps({
+      node,
+      netns: "sy-pod-n1-abc",
+      hostVeth: "vethabc",
+      addresses: [
+        { ip: "10.244.0.2", prefixLength: 24, gateway: "10.244.0.1" },
+        { ip: "fd00:10:244::2", prefixLength: 64, gateway: "fd00:10:244::1" },
+      ],
+    }).map((s) => s.argv.join(" "));
+    assert.ok(sandbox.includes("ip -n sy-pod-n1-abc addr add fd00:10:244::2/64 nodad dev eth0"));
+    assert.ok(sandbox.includes("ip -n sy-pod-n1-abc -6 route add default via fd00:10:244::1"));
+    assert.ok(sandbox.includes("ip -n sy-pod-n1-abc route add default via 10.244.0.1"));
+  });
+
+  test("IPv6 pod addresses: the /64's first is the gateway, then in turn, freed ones not reused at once", () => {
+    const ipam = new Ipam("fd00:10:244:1::/64");
+    assert.equal(ipam.gateway, "fd00:10:244:1::1");
+    assert.equal(ipam.prefixLength, 64);
+    const a = ipam.allocate();
+    assert.equal(a, "fd00:10:244:1::2");
+    ipam.release(a);
+    assert.equal(ipam.allocate(), "fd00:10:244:1::3");
+  });
+
+  test("address arithmetic prints IPv6 as Go does", () => {
+    assert.equal(nth("fd00:10:96::/112", 10), "fd00:10:96::a");
+    assert.equal(nth("fd00::/64", 65536), "fd00::1:0");
+    assert.equal(fromBig("IPv6", toBig("fd00:0:0:1:0:0:0:1")), "fd00:0:0:1::1");
+    assert.ok(contains("fd00:10:244::/56", "fd00:10:244:ff::9"));
+    assert.ok(!contains("fd00:10:244::/56", "10.244.0.1"));
+    assert.equal(hostPort("fd00::1", 443), "[fd00::1]:443");
   });
 });
 
@@ -105,13 +211,13 @@ describe("node agent, pure parts", () => {
     );
     assert.equal(app.kind, "process");
     assert.match(app.kind === "process" ? (app.argv[1] ?? "") : "", /apps\/slice-controller\/bin\/.+\.js$/);
-    assert.deepEqual(resolveImage({ name: "n", image: "nginx" }, ctx), {
+    assert.deepEqual(resolveImage({ name: "n", image: "example.com/web" }, ctx), {
       kind: "unknown",
-      message: "image nginx is not known to the switchyard lab runtime",
+      message: "image example.com/web is not known to the switchyard lab runtime",
     });
   });
 
-  test("images: kubeadm's kube-proxy and CoreDNS run lab/upstream's binaries, their commands checked", () => {
+  test("images: kubeadm's kube-proxy and CoreDNS are lab/upstream's binaries where the images have them", () => {
     const bins: Record<string, string> = { "kube-proxy": "/cache/kube-proxy", coredns: "/cache/coredns" };
     const up = { ...ctx, upstream: (name: string) => bins[name] };
     const proxy = {
@@ -125,7 +231,15 @@ describe("node agent, pure parts", () => {
     };
     assert.deepEqual(resolveImage(proxy, up, { NODE_NAME: "node-1" }), {
       kind: "process",
-      argv: ["/cache/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=node-1"],
+      argv: [
+        "/usr/local/bin/kube-proxy",
+        "--config=/var/lib/kube-proxy/config.conf",
+        "--hostname-override=node-1",
+      ],
+      layer: {
+        name: "kube-proxy",
+        entries: [{ path: "/usr/local/bin/kube-proxy", link: "/cache/kube-proxy" }],
+      },
     });
     const dns = {
       name: "coredns",
@@ -134,22 +248,13 @@ describe("node agent, pure parts", () => {
     };
     assert.deepEqual(resolveImage(dns, up), {
       kind: "process",
-      argv: ["/cache/coredns", "-conf", "/etc/coredns/Corefile"],
-    });
-    assert.deepEqual(resolveImage({ ...proxy, command: ["/bin/sh"] }, up), {
-      kind: "unknown",
-      message:
-        "command /bin/sh is not in image registry.k8s.io/kube-proxy:v1.37.2 (it has /usr/local/bin/kube-proxy)",
-    });
-    assert.deepEqual(resolveImage({ name: "p", image: "registry.k8s.io/kube-proxy:v1.37.2" }, up), {
-      kind: "unknown",
-      message:
-        "image registry.k8s.io/kube-proxy:v1.37.2 has no entrypoint: give a command (/usr/local/bin/kube-proxy)",
+      argv: ["/coredns", "-conf", "/etc/coredns/Corefile"],
+      layer: { name: "coredns", entries: [{ path: "/coredns", link: "/cache/coredns" }] },
     });
     assert.deepEqual(resolveImage(dns, ctx), {
       kind: "unknown",
       message:
-        "image registry.k8s.io/coredns/coredns:v1.14.6 runs the coredns binary of lab/upstream, which is missing (npx switchyard-lab upstream build)",
+        "image registry.k8s.io/coredns/coredns:v1.14.6 runs the coredns binary of lab/upstream, which is missing (npx switchyard-lab upstream build --only coredns)",
     });
   });
 
@@ -187,24 +292,78 @@ describe("node agent, pure parts", () => {
     assert.throws(() => small.allocate(), /no free pod address left in 10\.244\.4\.0\/29/);
   });
 
-  test("the sandbox command enters the namespace, mounts the pod's files, then execs the container", () => {
+  test("the sandbox command enters the namespace, builds the root, mounts the pod's files, then execs the container", () => {
     const argv = sandboxArgv({
       netns: "sy-pod-n1-abc",
       hostname: "web-1",
-      resolvConf: "/s/resolv.conf",
+      rootDir: "/s/rootfs/web",
+      layerDir: "/lab/images/agnhost-0123",
+      hostMounts: ["/proc", "/dev"],
+      etc: { resolvConf: "/s/resolv.conf", hosts: "/s/hosts", hostname: "/s/hostname" },
       serviceAccountDir: "/s/sa",
       argv: ["node", "echo.js"],
     });
     assert.deepEqual(argv.slice(0, 4), ["ip", "netns", "exec", "sy-pod-n1-abc"]);
-    assert.deepEqual(argv.slice(-6), ["sandbox", "web-1", "/s/resolv.conf", "/s/sa", "node", "echo.js"]);
-    assert.match(argv[12] ?? "", /mount --bind -o ro "\$3" \/run\/secrets\/kubernetes\.io\/serviceaccount/);
+    assert.deepEqual(argv.slice(-3), ["sandbox", "node", "echo.js"]);
+    const script = argv[12] ?? "";
+    const order = [
+      "cp -a '/lab/images/agnhost-0123/.' '/s/rootfs/web/upper/'",
+      "mount -t overlay sy-root -o 'lowerdir=/,upperdir=/s/rootfs/web/upper,workdir=/s/rootfs/web/work'",
+      "mount --rbind '/proc' '/s/rootfs/web/root/proc'",
+      "pivot_root . '.sy-host'",
+      "mount --bind '/.sy-host/s/resolv.conf' '/etc/resolv.conf'",
+      "mount --bind -o ro '/.sy-host/s/sa' '/run/secrets/kubernetes.io/serviceaccount'",
+      "umount -l /.sy-host",
+      'exec "$@"',
+    ].map((line) => script.indexOf(line));
+    assert.ok(!order.includes(-1), script);
+    assert.deepEqual(
+      order,
+      [...order].sort((a, b) => a - b),
+    );
+  });
+
+  test("pod status: readiness gates hold Ready back in the kubelet's words; others' conditions are kept", () => {
+    const gated = (conditions: PodCondition[]): Pod => ({
+      metadata: { name: "p" },
+      spec: { containers: [], readinessGates: [{ conditionType: "example.com/blue" }] },
+      status: { conditions },
+    });
+    const view = {
+      hostIps: ["198.18.0.11"],
+      podIps: ["10.244.0.2"],
+      startTime: "2024-01-01T00:00:00Z",
+      sandboxReady: true,
+      containers: [
+        { name: "c", image: "i", state: { running: {} }, lastState: {}, restartCount: 0, ready: true },
+      ],
+    };
+    const now = new Date("2024-01-01T00:00:05Z");
+    const ready = (p: Pod) => podStatus(p, view, now).conditions?.find((c) => c.type === "Ready");
+    assert.deepEqual(ready(gated([])), {
+      type: "Ready",
+      status: "False",
+      lastTransitionTime: "2024-01-01T00:00:05Z",
+      reason: "ReadinessGatesNotReady",
+      message: 'corresponding condition of pod readiness gate "example.com/blue" does not exist.',
+    });
+    const off = { type: "example.com/blue", status: "False" as const };
+    assert.equal(
+      ready(gated([off]))?.message,
+      'the status of pod readiness gate "example.com/blue" is not "True", but False',
+    );
+    const on = gated([{ type: "example.com/blue", status: "True" }]);
+    assert.equal(ready(on)?.status, "True");
+    assert.ok(
+      podStatus(on, view, now).conditions?.some((c) => c.type === "example.com/blue" && c.status === "True"),
+    );
   });
 
   test("pod status: Ready only when every container is; a crash loop is still Running", () => {
     const pod: Pod = { metadata: { name: "p" }, spec: { containers: [] } };
     const view = (ready: boolean, state: object) => ({
-      hostIp: "198.18.0.11",
-      podIp: "10.244.0.2",
+      hostIps: ["198.18.0.11"],
+      podIps: ["10.244.0.2"],
       startTime: "2024-01-01T00:00:00Z",
       sandboxReady: true,
       containers: [{ name: "c", image: "i", state, lastState: {}, restartCount: 0, ready }],

@@ -5,16 +5,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { type HttpRestClient, patchContentTypes } from "@switchyard/kube";
 import { eventually, sleep } from "@switchyard/kube/testing";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { adminCredentials, contentTypes, KubeClient } from "../../src/kubeapi/client.js";
+import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { formatReport, type NodeSwitch, switchFailures } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
-import { sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
+import { echoAndClient, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clusterCidr: "10.249.0.0/16" };
@@ -38,7 +39,7 @@ const ourNetns = () =>
 describe("the stack from manifests, and the iptables → nftables migration", { skip }, () => {
   let dir: string;
   let state: LabState;
-  let client: KubeClient;
+  let client: HttpRestClient;
   const ns = "stack-e2e";
   let clientNetns = "";
   let clientNode = "";
@@ -104,43 +105,10 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     console.log(
       `# lab with the stack up in ${state.upSeconds?.toFixed(1)}s (nodes ${state.nodesSeconds?.toFixed(1)}s)`,
     );
-    client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
-    await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
-    await eventually("the namespace's default ServiceAccount", () =>
-      client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`),
-    );
-    const labels = { app: "echo" };
-    await client.call("POST", `/apis/apps/v1/namespaces/${ns}/deployments`, {
-      metadata: { name: "echo" },
-      spec: {
-        replicas: 2,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: { containers: [{ name: "echo", image: "switchyard/echo" }] },
-        },
-      },
-    });
-    await client.call("POST", `/api/v1/namespaces/${ns}/services`, {
-      metadata: { name: "echo" },
-      spec: {
-        type: "NodePort",
-        selector: labels,
-        ports: [{ port: 9000, targetPort: 9000, protocol: "TCP" }],
-      },
-    });
-    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
-      metadata: { name: "client" },
-      spec: { containers: [{ name: "c", image: "registry.k8s.io/pause:3.10" }] },
-    });
-    const pod = await eventually("the client pod running", async () => {
-      const p = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/client`);
-      return p.status?.phase === "Running" ? p : undefined;
-    });
-    clientNode = pod.spec?.nodeName ?? "";
-    clientNetns =
-      ourNetns().find((n) => n.includes("-pod-") && n.endsWith(`-${pod.metadata?.uid?.slice(0, 8)}`)) ?? "";
-    assert.ok(clientNetns, "the client pod's namespace");
+    client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+    const started = await echoAndClient(client, lab.prefix, ns);
+    clientNode = started.pod.spec?.nodeName ?? "";
+    clientNetns = started.netns;
   });
 
   /** Loops still running when a test failed midway; stopped before the lab goes down. */
@@ -246,7 +214,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
       "PATCH",
       `/apis/apps/v1/namespaces/${ns}/deployments/web`,
       { spec: { replicas: 0 } },
-      contentTypes.merge,
+      patchContentTypes.merge,
     );
     await eventually("only the placeholder slice for web", async () => {
       const slices = await webSlices();

@@ -3,6 +3,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { HttpRestClient } from "@switchyard/kube";
+import { eventually } from "@switchyard/kube/testing";
+import type { Pod } from "kubernetes-types/core/v1.js";
 import { freeControlPlanePorts } from "../../src/controlplane/ports.js";
 import { labUp } from "../../src/netns/lab-up.js";
 import type { LabInput } from "../../src/netns/plan.js";
@@ -40,3 +43,57 @@ export async function upTestLab(
 
 export const sh = (argv: string[]) => execFileSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8" });
 export const shIn = (netns: string, argv: string[]) => sh(["ip", "netns", "exec", netns, ...argv]);
+
+/** The network namespaces of a lab's prefix, nodes and pods, as `ip netns list` names them. */
+export const labNetns = (prefix: string) =>
+  sh(["ip", "netns", "list"])
+    .split("\n")
+    .map((l) => l.split(" ")[0] ?? "")
+    .filter((n) => n.startsWith(`${prefix}-`));
+
+/**
+ * The workload the lab's e2e tests start from, in namespace `ns` (created here, its default ServiceAccount waited
+ * for): an echo Deployment of 2 behind a NodePort Service `echo` on TCP 9000 (`service` adds to its spec) and a
+ * pause pod `client`, Running. Returns that pod and its network namespace, where the tests run their probes.
+ */
+export async function echoAndClient(
+  client: HttpRestClient,
+  prefix: string,
+  ns: string,
+  service: Record<string, unknown> = {},
+): Promise<{ pod: Pod; netns: string }> {
+  await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
+  await eventually("the namespace's default ServiceAccount", () =>
+    client.call("GET", `/api/v1/namespaces/${ns}/serviceaccounts/default`),
+  );
+  const labels = { app: "echo" };
+  await client.call("POST", `/apis/apps/v1/namespaces/${ns}/deployments`, {
+    metadata: { name: "echo" },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: "echo", image: "switchyard/echo" }] } },
+    },
+  });
+  await client.call("POST", `/api/v1/namespaces/${ns}/services`, {
+    metadata: { name: "echo" },
+    spec: {
+      type: "NodePort",
+      selector: labels,
+      ports: [{ port: 9000, targetPort: 9000, protocol: "TCP" }],
+      ...service,
+    },
+  });
+  await client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
+    metadata: { name: "client" },
+    spec: { containers: [{ name: "c", image: "registry.k8s.io/pause:3.10" }] },
+  });
+  const pod = await eventually("the client pod running", async () => {
+    const p = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/client`);
+    return p.status?.phase === "Running" ? p : undefined;
+  });
+  const uid = pod.metadata?.uid?.slice(0, 8) ?? "";
+  const netns = labNetns(prefix).find((n) => n.includes("-pod-") && n.endsWith(`-${uid}`)) ?? "";
+  if (!netns) throw new Error(`no network namespace for the client pod ${uid}`);
+  return { pod, netns };
+}

@@ -3,11 +3,12 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { adminCredentials, KubeClient } from "../../src/kubeapi/client.js";
+import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController, writtenByUpstream } from "../../src/stack/deploy.js";
@@ -21,7 +22,7 @@ const skip = stackLabSkip(["kube-proxy", "coredns", "kubeadm"]);
 describe("--stack upstream on the netns runtime: kubeadm's addons from the pinned release", { skip }, () => {
   let dir: string;
   let state: LabState;
-  let client: KubeClient;
+  let client: HttpRestClient;
   const ns = "upstream-e2e";
   let webPod = "";
   let webNetns = "";
@@ -36,7 +37,7 @@ describe("--stack upstream on the netns runtime: kubeadm's addons from the pinne
     console.log(
       `# upstream's stack up in ${state.upSeconds?.toFixed(1)}s (its addons ${state.stack?.seconds}s)`,
     );
-    client = new KubeClient(adminCredentials(state.server, labPaths(dir).controlPlane));
+    client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
     await client.call("POST", "/api/v1/namespaces", { metadata: { name: ns } });
     await eventually("the namespace's default ServiceAccount", () =>
       get(`/api/v1/namespaces/${ns}/serviceaccounts/default`),

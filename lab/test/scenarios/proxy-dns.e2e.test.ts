@@ -44,29 +44,34 @@ describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () =
     if (dir && existsSync(dir)) await labDown(dir);
   });
 
-  test("lameduck: with 5s no lookup goes to a DNS pod past its lameduck; with 0s some do; propagation is measured", async () => {
-    const r = await run(lameduck, { lameducks: "0s,5s", settle: "2" });
+  test("lameduck: with 5s no lookup fails in any roll; with 0s some go to the exited pod; propagation is measured", async () => {
+    const rolls = 2;
+    const r = await run(lameduck, { lameducks: "0s,5s", settle: "2", rolls: String(rolls) });
     const f = finding(r, "C16");
-    assert.notEqual(f.verdict, "not measured");
-    const five = /lameduck 5s: (\d+)\/(\d+) lookups failed, propagation up to (\d+)ms/.exec(f.measured);
-    assert.ok(five, `the 5s run in: ${f.measured}`);
-    assert.ok(Number(five[2]) > 0, "lookups were made");
-    assert.ok(Number(five[3]) > 0, "a propagation time was measured");
+    assert.equal(f.verdict, "holds", `${f.measured}; ${f.note}`);
+    // Every measured roll has its row: the 5s ones must have lost nothing. A lookup the rules sent to the old pod
+    // while it drained is answered; one whose new socket got the port of a standing conntrack entry to a pod past
+    // its lameduck was lost until the proxy deleted answered entries to terminating endpoints it no longer uses.
+    const rows = r.lines
+      .map((l) => /^(\d+m?s) +(\d+)\/(\d+) +(\d+)ms/.exec(l))
+      .filter((m): m is RegExpExecArray => m !== null);
+    const fives = rows.filter((m) => m[1] === "5s");
+    assert.equal(fives.length, rolls, `one row per measured 5s roll: ${r.lines.join("\n")}`);
+    for (const m of fives) {
+      assert.ok(Number(m[3]) > 0, "lookups were made");
+      assert.ok(Number(m[4]) > 0, "a propagation time was measured");
+      assert.equal(Number(m[2]), 0, `no lookup failed in a 5s roll: ${r.lines.join("\n")}`);
+    }
+    console.log(`# lameduck 5s: ${fives.map((m) => `${m[2]}/${m[3]}`).join(", ")} lookups failed per roll`);
+    // With 0s the pod exits at once, and the rules still send to it until they catch up: lameduck's case.
     const zero = /lameduck 0s: (\d+)\/(\d+) lookups failed/.exec(f.measured);
     assert.ok(zero && Number(zero[1]) > 0, "lameduck 0s loses lookups to the exited pod");
-    // What lameduck can prevent: a lookup that the node's rules still sent to a pod whose lameduck had run out
-    // (each lookup has its own socket, so it went where the rules said). Other failures are printed and counted
-    // as a finding of their own (docs/workshop/07-scenarios.md), not this claim.
     const placed = /sent to a pod past its lameduck, by that node's rules of the moment: (\d+)/;
     const zeroBlock = r.lines.slice(r.lines.findIndex((l) => l.startsWith("lameduck 0s:")));
     assert.ok(
       Number(placed.exec(zeroBlock.join("\n"))?.[1] ?? 0) > 0,
       `with 0s, failures are placed on the exited pod (the count can see them): ${zeroBlock.join("\n")}`,
     );
-    const block = r.lines.slice(r.lines.findIndex((l) => l.startsWith("lameduck 5s:")));
-    const exited = placed.exec(block.join("\n"));
-    if (Number(five[1]) > 0) assert.ok(exited, `the failures are placed: ${block.join("\n")}`);
-    assert.equal(Number(exited?.[1] ?? 0), 0, "no lookup went to a DNS pod past its 5s lameduck");
   });
 
   test("scale at 50 Services: both modes measured, the numgen rule shown, the bad transaction rejected", async () => {

@@ -4,8 +4,8 @@ import type { AttachRunner, StreamIO } from "./streams.js";
 
 /**
  * Attach: the container's output from now on, as the agent records it (container-log.ts), until the running
- * instance exits or the client leaves. The container's stdout and stderr share one log file, so everything
- * goes to the client's stdout (its stderr when that is all it asked for); a tty's output is the terminal's. The
+ * instance exits or the client leaves. Each output goes to the client's stream of that name (to the other one
+ * when the client asked for only one); a tty's output is the terminal's, all on stdout. The
  * client's stdin reaches a container whose spec has `stdin: true`, its resizes a `tty: true` one; for any other
  * container what the client sends is read and dropped, as a runtime drops input for a container that has none.
  *
@@ -16,7 +16,8 @@ import type { AttachRunner, StreamIO } from "./streams.js";
 export function attachToContainer(log: ContainerLog, input?: ContainerInput): AttachRunner {
   return (io) =>
     new Promise((resolve) => {
-      const out = io.stdout ?? io.stderr;
+      const to = (stream: "stdout" | "stderr") =>
+        stream === "stderr" ? (io.stderr ?? io.stdout) : (io.stdout ?? io.stderr);
       const first = input?.beginAttach() ?? false;
       const detachInput = connectInput(io, input);
       let stop = () => {};
@@ -27,7 +28,11 @@ export function attachToContainer(log: ContainerLog, input?: ContainerInput): At
         resolve();
       };
       io.signal.addEventListener("abort", finish, { once: true });
-      stop = log.followText((text) => out?.write(text), finish, first && input?.spec.stdinOnce === true);
+      stop = log.followText(
+        (text, stream) => to(stream)?.write(text),
+        finish,
+        first && input?.spec.stdinOnce === true,
+      );
     });
 }
 

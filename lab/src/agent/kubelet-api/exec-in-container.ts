@@ -10,7 +10,7 @@ import type { ExecRunner, StreamIO } from "./streams.js";
  * The environment the container's process was started with, as a runtime gives it to every exec; read from
  * /proc so the agent's own environment never leaks in.
  */
-function containerEnvironment(pid: number): Record<string, string> {
+export function containerEnvironment(pid: number): Record<string, string> {
   const raw = readFileSync(`/proc/${pid}/environ`, "utf8");
   const env: Record<string, string> = {};
   for (const entry of raw.split("\0")) {

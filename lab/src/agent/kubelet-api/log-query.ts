@@ -26,7 +26,8 @@ const falseWords = new Set(["0", "f", "F", "FALSE", "false", "False"]);
 /**
  * Decodes the query of GET /containerLogs/{namespace}/{pod}/{container}: a value that does not decode is a 400,
  * one that decodes but is out of range a 422 (ValidatePodLogOptions). `tail` is the legacy name of tailLines
- * ("all" meaning no limit). Only the whole log (`stream` absent or All) is served: the lab keeps one stream.
+ * ("all" meaning no limit). Only the whole log (`stream` absent or All) is served, both outputs as written, as a
+ * kubelet without the PodLogsQuerySplitStreams gate (alpha, off) serves it, although the log keeps them apart.
  */
 export function parseLogQuery(query: URLSearchParams, now: number): LogQuery | QueryError {
   const q = new URLSearchParams(query);
@@ -54,7 +55,10 @@ export function parseLogQuery(query: URLSearchParams, now: number): LogQuery | Q
   if (Number.isNaN(sinceTimeMs)) return undecodable;
   const stream = q.get("stream");
   if (stream && stream !== "All")
-    return { status: 400, message: `unable to return the given log stream: "${stream}"` };
+    return {
+      status: 400,
+      message: `unable to return the given log stream: "${stream}". Please enable PodLogsQuerySplitStreams feature gate in kubelet`,
+    };
 
   if (ints.tailLines !== undefined && ints.tailLines < 0) return invalid;
   if (ints.limitBytes !== undefined && ints.limitBytes < 1) return invalid;

@@ -40,7 +40,9 @@ export function listenInNetns(netns: string, host: string, port: number): Promis
         reject(new Error(`cannot listen on ${host}:${port} in ${netns}: ${why}`));
       }
     });
-    child.on("exit", (code) => {
+    // "close", not "exit": the child exits as soon as the socket is sent, and "exit" can come before the message
+    // that carries it; "close" waits for the IPC channel to be drained.
+    child.on("close", (code) => {
       const why = stderr.trim().split("\n")[0] || `exit code ${code}`;
       reject(new Error(`cannot listen on ${host}:${port} in ${netns}: ${why}`));
     });

@@ -2,9 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import type { Logger } from "../log.js";
+import type { Logger } from "@switchyard/kube";
+import { authorizeRequest, type WebhookAuthorizer } from "./authorize.js";
 import { type PodSource, serveContainerLogs } from "./container-logs.js";
 import { listenInNetns } from "./netns-listener.js";
+import { serveNodeLogs } from "./node-logs.js";
 import { serveStreamingUpgrade } from "./streaming-upgrade.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL, pods: PodSource) => void;
@@ -45,34 +47,49 @@ export interface KubeletApiOptions {
   /** PEM contents: the node's serving certificate and key, and the CA whose client certificates are accepted. */
   tls: { cert: string; key: string; ca: string };
   pods: PodSource;
+  /** What /logs/ serves as the node's /var/log (node-logs.ts); undefined: /logs/ is a 404. */
+  logsDir?: string;
+  /** The kubelet's --authorization-mode=Webhook (authorize.ts); undefined: AlwaysAllow. */
+  authorizer?: Pick<WebhookAuthorizer, "authorize">;
   log: Logger;
+}
+
+/** One plain request: authenticated, authorized, then routed, in the kubelet's order. */
+async function serveRequest(req: IncomingMessage, res: ServerResponse, o: KubeletApiOptions): Promise<void> {
+  if (!(req.socket as TLSSocket).authorized) return plain(res, 401, "Unauthorized");
+  const url = new URL(req.url ?? "/", "https://kubelet");
+  const decision = await authorizeRequest(req, url, o.authorizer);
+  if (!decision.allowed) return plain(res, decision.status, decision.body);
+  const first = url.pathname.split("/")[1] ?? "";
+  if (first === "logs" && o.logsDir) {
+    if (req.method !== "GET") return plain(res, 405, "Method Not Allowed");
+    return serveNodeLogs(res, o.logsDir, url.pathname);
+  }
+  const handler = routes[first];
+  if (!handler) return plain(res, 404, "404 page not found");
+  if (req.method !== "GET" && handler !== notServedYet) return plain(res, 405, "405: Method Not Allowed");
+  handler(req, res, url, o.pods);
 }
 
 /**
  * The kubelet API over HTTPS on nodeIP:port inside the node's namespace. Clients authenticate with a certificate
  * of the lab CA (the kubelet's --client-ca-file x509 authentication); anyone else gets 401 Unauthorized, as the
- * kubelet answers. Every authenticated client may do everything: there is no webhook authorization here.
+ * kubelet answers. Then each request is authorized as the kubelet's filter does (authorize.ts): a 403 with the
+ * kubelet's words when the apiserver allows none of its subresources.
  */
 export async function startKubeletApi(o: KubeletApiOptions): Promise<Server> {
   const server = createServer(
     { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca, requestCert: true, rejectUnauthorized: false },
     (req, res) => {
-      if (!(req.socket as TLSSocket).authorized) return plain(res, 401, "Unauthorized");
-      const url = new URL(req.url ?? "/", "https://kubelet");
-      const handler = routes[url.pathname.split("/")[1] ?? ""];
-      if (!handler) return plain(res, 404, "404 page not found");
-      if (req.method !== "GET" && handler !== notServedYet) return plain(res, 405, "405: Method Not Allowed");
-      try {
-        handler(req, res, url, o.pods);
-      } catch (err) {
-        o.log.warn("kubelet API request failed", { path: url.pathname, error: (err as Error).message });
-        if (!res.headersSent) plain(res, 500, (err as Error).message);
+      void serveRequest(req, res, o).catch((err: Error) => {
+        o.log.warn("kubelet API request failed", { path: req.url, error: err.message });
+        if (!res.headersSent) plain(res, 500, err.message);
         else res.destroy();
-      }
+      });
     },
   );
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    void serveStreamingUpgrade(req, socket, head, o.pods, o.log).catch((err: Error) => {
+    void serveStreamingUpgrade(req, socket, head, o.pods, o.log, o.authorizer).catch((err: Error) => {
       o.log.warn("kubelet API upgrade failed", { path: req.url, error: err.message });
       socket.destroy();
     });

@@ -1,8 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
-import type { Logger } from "../log.js";
+import type { Logger } from "@switchyard/kube";
 import { attachToContainer } from "./attach-to-container.js";
+import { authorizeRequest, type WebhookAuthorizer } from "./authorize.js";
 import { connectInNetns } from "./connect-in-netns.js";
 import type { PodSource } from "./container-logs.js";
 import { execInContainer } from "./exec-in-container.js";
@@ -21,10 +22,13 @@ export async function serveStreamingUpgrade(
   head: Buffer,
   pods: PodSource,
   log: Logger,
+  authorizer?: Pick<WebhookAuthorizer, "authorize">,
 ): Promise<void> {
   if (!(socket as TLSSocket).authorized) return rejectUpgrade(socket, 401, "Unauthorized");
-  if (req.method !== "GET" && req.method !== "POST") return rejectUpgrade(socket, 405, "Method Not Allowed");
   const url = new URL(req.url ?? "/", "https://kubelet");
+  const decision = await authorizeRequest(req, url, authorizer);
+  if (!decision.allowed) return rejectUpgrade(socket, decision.status, decision.body.trimEnd());
+  if (req.method !== "GET" && req.method !== "POST") return rejectUpgrade(socket, 405, "Method Not Allowed");
   const target = resolveStreamingTarget(url.pathname, pods);
   if (isRefusal(target)) return rejectUpgrade(socket, target.status, target.message);
   const pod = `${target.pod.object.metadata?.namespace}/${target.pod.object.metadata?.name}`;

@@ -1,0 +1,58 @@
+// `explain`'s pure core: a node's live ruleset and what the API says about the destination in, the report's
+// text out. The command only reads them (explain-cmd.ts).
+import type { TracePacket } from "@switchyard/proxier/testing";
+import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { familyOf } from "../netns/ip.js";
+import { type LiveRuleset, loadRuleset } from "./load.js";
+import { endpointNames, formatExplainReport } from "./report.js";
+import { type PacketTrace, tracePacketThrough } from "./trace.js";
+import { explainService, type ServiceEntry } from "./why.js";
+
+export interface ExplainInput {
+  live: LiveRuleset;
+  /** Where the ruleset was read, for the report: "nft list table ip kube-proxy". */
+  source: string;
+  node: { name: string; labels: Readonly<Record<string, string>>; addresses: readonly string[] };
+  packet: TracePacket;
+  /** The packet's source and destination in words, for the report's first line. */
+  from: string;
+  to: string;
+  /** The Service the destination belongs to, when it is one. */
+  target?: { service: Service; slices: readonly EndpointSlice[]; port: ServicePort; entry: ServiceEntry };
+  /** The source is a pod or the node itself. */
+  fromInside: boolean;
+}
+
+export interface Explained {
+  text: string;
+  trace: PacketTrace;
+}
+
+export function explain(input: ExplainInput): Explained {
+  const trace = tracePacketThrough(loadRuleset(input.live), input.node.addresses, input.packet);
+  const t = input.target;
+  const why = t
+    ? explainService({
+        service: t.service,
+        slices: t.slices,
+        port: { name: t.port.name ?? "", protocol: (t.port.protocol ?? "TCP") as "TCP" | "UDP" | "SCTP" },
+        node: input.node,
+        mode: input.live.mode,
+        family: familyOf(input.packet.destIP),
+        entry: t.entry,
+        fromInside: input.fromInside,
+      })
+    : `no Service has ${input.to}: the rules alone answer`;
+  const text = formatExplainReport({
+    from: input.from,
+    to: input.to,
+    node: input.node.name,
+    mode: input.live.mode,
+    source: input.source,
+    trace,
+    why,
+    endpointNames: endpointNames(t?.slices ?? []),
+  });
+  return { text, trace };
+}

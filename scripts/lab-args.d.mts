@@ -1,0 +1,1 @@
+export function labCommandLine(args: readonly string[]): string[];
