@@ -17,6 +17,7 @@ import { existsSync, statSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ensureEngine } from "./docker-engine.mjs";
 import { buildImages } from "./images.mjs";
+import { labCommandLine } from "./lab-args.mjs";
 import { ensureProjectNode, runningWantedMajor, wantedNodeVersion } from "./project-node.mjs";
 
 const root = join(import.meta.dirname, "..");
@@ -50,6 +51,14 @@ const systemTools = {
   nfacct: "nfacct",
   // The cluster-dns image test loads the container with it (apps/cluster-dns/test/image-kubeadm.test.ts).
   dnsperf: "dnsperf",
+  // switchyard-lab's completion scripts and `shell` are tested in each shell (lab/test/cli/process.test.ts).
+  zsh: "zsh",
+  fish: "fish",
+  // The dashboard's pages are tested in a real browser (lab/test/dashboard, lab/test/netns/dashboard.e2e.test.ts).
+  chromium: "chromium",
+  // The lab's nginx and netcat images wrap the host's programs (lab/src/agent's image filesystems).
+  nginx: "nginx",
+  nc: "netcat-openbsd",
 };
 const benchTools = { hyperfine: "hyperfine" };
 
@@ -113,13 +122,19 @@ function upstream(only) {
   run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...args]);
 }
 
+// `npm run lab [flags]` brings a lab up; `npm run lab <command> ...` (down, status, scenario ...) runs that
+// switchyard-lab command instead (scripts/lab-args.mjs), after the npm and build steps only: taking a lab down
+// needs neither system packages nor upstream binaries.
+const labArgs = labCommandLine(jobArgs);
+const labUp = job === "lab" && labArgs[0] === "up";
+
 // `npm run lab` on the kind runtime (asked for, or not root, so netns cannot work): no network-namespace
 // tools and only kubectl from upstream (no kind CLI: `up` makes the nodes through testcontainers; the cluster's own
 // components come from the kindest/node image). Which runtime `up` picks is decided in
 // lab/src/kind/select-runtime.ts; this only avoids installing what that runtime does not use.
 const runtimeFlag = jobArgs.indexOf("--runtime");
 const wantsKind =
-  job === "lab" &&
+  labUp &&
   (jobArgs[runtimeFlag + 1] === "kind" ||
     jobArgs.includes("--runtime=kind") ||
     (runtimeFlag < 0 && process.getuid?.() !== 0));
@@ -127,7 +142,7 @@ const wantsKind =
 const jobs = {
   test: () => run(process.execPath, [join(root, "scripts", "test-all.mjs"), ...jobArgs]),
   // The whole lab: control plane, nodes as network namespaces, the stack deployed from its manifests (root).
-  lab: () => run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), "up", ...jobArgs]),
+  lab: () => run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...labArgs]),
   bench: () => run(process.execPath, [join(root, "bench", "run.mjs"), ...jobArgs]),
   upstream: () => {},
 };
@@ -161,11 +176,14 @@ if (!jobs[job]) {
   console.error(`usage: node scripts/run.mjs ${[...Object.keys(jobs), "images"].join("|")} [args]`);
   process.exit(2);
 }
+const labOther = job === "lab" && !labUp;
 step("system packages", () =>
-  ensureSystemTools(wantsKind ? {} : job === "bench" ? { ...systemTools, ...benchTools } : systemTools),
+  ensureSystemTools(
+    wantsKind || labOther ? {} : job === "bench" ? { ...systemTools, ...benchTools } : systemTools,
+  ),
 );
 step("npm dependencies", ensureNpm);
 step("build", build);
-step("upstream binaries", () => upstream(wantsKind ? ["kubectl"] : undefined));
+if (!labOther) step("upstream binaries", () => upstream(wantsKind ? ["kubectl"] : undefined));
 if (job === "test") await dockerEngine();
 jobs[job]();
