@@ -1,11 +1,13 @@
 // switchyard-proxy side by side with the real kube-proxy v1.37.2 on one lab control plane and one kernel:
 // N Services x 10 endpoints (1k, 5k, 10k), iptables (iptables-nft and legacy backends) and nftables modes, each proxy
-// alone in its own node network namespace, one at a time. Per run: the start-up (full) sync, single-endpoint
-// (partial) syncs with the bytes each sends to the kernel, and first-packet latency to Service #1 and the
-// last Service. Before that, our renderers alone on 10k x 10 (time and heap). Writes bench/results/proxier.md.
+// alone in its own node network namespace, one at a time; in nftables mode ours runs twice, with its netlink
+// writer and with `nft -f` (SWITCHYARD_PROXY_NFT_WRITER=nft). Per run: the start-up (full) sync, single-endpoint
+// (partial) syncs with the bytes each sends to the kernel, the writer's time and the kernel's system time of
+// both, and first-packet latency to Service #1 and the last Service. Before that, our renderers alone on
+// 10k x 10 (time and heap). Writes bench/results/proxier.md.
 //
 //   npm run bench -- proxier [--quick] [--sizes 1000,5000] [--modes iptables,iptables-legacy,nftables] [--budget-min 40]
-//     [--impls kube-proxy,switchyard] [--no-render] [--out bench/results/proxier.md]
+//     [--impls kube-proxy,switchyard,switchyard-nft] [--no-render] [--out bench/results/proxier.md]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { NODE_IP } from "../apps/kube-proxy/test/netns.js";
@@ -21,10 +23,12 @@ import {
   waitForFullSync,
 } from "./proxier/measure.js";
 import {
+  IMPLS as ALL_IMPLS,
   MODES as ALL_MODES,
   type Impl,
   type Mode,
   type ProxyUnderTest,
+  runsIn,
   startUnderTest,
 } from "./proxier/proxies.js";
 import { benchRender, type RenderResult } from "./proxier/render.js";
@@ -64,8 +68,8 @@ const IMPLS: Impl[] =
   implsFlag >= 0
     ? (argv[implsFlag + 1] ?? "")
         .split(",")
-        .filter((m): m is Impl => m === "kube-proxy" || m === "switchyard")
-    : ["kube-proxy", "switchyard"];
+        .filter((m): m is Impl => (ALL_IMPLS as readonly string[]).includes(m))
+    : [...ALL_IMPLS];
 const started = Date.now();
 
 const say = (msg: string) =>
@@ -178,7 +182,7 @@ try {
       (_, k) => Math.floor(n / 2) - Math.floor(samples / 2) + k,
     );
     for (const mode of MODES) {
-      for (const impl of IMPLS) {
+      for (const impl of IMPLS.filter((i) => runsIn(i, mode))) {
         const load = loadavg()[0] ?? 0;
         const label = `${n} Services, ${mode}, ${impl}`;
         if ((Date.now() - started) / 60_000 > budgetMin) {

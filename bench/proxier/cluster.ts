@@ -2,11 +2,8 @@
 // no controllers), as an EndpointSlice controller would have left them. Service #1 and the last Service
 // of every size get the real listeners of the node namespace's pods; every other endpoint is an address
 // nothing answers on, which is enough for rules to be written.
-import { readFileSync } from "node:fs";
-import { Agent, request } from "node:https";
-import { join } from "node:path";
-import { parseApiJson } from "@switchyard/kube";
 import type { Service } from "kubernetes-types/core/v1.js";
+import { Api as BenchApi } from "../../lab/src/testing.js";
 
 export const BENCH_NS = "bench";
 export const NODE_NAME = "node1";
@@ -14,58 +11,8 @@ export const ENDPOINTS_PER_SERVICE = 10;
 /** The pods (in each proxy's node namespace) behind Service #1 and the last Service. */
 export const REAL_POD_IPS = ["10.180.0.1", "10.180.0.2", "10.180.0.3"];
 
-/** An admin client for the lab API server that keeps its TLS connections (thousands of writes). */
-export class BenchApi {
-  readonly #url: URL;
-  readonly #tls: { ca: Buffer; cert: Buffer; key: Buffer };
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 32 });
-
-  constructor(server: string, stateDir: string) {
-    this.#url = new URL(server);
-    const pki = join(stateDir, "pki");
-    this.#tls = {
-      ca: readFileSync(join(pki, "ca.crt")),
-      cert: readFileSync(join(pki, "admin.crt")),
-      key: readFileSync(join(pki, "admin.key")),
-    };
-  }
-
-  call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: this.#url.hostname,
-          port: this.#url.port,
-          path,
-          method,
-          agent: this.#agent,
-          headers: {
-            "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
-          },
-          ...this.#tls,
-        },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (c: string) => {
-            text += c;
-          });
-          res.on("end", () => {
-            if ((res.statusCode ?? 500) >= 300)
-              reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
-            else resolve(parseApiJson(text) as T);
-          });
-        },
-      );
-      req.on("error", reject);
-      req.end(body === undefined ? undefined : JSON.stringify(body));
-    });
-  }
-
-  close(): void {
-    this.#agent.destroy();
-  }
-}
+/** The lab's admin client; it keeps its TLS connections (thousands of writes). */
+export { BenchApi };
 
 /** Runs `fn` over 0..count-1 with `width` calls in flight; a failed call is retried a few times. */
 export async function forEachConcurrent(

@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { CONNECT_TIMES_SCRIPT } from "../../lab/src/scenarios/probes.js";
 import { type BenchApi, flipOneEndpoint } from "./cluster.js";
-import type { HistogramTotals, Mode, ProxyUnderTest, SyncCounters } from "./proxies.js";
+import type { HistogramTotals, LoggedWrite, Mode, ProxyUnderTest, SyncCounters } from "./proxies.js";
 import type { KernelWriteLog } from "./shim.js";
 
 export interface FullSync {
@@ -16,8 +16,13 @@ export interface FullSync {
   /** The largest single IPv4 write (iptables-restore input or nft transaction) during start-up. */
   readonly bytes: number;
   readonly lines: number;
-  /** How long that largest write's tool (iptables-restore, `nft -f`) ran, ms. */
+  /**
+   * How long that largest write took, ms: its tool's run (iptables-restore, `nft -f`) timed by the
+   * wrapper, or for our netlink writer the write as the proxy logs it (encoding, send, kernel).
+   */
   readonly toolMs: number;
+  /** The kernel's system time for that write: the tool's (wrapper's `times`), or ours during a netlink write, ms. */
+  readonly kernelMs: number;
 }
 
 export interface PartialSample {
@@ -27,9 +32,16 @@ export interface PartialSample {
   readonly bytes: number;
   readonly lines: number;
   readonly writes: number;
-  /** Time spent in the kernel tools during this sync, ms. */
+  /** Time spent in the kernel tools (or our netlink writer) during this sync, ms. */
   readonly toolMs: number;
+  /** The kernel's system time for this sync's writes, measured as for the full sync, ms. */
+  readonly kernelMs: number;
 }
+
+/** Our netlink writer logs its writes; every other write goes through a wrapped tool. */
+const logsItsWrites = (p: ProxyUnderTest) => p.impl === "switchyard";
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 const delta = (a: HistogramTotals, b: HistogramTotals) => ({ count: b.count - a.count, sum: b.sum - a.sum });
 
@@ -94,14 +106,25 @@ export async function waitForFullSync(
   const exactFromFull = full !== undefined && full.count === 1;
   await sleep(300); // let the wrappers' background loggers finish
   const writes = shim.between(p.startedAt, readyAt);
-  const big = writes.reduce((a, b) => (b.bytes > a.bytes ? b : a), { bytes: 0, lines: 0, ms: 0 });
+  const big = writes.reduce((a, b) => (b.bytes > a.bytes ? b : a), {
+    bytes: 0,
+    lines: 0,
+    ms: 0,
+    kernelMs: 0,
+  });
+  const logged = p.writes().filter((w) => w.fullSync);
+  const bigLogged = logged.reduce((a, b) => (b.elapsedMs > a.elapsedMs ? b : a), {
+    elapsedMs: 0,
+    systemMs: 0,
+  });
   return {
     seconds: exactFromFull ? full.sum : biggest.sum,
     exact: exactFromFull || biggest.count === 1,
     readySeconds: (readyAt - p.startedAt) / 1000,
     bytes: big.bytes,
     lines: big.lines,
-    toolMs: big.ms,
+    toolMs: logsItsWrites(p) ? bigLogged.elapsedMs : big.ms,
+    kernelMs: logsItsWrites(p) ? bigLogged.systemMs : big.kernelMs,
   };
 }
 
@@ -121,6 +144,7 @@ export async function samplePartialSyncs(
   for (const i of indices) {
     const before = await scrape(p);
     if (!before) throw new Error("metrics went away");
+    const logged0 = p.writes().length;
     const t0 = Date.now();
     const toAlt = !flipped.get(i);
     await flipOneEndpoint(api, i, toAlt);
@@ -136,6 +160,7 @@ export async function samplePartialSyncs(
       }
     }
     const t1 = Date.now();
+    const logged: LoggedWrite[] = p.writes().slice(logged0);
     if (!after) throw new Error(`${p.impl} ${p.mode}: no sync after an endpoint change`);
     const d = delta(before.all, after.all);
     await sleep(1200);
@@ -147,7 +172,8 @@ export async function samplePartialSyncs(
         bytes: writes.reduce((s, w) => s + w.bytes, 0),
         lines: writes.reduce((s, w) => s + w.lines, 0),
         writes: writes.length,
-        toolMs: writes.reduce((s, w) => s + w.ms, 0),
+        toolMs: sum(logsItsWrites(p) ? logged.map((w) => w.elapsedMs) : writes.map((w) => w.ms)),
+        kernelMs: sum(logsItsWrites(p) ? logged.map((w) => w.systemMs) : writes.map((w) => w.kernelMs)),
       });
     }
   }

@@ -15,7 +15,16 @@ import { startKubeProxy } from "../../packages/proxier/test/upstream-harness.js"
 import { REAL_POD_IPS } from "./cluster.js";
 import type { KernelWriteLog } from "./shim.js";
 
-export type Impl = "switchyard" | "kube-proxy";
+/** switchyard: ours with its netlink writer; switchyard-nft: ours writing through `nft -f` (nftables mode only). */
+export type Impl = "switchyard" | "switchyard-nft" | "kube-proxy";
+export const IMPLS: readonly Impl[] = ["kube-proxy", "switchyard", "switchyard-nft"];
+export const IMPL_LABEL: Record<Impl, string> = {
+  "kube-proxy": "kube-proxy v1.37.2",
+  switchyard: "switchyard-proxy (netlink)",
+  "switchyard-nft": "switchyard-proxy (nft -f)",
+};
+/** Whether an implementation runs in a mode (the writer choice exists in nftables mode only). */
+export const runsIn = (impl: Impl, mode: Mode) => impl !== "switchyard-nft" || mode === "nftables";
 /** iptables-legacy: iptables mode on the legacy (x_tables) backend for both proxies. */
 export type Mode = "iptables" | "iptables-legacy" | "nftables";
 export const MODES: readonly Mode[] = ["iptables", "iptables-legacy", "nftables"];
@@ -35,9 +44,46 @@ export interface ProxyUnderTest {
   exited(): boolean;
   log(): string;
   metrics(): Promise<SyncCounters>;
+  /** Our proxy's IPv4 rule writes so far, as it logs them (none for kube-proxy). */
+  writes(): LoggedWrite[];
   /** Peak resident memory of the proxy process so far, MiB. */
   peakRssMiB(): number;
   stop(): Promise<void>;
+}
+
+/** One "nftables transaction written" line of our proxy's log. */
+export interface LoggedWrite {
+  readonly writer: string;
+  readonly elapsedMs: number;
+  /** The proxy's system CPU time during the write: the kernel's handling of the netlink batch. */
+  readonly systemMs: number;
+  readonly fullSync: boolean;
+}
+
+export function parseLoggedWrites(log: string): LoggedWrite[] {
+  const out: LoggedWrite[] = [];
+  for (const line of log.split("\n")) {
+    if (!line.includes("nftables transaction written")) continue;
+    try {
+      const e = JSON.parse(line) as {
+        ipFamily?: string;
+        writer?: string;
+        elapsedMs?: number;
+        systemMs?: number;
+        fullSync?: boolean;
+      };
+      if (e.ipFamily !== "IPv4") continue;
+      out.push({
+        writer: e.writer ?? "",
+        elapsedMs: Number(e.elapsedMs ?? 0),
+        systemMs: Number(e.systemMs ?? 0),
+        fullSync: e.fullSync === true,
+      });
+    } catch {
+      // not a JSON line
+    }
+  }
+  return out;
 }
 
 /** One histogram's running totals (seconds), IPv4 series. */
@@ -104,11 +150,16 @@ export async function startUnderTest(options: {
     let exited: () => boolean;
     let log: () => string;
     let stop: () => Promise<void>;
-    if (impl === "switchyard") {
+    if (impl !== "kube-proxy") {
       // Ours picks the backend kubelet uses, by kubelet's mangle chain (upstream runs `iptables` from PATH).
       if (mode === "iptables-legacy")
         net.in(net.node, ["iptables-legacy", "-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
-      const run = startBuiltProxy(net.node, common, { PATH: shim.path() });
+      // --v=2 (kube-proxy's level here too) logs each rule write with its duration.
+      const writer = impl === "switchyard" ? "netlink" : "nft";
+      const run = startBuiltProxy(net.node, [...common, "--v=2"], {
+        PATH: shim.path(),
+        SWITCHYARD_PROXY_NFT_WRITER: writer,
+      });
       pid = run.child.pid ?? 0;
       exited = () => run.child.exitCode !== null || run.child.signalCode !== null;
       log = run.log;
@@ -133,6 +184,7 @@ export async function startUnderTest(options: {
       startedAt,
       exited,
       log,
+      writes: () => (impl === "kube-proxy" ? [] : parseLoggedWrites(log())),
       async metrics() {
         const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
         return parseSyncCounters(await res.text());

@@ -29,6 +29,8 @@ export interface KernelWrite {
   readonly family: "IPv4" | "IPv6";
   /** How long the proxy waited for the real tool (wrapper start to the tool's exit), ms. */
   readonly ms: number;
+  /** The tool's system CPU time (and tee's, a few ms), from the wrapper's `times`, ms. */
+  readonly kernelMs: number;
 }
 
 type Wrapped = Record<string, { real: string; stdinOnly: boolean }>;
@@ -70,9 +72,18 @@ f=${dir}/in.$$.$RANDOM
 tee "$f" | ${real} "$@"
 rc=\${PIPESTATUS[1]}
 e=$EPOCHREALTIME
-( printf '%s %s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" "$e" >> ${dir}/log; ${dispose} ) </dev/null >/dev/null 2>&1 &
+# this shell's children's user and system time: the tool's (and tee's); a builtin, so no subshell
+times > "$f.times"
+( k=$(tail -1 "$f.times" | cut -d' ' -f2); rm -f "$f.times"
+  printf '%s %s %s %s %s %s %s\\n' "$t" ${tool} "$(stat -c %s "$f")" "$(wc -l < "$f")" "$(${v6})" "$e" "$k" >> ${dir}/log; ${dispose} ) </dev/null >/dev/null 2>&1 &
 exit $rc
 `;
+}
+
+/** bash's `times` format, "1m2.345s", in ms. */
+function bashTimeMs(text: string): number {
+  const m = /^(\d+)m([\d.]+)s$/.exec(text);
+  return m ? (Number(m[1]) * 60 + Number(m[2])) * 1000 : 0;
 }
 
 const ORIGINAL_PATH = process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin";
@@ -115,7 +126,8 @@ export class KernelWriteLog {
       .split("\n")
       .filter((l) => l.trim() !== "")
       .map((l) => {
-        const [at = "0", tool = "", bytes = "0", lines = "0", v6 = "0", end = at] = l.split(" ");
+        const [at = "0", tool = "", bytes = "0", lines = "0", v6 = "0", end = at, sys = "0m0s"] =
+          l.split(" ");
         return {
           at: Number(at) * 1000,
           tool,
@@ -123,6 +135,7 @@ export class KernelWriteLog {
           lines: Number(lines),
           family: Number(v6) > 0 ? "IPv6" : "IPv4",
           ms: (Number(end) - Number(at)) * 1000,
+          kernelMs: bashTimeMs(sys),
         } as const;
       });
   }

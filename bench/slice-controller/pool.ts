@@ -1,6 +1,7 @@
-// Many requests at once against the lab apiserver. The lab's test client keeps at most 16
-// sockets per instance, so the pool spreads work over several instances to keep `limit` in flight.
-import { Api, ApiError } from "../../lab/src/testing.js";
+// Many requests at once against the lab apiserver, spread round robin over several clients (each with its own
+// keep-alive connections).
+import { ApiError } from "@switchyard/kube";
+import { Api } from "../../lab/src/testing.js";
 
 export class ApiPool {
   readonly #apis: Api[];
@@ -48,8 +49,8 @@ export async function retrying<T>(what: () => Promise<T>, attempts = 5): Promise
     try {
       return await what();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 409 && attempt > 1) return undefined;
-      const transient = !(err instanceof ApiError) || err.status >= 500 || err.status === 429;
+      if (err instanceof ApiError && err.code === 409 && attempt > 1) return undefined;
+      const transient = !(err instanceof ApiError) || err.code >= 500 || err.code === 429;
       if (!transient || attempt >= attempts) throw err;
       await new Promise((r) => setTimeout(r, 200 * attempt));
     }
