@@ -19,7 +19,7 @@ describe("where the Corefile comes from (CoreDNS's loaders, in order)", () => {
   test("-conf FILE, relative to the working folder; a missing one is an error naming it", () => {
     assert.deepEqual(corefileSource("conf/Corefile", 53, io({ "/srv/conf/Corefile": "a" })), {
       text: "a",
-      file: "/srv/conf/Corefile",
+      file: "conf/Corefile",
       rereadable: true,
     });
     assert.throws(
@@ -31,7 +31,7 @@ describe("where the Corefile comes from (CoreDNS's loaders, in order)", () => {
   test("-conf stdin reads a pipe; from a terminal it goes on to ./Corefile, then the default", () => {
     assert.deepEqual(corefileSource("stdin", 53, io({}, ". {\n whoami\n}\n")), {
       text: ". {\n whoami\n}\n",
-      file: "stdin",
+      file: "/dev/stdin",
       rereadable: false,
     });
     assert.equal(corefileSource("stdin", 53, io({ "/srv/Corefile": "local" })).text, "local");

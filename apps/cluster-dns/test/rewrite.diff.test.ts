@@ -53,6 +53,9 @@ function replyFor(packet: Buffer): Buffer | undefined {
   const reply: Message = { ...replyTo(query), ra: true };
   const name = q.name.toLowerCase();
   if (name.startsWith("nx.")) reply.rcode = 3;
+  // Another class gets a TXT in that class (which dig can print), so a class rewrite shows in the answer.
+  else if (q.class !== 1)
+    reply.answer = [{ ...parseRecord(`${q.name} 300 IN TXT "class ${q.class}"`), class: q.class }];
   else reply.answer = answersFor(q.name, q.type);
   return encodeMessage(reply);
 }
@@ -102,6 +105,19 @@ explicit.test:{{PORT}} {
 }
 type.test:{{PORT}} {
   rewrite type AAAA A
+  forward . 127.0.0.1:${up}
+}
+class.test:{{PORT}} {
+  rewrite class IN CH
+  forward . 127.0.0.1:${up}
+}
+class-stop.test:{{PORT}} {
+  rewrite continue class IN CH
+  rewrite name suffix .class-stop.test .type.test answer auto
+  forward . 127.0.0.1:${up}
+}
+class-in.test:{{PORT}} {
+  rewrite class CH IN
   forward . 127.0.0.1:${up}
 }
 ttl.test:{{PORT}} {
@@ -200,9 +216,8 @@ cname-regex.test:{{PORT}} {
 }
 `;
 
-// `class` rules are left out: our server refuses every class other than IN before the chain runs (see
-// src/server/accept.ts in the resolver), so a `class CH IN` rule never sees a query there; the unit tests
-// cover the rule itself.
+// `class` rules: a server with `forward` serves every class (CoreDNS's EnableChaos), so both directions act: the
+// upstream gets the rewritten class and the client its own question back.
 const skip = differentialSkip();
 
 describe("rewrite, differential against CoreDNS", { skip }, () => {
@@ -232,6 +247,11 @@ describe("rewrite, differential against CoreDNS", { skip }, () => {
     ["name regex, explicit answer name and value", ["cname-blue.explicit.test", "A"]],
     ["type AAAA to A", ["a.type.test", "AAAA"]],
     ["type, other types untouched", ["a.type.test", "TXT"]],
+    ["class IN to CH", ["a.class.test", "TXT"]],
+    ["class IN to CH over TCP", ["+tcp", "a.class.test", "TXT"]],
+    ["class with continue, then a name rule", ["a.class-stop.test", "TXT"]],
+    ["class CH to IN", ["-c", "CH", "a.class-in.test", "A"]],
+    ["class CH, no rule for it", ["-c", "CH", "a.type.test", "TXT"]],
     ["ttl regex", ["a.ttl.test", "A"]],
     ["ttl regex with CNAME", ["cname.ttl.test", "A"]],
     ["ttl range, inside the zone only rules that match", ["range.ttlrange.test", "A"]],

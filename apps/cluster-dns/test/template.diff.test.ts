@@ -52,6 +52,16 @@ const corefile = (up: number) => `.:{{PORT}} {
   template IN A logicfail.test {
     answer "{{ if lt .Name 1 }}x{{ end }}"
   }
+  template IN TXT range.test {
+    match ^(?P<a>[a-z]+)-(?P<b>[0-9]+)[.]range[.]test[.]$
+    answer "{{ .Name }} 60 IN TXT{{ range $i, $e := .Match }} \\"{{ $i }}={{ $e }}\\"{{ end }}"
+    answer "{{ $last := \\"\\" }}{{ range $k, $v := .Group }}{{ $last = $k }}{{ end }}{{ .Name }} 60 IN TXT \\"{{ $last }}\\"{{ with .Group.zz }} \\"z\\"{{ else with .Group.b }} \\"b={{ . }}\\"{{ end }}"
+    answer "{{ .Name }} 60 IN TXT \\"n\\"{{ range $i := parseInt .Group.b 10 8 }}{{ if eq $i 1 }}{{ continue }}{{ end }}{{ if gt $i 3 }}{{ break }}{{ end }} \\"{{ $i }}\\"{{ else }} \\"none\\"{{ end }}"
+  }
+  template IN A range.test {
+    match ^(?P<n>[a-z]+)[.]range[.]test[.]$
+    answer "{{ range .Name }}{{ end }}"
+  }
   template IN A broken.test {
     answer "{{ .Name }} 60 IN TXT \\"{{ index .Match 2 }}\\""
   }
@@ -102,6 +112,12 @@ describe("template, against CoreDNS v1.14.7", { skip }, () => {
     [["big-300.logic.test", "A"], /status: SERVFAIL/],
     [["x.logicfail.test", "A"], /status: SERVFAIL/],
     [["x.broken.test", "A"], /status: SERVFAIL/],
+    [
+      ["abc-12.range.test", "TXT"],
+      /"0=abc-12\.range\.test\." "1=abc" "2=12"[\s\S]*IN TXT "b" "b=12"[\s\S]*"n" "0" "2" "3"$/,
+    ],
+    [["x-0.range.test", "TXT"], /IN TXT "n" "none"/],
+    [["x.range.test", "A"], /status: SERVFAIL/],
     [["other.test", "A"], /status: NXDOMAIN/],
   ];
   for (const [query, shows] of queries)

@@ -38,6 +38,7 @@ export class Resolver {
     this.servers = config.servers.map(
       (plan) =>
         new DnsServer({
+          ...(config.deps.errorLog ? { log: config.deps.errorLog } : {}),
           ...options.server,
           sites: plan.sites,
           settings: plan.settings,

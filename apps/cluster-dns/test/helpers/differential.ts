@@ -13,7 +13,7 @@ import { resolveBinary } from "@switchyard/lab";
 import { freePort } from "./process.js";
 
 const execFileAsync = promisify(execFile);
-const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "switchyard-dns.js");
+export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "switchyard-dns.js");
 
 /** Why a differential test cannot run here, or undefined: CoreDNS's binary and dig are both needed. */
 export function differentialSkip(): string | undefined {
@@ -81,7 +81,7 @@ export async function startPair(
   return pair;
 }
 
-async function startServer(
+export async function startServer(
   name: Server["name"],
   command: string[],
   corefile: string | null,
@@ -117,7 +117,7 @@ async function startServer(
   return { name, port, host, free, dir, child, output: () => text };
 }
 
-async function stopServer(s: Server): Promise<void> {
+export async function stopServer(s: Server): Promise<void> {
   if (s.child.exitCode === null && s.child.signalCode === null) {
     const exited = new Promise((r) => s.child.once("exit", r));
     s.child.kill("SIGKILL");

@@ -14,6 +14,25 @@ export class CorefileError extends Error {
   }
 }
 
+/** Caddy's SyntaxErr: `FILE:LINE - Syntax error: Unexpected token 'TOKEN', expecting 'EXPECTED'`. */
+export class CorefileSyntaxError extends CorefileError {
+  constructor(file: string, line: number, token: string, expected: string, plugin?: string) {
+    super(file, line, `Unexpected token '${token}', expecting '${expected}'`, plugin);
+    this.message = `${plugin ? `plugin/${plugin}: ` : ""}${file}:${line} - Syntax error: ${this.reason}`;
+  }
+}
+
+/**
+ * CoreDNS's plugin.ErrOnce, which its setups return as it is: `plugin/NAME: this plugin can only be used once per
+ * Server Block`, with no file or line (the position is kept on the object for callers that want it).
+ */
+export class PluginOnceError extends CorefileError {
+  constructor(file: string, line: number, plugin: string) {
+    super(file, line, "this plugin can only be used once per Server Block", plugin);
+    this.message = `plugin/${plugin}: ${this.reason}`;
+  }
+}
+
 /** Where a token came from. */
 export interface Position {
   file: string;

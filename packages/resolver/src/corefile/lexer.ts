@@ -38,15 +38,18 @@ export function tokenize(text: string, file: string): Token[][] {
         word += '"';
         i++;
       } else if (ch === '"') {
+        // caddy ends the token at the closing quote: what follows starts another one.
         inQuotes = false;
+        flush();
       } else {
         if (ch === "\n") line++;
         word += ch;
       }
       continue;
     }
-    if (ch === '"') {
-      if (word === "" && !quoted) wordLine = line;
+    // A quote opens a quoted token only at a token's start, as in caddy; inside a word it is a plain character.
+    if (ch === '"' && word === "" && !quoted) {
+      wordLine = line;
       inQuotes = true;
       quoteLine = line;
       quoted = true;

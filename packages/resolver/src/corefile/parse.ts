@@ -1,4 +1,4 @@
-import { CorefileError } from "./errors.js";
+import { CorefileError, CorefileSyntaxError } from "./errors.js";
 import type { Token } from "./lexer.js";
 import { substituteEnv, tokenize } from "./lexer.js";
 
@@ -9,6 +9,11 @@ export interface Stanza {
   block: Stanza[];
   file: string;
   line: number;
+  /**
+   * The line of the `}` that closed this stanza's block, set whenever the line opened one, even an empty `{}`:
+   * caddy hands setups the braces as tokens, so an empty block still fails where a plugin takes no block.
+   */
+  blockEnd?: number;
 }
 
 export interface ServerBlock {
@@ -63,8 +68,18 @@ function expandImports(
       out.push(line);
       continue;
     }
-    if (line.length !== 2)
-      throw new CorefileError(first.file, first.line, "import takes exactly one argument");
+    if (line.length === 1)
+      throw new CorefileError(
+        first.file,
+        first.line,
+        "Wrong argument count or unexpected line ending after 'import'",
+      );
+    if (line.length > 2)
+      throw new CorefileError(
+        first.file,
+        first.line,
+        "Import takes only one argument (glob pattern or file)",
+      );
     const target = (line[1] as Token).text;
     const snippet = snippets.get(target);
     if (snippet) {
@@ -74,7 +89,12 @@ function expandImports(
       try {
         text = options.readFile(target);
       } catch (err) {
-        throw new CorefileError(first.file, first.line, `import ${target}: ${(err as Error).message}`);
+        // caddy's words: a missing file is "not found", anything else could not be imported.
+        const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+        const why = missing
+          ? `File to import not found: ${target}`
+          : `Could not import ${target}: ${(err as Error).message}`;
+        throw new CorefileError(first.file, first.line, why);
       }
       const imported = tokenize(substituteEnv(text, options.env ?? process.env), target);
       out.push(...expandImports(imported, snippets, options, depth + 1));
@@ -142,18 +162,25 @@ class Parser {
             `expected '{' after server block keys ${keys.join(" ")}`,
           );
         }
-        const stanzas = this.stanzas(false);
+        const stanzas = this.stanzas(0);
         blocks.push({ keys, stanzas, file: first.file, line: first.line });
         continue;
       }
-      blocks.push({ keys, stanzas: this.stanzas(true), file: first.file, line: first.line });
+      blocks.push({ keys, stanzas: this.stanzas(1), file: first.file, line: first.line });
     }
     if (blocks.length === 0) throw new CorefileError(this.file, 1, "no server blocks");
     return blocks;
   }
 
-  /** Reads stanzas until the closing brace (or the end when `braced` is false). */
-  private stanzas(braced: boolean): Stanza[] {
+  /** The line of the `}` that closed the block `stanzas(true)` last read. */
+  private closedAt = 0;
+
+  /**
+   * Reads stanzas until the closing brace; `depth` 0 is a server block without braces (read to the end), 1 a
+   * server block's braces, more a plugin's block.
+   */
+  private stanzas(depth: number): Stanza[] {
+    const braced = depth > 0;
     const out: Stanza[] = [];
     while (this.index < this.lines.length) {
       const line = this.lines[this.index++] as Token[];
@@ -164,12 +191,16 @@ class Parser {
           const extra = line[1] as Token;
           throw new CorefileError(extra.file, extra.line, `unexpected '${extra.text}' after '}'`);
         }
+        this.closedAt = first.line;
         return out;
       }
       if (isBrace(first, "{")) throw new CorefileError(first.file, first.line, "unexpected '{'");
       const last = line[line.length - 1] as Token;
-      const opens = line.length > 1 && isBrace(last, "{");
-      const argTokens = line.slice(1, opens ? -1 : undefined);
+      // `name { }` on one line: an empty block, which caddy reads as the two brace tokens.
+      const emptyBlock =
+        line.length > 2 && isBrace(last, "}") && isBrace(line[line.length - 2] as Token, "{");
+      const opens = !emptyBlock && line.length > 1 && isBrace(last, "{");
+      const argTokens = line.slice(1, opens ? -1 : emptyBlock ? -2 : undefined);
       for (const t of argTokens) {
         if (isBrace(t, "{") || isBrace(t, "}"))
           throw new CorefileError(t.file, t.line, `unexpected '${t.text}'`);
@@ -177,23 +208,32 @@ class Parser {
       const stanza: Stanza = {
         name: first.text,
         args: argTokens.map((t) => t.text),
-        block: opens ? this.stanzas(true) : [],
+        block: opens ? this.stanzas(depth + 1) : [],
         file: first.file,
         line: first.line,
       };
+      if (opens) stanza.blockEnd = this.closedAt;
+      if (emptyBlock) stanza.blockEnd = last.line;
       out.push(stanza);
     }
-    if (braced)
-      throw new CorefileError(this.file, lastLine(this.lines), "unexpected end of file: missing '}'");
+    if (braced) this.endOfFile(depth);
     return out;
+  }
+
+  /**
+   * The file ended inside braces. caddy counts braces token by token: a server block whose last token is a `}`
+   * (one that closed a plugin's block) counts as closed; otherwise it wanted a `}` after the last token. Inside a
+   * plugin's block the file ended too early.
+   */
+  private endOfFile(depth: number): void {
+    const line = this.lines.at(-1) ?? [];
+    const last = line.at(-1);
+    if (!last) throw new CorefileError(this.file, 1, "Unexpected EOF");
+    if (depth > 1) throw new CorefileError(last.file, last.line, "Unexpected EOF");
+    if (!isBrace(last, "}")) throw new CorefileSyntaxError(last.file, last.line, last.text, "}");
   }
 }
 
 function isBrace(t: Token, brace: "{" | "}"): boolean {
   return !t.quoted && t.text === brace;
-}
-
-function lastLine(lines: Token[][]): number {
-  const last = lines[lines.length - 1];
-  return last?.[last.length - 1]?.line ?? 1;
 }

@@ -169,6 +169,7 @@ function buildChain<Deps>(
  */
 function traced(name: string, handler: Handler): Handler {
   const fast = handler.answerFromWire?.bind(handler);
+  const relay = handler.relayFromWire?.bind(handler);
   return {
     name: handler.name,
     ...(fast && {
@@ -176,6 +177,15 @@ function traced(name: string, handler: Handler): Handler {
         const reply = fast(q, ctx);
         if (reply) ctx.trace.plugin ??= name;
         return reply;
+      },
+    }),
+    ...(relay && {
+      // The innermost plugin that took the query claims it (the server drops the claim when the relay
+      // wrote nothing), without a promise per plugin.
+      relayFromWire(q, ctx) {
+        const relayed = relay(q, ctx);
+        if (relayed) ctx.trace.plugin ??= name;
+        return relayed;
       },
     }),
     serveDNS(ctx, w, r) {

@@ -30,3 +30,28 @@ export function goDurationString(ms: number): string {
 
 /** Drops the floating-point noise that sums of decimal fractions leave (Go works in whole nanoseconds). */
 const round = (n: number) => Number(n.toFixed(9));
+
+const GO_UNITS = new Set(["ns", "us", "µs", "μs", "ms", "s", "m", "h"]);
+
+/**
+ * The error Go's time.ParseDuration returns for text it rejects, which setups print as they get it:
+ * `time: invalid duration "x"`, `time: missing unit in duration "1"`, `time: unknown unit "d" in duration "1d"`.
+ * Walks the text the way Go does, so the first problem found is the one named.
+ */
+export function goDurationError(text: string): string {
+  const quoted = JSON.stringify(text);
+  const invalid = `time: invalid duration ${quoted}`;
+  let rest = text.replace(/^[-+]/, "");
+  if (rest === "") return invalid;
+  while (rest !== "") {
+    const number = /^(\d*)(?:\.(\d*))?/.exec(rest) as RegExpExecArray;
+    if ((number[1] ?? "") === "" && (number[2] ?? "") === "") return invalid;
+    rest = rest.slice(number[0].length);
+    const unit = /^[^0-9.]*/.exec(rest)?.[0] ?? "";
+    if (unit === "") return `time: missing unit in duration ${quoted}`;
+    if (!GO_UNITS.has(unit)) return `time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`;
+    rest = rest.slice(unit.length);
+  }
+  // Every part read: what is left is Go's overflow.
+  return invalid;
+}

@@ -57,6 +57,18 @@ export interface WireAnswerContext {
   readonly trace: { plugin?: string };
 }
 
+/**
+ * What `Handler.relayFromWire` settles with. `wire` alone: the reply's bytes, under the client's ID and
+ * without OPT, which the server finishes as it finishes a written reply. `reply` (with `wire` when those
+ * are its bytes): a reply as `serveDNS` would write it. Neither: nothing was written, and `result` says
+ * what to answer, as `serveDNS`'s result does.
+ */
+export interface WireRelay {
+  wire?: Buffer;
+  reply?: Message;
+  result: Result;
+}
+
 export interface Handler {
   readonly name: string;
   serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result>;
@@ -67,6 +79,15 @@ export interface Handler {
    * `serveDNS` would have for this query. Handlers that cannot tell leave it out.
    */
   answerFromWire?(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined;
+  /**
+   * The asynchronous fast path for the same plain queries over UDP: undefined (at once) to take the query
+   * through `serveDNS`, or the relayed reply. Settling must leave the same trace (reply, metrics, state)
+   * as `serveDNS` would have. A handler in front may pass the call on only where its `serveDNS` would pass
+   * the query on unchanged and ignore the result, as for a name outside its zones; a handler either passes
+   * the call on or relays itself, never both (the innermost one that returned a promise is the one named
+   * as having written the reply).
+   */
+  relayFromWire?(q: PeekedQuery, ctx: WireAnswerContext): Promise<WireRelay> | undefined;
 }
 
 const NOTHING_WRITTEN = new Set([1, 2, 4, 5]);

@@ -10,5 +10,6 @@ export function refuseArgs(stanza: Stanza, plugin: string): void {
   const first = stanza.args[0];
   if (first !== undefined)
     throw stanzaError(stanza, plugin, `Wrong argument count or unexpected line ending after '${first}'`);
-  if (stanza.block.length > 0) throw stanzaError(stanza, plugin, "Unexpected token '{', expecting argument");
+  if (stanza.blockEnd !== undefined)
+    throw stanzaError(stanza, plugin, "Unexpected token '{', expecting argument");
 }

@@ -6,6 +6,13 @@
 export interface ServerSettings {
   /** `debug`: an exception from a chain is not turned into SERVFAIL; it ends the process, as a panic does. */
   debug?: boolean;
+  /**
+   * `forward` in any block of this server: queries of classes other than IN are served, not refused (CoreDNS's
+   * EnableChaos list: `chaos`, `forward`, `proxy`).
+   */
+  anyClass?: boolean;
+  /** `errors { stacktrace }`: a recovered exception is logged with its stack. */
+  stacktrace?: boolean;
   /** `timeouts read`: how long a new TCP connection may wait for its first query. */
   tcpReadTimeoutMs?: number;
   /** `timeouts idle`: how long a TCP connection may wait between queries. */
@@ -24,6 +31,8 @@ export interface ServerSettings {
 /** Folds one block's settings into its listener's. */
 export function mergeSettings(into: ServerSettings, from: ServerSettings): void {
   if (from.debug) into.debug = true;
+  if (from.stacktrace) into.stacktrace = true;
+  if (from.anyClass) into.anyClass = true;
   if (from.tcpReadTimeoutMs !== undefined) into.tcpReadTimeoutMs = from.tcpReadTimeoutMs;
   if (from.tcpIdleTimeoutMs !== undefined) into.tcpIdleTimeoutMs = from.tcpIdleTimeoutMs;
   if (from.tcpWriteTimeoutMs !== undefined) into.tcpWriteTimeoutMs = from.tcpWriteTimeoutMs;

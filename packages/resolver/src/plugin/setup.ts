@@ -1,4 +1,4 @@
-import { CorefileError } from "../corefile/errors.js";
+import { CorefileError, PluginOnceError } from "../corefile/errors.js";
 import type { Stanza } from "../corefile/parse.js";
 import type { OutcomeObserver } from "../server/dispatch.js";
 import type { Handler } from "./handler.js";
@@ -56,10 +56,10 @@ export function stanzaError(stanza: Stanza, plugin: string, message: string): Co
   return new CorefileError(stanza.file, stanza.line, message, plugin);
 }
 
-/** Most plugins may appear once per server block. */
+/** Most plugins may appear once per server block; CoreDNS's refusal names no position. */
 export function onlyOnce(ctx: SetupContext, plugin: string): Stanza {
   const [first, second] = ctx.stanzas;
-  if (second) throw stanzaError(second, plugin, "this plugin can only be used once per Server Block");
+  if (second) throw new PluginOnceError(second.file, second.line, plugin);
   if (!first) throw new Error(`setup for ${plugin} called without a stanza`);
   return first;
 }

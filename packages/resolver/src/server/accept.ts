@@ -7,14 +7,15 @@ import type { Header, Message, Question } from "../wire/message.js";
  * What to do with an incoming packet before any plugin sees it, in the order miekg/dns and CoreDNS check:
  * unreadable header or a response → drop (a reply to garbage only helps amplification); an opcode other
  * than QUERY/NOTIFY → NOTIMP; section counts a query cannot have → FORMERR; a body that does not parse →
- * FORMERR; a class other than IN → REFUSED; EDNS version above 0 → BADVERS.
+ * FORMERR; a class other than IN → REFUSED, unless `anyClass` (CoreDNS opens a server to CH and other classes when
+ * one of its blocks has `forward` or `chaos`); EDNS version above 0 → BADVERS.
  */
 export type Verdict =
   | { action: "drop"; reason: string }
   | { action: "reply"; reply: Message; reason: string }
   | { action: "serve"; request: Message };
 
-export function classify(packet: Buffer): Verdict {
+export function classify(packet: Buffer, anyClass = false): Verdict {
   const decoded = decodeMessage(packet);
   if (decoded.kind === "unreadable") return { action: "drop", reason: decoded.reason };
   const header = decoded.kind === "message" ? decoded.message : decoded.header;
@@ -36,7 +37,7 @@ export function classify(packet: Buffer): Verdict {
   }
   const request = decoded.message;
   const q = request.question[0] as Question;
-  if (q.class !== ClassIN) {
+  if (q.class !== ClassIN && !anyClass) {
     return { action: "reply", reply: errorReply(request, Rcode.REFUSED), reason: `class ${q.class} refused` };
   }
   const badvers = badVersionReply(request);

@@ -40,6 +40,8 @@ export interface Outcome {
   site?: Site;
   /** The plugin that wrote the reply, when one did (CoreDNS's `plugin` metric label). */
   plugin?: string;
+  /** What the chain threw: CoreDNS's recovered panic, answered SERVFAIL, logged and counted by the server. */
+  panic?: Error;
   requestSize: number;
   /** Time spent in dispatch, in seconds. */
   duration: number;
@@ -54,6 +56,8 @@ export interface DispatchContext {
   signal?: AbortSignal;
   /** False under `debug`: an exception from the chain rejects dispatch instead of becoming SERVFAIL. */
   recover?: boolean;
+  /** Classes other than IN reach the chains (a block on this server has `forward`, as in CoreDNS). */
+  anyClass?: boolean;
   /** Monotonic milliseconds; injectable for tests. */
   now?: () => number;
 }
@@ -69,7 +73,7 @@ export async function dispatch(packet: Buffer, ctx: DispatchContext): Promise<Ou
 
 async function serve(packet: Buffer, ctx: DispatchContext): Promise<Outcome> {
   const requestSize = packet.length;
-  const verdict = classify(packet);
+  const verdict = classify(packet, ctx.anyClass);
   if (verdict.action === "drop")
     return { zone: "dropped", error: new Error(verdict.reason), requestSize, duration: 0 };
   if (verdict.action === "reply") {
@@ -106,13 +110,49 @@ async function serve(packet: Buffer, ctx: DispatchContext): Promise<Outcome> {
     ? { zone, server: ctx.server, signal: ctx.signal, requestSize, trace }
     : { zone, server: ctx.server, requestSize, trace };
   let result: Result;
+  let panic: Error | undefined;
   try {
     result = await site.handler.serveDNS(qctx, writer, request);
   } catch (err) {
     if (ctx.recover === false) throw err;
-    result = { rcode: Rcode.SERVFAIL, error: err instanceof Error ? err : new Error(String(err)) };
+    panic = err instanceof Error ? err : new Error(String(err));
+    result = { rcode: Rcode.SERVFAIL, error: panic };
   }
-  const base = { site, requestSize, ...(trace.plugin === undefined ? {} : { plugin: trace.plugin }) };
+  return settle(
+    request,
+    zone,
+    site,
+    ctx,
+    { written, wire, result, panic, plugin: trace.plugin },
+    requestSize,
+  );
+}
+
+/** What a chain left behind for one request: the reply it wrote (and its bytes), or only its result. */
+export interface ChainOutput {
+  written: Message | undefined;
+  wire: Buffer | undefined;
+  result: Result;
+  panic: Error | undefined;
+  plugin: string | undefined;
+}
+
+/** The outcome of a request a site's chain served, from what the chain wrote and returned. */
+export function settle(
+  request: Message,
+  zone: string,
+  site: Site,
+  ctx: DispatchContext,
+  chain: ChainOutput,
+  requestSize: number,
+): Outcome {
+  const { written, wire, result, panic } = chain;
+  const base = {
+    site,
+    requestSize,
+    ...(chain.plugin === undefined ? {} : { plugin: chain.plugin }),
+    ...(panic ? { panic } : {}),
+  };
   if (written) return { ...finish(request, written, ctx, zone, result.error, wire), ...base };
   if (result.dropped && clientWrote(result.rcode))
     return { zone, request, rcode: result.rcode, ...base, duration: 0 };
@@ -122,7 +162,9 @@ async function serve(packet: Buffer, ctx: DispatchContext): Promise<Outcome> {
       result.error ?? new Error(`chain for ${zone} returned rcode ${result.rcode} without a reply`);
     return { ...finish(request, errorReply(request, Rcode.SERVFAIL), ctx, zone, error), ...base };
   }
-  return { ...finish(request, errorReply(request, result.rcode), ctx, zone, result.error), ...base };
+  // As CoreDNS's recovery reports it: under zone "dropped", since the panic skipped the metrics plugin.
+  const label = panic ? "dropped" : zone;
+  return { ...finish(request, errorReply(request, result.rcode), ctx, label, result.error), ...base };
 }
 
 /** Calls the observers of the site that answered; a packet no zone took goes to every observer. */

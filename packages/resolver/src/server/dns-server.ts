@@ -1,12 +1,15 @@
 import * as dgram from "node:dgram";
+import * as dns from "node:dns";
 import * as net from "node:net";
 import type { Peer } from "../plugin/handler.js";
 import type { ServerSettings } from "../plugin/server-settings.js";
 import type { Transport } from "../wire/edns.js";
+import { peekQuery } from "../wire/peek.js";
 import type { Outcome, Site } from "./dispatch.js";
 import { dispatch, notifyObservers } from "./dispatch.js";
 import { answerFast } from "./fast-path.js";
 import { FrameSplitter, frame } from "./frames.js";
+import { relayFast } from "./relay.js";
 import type { Timers } from "./timers.js";
 import { systemTimers } from "./timers.js";
 
@@ -23,9 +26,28 @@ export interface Network {
  */
 const UDP_RECEIVE_BUFFER = 4 * 1024 * 1024;
 
+/**
+ * dgram passes the address of every send through dns.lookup, which answers an IP address a tick later;
+ * a client's address is always one, so it is used at once (names still go to dns.lookup).
+ */
+export function addressLookup(
+  address: string,
+  family: number,
+  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
+  const literal = net.isIP(address);
+  if (literal !== 0) callback(null, address, literal);
+  else dns.lookup(address, family, callback);
+}
+
 const nodeNetwork: Network = {
   createUdpSocket: (family) =>
-    dgram.createSocket({ type: family, reuseAddr: false, recvBufferSize: UDP_RECEIVE_BUFFER }),
+    dgram.createSocket({
+      type: family,
+      reuseAddr: false,
+      recvBufferSize: UDP_RECEIVE_BUFFER,
+      lookup: addressLookup as NonNullable<dgram.SocketOptions["lookup"]>,
+    }),
   createTcpServer: () => net.createServer({ pauseOnConnect: false }),
 };
 
@@ -47,6 +69,8 @@ export interface DnsServerOptions {
   network?: Network;
   /** Called once per packet after its reply (if any) was sent. */
   onOutcome?: (outcome: Outcome, transport: Transport, remote: Peer) => void;
+  /** Where a chain's exception is logged; standard error when unset. */
+  log?: (line: string) => void;
 }
 
 interface Connection {
@@ -66,10 +90,12 @@ export class DnsServer {
   private readonly connections = new Set<Connection>();
   private readonly inflight = new Set<Promise<void>>();
   private stopping = false;
-  /** Fast-path replies handed to the socket and not yet sent. */
+  /** UDP replies handed to the socket and not yet sent. */
   private unsent = 0;
   private drained: (() => void) | undefined;
   private boundPort = 0;
+  private labelPort = -1;
+  private labelText = "";
   private readonly timers: Timers;
   private readonly network: Network;
   private sites: readonly Site[];
@@ -105,9 +131,14 @@ export class DnsServer {
 
   /** The label CoreDNS gives this server in metrics: `dns://:53`, or with the bind address. */
   get label(): string {
-    const host = this.options.address ?? "";
-    // As Go's net.JoinHostPort writes it: an IPv6 address in brackets.
-    return `dns://${host.includes(":") ? `[${host}]` : host}:${this.boundPort}`;
+    // Every packet needs it: built once per port.
+    if (this.labelPort !== this.boundPort) {
+      const host = this.options.address ?? "";
+      // As Go's net.JoinHostPort writes it: an IPv6 address in brackets.
+      this.labelText = `dns://${host.includes(":") ? `[${host}]` : host}:${this.boundPort}`;
+      this.labelPort = this.boundPort;
+    }
+    return this.labelText;
   }
 
   async start(): Promise<void> {
@@ -149,11 +180,13 @@ export class DnsServer {
     const grace = new Promise<void>((resolve) => {
       handle = this.timers.setTimeout(resolve, graceMs);
     });
-    const sent = new Promise<void>((resolve) => {
-      this.drained = resolve;
-      if (this.unsent === 0) resolve();
-    });
-    await Promise.race([Promise.all([Promise.allSettled([...this.inflight]), sent]), grace]);
+    // Replies are sent when their query settles, so the sends are counted once every query has.
+    const sent = () =>
+      new Promise<void>((resolve) => {
+        this.drained = resolve;
+        if (this.unsent === 0) resolve();
+      });
+    await Promise.race([Promise.allSettled([...this.inflight]).then(sent), grace]);
     this.timers.clearTimeout(handle);
     for (const conn of this.connections) {
       this.timers.clearTimeout(conn.timer);
@@ -165,9 +198,11 @@ export class DnsServer {
 
   private onUdp(udp: dgram.Socket, packet: Buffer, rinfo: dgram.RemoteInfo): void {
     if (this.stopping) return;
-    const fast = answerFast(packet, this.sites, this.label, "udp");
+    const server = this.label;
+    const q = peekQuery(packet);
+    const fast = q && answerFast(packet, this.sites, server, "udp", q);
     if (fast) {
-      this.sendFast(udp, fast, rinfo);
+      this.sendUdp(udp, fast, rinfo);
       return;
     }
     const remote: Peer = {
@@ -175,39 +210,36 @@ export class DnsServer {
       port: rinfo.port,
       family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
     };
-    this.track(
+    const recover = !this.settings.debug;
+    const relayed = q && relayFast(q, { sites: this.sites, server, remote, recover });
+    const work =
+      relayed ||
       dispatch(packet, {
         sites: this.sites,
-        server: this.label,
+        server,
         transport: "udp",
         remote,
-        recover: !this.settings.debug,
-      }).then(async (out) => {
-        const { reply } = out;
-        // Wait for the send so that stop() does not close the socket under a reply still queued.
-        if (reply)
-          await new Promise<void>((done) => udp.send(reply, rinfo.port, rinfo.address, () => done()));
-        this.options.onOutcome?.(out, "udp", remote);
-        notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
-      }),
-    );
+        recover,
+        anyClass: this.settings.anyClass === true,
+      });
+    this.track(work.then((out) => this.sendUdp(udp, out, rinfo, remote)));
   }
 
-  /** Sends a reply built from bytes; stop() waits for these sends like it waits for dispatches. */
-  private sendFast(udp: dgram.Socket, out: Outcome, rinfo: dgram.RemoteInfo): void {
-    if (!out.reply) return;
-    this.unsent++;
-    udp.send(out.reply, rinfo.port, rinfo.address, this.onFastSent);
-    const remote: Peer = {
+  /** Sends a UDP reply and reports it; stop() waits for these sends as it waits for dispatches. */
+  private sendUdp(udp: dgram.Socket, out: Outcome, rinfo: dgram.RemoteInfo, peer?: Peer): void {
+    if (out.reply) {
+      this.unsent++;
+      udp.send(out.reply, rinfo.port, rinfo.address, this.onSent);
+    }
+    const remote: Peer = peer ?? {
       address: rinfo.address,
       port: rinfo.port,
       family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
     };
-    this.options.onOutcome?.(out, "udp", remote);
-    notifyObservers(out, this.sites, { server: this.label, transport: "udp", remote });
+    this.report(out, "udp", remote);
   }
 
-  private readonly onFastSent = (): void => {
+  private readonly onSent = (): void => {
     this.unsent--;
     if (this.unsent === 0) this.drained?.();
   };
@@ -253,10 +285,10 @@ export class DnsServer {
             transport: "tcp",
             remote,
             recover,
+            anyClass: this.settings.anyClass === true,
           });
           if (out.reply && !socket.destroyed) this.writeReply(socket, frame(out.reply), writeMs);
-          this.options.onOutcome?.(out, "tcp", remote);
-          notifyObservers(out, this.sites, { server: this.label, transport: "tcp", remote });
+          this.report(out, "tcp", remote);
           conn.pending--;
           const spent = maxQueries >= 0 && taken >= maxQueries;
           if ((this.stopping || spent) && conn.pending === 0) socket.end();
@@ -280,6 +312,18 @@ export class DnsServer {
     }
     const timer = this.timers.setTimeout(() => socket.destroy(), writeMs);
     socket.write(bytes, () => this.timers.clearTimeout(timer));
+  }
+
+  /** After a reply went out: the embedder's hook, the observers, and the log line for a recovered exception. */
+  private report(out: Outcome, transport: Transport, remote: Peer): void {
+    if (out.panic) {
+      // CoreDNS's recover() in ServeDNS: the server's name quoted, the panic's value, its stack on request.
+      const stack = this.settings.stacktrace ? `\n${out.panic.stack ?? ""}` : "";
+      const line = `[ERROR] Recovered from panic in server: ${JSON.stringify(this.label)} ${out.panic.message}${stack}`;
+      (this.options.log ?? ((text: string) => console.error(text)))(line);
+    }
+    this.options.onOutcome?.(out, transport, remote);
+    notifyObservers(out, this.sites, { server: this.label, transport, remote });
   }
 
   private track(work: Promise<void>): void {

@@ -1,25 +1,13 @@
 import { matchZone } from "../plugin/zones.js";
 import type { Transport } from "../wire/edns.js";
 import { MAX_TCP_SIZE, MIN_UDP_SIZE } from "../wire/edns.js";
-import { peekQuery, REPLY_OPT_SIZE, writeReplyOpt } from "../wire/peek.js";
+import { type PeekedQuery, peekQuery, REPLY_OPT_SIZE, writeReplyOpt } from "../wire/peek.js";
 import type { Outcome, Site } from "./dispatch.js";
 
 const zonesOf = new WeakMap<readonly Site[], string[]>();
 
-/**
- * Answers a packet without decoding it when the chain can (a cache hit), or returns undefined and the
- * packet goes through `dispatch`. The outcome is what `dispatch` would report for it, minus the decoded
- * request and response, which nobody built.
- */
-export function answerFast(
-  packet: Buffer,
-  sites: readonly Site[],
-  server: string,
-  transport: Transport,
-): Outcome | undefined {
-  const started = performance.now();
-  const q = peekQuery(packet);
-  if (!q) return undefined;
+/** The site whose zone a peeked query is in, as dispatch chooses it, or undefined. */
+export function siteOf(q: PeekedQuery, sites: readonly Site[]): { zone: string; site: Site } | undefined {
   let zones = zonesOf.get(sites);
   if (!zones) {
     zones = sites.map((s) => s.zone);
@@ -28,16 +16,47 @@ export function answerFast(
   const zone = matchZone(q.name, zones);
   if (zone === undefined) return undefined;
   const site = sites[zones.indexOf(zone)];
-  if (!site?.handler.answerFromWire) return undefined;
+  return site ? { zone, site } : undefined;
+}
+
+/** The room a reply to `q` has: the OPT record the server appends, and the client's size limit. */
+export function replyRoom(q: PeekedQuery, transport: Transport): { reserve: number; limit: number } {
   const reserve = q.udpSize === undefined ? 0 : REPLY_OPT_SIZE;
   const limit = transport === "tcp" ? MAX_TCP_SIZE : Math.max(q.udpSize ?? MIN_UDP_SIZE, MIN_UDP_SIZE);
+  return { reserve, limit };
+}
+
+/** `reply` with the server's OPT record written into its last `REPLY_OPT_SIZE` bytes and counted. */
+export function finishWithOpt(reply: Buffer, q: PeekedQuery): Buffer {
+  writeReplyOpt(reply, reply.length - REPLY_OPT_SIZE, q);
+  reply.writeUInt16BE(reply.readUInt16BE(10) + 1, 10);
+  return reply;
+}
+
+/**
+ * Answers a packet without decoding it when the chain can (a cache hit), or returns undefined and the
+ * packet goes through `dispatch`. The outcome is what `dispatch` would report for it, minus the decoded
+ * request and response, which nobody built. `peeked` is the packet's peekQuery, when the caller has it.
+ */
+export function answerFast(
+  packet: Buffer,
+  sites: readonly Site[],
+  server: string,
+  transport: Transport,
+  peeked?: PeekedQuery,
+): Outcome | undefined {
+  const started = performance.now();
+  const q = peeked ?? peekQuery(packet);
+  if (!q) return undefined;
+  const found = siteOf(q, sites);
+  const answer = found?.site.handler.answerFromWire;
+  if (!found || !answer) return undefined;
+  const { zone, site } = found;
+  const { reserve, limit } = replyRoom(q, transport);
   const trace: { plugin?: string } = {};
-  const reply = site.handler.answerFromWire(q, { zone, server, reserve, limit, trace });
+  const reply = answer.call(site.handler, q, { zone, server, reserve, limit, trace });
   if (!reply) return undefined;
-  if (reserve > 0) {
-    writeReplyOpt(reply, reply.length - reserve, q);
-    reply.writeUInt16BE(reply.readUInt16BE(10) + 1, 10);
-  }
+  if (reserve > 0) finishWithOpt(reply, q);
   const out: Outcome = {
     reply,
     zone,

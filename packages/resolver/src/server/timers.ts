@@ -1,11 +1,7 @@
-/** Timer functions, injectable so tests can drive timeouts without waiting. */
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+import { type Clock, realClock } from "@switchyard/kube";
 
-// Looked up at call time, not captured at load, so a test that swaps the globals is still honoured.
-export const systemTimers: Timers = {
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
-};
+/** The part of @switchyard/kube's Clock the server and the plugins use: timers, injectable so tests drive them. */
+export type Timers = Pick<Clock, "setTimeout" | "clearTimeout">;
+
+/** @switchyard/kube's real clock (its timers keep the process alive, as a server's should). */
+export const systemTimers: Timers = realClock;

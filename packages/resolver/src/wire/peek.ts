@@ -22,6 +22,8 @@ export interface PeekedQuery {
 }
 
 const HEADER = 12;
+/** A name of at most 255 wire bytes spells in at most 254 characters. */
+const SPELLING = Buffer.alloc(256);
 const OPT_SIZE = 11;
 
 /** Bytes a label may hold here: printable ASCII apart from those presentation format escapes. */
@@ -38,8 +40,9 @@ export function peekQuery(packet: Buffer): PeekedQuery | undefined {
   if (packet.readUInt16BE(4) !== 1 || packet.readUInt32BE(6) !== 0) return undefined;
   const arcount = packet.readUInt16BE(10);
   if (arcount > 1) return undefined;
-  let name = "";
+  // The name is spelled into a scratch buffer and read out as one string.
   let pos = HEADER;
+  let spelled = 0;
   for (;;) {
     const len = packet[pos] as number;
     if (len === 0) break;
@@ -48,14 +51,14 @@ export function peekQuery(packet: Buffer): PeekedQuery | undefined {
       let b = packet[i] as number;
       if (PLAIN[b] === 0) return undefined;
       if (b >= 0x41 && b <= 0x5a) b += 0x20;
-      name += String.fromCharCode(b);
+      SPELLING[spelled++] = b;
     }
-    name += ".";
+    SPELLING[spelled++] = 0x2e;
     pos += 1 + len;
     if (pos - HEADER > 254) return undefined;
   }
   const nameEnd = pos + 1;
-  if (nameEnd === HEADER + 1) name = ".";
+  const name = spelled === 0 ? "." : SPELLING.toString("latin1", 0, spelled);
   if (nameEnd + 4 > length) return undefined;
   const qtype = packet.readUInt16BE(nameEnd);
   const qclass = packet.readUInt16BE(nameEnd + 2);

@@ -289,11 +289,14 @@ describe("cache setup", () => {
     assert.deepEqual(p.zones, ["example.org."]);
   });
 
-  test("errors name the Corefile line", () => {
-    assert.throws(() => parseCache(corefileStanza("cache 0"), ["."]), /Corefile:1 - .*zero or negative/);
+  test("errors: upstream's plain errors without a position, the parser's with the Corefile line", () => {
+    assert.throws(
+      () => parseCache(corefileStanza("cache 0"), ["."]),
+      /^PluginError: plugin\/cache: cache TTL can not be zero or negative: 0$/,
+    );
     assert.throws(
       () => parseCache(corefileStanza("cache {\n prefetch 1 1m 5%\n}"), ["."]),
-      /Corefile:2 - .*range \[10, 90\]/,
+      /^PluginError: plugin\/cache: percentage should fall in range \[10, 90\]: 5$/,
     );
     assert.throws(() => parseCache(corefileStanza("cache {\n servfail 10m\n}"), ["."]), /over 5 minutes/);
     assert.throws(() => parseCache(corefileStanza("cache {\n bogus\n}"), ["."]), /unknown property 'bogus'/);

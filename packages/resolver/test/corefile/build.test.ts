@@ -73,7 +73,7 @@ describe("buildConfig", () => {
     );
     assert.throws(
       () => build(".:53 {\n  log\n  log\n}\n"),
-      /plugin\/log: Corefile:3 - Error during parsing: this plugin can only be used once per Server Block/,
+      /^CorefileError: plugin\/log: this plugin can only be used once per Server Block$/,
     );
     assert.throws(() => build(".:53 {\n  log\n}\n.:53 {\n  log\n}\n"), /Corefile:4 - .*zone defined twice/);
   });

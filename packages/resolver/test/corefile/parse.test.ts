@@ -105,10 +105,29 @@ cluster.local,in-addr.arpa {
     );
   });
 
+  test("a block keeps the line of its closing brace, so an empty {} still shows", () => {
+    const [block] = parseCorefile(".:53 {\n  any {\n  }\n  whoami { }\n  log\n  cache {}\n}\n", { env: {} });
+    const [any, whoami, log, cache] = block?.stanzas ?? [];
+    assert.deepEqual([any?.block, any?.blockEnd], [[], 3]);
+    assert.deepEqual([whoami?.args, whoami?.blockEnd], [[], 4]);
+    assert.equal(log?.blockEnd, undefined);
+    // `{}` in one word is no brace to caddy either: an argument.
+    assert.deepEqual([cache?.args, cache?.blockEnd], [["{}"], undefined]);
+  });
+
   test("errors name the file and line", () => {
     assert.equal(
       parseError(".:53 {\n  errors\n  kubernetes {\n    ttl 30\n"),
-      "Corefile:4 - Error during parsing: unexpected end of file: missing '}'",
+      "Corefile:4 - Error during parsing: Unexpected EOF",
+    );
+    // As caddy counts braces: a server block whose last token is a `}` is closed, else a `}` was expected.
+    assert.equal(
+      parseError(".:53 {\n  errors\n"),
+      "Corefile:2 - Syntax error: Unexpected token 'errors', expecting '}'",
+    );
+    assert.equal(
+      parseCorefile(".:53 {\n  hosts {\n    192.0.2.1 a.test\n  whoami\n}\n", { env: {} })[0]?.stanzas.length,
+      1,
     );
     assert.equal(parseError(".:53 {\n  errors\n}\n}\n"), "Corefile:4 - Error during parsing: unexpected '}'");
     assert.equal(

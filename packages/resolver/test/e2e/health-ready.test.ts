@@ -59,7 +59,7 @@ describe("health and ready", () => {
       Resolver.fromCorefile(text, { env: {}, deps: { cluster: fixtureCluster() } });
     assert.throws(
       () => build(".:53 {\n  health {\n    lameduck soon\n  }\n}\n"),
-      /plugin\/health: Corefile:3 - .*invalid lameduck duration 'soon'/,
+      /plugin\/health: unable to parse lameduck duration value: 'soon' : time: invalid duration "soon"$/,
     );
     assert.throws(
       () => build(".:53 {\n  ready nowhere\n}\n"),

@@ -239,6 +239,25 @@ describe("kubernetes plugin on a real kube-apiserver", { skip: controlPlaneSkip,
     );
   });
 
+  test("client metrics: lists timed and counted, watches counted, by the API server's host", async () => {
+    const text = await metrics.text();
+    const host = client.server.host;
+    const count = (pattern: string) => Number(new RegExp(`^${pattern} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+    const labels = `code="200",method="GET",host="${host}"`;
+    // Services, EndpointSlices and Namespaces: at least one list and one watch each.
+    assert.ok(count(`coredns_kubernetes_rest_client_requests_total\\{${labels}\\}`) >= 6, text);
+    const timed = count(
+      `coredns_kubernetes_rest_client_request_duration_seconds_count\\{verb="GET",host="${host}"\\}`,
+    );
+    assert.ok(timed >= 3, text);
+    assert.equal(
+      count(
+        `coredns_kubernetes_rest_client_rate_limiter_duration_seconds_count\\{verb="GET",host="${host}"\\}`,
+      ),
+      timed,
+    );
+  });
+
   test("endpoint URL with tls client certificates reaches the same API server", async () => {
     const pki = join(cp.stateDir, "pki");
     const other = Resolver.fromCorefile(

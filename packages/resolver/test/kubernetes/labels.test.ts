@@ -65,7 +65,7 @@ describe("kubernetes labels / namespace_labels options", () => {
     assert.throws(() => parse("labels"), /Wrong argument count/);
     assert.throws(
       () => parse("labels a!=b"),
-      /unable to parse label selector value: 'a!=b': couldn't parse the selector string "a!=b"/,
+      /^PluginError: plugin\/kubernetes: unable to parse label selector value: 'a!=b': "!=" is not a valid label selector operator$/,
     );
     assert.throws(
       () => parse("namespace_labels a in"),

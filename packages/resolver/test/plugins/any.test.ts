@@ -60,6 +60,16 @@ describe("any", () => {
         "any {\n  foo\n }",
         /plugin\/any: \S+:\d+ - Error during parsing: Unexpected token '\{', expecting argument$/,
       ],
+      // An empty block is still a block: caddy hands the braces to the setup as tokens.
+      [
+        "any {\n }",
+        /plugin\/any: Corefile:2 - Error during parsing: Unexpected token '\{', expecting argument$/,
+      ],
+      [
+        "any { }",
+        /plugin\/any: Corefile:2 - Error during parsing: Unexpected token '\{', expecting argument$/,
+      ],
+      ["any {}", /plugin\/any: Corefile:2 - .*after '\{\}'$/],
     ];
     for (const [body, message] of cases)
       assert.throws(() => Resolver.fromCorefile(`.:0 {\n ${body}\n}\n`, { file: "Corefile" }), message);

@@ -64,6 +64,10 @@ describe("header", () => {
         "plugin/header: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'header'",
       ],
       [
+        "header {\n }",
+        "plugin/header: Corefile:3 - Error during parsing: Wrong argument count or unexpected line ending after '}'",
+      ],
+      [
         "header {\n  foo\n }",
         "plugin/header: Corefile:3 - Error during parsing: setting up rule: invalid selector=foo should be query or response",
       ],

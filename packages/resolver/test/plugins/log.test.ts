@@ -36,7 +36,7 @@ describe("log: parsing", () => {
   test("errors name the line", () => {
     assert.throws(
       () => rules("log {\n class sometimes\n}"),
-      /plugin\/log: Corefile:3 - .*invalid Class: sometimes/,
+      /^PluginError: plugin\/log: invalid Class: sometimes$/,
     );
     assert.throws(
       () => rules("log {\n colour red\n}"),

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
+import { parseCorefile } from "../../src/corefile/parse.js";
+import { parseReload } from "../../src/plugins/reload/reload.js";
 import { Resolver } from "../../src/resolver.js";
 import { dig } from "../helpers/clients.js";
 import { fixtureCluster } from "../kubernetes/fixture.js";
@@ -71,4 +73,28 @@ test("reload: a changed Corefile is applied under load without a lost query; a b
     ttls.indexOf("30") < ttls.indexOf("7") && ttls.filter((t) => t === "7").length > 5,
     ttls.join(","),
   );
+});
+
+test("reload's arguments as CoreDNS reads them: defaults, jitter cut to half, upstream's errors", () => {
+  const parse = (line: string) => {
+    const stanza = parseCorefile(`. {\n    ${line}\n}\n`, { env: {} })[0]?.stanzas[0];
+    assert.ok(stanza);
+    return parseReload(stanza);
+  };
+  assert.deepEqual(parse("reload"), { intervalMs: 30_000, jitterMs: 15_000 });
+  assert.deepEqual(parse("reload 10s"), { intervalMs: 10_000, jitterMs: 5_000 });
+  assert.deepEqual(parse("reload 1m"), { intervalMs: 60_000, jitterMs: 15_000 });
+  assert.deepEqual(parse("reload 5s 0"), { intervalMs: 5_000, jitterMs: 0 });
+  assert.deepEqual(parse("reload 5s {\n        ignored\n    }"), { intervalMs: 5_000, jitterMs: 2_500 });
+  const refused: [string, string][] = [
+    ["reload 1s", "plugin/reload: interval value must be greater or equal to 2s"],
+    ["reload 5s 500ms", "plugin/reload: jitter value must be 0 or greater or equal to 1s"],
+    ["reload soon", 'plugin/reload: time: invalid duration "soon"'],
+    ["reload 5", 'plugin/reload: time: missing unit in duration "5"'],
+    [
+      "reload 5s 1s 1s",
+      "plugin/reload: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '1s'",
+    ],
+  ];
+  for (const [line, message] of refused) assert.throws(() => parse(line), { message }, line);
 });

@@ -116,3 +116,87 @@ describe("template: if, else and the logic builtins", () => {
     );
   });
 });
+
+describe("template: range, with and variables", () => {
+  // Go's outputs for these templates over the data above (go1.26 text/template).
+  const outputs: [string, string][] = [
+    ["{{ range .Match }}[{{ . }}]{{ end }}", "[ip-10-1.example.][10][1]"],
+    ["{{ range $i, $e := .Match }}{{ $i }}={{ $e }};{{ end }}", "0=ip-10-1.example.;1=10;2=1;"],
+    ["{{ range $k, $v := .Group }}{{ $k }}:{{ $v }} {{ end }}", "0:ip-10-1.example. 1:10 2:1 a:10 "],
+    ["{{ range .Group }}{{ . }},{{ end }}", "ip-10-1.example.,10,1,10,"],
+    ["{{ range $i := 3 }}{{ $i }}{{ end }}", "012"],
+    ["{{ range (parseInt (index .Match 2) 10 8) }}{{ . }}{{ end }}", "0"],
+    ["{{ range .Group.zz }}x{{ else }}empty{{ end }}", "empty"],
+    ["{{ range 0 }}x{{ else }}none{{ end }}", "none"],
+    ["{{ with .Group.a }}a={{ . }}{{ else }}none{{ end }}", "a=10"],
+    ["{{ with .Group.zz }}z{{ else with index .Match 2 }}b={{ . }}{{ end }}", "b=1"],
+    ["{{ with .Group.zz }}z{{ else }}{{ .Name }}{{ end }}", "ip-10-1.example."],
+    ["{{ $x := index .Match 1 }}{{ $x }}-{{ $x }}", "10-10"],
+    ["{{ $n := 0 }}{{ range .Match }}{{ $n = . }}{{ end }}{{ $n }}", "1"],
+    ['{{ range .Match }}{{ if eq . "10" }}{{ break }}{{ end }}{{ . }} {{ end }}', "ip-10-1.example. "],
+    ['{{ range .Match }}{{ if eq . "10" }}{{ continue }}{{ end }}{{ . }} {{ end }}', "ip-10-1.example. 1 "],
+    ["{{ $.Name }} {{ with .Group.a }}{{ $.Zone }}{{ . }}{{ end }}", "ip-10-1.example. example.10"],
+    ["{{ with $x := .Group.a }}{{ $x }}{{ . }}{{ end }}", "1010"],
+    ["{{ if $x := .Group.a }}{{ $x }}{{ end }}", "10"],
+    ['{{ range $e := .Match }}{{ $e := "s" }}{{ $e }}{{ end }}', "sss"],
+    ["{{ $x := 1 }}{{ $x := 2 }}{{ $x }}", "2"],
+    ["{{ range .Match }}{{ len . }}{{ end }}", "1621"],
+    ["{{ with .Question }}{{ .Qtype }}{{ end }}", "1"],
+    ["{{ range $i, $e := .Group }}{{ $i }}{{ end }}", "012a"],
+  ];
+  for (const [text, out] of outputs) test(text, () => assert.equal(run(text), out));
+
+  const failures: [string, string][] = [
+    [
+      "{{ range $i, $e := 3 }}{{ end }}",
+      'template: answer:1:19: executing "answer" at <3>: can\'t use 3 to iterate over more than one variable',
+    ],
+    [
+      "{{ range .Name }}{{ end }}",
+      'template: answer:1:9: executing "answer" at <.Name>: range can\'t iterate over ip-10-1.example.',
+    ],
+    [
+      "{{ range .Match }}{{ .Name }}{{ end }}",
+      'template: answer:1:21: executing "answer" at <.Name>: can\'t evaluate field Name in type string',
+    ],
+    [
+      "{{ $x := 5 }}{{ $x.Foo }}",
+      'template: answer:1:18: executing "answer" at <$x.Foo>: can\'t evaluate field Foo in type int',
+    ],
+    ["{{ $x = 3 }}", 'template: answer:1:8: executing "answer" at <3>: undefined variable: $x'],
+  ];
+  for (const [text, message] of failures) test(text, () => assert.throws(() => run(text), { message }));
+
+  const parseErrors: [string, string][] = [
+    ["{{ range .Match }}{{ $y := . }}{{ end }}{{ $y }}", 'undefined variable "$y"'],
+    ["{{ $x }}", 'undefined variable "$x"'],
+    ["{{ break }}", "{{break}} outside {{range}}"],
+    ["{{ range $i, $e, $f := .Match }}{{ end }}", "too many declarations in range"],
+    ["{{ $a, $b := 1 }}", "too many declarations in command"],
+    ["{{ with }}{{ end }}", "missing value for with"],
+    ["{{ range .Match }}", "unexpected EOF"],
+    ["{{ range .Match }}{{ else if 1 }}{{ end }}", "unexpected <if> in input"],
+    ["{{ range $i, $e := .Match }}{{ break 1 }}{{ end }}", 'unexpected "1" in {{break}}'],
+  ];
+  for (const [text, message] of parseErrors)
+    test(text, () =>
+      assert.throws(() => parseTemplate("answer", text), { message: `template: answer:1: ${message}` }),
+    );
+
+  test("the tree written back as Go's String() does (the template metric label)", () => {
+    assert.equal(
+      parseTemplate(
+        "answer",
+        "{{ range $i, $e := .Match }}{{ if $i }}{{ continue }}{{ end }}{{ $e }}{{ else }}x{{ end }}",
+      ).text,
+      "{{range $i, $e := .Match}}{{if $i}}{{continue}}{{end}}{{$e}}{{else}}x{{end}}",
+    );
+    assert.equal(
+      parseTemplate(
+        "answer",
+        "{{ with $x := .Group.a }}{{ $x }}{{ else with $.Name }}{{ . }}{{ end }}{{ $n := 1 }}{{ $n = 2 }}",
+      ).text,
+      "{{with $x := .Group.a}}{{$x}}{{else}}{{with $.Name}}{{.}}{{end}}{{end}}{{$n := 1}}{{$n = 2}}",
+    );
+  });
+});

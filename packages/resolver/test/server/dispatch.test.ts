@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { parseCorefile } from "../../src/corefile/parse.js";
+import { buildConfig } from "../../src/plugin/build.js";
 import type { Handler } from "../../src/plugin/handler.js";
+import { defaultRegistry } from "../../src/registry.js";
 import type { DispatchContext } from "../../src/server/dispatch.js";
 import { dispatch } from "../../src/server/dispatch.js";
 import { decodeMessage } from "../../src/wire/decode.js";
@@ -85,12 +88,16 @@ describe("dispatch", () => {
     assert.equal(r?.id, 16);
   });
 
-  test("class CH is REFUSED", async () => {
-    const q = newQuery("version.bind.", 16, 17);
-    q.question[0] = { name: "version.bind.", type: 16, class: 3 };
+  test("class CH is REFUSED, unless the server is open to every class (a block with forward)", async () => {
+    const q = newQuery("www.example.org.", 1, 17);
+    q.question[0] = { name: "www.example.org.", type: 1, class: 3 };
     const r = await ask(encodeMessage(q));
     assert.equal(r?.rcode, 5);
     assert.equal(r?.question[0]?.class, 3);
+    example.seen.length = 0;
+    const open = await dispatch(encodeMessage(q), { ...ctx(), anyClass: true });
+    assert.equal(example.seen[0]?.question[0]?.class, 3, "the chain got the CH question");
+    assert.ok(open.reply);
   });
 
   test("EDNS version 1 gets BADVERS", async () => {
@@ -163,5 +170,21 @@ describe("dispatch", () => {
     const d = decodeMessage(out.reply ?? Buffer.alloc(0));
     assert.equal(d.kind === "message" && d.message.rcode, 2);
     assert.match(out.error?.message ?? "", /bad IPv4 address/);
+  });
+});
+
+describe("classes other than IN", () => {
+  test("a server with forward in any of its blocks is open to them, as CoreDNS's EnableChaos list makes it", () => {
+    const settings = (corefile: string) =>
+      buildConfig(parseCorefile(corefile, { env: {} }), {
+        registry: defaultRegistry(),
+        deps: {},
+      }).servers.map((s) => s.settings.anyClass === true);
+    assert.deepEqual(
+      settings(
+        "a.test:1053 {\n  whoami\n}\nb.test:1053 {\n  forward . 127.0.0.1:9\n}\nc.test:1054 {\n  whoami\n}\n",
+      ),
+      [true, false],
+    );
   });
 });

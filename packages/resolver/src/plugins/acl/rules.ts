@@ -40,7 +40,7 @@ function parsePolicy(line: Stanza): AclPolicy {
   if (!ACTIONS.has(action))
     throw fail(`unexpected token ${quote(line.name)}; expect 'allow', 'block', 'filter' or 'drop'`);
   // caddy would read a brace on this line as one more token; none of the sections takes it.
-  const tokens = line.block.length > 0 ? [...line.args, "{"] : [...line.args];
+  const tokens = line.blockEnd !== undefined ? [...line.args, "{"] : [...line.args];
   let types: Set<number> | undefined;
   let nets: Cidr[] | undefined;
   let allTypes = false;

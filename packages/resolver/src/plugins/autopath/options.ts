@@ -27,7 +27,7 @@ export function parseAutoPath(stanzas: readonly Stanza[], blockZones: readonly s
   for (const stanza of stanzas) {
     const resolvConf = stanza.args.at(-1);
     // Upstream reads a block's `{` as the next stanza, which has no arguments.
-    if (resolvConf === undefined || stanza.block.length > 0)
+    if (resolvConf === undefined || stanza.blockEnd !== undefined)
       throw new PluginError(PLUGIN, "no resolv-conf specified");
     if (resolvConf.startsWith("@")) {
       opts.source = resolvConf.slice(1);

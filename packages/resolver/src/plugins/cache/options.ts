@@ -1,4 +1,5 @@
 import type { Stanza } from "../../corefile/parse.js";
+import { PluginError } from "../../plugin/handler.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
 import { parseDuration } from "../kubernetes/setup.js";
@@ -52,10 +53,12 @@ export function parseCache(stanza: Stanza, blockZones: readonly string[]): Cache
     keepTtl: false,
   };
   const fail = (at: Stanza, message: string) => stanzaError(at, PLUGIN, message);
+  // Upstream returns these as plain errors, without a position.
+  const plain = (message: string) => new PluginError(PLUGIN, message);
   let args = stanza.args;
   if (args[0] !== undefined && /^-?\d+$/.test(args[0])) {
     const ttl = Number(args[0]);
-    if (ttl <= 0) throw fail(stanza, `cache TTL can not be zero or negative: ${ttl}`);
+    if (ttl <= 0) throw plain(`cache TTL can not be zero or negative: ${ttl}`);
     opts.successMaxTtl = ttl;
     opts.denialMaxTtl = ttl;
     args = args.slice(1);
@@ -79,8 +82,8 @@ export function parseCache(stanza: Stanza, blockZones: readonly string[]): Cache
         const cap = int(line, a[0]);
         const max = a[1] === undefined ? undefined : int(line, a[1]);
         const min = a[2] === undefined ? undefined : int(line, a[2]);
-        if (max !== undefined && max <= 0) throw fail(line, `cache TTL can not be zero or negative: ${max}`);
-        if (min !== undefined && min < 0) throw fail(line, `cache min TTL can not be negative: ${min}`);
+        if (max !== undefined && max <= 0) throw plain(`cache TTL can not be zero or negative: ${max}`);
+        if (min !== undefined && min < 0) throw plain(`cache min TTL can not be negative: ${min}`);
         if (line.name === "success") {
           opts.successCap = cap;
           opts.successMaxTtl = max ?? opts.successMaxTtl;
@@ -95,13 +98,13 @@ export function parseCache(stanza: Stanza, blockZones: readonly string[]): Cache
       case "prefetch": {
         if (a.length === 0 || a.length > 3) throw argError(line, PLUGIN);
         opts.prefetch = int(line, a[0]);
-        if (opts.prefetch < 0) throw fail(line, `prefetch amount should be positive: ${opts.prefetch}`);
+        if (opts.prefetch < 0) throw plain(`prefetch amount should be positive: ${opts.prefetch}`);
         if (a[1] !== undefined) opts.prefetchWindowMs = duration(line, a[1]);
         if (a[2] !== undefined) {
           const m = /^(\d+)%$/.exec(a[2]);
           if (!m) throw fail(line, `prefetch percentage must end in '%': ${a[2]}`);
           const pct = Number(m[1]);
-          if (pct < 10 || pct > 90) throw fail(line, `percentage should fall in range [10, 90]: ${pct}`);
+          if (pct < 10 || pct > 90) throw plain(`percentage should fall in range [10, 90]: ${pct}`);
           opts.prefetchPercent = pct;
         }
         break;
@@ -111,7 +114,7 @@ export function parseCache(stanza: Stanza, blockZones: readonly string[]): Cache
         opts.staleUpToMs = a[0] === undefined ? 3_600_000 : duration(line, a[0]);
         const mode = a[1]?.toLowerCase();
         if (mode !== undefined && mode !== "immediate" && mode !== "verify")
-          throw fail(line, `invalid value for serve_stale refresh mode: ${a[1]}`);
+          throw plain(`invalid value for serve_stale refresh mode: ${a[1]}`);
         opts.verifyStale = mode === "verify";
         // verify takes a timeout before the response TTL; immediate takes the TTL directly.
         const ttlArg = opts.verifyStale ? a[3] : a[2];

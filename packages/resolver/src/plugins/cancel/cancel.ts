@@ -1,3 +1,4 @@
+import { caddyLines } from "../../plugin/caddy-lines.js";
 import { parseGoDuration } from "../../plugin/go-duration.js";
 import type {
   Handler,
@@ -50,17 +51,19 @@ export class CancelHandler implements Handler {
   }
 }
 
-/** `cancel [TIMEOUT]`: a Go duration above zero, 5001ms by default; with several stanzas the last one counts. */
+/**
+ * `cancel [TIMEOUT]`: a Go duration above zero, 5001ms by default. Upstream's setup loops `c.Next()` over every
+ * token, so each line of a block after it (and its braces) is read as one more `cancel` line: the last one counts,
+ * and for a block that is the `}`, which leaves the default.
+ */
 export function parseCancel(ctx: Parameters<Setup>[0]): number {
   let timeoutMs = DEFAULT_TIMEOUT_MS;
-  for (const stanza of ctx.stanzas) {
-    if (stanza.block.length > 0)
-      throw stanzaError(stanza, "cancel", "Unexpected token '{', expecting argument");
-    if (stanza.args.length > 1) {
-      const last = stanza.args[stanza.args.length - 1];
-      throw stanzaError(stanza, "cancel", `Wrong argument count or unexpected line ending after '${last}'`);
+  for (const line of ctx.stanzas.flatMap(caddyLines)) {
+    if (line.args.length > 1) {
+      const last = line.args[line.args.length - 1];
+      throw stanzaError(line, "cancel", `Wrong argument count or unexpected line ending after '${last}'`);
     }
-    const text = stanza.args[0];
+    const text = line.args[0];
     if (text === undefined) {
       timeoutMs = DEFAULT_TIMEOUT_MS;
       continue;

@@ -1,66 +1,32 @@
-import type { Metrics } from "../../metrics/metrics.js";
-import { TIME_BUCKETS } from "../../metrics/metrics.js";
-import type { CounterFamily, HistogramFamily } from "../../metrics/series.js";
-import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
+import type {
+  Handler,
+  QueryContext,
+  ResponseWriter,
+  Result,
+  WireAnswerContext,
+  WireRelay,
+} from "../../plugin/handler.js";
 import { nextOrFailure, PluginError } from "../../plugin/handler.js";
 import { matchZone } from "../../plugin/zones.js";
 import type { Timers } from "../../server/timers.js";
-import { rcodeName } from "../../wire/constants.js";
 import { decodeMessage } from "../../wire/decode.js";
+import type { Transport } from "../../wire/edns.js";
 import { encodeMessage } from "../../wire/encode.js";
 import type { Message } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
+import type { PeekedQuery } from "../../wire/peek.js";
+import { sameQuestion, scanMessage } from "../../wire/scan.js";
 import { matchesQuestion } from "../cache/classify.js";
 import { exchange } from "./exchange.js";
+import { type ForwardMetrics, UpstreamSeries } from "./metrics.js";
 import type { ForwardOptions } from "./options.js";
 import type { Upstream } from "./upstream.js";
+
+export { type ForwardMetrics, forwardMetrics } from "./metrics.js";
 
 /** CoreDNS gives up on a query after 5 s, and waits 2 s for each upstream reply. */
 const OVERALL_TIMEOUT_MS = 5000;
 const READ_TIMEOUT_MS = 2000;
-
-export interface ForwardMetrics {
-  duration: HistogramFamily;
-  connCacheHits: CounterFamily;
-  connCacheMisses: CounterFamily;
-  healthcheckFailures: CounterFamily;
-  healthcheckBroken: CounterFamily;
-  maxConcurrentRejects: CounterFamily;
-}
-
-export function forwardMetrics(m: Metrics): ForwardMetrics {
-  return {
-    duration: m.histogram(
-      "coredns_proxy_request_duration_seconds",
-      "Histogram of the time each request took.",
-      ["proxy_name", "to", "rcode"],
-      TIME_BUCKETS,
-    ),
-    connCacheHits: m.counter(
-      "coredns_proxy_conn_cache_hits_total",
-      "Counter of connection cache hits per upstream and protocol.",
-      ["proxy_name", "to", "proto"],
-    ),
-    connCacheMisses: m.counter(
-      "coredns_proxy_conn_cache_misses_total",
-      "Counter of connection cache misses per upstream and protocol.",
-      ["proxy_name", "to", "proto"],
-    ),
-    healthcheckFailures: m.counter(
-      "coredns_proxy_healthcheck_failures_total",
-      "Counter of the number of failed healthchecks.",
-      ["proxy_name", "to"],
-    ),
-    healthcheckBroken: m.counter(
-      "coredns_forward_healthcheck_broken_total",
-      "Counter of the number of complete failures of the healthchecks.",
-    ),
-    maxConcurrentRejects: m.counter(
-      "coredns_forward_max_concurrent_rejects_total",
-      "Counter of the number of queries rejected because the concurrent queries were at maximum.",
-    ),
-  };
-}
 
 export interface ForwardRuntime {
   timers: Timers;
@@ -71,6 +37,62 @@ export interface ForwardRuntime {
   randomIndex: (n: number) => number;
 }
 
+/** What the exchange loop reads of a reply, decoded or scanned. */
+type Readable = { rcode: number; tc: boolean };
+
+/** A relay's result when it wrote a reply (shared: results are only read). */
+const WROTE: Result = Object.freeze({ rcode: 0 });
+
+/**
+ * A query on its way to the upstreams: its bytes under a fresh ID, and how a reply is read (undefined:
+ * unreadable, which counts as a failed exchange).
+ */
+interface Outgoing<R extends Readable> {
+  bytes(id: number): Buffer;
+  read(reply: Buffer): R | undefined;
+}
+
+/** The first reply an upstream gave, read, and its bytes. */
+interface Answered<R> {
+  reply: R;
+  raw: Buffer;
+}
+
+/** The decoded way, for `serveDNS`: the request encoded again, replies decoded. */
+function messageQuery(r: Message): Outgoing<Message> {
+  return {
+    bytes: (id) => encodeMessage({ ...r, id }),
+    read: (reply) => {
+      const d = decodeMessage(reply);
+      return d.kind === "message" ? d.message : undefined;
+    },
+  };
+}
+
+/** The byte way, for `relayFromWire`: the client's bytes under another ID, replies only checked. */
+function wireQuery(q: PeekedQuery): Outgoing<NonNullable<ReturnType<typeof scanMessage>>> {
+  return {
+    bytes: (id) => {
+      const out = Buffer.allocUnsafe(q.packet.length);
+      q.packet.copy(out, 0);
+      out.writeUInt16BE(id, 0);
+      return out;
+    },
+    read: scanMessage,
+  };
+}
+
+/**
+ * The upstream's reply under the client's ID. Without an OPT record of the upstream's to drop, its bytes
+ * are the reply too: only the ID differs.
+ */
+function passOn(reply: Message, raw: Buffer, id: number): { reply: Message; wire?: Buffer } {
+  const out = { ...reply, id };
+  if (reply.edns !== undefined || reply.rcode > 0xf) return { reply: out };
+  raw.writeUInt16BE(id, 0);
+  return { reply: out, wire: raw };
+}
+
 /**
  * `forward`: sends queries to upstream servers and relays their answers. Upstreams are tried in policy
  * order, skipping those marked down by health checks, until one answers or 5 s have passed.
@@ -79,6 +101,7 @@ export class ForwardHandler implements Handler {
   readonly name = "forward";
   private concurrent = 0;
   private rotation = 0;
+  private readonly series: Map<Upstream, UpstreamSeries>;
 
   constructor(
     private readonly next: Handler | undefined,
@@ -86,11 +109,67 @@ export class ForwardHandler implements Handler {
     private readonly upstreams: readonly Upstream[],
     private readonly rt: ForwardRuntime,
     private readonly metrics: ForwardMetrics,
-  ) {}
+  ) {
+    this.series = new Map(upstreams.map((u) => [u, new UpstreamSeries(metrics, u.addr)]));
+  }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
     const q = r.question[0];
     if (!q || !this.matches(q.name)) return nextOrFailure(this.name, this.next, ctx, w, r);
+    const got = await this.forward(messageQuery(r), w.transport, ctx.signal);
+    if (!("raw" in got)) return got;
+    const { reply, raw } = got;
+    if (!matchesQuestion(q, reply)) {
+      w.write(replyTo(r, 1));
+      return { rcode: 0 };
+    }
+    if (this.opts.next.includes(reply.rcode) && this.next)
+      return nextOrFailure(this.name, this.next, ctx, w, r);
+    const out = passOn(reply, raw, r.id);
+    w.write(out.reply, out.wire);
+    return { rcode: 0 };
+  }
+
+  /**
+   * The same exchange for a plain UDP query, kept as bytes: the client's query goes out under a fresh ID,
+   * and a reply that reads as a question-matching message without OPT comes back as bytes under the client's
+   * ID. Any other reply is decoded and handed back as a message, exactly as `serveDNS` would write it.
+   * Stanzas with `next` take the full path, since the next plugin needs the decoded query.
+   */
+  relayFromWire(q: PeekedQuery, ctx: WireAnswerContext): Promise<WireRelay> | undefined {
+    if (!this.matches(q.name)) return this.next?.relayFromWire?.(q, ctx);
+    if (this.opts.next.length > 0) return undefined;
+    return this.relay(q);
+  }
+
+  private async relay(q: PeekedQuery): Promise<WireRelay> {
+    const got = await this.forward(wireQuery(q), "udp", undefined);
+    if (!("raw" in got)) return { result: got };
+    const { reply, raw } = got;
+    if (reply.qr && sameQuestion(raw, q.packet, q.nameEnd) && reply.opt < 0) {
+      raw.writeUInt16BE(q.id, 0);
+      return { wire: raw, result: WROTE };
+    }
+    // Rare: a reply with OPT, or to another question. Decode both and answer as serveDNS does.
+    const request = decodeMessage(q.packet);
+    const decoded = decodeMessage(raw);
+    if (request.kind !== "message" || decoded.kind !== "message")
+      throw new Error("forward: a plain query or a checked reply did not decode");
+    const r = request.message;
+    const asked = r.question[0] as Message["question"][0];
+    if (!matchesQuestion(asked, decoded.message)) return { reply: replyTo(r, 1), result: WROTE };
+    return { ...passOn(decoded.message, raw, r.id), result: WROTE };
+  }
+
+  /**
+   * Tries the upstreams in policy order until one answers; beyond `max_concurrent` queries in flight the
+   * query is refused instead.
+   */
+  private async forward<R extends Readable>(
+    query: Outgoing<R>,
+    transport: Transport,
+    signal: AbortSignal | undefined,
+  ): Promise<Answered<R> | Result> {
     if (this.opts.maxConcurrent > 0 && this.concurrent >= this.opts.maxConcurrent) {
       this.metrics.maxConcurrentRejects.inc();
       return {
@@ -100,107 +179,90 @@ export class ForwardHandler implements Handler {
     }
     this.concurrent++;
     try {
-      return await this.forward(ctx, w, r);
+      const list = this.ordered();
+      const deadline = this.rt.now() + OVERALL_TIMEOUT_MS;
+      const maxAttempts = 2 * list.length;
+      let attempts = 0;
+      let fails = 0;
+      let lastError: Error | undefined;
+      for (let i = 0; this.rt.now() < deadline && attempts < maxAttempts && !signal?.aborted; ) {
+        if (i >= list.length) {
+          i = 0;
+          fails = 0;
+        }
+        let upstream = list[i++] as Upstream;
+        if (upstream.down(this.opts.maxFails)) {
+          fails++;
+          if (fails < this.upstreams.length) continue;
+          this.metrics.healthcheckBroken.inc();
+          if (this.opts.failfastAllUnhealthy) break;
+          // Every upstream looks down: assume the health checks are what is broken.
+          upstream = this.upstreams[this.rt.randomIndex(this.upstreams.length)] as Upstream;
+        }
+        let proto: "udp" | "tcp" =
+          this.opts.forceTcp || (transport === "tcp" && !this.opts.preferUdp) ? "tcp" : "udp";
+        try {
+          let started = this.rt.now();
+          let raw = await this.send(upstream, query, proto);
+          let reply = this.read(upstream, query, raw, started);
+          if (reply.tc && proto === "udp" && this.opts.preferUdp) {
+            proto = "tcp";
+            started = this.rt.now();
+            raw = await this.send(upstream, query, proto);
+            reply = this.read(upstream, query, raw, started);
+          }
+          return { reply, raw };
+        } catch (err) {
+          lastError = err instanceof Error ? err : new Error(String(err));
+          if (this.opts.maxFails !== 0) upstream.healthcheck();
+          attempts++;
+          if (fails < this.upstreams.length) continue;
+          break;
+        }
+      }
+      return {
+        rcode: 2,
+        error: new PluginError(this.name, lastError ? lastError.message : "no healthy proxies", {
+          cause: lastError,
+        }),
+      };
     } finally {
       this.concurrent--;
     }
   }
 
-  private async forward(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
-    const list = this.ordered();
-    const deadline = this.rt.now() + OVERALL_TIMEOUT_MS;
-    const maxAttempts = 2 * list.length;
-    let attempts = 0;
-    let fails = 0;
-    let lastError: Error | undefined;
-    for (let i = 0; this.rt.now() < deadline && attempts < maxAttempts && !ctx.signal?.aborted; ) {
-      if (i >= list.length) {
-        i = 0;
-        fails = 0;
-      }
-      let upstream = list[i++] as Upstream;
-      if (upstream.down(this.opts.maxFails)) {
-        fails++;
-        if (fails < this.upstreams.length) continue;
-        this.metrics.healthcheckBroken.inc();
-        if (this.opts.failfastAllUnhealthy) break;
-        // Every upstream looks down: assume the health checks are what is broken.
-        upstream = this.upstreams[this.rt.randomIndex(this.upstreams.length)] as Upstream;
-      }
-      let proto: "udp" | "tcp" =
-        this.opts.forceTcp || (w.transport === "tcp" && !this.opts.preferUdp) ? "tcp" : "udp";
-      let reply: Message;
-      let raw: Buffer;
-      try {
-        ({ reply, raw } = await this.ask(upstream, r, proto));
-        if (reply.tc && proto === "udp" && this.opts.preferUdp) {
-          proto = "tcp";
-          ({ reply, raw } = await this.ask(upstream, r, proto));
-        }
-      } catch (err) {
-        lastError = err instanceof Error ? err : new Error(String(err));
-        if (this.opts.maxFails !== 0) upstream.healthcheck();
-        attempts++;
-        if (fails < this.upstreams.length) continue;
-        break;
-      }
-      if (!matchesQuestion(r.question[0] as (typeof r.question)[0], reply)) {
-        w.write(replyTo(r, 1));
-        return { rcode: 0 };
-      }
-      if (this.opts.next.includes(reply.rcode) && this.next)
-        return nextOrFailure(this.name, this.next, ctx, w, r);
-      // Without an OPT record of the upstream's to drop, its bytes are the reply: only the ID differs.
-      const wire = reply.edns === undefined && reply.rcode <= 0xf ? Buffer.from(raw) : undefined;
-      wire?.writeUInt16BE(r.id, 0);
-      w.write({ ...reply, id: r.id }, wire);
-      return { rcode: 0 };
-    }
-    return {
-      rcode: 2,
-      error: new PluginError(this.name, lastError ? lastError.message : "no healthy proxies", {
-        cause: lastError,
-      }),
-    };
+  /** Sends the query to one upstream under a fresh random ID; settles with the reply's bytes. */
+  private send<R extends Readable>(
+    upstream: Upstream,
+    query: Outgoing<R>,
+    proto: "udp" | "tcp",
+  ): Promise<Buffer> {
+    const encoded = query.bytes(this.rt.randomId());
+    const series = this.series.get(upstream) as UpstreamSeries;
+    if (proto === "udp")
+      return upstream.udp.exchange(encoded, READ_TIMEOUT_MS, (reused) => series.connection("udp", reused));
+    // Every TCP exchange dials its own connection: a miss each time, as for CoreDNS without a cached one.
+    series.connection("tcp", false);
+    return exchange(upstream.to, encoded, proto, READ_TIMEOUT_MS, this.rt.timers);
   }
 
-  /** One exchange with one upstream, under a fresh random ID. */
-  private async ask(
-    upstream: Upstream,
-    r: Message,
-    proto: "udp" | "tcp",
-  ): Promise<{ reply: Message; raw: Buffer }> {
-    const started = this.rt.now();
-    const query: Message = { ...r, id: this.rt.randomId() };
-    // Without EDNS from the client, still offer the upstream 512 bytes at least (miekg's default).
-    const encoded = encodeMessage(query);
-    const labels = { proxy_name: this.name, to: upstream.addr, proto };
-    const taken = (reused: boolean) =>
-      (reused ? this.metrics.connCacheHits : this.metrics.connCacheMisses).inc(labels);
-    // Every TCP exchange dials its own connection: a miss each time, as for CoreDNS without a cached one.
-    if (proto === "tcp") taken(false);
-    const wire =
-      proto === "udp"
-        ? await upstream.udp.exchange(encoded, READ_TIMEOUT_MS, taken)
-        : await exchange(upstream.to, encoded, proto, READ_TIMEOUT_MS, this.rt.timers);
-    const d = decodeMessage(wire);
-    if (d.kind !== "message") throw new Error(`unreadable reply from ${upstream.addr}`);
-    this.metrics.duration.observe(
-      { proxy_name: this.name, to: upstream.addr, rcode: rcodeName(d.message.rcode) },
-      (this.rt.now() - started) / 1000,
-    );
-    return { reply: d.message, raw: wire };
+  /** Reads a reply (unreadable ones throw, failing the exchange) and records its duration. */
+  private read<R extends Readable>(upstream: Upstream, query: Outgoing<R>, raw: Buffer, started: number): R {
+    const reply = query.read(raw);
+    if (!reply) throw new Error(`unreadable reply from ${upstream.addr}`);
+    (this.series.get(upstream) as UpstreamSeries).duration(reply.rcode, (this.rt.now() - started) / 1000);
+    return reply;
   }
 
   private matches(name: string): boolean {
     if (matchZone(name, [this.opts.from]) === undefined) return false;
-    return matchZone(name, this.opts.except) === undefined;
+    return this.opts.except.length === 0 || matchZone(name, this.opts.except) === undefined;
   }
 
   /** The upstreams in the order the policy tries them for this query. */
-  private ordered(): Upstream[] {
+  private ordered(): readonly Upstream[] {
+    if (this.opts.policy === "sequential" || this.upstreams.length === 1) return this.upstreams;
     const list = [...this.upstreams];
-    if (this.opts.policy === "sequential") return list;
     if (this.opts.policy === "round_robin") {
       const start = this.rotation++ % list.length;
       return [...list.slice(start), ...list.slice(0, start)];

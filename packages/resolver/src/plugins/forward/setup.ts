@@ -1,4 +1,4 @@
-import { randomInt } from "node:crypto";
+import { getRandomValues, randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Metrics } from "../../metrics/metrics.js";
 import type { Setup } from "../../plugin/setup.js";
@@ -17,13 +17,31 @@ export interface ForwardDeps {
   randomId?: () => number;
 }
 
+/**
+ * Cryptographically random 16-bit query IDs (as miekg/dns's Id), drawn from the system's generator 4096 at
+ * a time instead of one call per query.
+ */
+function randomIds(): () => number {
+  const batch = new Uint16Array(4096);
+  let next = batch.length;
+  return () => {
+    if (next === batch.length) {
+      getRandomValues(batch);
+      next = 0;
+    }
+    return batch[next++] as number;
+  };
+}
+
 /** `forward FROM TO...`; several forward stanzas in one block chain into each other (for `next`). */
 export const setupForward: Setup<ForwardDeps> = (ctx) => {
   const metrics = forwardMetrics(ctx.deps.metrics ?? new Metrics());
   const timers = ctx.deps.timers ?? systemTimers;
-  const randomId = ctx.deps.randomId ?? (() => randomInt(0x10000));
+  const randomId = ctx.deps.randomId ?? randomIds();
   const readFile = ctx.deps.readResolvConf ?? ((p: string) => readFileSync(p, "utf8"));
   const parsed = ctx.stanzas.map((s) => parseForward(s, readFile));
+  // As in CoreDNS, a server with `forward` serves CH and other classes instead of refusing them.
+  ctx.server.anyClass = true;
   const all: Upstream[] = [];
   const handlers = parsed.map((opts) => {
     const upstreams = opts.to.map(

@@ -15,14 +15,20 @@ interface Pooled {
   reused: boolean;
   /** The exchange waiting on this socket, if any; a socket serves one query at a time. */
   waiting?: { id: number; done: (err: Error | undefined, reply?: Buffer) => void };
+  /** Set once connected to the upstream; until then the query waits here. */
+  connected: boolean;
+  queued?: Buffer;
 }
 
 /**
  * UDP sockets to one upstream, reused the way CoreDNS reuses its connections: a query takes an idle
  * socket (or opens one, on a kernel-chosen random port), and gives it back when its reply came. A socket
  * carries one query at a time, so each query still has its own source port and random ID; a reply under
- * another ID or from another port is ignored. Sockets idle longer than `expireMs` (forward's `expire`)
- * are closed, and so is a socket whose exchange failed, since a late reply could still arrive on it.
+ * another ID is ignored. Each socket is connected to the upstream, as Go's net.Dial connects CoreDNS's:
+ * the kernel drops datagrams from anyone else, sends need no address, and an ICMP port unreachable
+ * fails the exchange at once ("connection refused") instead of after the read timeout. Sockets idle
+ * longer than `expireMs` (forward's `expire`) are closed, and so is a socket whose exchange failed, since
+ * a late reply could still arrive on it.
  */
 export class UdpPool {
   private readonly idle: Pooled[] = [];
@@ -61,7 +67,8 @@ export class UdpPool {
         resolve(reply as Buffer);
       };
       pooled.waiting = { id, done: finish };
-      pooled.socket.send(query, this.to.port, this.to.host);
+      if (pooled.connected) pooled.socket.send(query);
+      else pooled.queued = query;
     });
   }
 
@@ -97,12 +104,22 @@ export class UdpPool {
     const socket = dgram.createSocket(net.isIPv6(this.to.host) ? "udp6" : "udp4");
     // Idle sockets must not keep the process alive; a pending exchange has its timer for that.
     socket.unref();
-    const pooled: Pooled = { socket, idleSince: 0, reused: false };
+    const pooled: Pooled = { socket, idleSince: 0, reused: false, connected: false };
     socket.on("error", (err) => pooled.waiting?.done(err));
-    socket.on("message", (msg, rinfo) => {
+    socket.on("message", (msg) => {
       const w = pooled.waiting;
-      if (!w || rinfo.port !== this.to.port || msg.length < 12 || msg.readUInt16BE(0) !== w.id) return;
+      if (!w || msg.length < 12 || msg.readUInt16BE(0) !== w.id) return;
       w.done(undefined, msg);
+    });
+    socket.connect(this.to.port, this.to.host, (err?: Error) => {
+      if (err) {
+        pooled.waiting?.done(err);
+        return;
+      }
+      pooled.connected = true;
+      const query = pooled.queued;
+      pooled.queued = undefined;
+      if (query && pooled.waiting) socket.send(query);
     });
     return pooled;
   }

@@ -26,6 +26,8 @@ export class Upstream {
   private stopped = false;
   /** Sockets for queries over UDP, reused until they expire. */
   readonly udp: UdpPool;
+  /** `host:port` as metrics and errors name the upstream. */
+  readonly addr: string;
 
   constructor(
     readonly to: HostPort,
@@ -36,10 +38,7 @@ export class Upstream {
     expireMs = 10_000,
   ) {
     this.udp = new UdpPool(to, expireMs, timers, () => performance.now());
-  }
-
-  get addr(): string {
-    return label(this.to);
+    this.addr = label(to);
   }
 
   down(maxFails: number): boolean {

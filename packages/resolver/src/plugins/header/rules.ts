@@ -31,11 +31,12 @@ export function parseHeaderStanzas(stanzas: readonly Stanza[]): HeaderRules {
     }
     if (rules.query.length > 0 || rules.response.length > 0) return rules;
   }
-  // caddy's ArgErr names the last token read: the last word of the last stanza.
+  // caddy's ArgErr names the last token read: the last stanza's closing brace, or else its last word.
   const last = stanzas.at(-1);
   if (!last) throw new Error("setup for header called without a stanza");
-  const token = last.args.at(-1) ?? last.name;
-  throw stanzaError(last, "header", `Wrong argument count or unexpected line ending after '${token}'`);
+  const token = last.blockEnd !== undefined ? "}" : (last.args.at(-1) ?? last.name);
+  const at = last.blockEnd !== undefined ? { ...last, line: last.blockEnd } : last;
+  throw stanzaError(at, "header", `Wrong argument count or unexpected line ending after '${token}'`);
 }
 
 /** `SELECTOR ACTION FLAGS...`, checked in upstream's order: action present, flags present, action, each flag. */

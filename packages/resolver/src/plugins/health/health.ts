@@ -1,10 +1,11 @@
 import type * as http from "node:http";
 import type { Metrics } from "../../metrics/metrics.js";
+import { goDurationError, parseGoDuration } from "../../plugin/go-duration.js";
+import { PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { systemTimers, type Timers } from "../../server/timers.js";
 import { closeHttp, listenHttp, parseListenAddress } from "../http-endpoint.js";
-import { parseDuration } from "../kubernetes/setup.js";
 import { startSelfProbe } from "./self-probe.js";
 
 export interface HealthDeps {
@@ -32,9 +33,15 @@ export const setupHealth: Setup<HealthDeps> = (ctx) => {
   let lameduckMs = 0;
   for (const line of stanza.block) {
     if (line.name !== "lameduck") throw stanzaError(line, "health", `unknown property '${line.name}'`);
-    const ms = parseDuration(line.args[0] ?? "");
-    if (line.args.length !== 1 || ms === undefined)
-      throw stanzaError(line, "health", `invalid lameduck duration '${line.args.join(" ")}'`);
+    if (line.args.length !== 1) throw argError(line, "health");
+    const text = line.args[0] as string;
+    const ms = parseGoDuration(text);
+    // Upstream's own words, without a position.
+    if (ms === undefined)
+      throw new PluginError(
+        "health",
+        `unable to parse lameduck duration value: '${text}' : ${goDurationError(text)}`,
+      );
     lameduckMs = ms;
   }
   const sleep = ctx.deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));

@@ -4,9 +4,11 @@ import type {
   ResponseWriter,
   Result,
   WireAnswerContext,
+  WireRelay,
 } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import type { Readiness } from "../../plugin/setup.js";
+import { matchZone } from "../../plugin/zones.js";
 import { encodeMessage } from "../../wire/encode.js";
 import type { Message } from "../../wire/message.js";
 import { nameToLabels } from "../../wire/name.js";
@@ -55,6 +57,12 @@ export class KubernetesHandler implements Handler, Readiness {
     reply.writeUInt16BE(q.id, 0);
     reply.writeUInt16BE((kept.readUInt16BE(2) & ~0x0110) | (q.flags & 0x0110), 2);
     return reply;
+  }
+
+  /** A name outside the plugin's zones goes on unchanged, as `serveDNS` passes it on. */
+  relayFromWire(q: PeekedQuery, ctx: WireAnswerContext): Promise<WireRelay> | undefined {
+    if (matchZone(q.name, this.options.zones) !== undefined) return undefined;
+    return this.next?.relayFromWire?.(q, ctx);
   }
 
   /** Undefined while replies may not be kept: a view that cannot tell its changes, or one not synced. */

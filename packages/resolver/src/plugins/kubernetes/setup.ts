@@ -1,5 +1,6 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { Metrics } from "../../metrics/metrics.js";
+import { PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
@@ -144,11 +145,8 @@ function selectorOption(line: Stanza, what: string, args: readonly string[]): La
   try {
     return parseLabelSelector(text);
   } catch (err) {
-    throw stanzaError(
-      line,
-      PLUGIN,
-      `unable to parse ${what} value: '${text}': couldn't parse the selector string "${text}": ${(err as Error).message}`,
-    );
+    // Upstream's words (checked against its binary), without a position.
+    throw new PluginError(PLUGIN, `unable to parse ${what} value: '${text}': ${(err as Error).message}`);
   }
 }
 
@@ -196,7 +194,7 @@ function watchCluster(
 ): ClusterView {
   let client: ReturnType<typeof connect>;
   try {
-    client = connect(opts);
+    client = connect(opts, process.env, ctx.deps.metrics);
   } catch (err) {
     throw stanzaError(stanza, PLUGIN, (err as Error).message);
   }

@@ -5,7 +5,7 @@ import type {
   Result,
   WireAnswerContext,
 } from "../../plugin/handler.js";
-import { nextOrFailure } from "../../plugin/handler.js";
+import { nextOrFailure, PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { onlyOnce, stanzaError } from "../../plugin/setup.js";
 import type { Message } from "../../wire/message.js";
@@ -73,6 +73,9 @@ export interface LoadBalanceDeps {
 export const setupLoadBalance: Setup<LoadBalanceDeps> = (ctx) => {
   const stanza = onlyOnce(ctx, "loadbalance");
   const policy = stanza.args[0] ?? "round_robin";
+  // Upstream's words for a policy it does not know; ours for the two it has that this build lacks.
+  if (!["round_robin", "weighted", "prefer"].includes(policy))
+    throw new PluginError("loadbalance", `unknown policy: ${policy}`);
   if (policy !== "round_robin" || stanza.args.length > 1) {
     throw stanzaError(stanza, "loadbalance", `unsupported policy '${stanza.args.join(" ")}'`);
   }

@@ -1,6 +1,6 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
-import { clientWrote, nextOrFailure } from "../../plugin/handler.js";
+import { clientWrote, nextOrFailure, PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
@@ -108,7 +108,7 @@ export function parseLog(stanzas: readonly Stanza[]): LogRule[] {
       if (line.name !== "class") throw stanzaError(line, "log", `unknown property '${line.name}'`);
       if (line.args.length === 0) throw argError(line, "log");
       for (const c of line.args) {
-        if (!CLASSES.has(c)) throw stanzaError(line, "log", `invalid Class: ${c}`);
+        if (!CLASSES.has(c)) throw new PluginError("log", `invalid Class: ${c}`);
         classes.add(c as LogClass);
       }
     }

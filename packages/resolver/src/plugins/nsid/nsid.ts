@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { PluginOnceError } from "../../corefile/errors.js";
 import type {
   Handler,
   QueryContext,
@@ -8,7 +9,7 @@ import type {
 } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
-import { onlyOnce, stanzaError } from "../../plugin/setup.js";
+import { onlyOnce } from "../../plugin/setup.js";
 import type { Edns, Message } from "../../wire/message.js";
 import type { PeekedQuery } from "../../wire/peek.js";
 
@@ -67,8 +68,7 @@ export function withNsid(own: Edns | undefined, asked: Edns, id: Buffer): Edns {
 export const setupNsid: Setup = (ctx) => {
   const stanza = onlyOnce(ctx, "nsid");
   // Upstream reads a block's tokens as further `nsid` stanzas.
-  if (stanza.block.length > 0)
-    throw stanzaError(stanza, "nsid", "this plugin can only be used once per Server Block");
+  if (stanza.blockEnd !== undefined) throw new PluginOnceError(stanza.file, stanza.line, "nsid");
   const text = stanza.args.length > 0 ? stanza.args.join(" ") : defaultId();
   const id = Buffer.from(text, "utf8");
   return { plugin: (next) => new NsidHandler(next, id) };

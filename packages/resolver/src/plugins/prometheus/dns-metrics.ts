@@ -74,7 +74,9 @@ export function dnsObserver(m: Metrics): OutcomeObserver {
   }
   const fed = new Map<string, Fed>();
   const answered = new Map<string, CounterSeries>();
+  const panics = m.counter("coredns_panics_total", "A metrics that counts the number of panics.");
   return (out, info) => {
+    if (out.panic) panics.inc();
     const qtype = out.qtype ?? out.request?.question[0]?.type;
     if (qtype === undefined) return;
     const family = info.remote.family === "IPv6" ? "2" : "1";

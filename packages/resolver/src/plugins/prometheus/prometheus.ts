@@ -44,7 +44,6 @@ export const setupPrometheus: Setup<PrometheusDeps> = (ctx) => {
         "first",
       )
       .set({ version: "0.1.0", revision: "", goversion: process.version }, 1);
-    metrics.counter("coredns_panics_total", "A metrics that counts the number of panics.");
   }
   ctx.observe(observe);
   const enabled = metrics.gauge(

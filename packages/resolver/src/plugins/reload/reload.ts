@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
+import type { Stanza } from "../../corefile/parse.js";
 import type { Metrics } from "../../metrics/metrics.js";
+import { goDurationError, goDurationString, parseGoDuration } from "../../plugin/go-duration.js";
+import { PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
-import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
+import { argError } from "../../plugin/setup.js";
 import type { Timers } from "../../server/timers.js";
 import { systemTimers } from "../../server/timers.js";
-import { parseDuration } from "../kubernetes/setup.js";
 
 export interface ReloadDeps {
   timers?: Timers;
@@ -14,7 +16,7 @@ export interface ReloadDeps {
   applyCorefile?: (text: string) => Promise<void>;
   /** Where reload failures are logged. */
   errorLog?: (line: string) => void;
-  /** A number in [0, 1) for the jitter. */
+  /** A whole number in [0, n), for the jitter. */
   random?: (n: number) => number;
   /** Where `coredns_reload_failed_total` and `coredns_reload_version_info` live. */
   metrics?: Metrics;
@@ -47,27 +49,52 @@ export function corefileHash(text: string): string {
   return createHash("sha512").update(text).digest("hex");
 }
 
+const MIN_INTERVAL_MS = 2000;
+const MIN_JITTER_MS = 1000;
+
 /**
- * `reload [INTERVAL] [JITTER]` (default 30s and 15s): rereads the Corefile every INTERVAL ± JITTER and
- * applies it when its hash changed. A bad new Corefile is logged and the running one kept.
+ * `reload [INTERVAL] [JITTER]` as CoreDNS reads it: only the first `reload` line of a block counts and a block
+ * after it is ignored; JITTER (default 15s, 0 for none) is cut to half of INTERVAL (default 30s). Errors are
+ * upstream's: the duration parser's text, or the limits, without a position.
+ */
+export function parseReload(stanza: Stanza): { intervalMs: number; jitterMs: number } {
+  if (stanza.args.length > 2) throw argError({ ...stanza, name: stanza.args.at(-1) ?? "" }, "reload");
+  const duration = (text: string | undefined, fallback: number) => {
+    if (text === undefined) return fallback;
+    const ms = parseGoDuration(text);
+    if (ms === undefined) throw new PluginError("reload", goDurationError(text));
+    return ms;
+  };
+  const intervalMs = duration(stanza.args[0], 30_000);
+  if (intervalMs < MIN_INTERVAL_MS)
+    throw new PluginError(
+      "reload",
+      `interval value must be greater or equal to ${goDurationString(MIN_INTERVAL_MS)}`,
+    );
+  const jitterMs = duration(stanza.args[1], 15_000);
+  if (jitterMs !== 0 && jitterMs < MIN_JITTER_MS)
+    throw new PluginError(
+      "reload",
+      `jitter value must be 0 or greater or equal to ${goDurationString(MIN_JITTER_MS)}`,
+    );
+  return { intervalMs, jitterMs: Math.min(jitterMs, intervalMs / 2) };
+}
+
+/**
+ * Rereads the Corefile every INTERVAL, moved once at setup by up to half of JITTER either way (so that servers
+ * started together spread their checks, as CoreDNS does), and applies it when its hash changed. A bad new
+ * Corefile is logged and the running one kept.
  */
 export const setupReload: Setup<ReloadDeps> = (ctx) => {
-  const stanza = onlyOnce(ctx, "reload");
-  if (stanza.args.length > 2 || stanza.block.length > 0) throw argError(stanza, "reload");
-  const interval = parseDuration(stanza.args[0] ?? "30s");
-  if (interval === undefined || interval < 2000)
-    throw stanzaError(stanza, "reload", `interval value must be greater or equal to 2s: '${stanza.args[0]}'`);
-  const jitter = parseDuration(stanza.args[1] ?? `${interval / 2000}s`);
-  if (jitter === undefined || jitter < 1000 || jitter > interval / 2)
-    throw stanzaError(
-      stanza,
-      "reload",
-      `jitter value must be between 1s and half the interval: '${stanza.args[1]}'`,
-    );
+  const stanza = ctx.stanzas[0];
+  if (!stanza) throw new Error("setup for reload called without a stanza");
+  const { intervalMs, jitterMs } = parseReload(stanza);
   const { corefileText, applyCorefile } = ctx.deps;
   if (!corefileText || !applyCorefile) return {};
   const timers = ctx.deps.timers ?? systemTimers;
   const random = ctx.deps.random ?? ((n: number) => Math.floor(Math.random() * n));
+  const spread = Math.floor(jitterMs);
+  const period = spread > 0 ? intervalMs + random(spread) - Math.floor(spread / 2) : intervalMs;
   const log = ctx.deps.errorLog ?? ((line: string) => console.error(line));
   const counted = reloadMetrics(ctx.deps.metrics);
   let timer: unknown;
@@ -75,8 +102,7 @@ export const setupReload: Setup<ReloadDeps> = (ctx) => {
   let stopped = false;
   const schedule = () => {
     if (stopped) return;
-    const spread = Math.floor(jitter);
-    timer = timers.setTimeout(() => void check(), interval - spread + random(2 * spread + 1));
+    timer = timers.setTimeout(() => void check(), period);
   };
   const check = async () => {
     try {

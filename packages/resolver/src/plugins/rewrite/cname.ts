@@ -1,6 +1,6 @@
 import type { Message, ResourceRecord } from "../../wire/message.js";
 import { normalizeName } from "./normalize.js";
-import { compileGoRegex, MAX_REGEX_LENGTH, substitute } from "./regex.js";
+import { compileGoRegex, goRegexError, MAX_REGEX_LENGTH, substitute } from "./regex.js";
 import type { Mode, RequestState, ResponseRule, Rule } from "./rule.js";
 import { RuleError } from "./rule.js";
 
@@ -50,9 +50,7 @@ function targetRewriter(matchType: string, from: string, to: string): TargetRewr
       }
       const re = compileGoRegex(from);
       if (!re) {
-        throw new RuleError(
-          "invalid cname rewrite regex pattern: error parsing regexp: invalid or unsupported syntax",
-        );
+        throw new RuleError(`invalid cname rewrite regex pattern: ${goRegexError(from)}`);
       }
       return (target) => substitute(re, target, to);
     }

@@ -9,15 +9,59 @@ export const MAX_REGEX_LENGTH = 10000;
 
 const RE2_UNSUPPORTED = /\(\?<?[=!]|\\[1-9]/;
 
-/** Compiles an RE2-style pattern, or returns undefined where Go's regexp.Compile fails. */
+/** Go's leading flag group; only these flags have a JavaScript equivalent. */
+const LEADING_FLAGS = /^\(\?([ims]+)\)/;
+
+/**
+ * Compiles an RE2-style pattern, or returns undefined where Go's regexp.Compile fails. A leading `(?i)`, `(?m)`
+ * or `(?s)` becomes the JavaScript flag of the same meaning.
+ */
 export function compileGoRegex(pattern: string): RegExp | undefined {
   if (RE2_UNSUPPORTED.test(pattern)) return undefined;
+  const flags = LEADING_FLAGS.exec(pattern);
+  const body = flags ? pattern.slice(flags[0].length) : pattern;
   try {
     // RE2 names groups `(?P<name>...)`; JavaScript only knows `(?<name>...)`.
-    return new RegExp(pattern.replaceAll("(?P<", "(?<"));
+    return new RegExp(body.replaceAll("(?P<", "(?<"), flags ? [...new Set(flags[1])].join("") : "");
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The error Go's regexp.Compile gives for a pattern compileGoRegex refuses: `error parsing regexp: CODE: \`EXPR\``,
+ * with Go's code and fragment for the mistakes people make (brackets, a repeat with nothing before it, a
+ * trailing backslash, look-around, back-references) and a generic code for the rest.
+ */
+export function goRegexError(pattern: string): string {
+  const [code, expr] = regexProblem(pattern);
+  return `error parsing regexp: ${code}: \`${expr}\``;
+}
+
+function regexProblem(pattern: string): [string, string] {
+  const lookBehind = /\(\?<[=!]/.exec(pattern);
+  if (lookBehind) return ["invalid named capture", pattern.slice(lookBehind.index)];
+  const lookAhead = /\(\?[=!]/.exec(pattern);
+  if (lookAhead) return ["invalid or unsupported Perl syntax", lookAhead[0]];
+  const backReference = /\\[1-9]/.exec(pattern);
+  if (backReference) return ["invalid escape sequence", backReference[0]];
+  if (/^[*+?]/.test(pattern)) return ["missing argument to repetition operator", pattern.slice(0, 1)];
+  const nested = /[*+?][*+]/.exec(pattern);
+  if (nested) return ["invalid nested repetition operator", nested[0]];
+  let message = "";
+  try {
+    new RegExp(pattern.replaceAll("(?P<", "(?<"));
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  if (message.endsWith("Unmatched ')'")) return ["unexpected )", pattern];
+  if (message.endsWith("Unterminated group")) return ["missing closing )", pattern];
+  if (message.endsWith("Unterminated character class"))
+    return ["missing closing ]", pattern.slice(pattern.lastIndexOf("["))];
+  if (message.endsWith("numbers out of order in {} quantifier"))
+    return ["invalid repeat count", /\{\d+,\d+\}/.exec(pattern)?.[0] ?? pattern];
+  if (message.endsWith("\\ at end of pattern")) return ["trailing backslash at end of expression", ""];
+  return ["invalid or unsupported syntax", pattern];
 }
 
 /** How many capturing groups a compiled pattern has (Go's NumSubexp). */

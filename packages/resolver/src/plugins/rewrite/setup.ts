@@ -1,6 +1,6 @@
 import type { Stanza } from "../../corefile/parse.js";
+import { PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
-import { stanzaError } from "../../plugin/setup.js";
 import { parseRule } from "./parse.js";
 import { RewriteHandler } from "./rewrite.js";
 import type { Rule, Upstream } from "./rule.js";
@@ -14,7 +14,7 @@ import { RuleError } from "./rule.js";
 export function ruleWords(stanza: Stanza): string[] {
   if (stanza.args.length >= 2) {
     // Upstream reads a block after a complete rule as a rule with no words, and fails the same way.
-    if (stanza.block.length > 0) throw new RuleError("no rule type specified for rewrite");
+    if (stanza.blockEnd !== undefined) throw new RuleError("no rule type specified for rewrite");
     return [...stanza.args];
   }
   return [...stanza.args, ...stanza.block.flatMap(blockWords)];
@@ -31,7 +31,8 @@ export function parseRewrite(stanzas: readonly Stanza[]): Rule[] {
     try {
       return parseRule(ruleWords(stanza));
     } catch (err) {
-      if (err instanceof RuleError) throw stanzaError(stanza, "rewrite", err.message);
+      // Upstream's rule parser knows no position: its errors read `plugin/rewrite: MESSAGE`.
+      if (err instanceof RuleError) throw new PluginError("rewrite", err.message);
       throw err;
     }
   });

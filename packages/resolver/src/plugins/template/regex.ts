@@ -1,4 +1,4 @@
-import { compileGoRegex, MAX_REGEX_LENGTH } from "../rewrite/regex.js";
+import { compileGoRegex, goRegexError, MAX_REGEX_LENGTH } from "../rewrite/regex.js";
 
 /** A `match` pattern, compiled for JavaScript, with what the template data needs from it. */
 export interface MatchRegex {
@@ -7,21 +7,13 @@ export interface MatchRegex {
   re: RegExp;
 }
 
-/** Go's leading flag group; only these flags have a JavaScript equivalent. */
-const LEADING_FLAGS = /^\(\?([ims]+)\)/;
-
-/**
- * Compiles a Go (RE2) pattern, or returns the error text upstream's setup puts after the pattern. A
- * leading `(?i)`, `(?m)` or `(?s)` becomes the JavaScript flag of the same meaning.
- */
+/** Compiles a Go (RE2) pattern, or returns the error text upstream's setup puts after the pattern. */
 export function compileMatch(pattern: string): MatchRegex | string {
   if (pattern.length > MAX_REGEX_LENGTH)
     return `regex pattern too long: ${pattern.length} > ${MAX_REGEX_LENGTH}`;
-  const flags = LEADING_FLAGS.exec(pattern);
-  const body = flags ? pattern.slice(flags[0].length) : pattern;
-  const re = compileGoRegex(body);
-  if (!re) return `could not parse regex: ${pattern}, error parsing regexp: invalid or unsupported syntax`;
-  return { source: pattern, re: flags ? new RegExp(re.source, [...new Set(flags[1])].join("")) : re };
+  const re = compileGoRegex(pattern);
+  if (!re) return `could not parse regex: ${pattern}, ${goRegexError(pattern)}`;
+  return { source: pattern, re };
 }
 
 /**

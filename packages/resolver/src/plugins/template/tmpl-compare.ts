@@ -27,6 +27,7 @@ export function truth(v: Value): boolean {
     case "map":
       return v.v.size > 0;
     case "question":
+    case "data":
       return true;
     case "none":
       return false;

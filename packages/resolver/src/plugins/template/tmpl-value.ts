@@ -9,6 +9,8 @@ export type Value =
   | { t: "slice"; v: readonly string[] }
   | { t: "map"; v: ReadonlyMap<string, string> }
   | { t: "question" }
+  /** The template data itself: what `$` holds, and `.` outside `with` and `range`. */
+  | { t: "data" }
   /** Go's invalid reflect.Value: what a missing map key evaluates to. */
   | { t: "none" };
 
@@ -34,6 +36,8 @@ export function goType(v: Value): string {
       return "map[string]string";
     case "question":
       return "*dns.Question";
+    case "data":
+      return "*template.templateData";
     case "none":
       return "<nil>";
   }
@@ -56,7 +60,9 @@ export function printValue(v: Value): string {
         .map((k) => `${k}:${v.v.get(k)}`)
         .join(" ")}]`;
     case "question":
-      return "<question>";
+    case "data":
+      // Go prints these structs field by field, pointers as addresses: not reproduced (see parseTemplate).
+      throw new ExecError(`printing a ${goType(v)} is not supported by this implementation`);
     case "none":
       return "<no value>";
   }

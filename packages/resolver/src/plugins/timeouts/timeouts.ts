@@ -45,7 +45,9 @@ export function parseTimeouts(stanzas: readonly Stanza[], into: ServerSettings):
       if (!Object.hasOwn(KEYS, line.name)) throw fail(line, `unknown option: '${line.name}'`);
       into[KEYS[line.name as keyof typeof KEYS]] = ms;
     }
-    if (stanza.block.length === 0) throw twice(stanza, "timeouts block with no timeouts specified");
+    // caddy's position is the token it stopped at: the `}` of an empty block.
+    const at = stanza.blockEnd === undefined ? stanza : { ...stanza, line: stanza.blockEnd };
+    if (stanza.block.length === 0) throw twice(at, "timeouts block with no timeouts specified");
   }
 }
 

@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { HttpRestClient, inClusterAccess, loadKubeConfigFile } from "@switchyard/kube";
+import type { Metrics } from "../../../metrics/metrics.js";
 import type { KubernetesOptions } from "../options.js";
+import { clientMetrics } from "./client-metrics.js";
 
 type KubeConfigLike = ConstructorParameters<typeof HttpRestClient>[0];
 
@@ -9,9 +11,18 @@ const USER_AGENT = "switchyard-dns/0.1.0";
 /**
  * The API client CoreDNS's rules pick: `kubeconfig PATH [CONTEXT]` first, then `endpoint URL` (with
  * `tls` client certificates), else the in-cluster service account. Fails with one line naming the
- * source that did not work.
+ * source that did not work. With `metrics`, every request feeds CoreDNS's client metrics.
  */
-export function connect(opts: KubernetesOptions, env: NodeJS.ProcessEnv = process.env): HttpRestClient {
+export function connect(
+  opts: KubernetesOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  metrics?: Metrics,
+): HttpRestClient {
+  const client = (access: KubeConfigLike) => {
+    const server = access.getCurrentCluster()?.server ?? "";
+    const onRequest = metrics ? { onRequest: clientMetrics(metrics, server) } : {};
+    return new HttpRestClient(access, { userAgent: USER_AGENT, ...onRequest });
+  };
   if (opts.kubeconfig) {
     if (!existsSync(opts.kubeconfig.path))
       throw new Error(`kubeconfig ${opts.kubeconfig.path} does not exist`);
@@ -22,13 +33,12 @@ export function connect(opts: KubernetesOptions, env: NodeJS.ProcessEnv = proces
         throw new Error(`kubeconfig ${opts.kubeconfig.path} has no context '${context}'`);
       kc.setCurrentContext(context);
     }
-    return new HttpRestClient(kc, { userAgent: USER_AGENT });
+    return client(kc);
   }
-  if (opts.endpoint)
-    return new HttpRestClient(endpointConfig(opts.endpoint, opts.tls), { userAgent: USER_AGENT });
+  if (opts.endpoint) return client(endpointConfig(opts.endpoint, opts.tls));
   // Only the service account: CoreDNS never falls back to $KUBECONFIG or ~/.kube/config. Read without
   // client-node, which a DNS pod under kubeadm's 170Mi limit cannot afford to load.
-  return new HttpRestClient(inClusterAccess({ env }), { userAgent: USER_AGENT });
+  return client(inClusterAccess({ env }));
 }
 
 /**
