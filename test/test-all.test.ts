@@ -48,7 +48,10 @@ test("SWITCHYARD_TEST_LANES=2: a suite that drives a Docker engine runs in its o
 });
 
 test("a failure in one lane fails the run; by default one lane runs everything", () => {
-  const failing = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"], { ...twoLanes, FIXTURE_FAIL: "1" });
+  const failing = runFixture(false, ["skipping-suite.ts", "engine-suite.ts"], {
+    ...twoLanes,
+    FIXTURE_FAIL: "1",
+  });
   assert.equal(failing.status, 1, failing.out);
   assert.match(failing.out, /^lane engine: 1 files, [\d.]+s, 1 failed$/m);
   assert.match(failing.out, /^1 passed, 1 failed, 1 skipped$/m);

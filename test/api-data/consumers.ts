@@ -495,7 +495,13 @@ export const labConsumer: Consumer = {
         ),
         status: podStatus(
           pod,
-          { hostIps: ["192.168.0.2"], podIps: ["10.0.1.5"], startTime: "t", sandboxReady: true, containers: [] },
+          {
+            hostIps: ["192.168.0.2"],
+            podIps: ["10.0.1.5"],
+            startTime: "t",
+            sandboxReady: true,
+            containers: [],
+          },
           now,
         ),
       }));
