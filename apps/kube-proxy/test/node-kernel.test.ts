@@ -84,10 +84,12 @@ describe("switchyard-proxy: ServiceCIDRs and node sysctls", { skip, timeout: 600
       });
       const check = () => net.in(net.node, ["nft", "list", "chain", "ip", "kube-proxy", "cluster-ips-check"]);
       await t.test("the default ServiceCIDR: allocated answers, unallocated is dropped", async () => {
-        assert.match(
-          check(),
-          /ip daddr 10\.96\.0\.0\/16 drop comment "Drop traffic to unallocated ClusterIPs"/,
-        );
+        // The ServiceCIDR informer may deliver after the first sync (the ClusterIP answers then already); the
+        // change it brings is synced at once, which is what is waited for here.
+        const dropRule = /ip daddr 10\.96\.0\.0\/16 drop comment "Drop traffic to unallocated ClusterIPs"/;
+        await eventually("the drop rule for the default ServiceCIDR", async () =>
+          dropRule.test(check()) ? true : undefined,
+        ).catch((err: Error) => assert.fail(`${err.message}\n${check()}\n${proxy.log()}`));
         assert.deepEqual(names(await net.probe(webIP, 80, 3)), new Set(["pod-0"]));
         // The node would forward it to the host that has it; the drop rule stops it first.
         assert.deepEqual(await net.probe(UNALLOCATED, 80, 2), ["ETIMEDOUT", "ETIMEDOUT"]);
