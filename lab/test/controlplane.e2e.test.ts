@@ -221,19 +221,31 @@ describe("switchyard-lab controlplane: bad cases, one line each", { skip: missin
 
   test("a component that dies at start-up is named with its own error line", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "sy-cp-bad-"));
-    const flags = ["--no-controller-manager", "--no-scheduler", "--service-cidr", "10.96.0.0/33"];
+    // Two IPv4 ranges: each is a CIDR (the command's own check passes), the apiserver refuses the pair.
+    const flags = [
+      "--no-controller-manager",
+      "--no-scheduler",
+      "--service-cidr",
+      "10.96.0.0/16,10.97.0.0/16",
+    ];
     const r = await lab(["controlplane", "up", "--state-dir", stateDir, ...flags, ...(await portFlags())]);
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
-      /^switchyard-lab: kube-apiserver exited during start-up: .*service-cluster-ip-range.*not a valid cidr.*; last lines of/m,
+      /^switchyard-lab: kube-apiserver exited during start-up: .*service-cluster-ip-range\[0\] and --service-cluster-ip-range\[1\] must be of different IP family.*; last lines of/m,
     );
     for (const p of readState(stateDir)?.processes ?? [])
       assert.equal(isOurs(p), false, `${p.name} left running`);
   });
 
   test("unknown flags and bad values are usage errors naming the flag", async () => {
-    let r = await lab(["controlplane", "up", "--nope"]);
+    let r = await lab(["controlplane", "up", "--service-cidr", "10.96.0.0/33"]);
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /^switchyard-lab: controlplane up: --service-cidr takes CIDRs separated by commas, got "10\.96\.0\.0\/33"\n/,
+    );
+    r = await lab(["controlplane", "up", "--nope"]);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^switchyard-lab: controlplane up: unknown flag --nope\n/);
     r = await lab(["controlplane", "up", "--apiserver-port", "99999"]);

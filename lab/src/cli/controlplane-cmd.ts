@@ -1,5 +1,6 @@
 import { down, status, up } from "../controlplane/controlplane.js";
 import { defaultStateDir, withDefaults } from "../controlplane/options.js";
+import { parseCidr } from "../netns/ip.js";
 import { resolveBinary } from "../upstream/binaries.js";
 import type { Command, FlagSpec, Invocation } from "./command.js";
 import { controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";
@@ -49,6 +50,17 @@ async function runUp(inv: Invocation): Promise<number> {
   const timeout = flag("timeout") === undefined ? undefined : Number(flag("timeout"));
   if (timeout !== undefined && !(timeout > 0))
     throw new UsageError(`${cmd}: --timeout must be a number of seconds, got "${flag("timeout")}"`);
+  // Each entry must be a CIDR (the certificates are made from the first); which ranges the apiserver accepts
+  // (size, families) is its own decision, and its error is shown as it says it.
+  for (const name of ["service-cidr", "cluster-cidr"]) {
+    for (const entry of flag(name)?.split(",") ?? []) {
+      try {
+        parseCidr(entry);
+      } catch {
+        throw new UsageError(`${cmd}: --${name} takes CIDRs separated by commas, got "${flag(name)}"`);
+      }
+    }
+  }
   const state = await up({
     ...(flag("state-dir") ? { stateDir: flag("state-dir") } : {}),
     ...(flag("bind-address") ? { bindAddress: flag("bind-address") } : {}),
