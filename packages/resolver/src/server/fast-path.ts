@@ -33,6 +33,27 @@ export function finishWithOpt(reply: Buffer, q: PeekedQuery): Buffer {
   return reply;
 }
 
+/** The outcome of a reply built from a query's bytes: no decoded request or response exists. */
+export function wireOutcome(
+  q: PeekedQuery,
+  reply: Buffer,
+  found: { zone: string; site: Site },
+  duration: number,
+  plugin: string | undefined,
+): Outcome {
+  const out: Outcome = {
+    reply,
+    zone: found.zone,
+    qtype: q.qtype,
+    rcode: (reply[3] as number) & 0xf,
+    site: found.site,
+    requestSize: q.packet.length,
+    duration,
+  };
+  if (plugin !== undefined) out.plugin = plugin;
+  return out;
+}
+
 /**
  * Answers a packet without decoding it when the chain can (a cache hit), or returns undefined and the
  * packet goes through `dispatch`. The outcome is what `dispatch` would report for it, minus the decoded
@@ -57,15 +78,5 @@ export function answerFast(
   const reply = answer.call(site.handler, q, { zone, server, reserve, limit, trace });
   if (!reply) return undefined;
   if (reserve > 0) finishWithOpt(reply, q);
-  const out: Outcome = {
-    reply,
-    zone,
-    qtype: q.qtype,
-    rcode: (reply[3] as number) & 0xf,
-    site,
-    requestSize: packet.length,
-    duration: (performance.now() - started) / 1000,
-  };
-  if (trace.plugin !== undefined) out.plugin = trace.plugin;
-  return out;
+  return wireOutcome(q, reply, found, (performance.now() - started) / 1000, trace.plugin);
 }

@@ -6,7 +6,7 @@ import type { PeekedQuery } from "../wire/peek.js";
 import { REPLY_OPT_SIZE } from "../wire/peek.js";
 import type { DispatchContext, Outcome, Site } from "./dispatch.js";
 import { settle } from "./dispatch.js";
-import { finishWithOpt, replyRoom, siteOf } from "./fast-path.js";
+import { finishWithOpt, replyRoom, siteOf, wireOutcome } from "./fast-path.js";
 
 export interface RelayContext {
   sites: readonly Site[];
@@ -70,17 +70,7 @@ function outcomeOf(
   const { limit } = replyRoom(q, "udp");
   if (wire && !relayed.reply && wire.length + (q.udpSize === undefined ? 0 : REPLY_OPT_SIZE) <= limit) {
     const reply = q.udpSize === undefined ? wire : finishWithOpt(withRoom(wire), q);
-    const out: Outcome = {
-      reply,
-      zone,
-      qtype: q.qtype,
-      rcode: (wire[3] as number) & 0xf,
-      site,
-      requestSize: q.packet.length,
-      duration: 0,
-    };
-    if (plugin !== undefined) out.plugin = plugin;
-    return out;
+    return wireOutcome(q, reply, { zone, site }, 0, plugin);
   }
   const dispatchContext: DispatchContext = {
     sites: ctx.sites,
