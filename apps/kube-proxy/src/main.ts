@@ -51,9 +51,9 @@ export const cleanupBeforeFirstSyncFrom = (env: Env): boolean =>
   upstreamWay(env, "SWITCHYARD_PROXY_CLEANUP", "after-first-sync", "before-first-sync");
 
 /**
- * Which UDP conntrack entries the reconciler deletes: "drain-terminating" (the default: also finished exchanges with
- * a terminating endpoint the rules no longer choose, so a DNS pod's exit after its lameduck loses no lookup) or
- * "upstream" (only entries to endpoints that stopped serving).
+ * Which UDP conntrack entries the reconciler removes: "drain-terminating" (the default: also finished exchanges with
+ * a terminating endpoint the rules no longer choose, which expire within a second, so a DNS pod's exit after its
+ * lameduck loses no lookup) or "upstream" (only entries to endpoints that stopped serving, deleted).
  */
 export const keepFlowsToTerminatingFrom = (env: Env): boolean =>
   upstreamWay(env, "SWITCHYARD_PROXY_CONNTRACK", "drain-terminating", "upstream");

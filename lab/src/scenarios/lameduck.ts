@@ -39,9 +39,11 @@ import {
  * The clients resolve as glibc does, each lookup from a UDP socket of its own, so a lookup follows the rules of its
  * moment, unless the kernel gave its socket the port of an earlier lookup whose conntrack entry (30 s for UDP) still
  * stands: then it goes where that entry says. Such an entry to a pod past its lameduck lost a lookup or a few per
- * roll until the proxy deleted answered entries to terminating DNS pods its rules no longer choose (the default;
+ * roll until the proxy removed answered entries to terminating DNS pods its rules no longer choose (the default;
  * SWITCHYARD_PROXY_CONNTRACK=upstream in the proxy's environment keeps upstream's rule, to compare). Each failure is
  * listed with its node and source port, the key to its conntrack entry (`conntrack -E -p udp --orig-port-dst 53`).
+ * The proxy first deleted those entries, which now and then lost a lookup whose query was on its way through one
+ * (its answer came back untranslated); it now gives them a second to live instead.
  */
 const params = {
   lameducks: { key: "lameducks", default: "0s,5s", help: "the lameduck settings, measured in this order" },

@@ -51,7 +51,8 @@ describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () =
     assert.equal(f.verdict, "holds", `${f.measured}; ${f.note}`);
     // Every measured roll has its row: the 5s ones must have lost nothing. A lookup the rules sent to the old pod
     // while it drained is answered; one whose new socket got the port of a standing conntrack entry to a pod past
-    // its lameduck was lost until the proxy deleted answered entries to terminating endpoints it no longer uses.
+    // its lameduck was lost until the proxy removed answered entries to terminating endpoints it no longer uses
+    // (deleted at first, which lost a lookup whose answer was on its way through one; now they expire in a second).
     const rows = r.lines
       .map((l) => /^(\d+m?s) +(\d+)\/(\d+) +(\d+)ms/.exec(l))
       .filter((m): m is RegExpExecArray => m !== null);

@@ -1,8 +1,9 @@
 // One round of the conntrack reconciler (upstream's CleanStaleEntries): list the family's
-// UDP entries, pick the stale ones from the current maps (and, unlike upstream, the finished
-// exchanges with terminating endpoints the rules left), delete them, and record the round's
-// duration and deletions. Best effort: a failure is logged, never thrown, because
-// a stale flow only lasts until its timeout and must not fail the sync that came before.
+// UDP entries, pick the stale ones from the current maps and delete them, and record the round's
+// duration and deletions. Unlike upstream, the finished exchanges with terminating endpoints the
+// rules left are given a second to live (DRAINED_ENTRY_SECONDS) rather than deleted. Best effort: a
+// failure is logged, never thrown, because a stale flow only lasts until its timeout and must not
+// fail the sync that came before.
 import type { Clock } from "@switchyard/kube";
 import type { ProxyMetrics } from "../metrics/metrics.js";
 import { recordConntrackReconcile } from "../metrics/record.js";
@@ -12,6 +13,15 @@ import type { ProxierLogger } from "../proxier/backend.js";
 import type { IPFamily } from "../util/ip.js";
 import type { ConntrackTable } from "./conntrack.js";
 import { drainedConntrackFlows, staleConntrackFlows } from "./reconcile.js";
+
+/**
+ * How long an answered entry to a drained endpoint lives on. Deleting it outright lost a lookup now and then in a
+ * DNS roll: a new socket that got the entry's port sent its query through it, the entry went before the answer came
+ * back, and the answer, no longer translated to the ClusterIP, never reached the socket. A second is far longer than
+ * a pod's answer takes and far shorter than a DNS pod's lameduck (CoreDNS's default is 5 s). Traffic through the entry
+ * renews the kernel's own timeout; the next round shortens it again.
+ */
+export const DRAINED_ENTRY_SECONDS = 1;
 
 export interface CleanStaleEntriesInput {
   readonly table: ConntrackTable;
@@ -24,13 +34,19 @@ export interface CleanStaleEntriesInput {
   readonly logger: ProxierLogger;
   /**
    * This node's name, to tell which terminating endpoints its rules no longer choose: finished exchanges with them
-   * are deleted too (drainedConntrackFlows). Undefined keeps upstream's rule alone (serving endpoints keep theirs).
+   * expire within DRAINED_ENTRY_SECONDS (drainedConntrackFlows). Undefined keeps upstream's rule alone (serving
+   * endpoints keep theirs).
    */
   readonly drainTerminatingOn?: string;
 }
 
-/** Returns how many entries were deleted (for logs and tests). */
-export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<number> {
+/** How many entries the round deleted (upstream's metric counts these) and how many it set to expire. */
+export interface CleanStaleResult {
+  readonly deleted: number;
+  readonly expiring: number;
+}
+
+export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<CleanStaleResult> {
   const start = o.clock.now();
   let entries: Awaited<ReturnType<ConntrackTable["listUDP"]>>;
   try {
@@ -38,7 +54,7 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<numb
   } catch (error) {
     // Upstream gives up on this round without recording it; the next UDP change retries.
     o.logger.error("failed to list conntrack entries", { family: o.family, error });
-    return 0;
+    return { deleted: 0, expiring: 0 };
   }
   const stale = staleConntrackFlows(entries, o.services, o.endpoints);
   const drained =
@@ -47,10 +63,13 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<numb
       : drainedConntrackFlows(entries, o.services, o.endpoints, o.drainTerminatingOn);
   const none = { deleted: 0, errors: [] };
   const r = stale.length === 0 ? none : await o.table.delete(o.family, stale);
-  const d = drained.length === 0 ? none : await o.table.delete(o.family, drained, true);
-  for (const error of [...r.errors, ...d.errors]) {
+  const d = drained.length === 0 ? none : await o.table.expire(o.family, drained, DRAINED_ENTRY_SECONDS);
+  for (const error of r.errors) {
     o.logger.warn("deleting a stale conntrack entry failed", { family: o.family, error });
   }
-  recordConntrackReconcile(o.metrics, o.family, (o.clock.now() - start) / 1000, r.deleted + d.deleted);
-  return r.deleted + d.deleted;
+  for (const error of d.errors) {
+    o.logger.warn("shortening a drained conntrack entry's timeout failed", { family: o.family, error });
+  }
+  recordConntrackReconcile(o.metrics, o.family, (o.clock.now() - start) / 1000, r.deleted);
+  return { deleted: r.deleted, expiring: d.deleted };
 }

@@ -7,6 +7,7 @@ import type { ConntrackFlow } from "./flow.js";
 import { parseConntrackList } from "./flow.js";
 
 export interface ConntrackResult {
+  /** Entries deleted, or (expire) given the short timeout. */
   readonly deleted: number;
   readonly errors: readonly Error[];
 }
@@ -15,11 +16,14 @@ export interface ConntrackResult {
 export interface ConntrackTable {
   /** The family's UDP entries (the only protocol the reconciler looks at); throws on failure. */
   listUDP(family: IPFamily): Promise<ConntrackFlow[]>;
+  /** Deletes exactly these entries; failures are returned, not thrown. */
+  delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult>;
   /**
-   * Deletes exactly these entries; failures are returned, not thrown. With `repliedOnly`, an entry that has seen no
-   * reply yet is left alone even when the filter covers it (a query on its way to an answer).
+   * Gives the answered ones of these entries `seconds` to live instead of deleting them: a datagram already on its way
+   * through one (a new socket that got an old entry's port sends through it) still has its reply translated back,
+   * and with no more traffic the kernel removes the entry itself. Entries still waiting for a reply are left alone.
    */
-  delete(family: IPFamily, flows: readonly ConntrackFlow[], repliedOnly?: boolean): Promise<ConntrackResult>;
+  expire(family: IPFamily, flows: readonly ConntrackFlow[], seconds: number): Promise<ConntrackResult>;
 }
 
 /** conntrack lists IPv4 unless told otherwise. */
@@ -36,10 +40,25 @@ export function conntrackListArgs(family: IPFamily): string[] {
  * source) is left alone. Upstream deletes flow by flow over netlink in one batch; one process per flow would
  * cost a DNS Deployment's roll thousands of them (each lookup is its own UDP flow), and slow the syncs behind it.
  */
-export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow, repliedOnly = false): string[] {
+export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[] {
+  return [...familyArgs(family), "-D", ...flowFilter(f)];
+}
+
+/**
+ * The same filter for `conntrack -U`, limited to answered entries (conntrack compares the status bits given), with
+ * the new timeout: conntrack lists the matching entries and updates each one's timeout, not its tuples.
+ */
+export function conntrackExpireArgs(family: IPFamily, f: ConntrackFlow, seconds: number): string[] {
   return [
     ...familyArgs(family),
-    "-D",
+    "-U",
+    ...flowFilter(f),
+    ...["--status", "SEEN_REPLY", "--timeout", String(seconds)],
+  ];
+}
+
+function flowFilter(f: ConntrackFlow): string[] {
+  return [
     "-p",
     f.protocol,
     "--orig-dst",
@@ -50,8 +69,6 @@ export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow, repliedO
     f.reply.src,
     "--reply-port-src",
     String(f.reply.sport),
-    // The status filter: only entries with this bit set (conntrack compares the bits given, under their mask).
-    ...(repliedOnly ? ["--status", "SEEN_REPLY"] : []),
   ];
 }
 
@@ -66,7 +83,7 @@ export function deleteGroups(flows: readonly ConntrackFlow[]): ConntrackFlow[] {
 }
 
 /** The summary conntrack writes to stderr: "conntrack v1.4.7 (...): 1 flow entries have been deleted." */
-const DELETED = /(\d+) flow entries have been deleted/;
+const SUMMARY = /(\d+) flow entries have been (?:deleted|updated)/;
 
 export class ConntrackCLI implements ConntrackTable {
   readonly #exec: Exec;
@@ -83,22 +100,31 @@ export class ConntrackCLI implements ConntrackTable {
     return parseConntrackList(r.stdout);
   }
 
+  /** One `conntrack -D` per group of flows (deleteGroups). */
+  delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult> {
+    return this.#perGroup(flows, (f) => conntrackDeleteArgs(family, f));
+  }
+
+  /** One `conntrack -U` per group of flows (deleteGroups). */
+  expire(family: IPFamily, flows: readonly ConntrackFlow[], seconds: number): Promise<ConntrackResult> {
+    return this.#perGroup(flows, (f) => conntrackExpireArgs(family, f, seconds));
+  }
+
   /**
-   * One `conntrack -D` per group of flows (deleteGroups). Entries that expired since the listing
-   * make conntrack exit 1 with "0 flow entries have been deleted": nothing to do, so not an error.
+   * Runs one command per group and adds up conntrack's summaries. Entries that expired since the listing make
+   * conntrack exit 1 with "0 flow entries have been deleted" (or updated): nothing to do, so not an error.
    */
-  async delete(
-    family: IPFamily,
+  async #perGroup(
     flows: readonly ConntrackFlow[],
-    repliedOnly = false,
+    argsFor: (f: ConntrackFlow) => string[],
   ): Promise<ConntrackResult> {
     let deleted = 0;
     const errors: Error[] = [];
     for (const f of deleteGroups(flows)) {
-      const args = conntrackDeleteArgs(family, f, repliedOnly);
+      const args = argsFor(f);
       try {
         const r = await this.#exec("conntrack", args);
-        const n = DELETED.exec(r.stderr);
+        const n = SUMMARY.exec(r.stderr);
         deleted += Number(n?.[1] ?? 0);
         if (r.code !== 0 && n === null) {
           errors.push(new Error(`conntrack ${args.join(" ")}: ${firstLine(r.stderr)}`));

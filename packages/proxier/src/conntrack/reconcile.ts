@@ -75,7 +75,8 @@ export function staleConntrackFlows(
  * reply came from such an endpoint and has been seen. Upstream keeps these until the endpoint stops serving, which
  * it learns only after the pod exits; meanwhile a client's new socket that the kernel gives the port of an earlier
  * lookup (its entry lives 30 s) meets the old entry instead of the rules, and once the pod has exited that lookup
- * is lost. Entries still waiting for their reply are left to get it; a later round takes them.
+ * is lost. Entries still waiting for their reply are left to get it; a later round takes them. The caller lets these
+ * expire rather than deleting them (clean-stale.ts says why).
  */
 export function drainedConntrackFlows(
   entries: readonly ConntrackFlow[],

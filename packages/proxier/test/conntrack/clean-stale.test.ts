@@ -9,7 +9,7 @@ import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import type { ProxierLogger } from "../../src/proxier/backend.js";
 import type { IPFamily } from "../../src/util/ip.js";
 import { fakeExec } from "../apply/fake-exec.js";
-import { buildMaps, makeService, makeSlice } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
 
 const entry = (sport: number, endpoint: string, dst = "172.30.0.10") =>
   `udp      17 29 src=10.180.0.99 dst=${dst} sport=${sport} dport=53 src=${endpoint} dst=10.180.0.99 sport=53 dport=${sport} [ASSURED] mark=0 use=1`;
@@ -50,7 +50,7 @@ async function round(exec: Exec, family: IPFamily = "IPv4") {
   let t = 5000;
   // Each clock read moves 3 ms on, so the round's duration is the 3 ms between its two reads.
   const clock = { now: () => (t += 3) };
-  const deleted = await cleanStaleEntries({
+  const { deleted, expiring } = await cleanStaleEntries({
     table: new ConntrackCLI(exec),
     family,
     ...maps,
@@ -58,7 +58,7 @@ async function round(exec: Exec, family: IPFamily = "IPv4") {
     clock,
     logger: log,
   });
-  return { deleted, lines, text: await metrics.registry.metrics() };
+  return { deleted, expiring, lines, text: await metrics.registry.metrics() };
 }
 
 describe("cleanStaleEntries", () => {
@@ -134,5 +134,53 @@ describe("cleanStaleEntries", () => {
     assert.equal(r.deleted, 1);
     assert.deepEqual(r.lines, ["warn deleting a stale conntrack entry failed"]);
     assert.match(r.text, /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv4"\} 1$/m);
+  });
+
+  test("answered entries to a terminating endpoint the rules left are set to expire, not deleted nor counted", async () => {
+    const terminating = buildMaps(
+      "IPv4",
+      [
+        makeService("ns1", "dns", {
+          clusterIP: "172.30.0.10",
+          ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+        }),
+      ],
+      [
+        makeSlice(
+          "ns1",
+          "dns",
+          "a",
+          [
+            { addresses: ["10.180.0.2"] },
+            { addresses: ["10.180.0.4"], conditions: { ready: false, serving: true, terminating: true } },
+          ],
+          [{ name: "dns", port: 53, protocol: "UDP" }],
+        ),
+      ],
+    );
+    const listing = [entry(40001, "10.180.0.4"), entry(40002, "10.180.0.1")].join("\n");
+    const { exec, calls } = fakeExec((c) =>
+      c.args.includes("-L")
+        ? { stdout: `${listing}\n` }
+        : {
+            stderr: `conntrack v1.4.7 (conntrack-tools): 1 flow entries have been ${c.args.includes("-U") ? "updated" : "deleted"}.\n`,
+          },
+    );
+    const metrics = newProxyMetrics("nftables");
+    const r = await cleanStaleEntries({
+      table: new ConntrackCLI(exec),
+      family: "IPv4",
+      ...terminating,
+      metrics,
+      clock: { now: () => 0 },
+      logger: logger().log,
+      drainTerminatingOn: NODE_NAME,
+    });
+    assert.deepEqual(r, { deleted: 1, expiring: 1 });
+    const ops = calls.slice(1).map((c) => `${c.args[0]} ${c.args[c.args.indexOf("--reply-src") + 1]}`);
+    assert.deepEqual(ops, ["-D 10.180.0.1", "-U 10.180.0.4"]);
+    assert.deepEqual(calls[2]?.args.slice(-4), ["--status", "SEEN_REPLY", "--timeout", "1"]);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^kubeproxy_conntrack_reconciler_deleted_entries_total\{ip_family="IPv4"\} 1$/m);
   });
 });

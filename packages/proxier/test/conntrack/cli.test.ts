@@ -5,6 +5,7 @@ import { describe, test } from "node:test";
 import {
   ConntrackCLI,
   conntrackDeleteArgs,
+  conntrackExpireArgs,
   conntrackListArgs,
   deleteGroups,
 } from "../../src/conntrack/conntrack.js";
@@ -56,8 +57,12 @@ describe("ConntrackCLI", () => {
       ...["--reply-src", "10.180.0.1", "--reply-port-src", "80"],
     ]);
     assert.deepEqual(conntrackDeleteArgs("IPv6", v6).slice(0, 5), ["-f", "ipv6", "-D", "-p", "udp"]);
-    // Answered entries only: conntrack's status filter matches entries with the bit set.
-    assert.deepEqual(conntrackDeleteArgs("IPv4", v4, true).slice(-2), ["--status", "SEEN_REPLY"]);
+    // Expiring: the same filter, answered entries only (conntrack's status filter matches entries with the bit set).
+    assert.deepEqual(conntrackExpireArgs("IPv4", v4, 1), [
+      ...["-U", "-p", "udp", "--orig-dst", "172.30.0.53", "--dport", "80"],
+      ...["--reply-src", "10.180.0.1", "--reply-port-src", "80"],
+      ...["--status", "SEEN_REPLY", "--timeout", "1"],
+    ]);
     // Two clients' flows to the same stale endpoint are one delete; another endpoint is another.
     const client = (sport: number): ConntrackFlow => ({ ...v4, orig: { ...v4.orig, sport } });
     const other: ConntrackFlow = { ...v4, reply: { ...v4.reply, src: "10.180.0.2" } };
@@ -83,6 +88,13 @@ describe("ConntrackCLI", () => {
     assert.equal(r.deleted, 2);
     assert.equal(r.errors.length, 1);
     assert.match(r.errors[0]?.message ?? "", /--reply-src 10\.180\.0\.3 .*Permission denied/);
+  });
+
+  test("counts the entries conntrack updated when expiring", async () => {
+    const { exec, calls } = fakeExec(() => ({ stderr: summary(3, "updated") }));
+    const r = await new ConntrackCLI(exec).expire("IPv6", [v6], 1);
+    assert.deepEqual(r, { deleted: 3, errors: [] });
+    assert.deepEqual(calls[0]?.args.slice(0, 3), ["-f", "ipv6", "-U"]);
   });
 
   test("a missing conntrack binary is reported, not thrown", async () => {

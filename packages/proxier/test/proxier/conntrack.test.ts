@@ -15,7 +15,7 @@ import { Proxier } from "../../src/proxier/proxier.js";
 import type { IPFamily } from "../../src/util/ip.js";
 import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
 
-/** A conntrack table in memory: lists what it holds, deletes what it is asked to. */
+/** A conntrack table in memory: lists what it holds, deletes what it is asked to; expiring ones are noted. */
 class FakeTable implements ConntrackTable {
   entries: ConntrackFlow[] = [];
   lists = 0;
@@ -27,6 +27,11 @@ class FakeTable implements ConntrackTable {
     const before = this.entries.length;
     this.entries = this.entries.filter((e) => !flows.includes(e));
     return { deleted: before - this.entries.length, errors: [] };
+  }
+  expiring: ConntrackFlow[] = [];
+  async expire(_family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult> {
+    this.expiring.push(...flows);
+    return { deleted: flows.length, errors: [] };
   }
 }
 
