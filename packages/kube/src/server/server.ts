@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { type Registry, register } from "prom-client";
 import { discardLogger, type Logger } from "../log/logger.js";
 import { type HealthCheck, HealthChecks, renderResults } from "./health-checks.js";
+import { listenHost } from "./listen-host.js";
 
 export interface ComponentServerOptions {
   /** 127.0.0.1 unless set; metrics and health are not for the world by default. */
@@ -61,7 +62,7 @@ export class ComponentServer {
           reject(new Error(`cannot serve metrics/health on ${where}: address already in use`));
         else reject(new Error(`cannot serve metrics/health on ${where}: ${err.message}`));
       });
-      server.listen(this.#o.port, host, () => resolve());
+      server.listen(this.#o.port, listenHost(host), () => resolve());
     });
     this.#server = server;
     const address = server.address() as AddressInfo;

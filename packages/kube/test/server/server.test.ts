@@ -30,6 +30,25 @@ describe("ComponentServer", () => {
     assert.match(metrics.body, /^switchyard_test_total 3$/m);
   });
 
+  test("an unspecified host answers on both families, as Go's listener on 0.0.0.0 does", async () => {
+    for (const host of ["0.0.0.0", "::", ""]) {
+      const server = new ComponentServer({ host, port: 0, registry: new Registry() });
+      servers.push(server);
+      const { port } = await server.start();
+      for (const loopback of ["127.0.0.1", "[::1]"]) {
+        const res = await fetch(`http://${loopback}:${port}/healthz`);
+        assert.equal(await res.text(), "ok", `${host} via ${loopback}`);
+      }
+    }
+  });
+
+  test("a given address binds only that address", async () => {
+    const server = new ComponentServer({ host: "127.0.0.1", port: 0, registry: new Registry() });
+    servers.push(server);
+    const { port } = await server.start();
+    await assert.rejects(fetch(`http://[::1]:${port}/healthz`));
+  });
+
   test("health endpoints say ok, and list checks with ?verbose", async () => {
     const { server, get } = await started();
     server.addReadinessCheck("informers-synced", () => undefined);

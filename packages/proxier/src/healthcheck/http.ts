@@ -1,5 +1,7 @@
 // The thin HTTP layer over the pure health handlers: real node:http servers.
+
 import { createServer, type RequestListener, type Server } from "node:http";
+import { listenHost } from "@switchyard/kube";
 import type { HealthResponse } from "./response.js";
 import type { HealthListen, HealthListener } from "./service-health.js";
 
@@ -13,12 +15,15 @@ export function healthRequestListener(respond: (path: string) => HealthResponse)
   };
 }
 
-/** Starts an HTTP server on host:port; resolves once it listens, rejects if it cannot bind. */
+/**
+ * Starts an HTTP server on host:port; resolves once it listens, rejects if it cannot bind. An unspecified
+ * host ("", 0.0.0.0, ::) listens on both families, as Go's listener does.
+ */
 export function listenHTTP(host: string, port: number, listener: RequestListener): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = createServer(listener);
     server.once("error", reject);
-    server.listen(port, host, () => {
+    server.listen(port, listenHost(host), () => {
       server.off("error", reject);
       resolve(server);
     });

@@ -53,7 +53,10 @@ const nodeNetwork: Network = {
 
 export interface DnsServerOptions {
   sites: readonly Site[];
-  /** Address to bind; default all IPv4 addresses. */
+  /**
+   * Address to bind. Default: every address of both families, as CoreDNS's Go listener binds `.:53` (one
+   * IPv6 socket that takes IPv4 too); only IPv4's where the kernel has no IPv6.
+   */
   address?: string;
   /** Port for both UDP and TCP; 0 picks a free one (the same for both). Default 53. */
   port?: number;
@@ -94,6 +97,7 @@ export class DnsServer {
   private unsent = 0;
   private drained: (() => void) | undefined;
   private boundPort = 0;
+  private boundAddress = "";
   private labelPort = -1;
   private labelText = "";
   private readonly timers: Timers;
@@ -126,7 +130,7 @@ export class DnsServer {
   }
 
   get address(): { address: string; port: number } {
-    return { address: this.options.address ?? "0.0.0.0", port: this.boundPort };
+    return { address: this.boundAddress, port: this.boundPort };
   }
 
   /** The label CoreDNS gives this server in metrics: `dns://:53`, or with the bind address. */
@@ -142,7 +146,17 @@ export class DnsServer {
   }
 
   async start(): Promise<void> {
-    const address = this.options.address ?? "0.0.0.0";
+    if (this.options.address !== undefined) return this.listen(this.options.address);
+    try {
+      await this.listen("::");
+    } catch (err) {
+      // A kernel without IPv6 (ipv6.disable=1) has no AF_INET6 sockets at all.
+      if ((err as NodeJS.ErrnoException).code !== "EAFNOSUPPORT") throw err;
+      await this.listen("0.0.0.0");
+    }
+  }
+
+  private async listen(address: string): Promise<void> {
     const family = net.isIPv6(address) ? "udp6" : "udp4";
     const wanted = this.options.port ?? 53;
     // With port 0 the kernel picks the UDP port; TCP then asks for the same one, which can be taken.
@@ -156,6 +170,7 @@ export class DnsServer {
       try {
         this.tcp = await listenTcp(this.network.createTcpServer(), address, port);
         this.udp = udp;
+        this.boundAddress = address;
         break;
       } catch (err) {
         udp.close();
@@ -205,11 +220,7 @@ export class DnsServer {
       this.sendUdp(udp, fast, rinfo);
       return;
     }
-    const remote: Peer = {
-      address: rinfo.address,
-      port: rinfo.port,
-      family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
-    };
+    const remote = peerOf(rinfo.address, rinfo.port, rinfo.family);
     const recover = !this.settings.debug;
     const relayed = q && relayFast(q, { sites: this.sites, server, remote, recover });
     const work =
@@ -231,11 +242,7 @@ export class DnsServer {
       this.unsent++;
       udp.send(out.reply, rinfo.port, rinfo.address, this.onSent);
     }
-    const remote: Peer = peer ?? {
-      address: rinfo.address,
-      port: rinfo.port,
-      family: rinfo.family === "IPv6" ? "IPv6" : "IPv4",
-    };
+    const remote = peer ?? peerOf(rinfo.address, rinfo.port, rinfo.family);
     this.report(out, "udp", remote);
   }
 
@@ -249,11 +256,7 @@ export class DnsServer {
       socket.destroy();
       return;
     }
-    const remote: Peer = {
-      address: socket.remoteAddress ?? "",
-      port: socket.remotePort ?? 0,
-      family: socket.remoteFamily === "IPv6" ? "IPv6" : "IPv4",
-    };
+    const remote = peerOf(socket.remoteAddress ?? "", socket.remotePort ?? 0, socket.remoteFamily);
     const conn: Connection = { socket, pending: 0, timer: undefined };
     this.connections.add(conn);
     const splitter = new FrameSplitter();
@@ -338,6 +341,17 @@ export class DnsServer {
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
   }
+}
+
+/**
+ * The client as plugins see it. On the dual-stack socket an IPv4 client arrives as ::ffff:a.b.c.d; Go's
+ * listener reports it as the IPv4 address, so acl, log and whoami see what they see under CoreDNS. Replies
+ * still go to the address the socket reported.
+ */
+export function peerOf(address: string, port: number, family: string | undefined): Peer {
+  if (address.startsWith("::ffff:") && address.includes("."))
+    return { address: address.slice(7), port, family: "IPv4" };
+  return { address, port, family: family === "IPv6" ? "IPv6" : "IPv4" };
 }
 
 function bindUdp(socket: dgram.Socket, address: string, port: number): Promise<number> {

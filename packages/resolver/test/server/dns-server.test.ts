@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import type { Handler, Result } from "../../src/plugin/handler.js";
-import { DnsServer } from "../../src/server/dns-server.js";
+import { DnsServer, peerOf } from "../../src/server/dns-server.js";
 import { frame } from "../../src/server/frames.js";
 import { encodeMessage } from "../../src/wire/encode.js";
 import { newQuery, replyTo } from "../../src/wire/message.js";
 import { formatRecord } from "../../src/wire/presentation.js";
 import { decodeOrFail, dig, tcpSession, udpExchange } from "../helpers/clients.js";
 import { staticZone } from "../helpers/static-zone.js";
+
+const run = promisify(execFile);
 
 const zone = staticZone([
   "www.example.org. 30 IN A 192.0.2.1",
@@ -118,6 +122,55 @@ describe("DnsServer on loopback", () => {
     await extra.closed;
     assert.ok(Date.now() - started < 200);
     for (const s of open) s.socket.destroy();
+  });
+});
+
+describe("DnsServer without an address", () => {
+  // Reports the client as plugins see it, in the answer: A for an IPv4 client, AAAA for an IPv6 one.
+  const whoSent: Handler = {
+    name: "who",
+    async serveDNS(_ctx, w, r): Promise<Result> {
+      const reply = replyTo(r);
+      const type = w.remote.family === "IPv6" ? "AAAA" : "A";
+      reply.answer = [{ name: r.question[0]?.name ?? ".", type, class: 1, ttl: 1, data: w.remote.address }];
+      w.write(reply);
+      return { rcode: 0 };
+    },
+  };
+  const server = new DnsServer({ sites: [{ zone: ".", handler: whoSent }], port: 0 });
+  let port = 0;
+  before(async () => {
+    await server.start();
+    port = server.address.port;
+  });
+  after(() => server.stop(100));
+
+  test("listens on both families, as CoreDNS's `.:53` does", async () => {
+    assert.equal(server.address.address, "::");
+    assert.equal((await dig(port, "who.", "A", "+short")).trim(), "127.0.0.1");
+    const v6 = await run("dig", ["@::1", "-p", String(port), "+time=2", "+tries=1", "+short", "who."]);
+    assert.equal(v6.stdout.trim(), "::1");
+    const tcp = await run("dig", [
+      "@127.0.0.1",
+      "-p",
+      String(port),
+      "+time=2",
+      "+tries=1",
+      "+short",
+      "+tcp",
+      "who.",
+    ]);
+    assert.equal(tcp.stdout.trim(), "127.0.0.1");
+  });
+
+  test("an IPv4 client is seen as its IPv4 address, not the socket's ::ffff: form", () => {
+    assert.deepEqual(peerOf("::ffff:10.0.0.7", 5353, "IPv6"), {
+      address: "10.0.0.7",
+      port: 5353,
+      family: "IPv4",
+    });
+    assert.deepEqual(peerOf("fd00::7", 53, "IPv6"), { address: "fd00::7", port: 53, family: "IPv6" });
+    assert.deepEqual(peerOf("::ffff:abcd", 53, "IPv6"), { address: "::ffff:abcd", port: 53, family: "IPv6" });
   });
 });
 
