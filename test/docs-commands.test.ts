@@ -132,10 +132,10 @@ describe("the commands the docs show", () => {
     const { commands, problems } = await pageProblems("fake.md", fake);
     assert.equal(commands, 11);
     const expected = [
-      [5, 'no command "upp"'],
+      [5, 'unknown command "upp"'],
       [6, "no flag --node", "unknown flag --node"],
       [7, "--proxy-mode takes iptables or nftables"],
-      [8, 'controlplane: no command "start"'],
+      [8, 'controlplane: unknown command "start"'],
       [9, 'no parameter "podz"'],
       [10, "explain: unknown flag --towards"],
       [11, "npm run lab: up: unknown flag --nodez"],

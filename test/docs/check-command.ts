@@ -6,6 +6,7 @@
  */
 import type { Command } from "../../lab/src/cli/command.js";
 import { parseInvocation } from "../../lab/src/cli/parse-args.js";
+import { resolveCommand, UnknownCommandError } from "../../lab/src/cli/resolve.js";
 import { didYouMean, suggestionsFor } from "../../lab/src/cli/suggest.js";
 import { labCommandLine } from "../../scripts/lab-args.mjs";
 import type { ShownCommand } from "./shown-commands.js";
@@ -105,22 +106,16 @@ interface Walked {
   problem?: string;
 }
 
-/** The command the leading words name, as the CLI's resolver walks the table. */
+/** The command the leading words name, as the CLI's own resolver walks the table. */
 function walk(root: Command, words: readonly string[]): Walked {
-  let at: Walked = { cmd: root, path: [], rest: [...words] };
-  for (;;) {
-    const [w, ...rest] = at.rest;
-    const subs = at.cmd.subcommands ?? [];
-    if (w === undefined || w.startsWith("-") || subs.length === 0) return at;
-    const next = subs.find((c) => c.name === w);
-    if (next) at = { cmd: next, path: [...at.path, w], rest };
-    else if (at.cmd.run) return at;
-    else if (isPlaceholder(w)) return { ...at, rest, anyOf: subs };
-    else {
-      const where = at.path.length === 0 ? "" : `${at.path.join(" ")}: `;
-      const names = subs.map((c) => c.name);
-      return { ...at, problem: `${where}no command "${w}"${didYouMean(suggestionsFor(w, names))}` };
-    }
+  try {
+    return resolveCommand(root, words);
+  } catch (err) {
+    if (!(err instanceof UnknownCommandError)) throw err;
+    const [w, ...rest] = err.at.rest;
+    // A placeholder where a subcommand goes is not a mistake: it may be any of them.
+    if (w !== undefined && isPlaceholder(w)) return { ...err.at, rest, anyOf: err.at.cmd.subcommands ?? [] };
+    return { ...err.at, problem: err.message };
   }
 }
 
