@@ -32,12 +32,17 @@ async function ask(port: number, count: number): Promise<number> {
   return answered;
 }
 
-/** Whether a UDP socket is bound to `port` (from /proc/net/udp; the port is in hex). */
+/**
+ * Whether a UDP socket is bound to `port` (from /proc/net/udp*; the port is in hex). Without `bind` the server's
+ * socket is one IPv6 socket that takes both families, as CoreDNS's is, so it is listed in udp6.
+ */
 function udpBound(port: number): boolean {
   const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  return readFileSync("/proc/net/udp", "utf8")
-    .split("\n")
-    .some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex));
+  return ["/proc/net/udp", "/proc/net/udp6"].some((table) =>
+    readFileSync(table, "utf8")
+      .split("\n")
+      .some((line) => line.trim().split(/\s+/)[1]?.endsWith(hex)),
+  );
 }
 
 /** The sum of the series of `name` whose labels match `labels`, from a scrape. */
