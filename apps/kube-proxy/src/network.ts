@@ -2,6 +2,7 @@
 // which families to run, the node IP, the NodePort addresses and the local-traffic detector.
 import { BlockList, isIPv6 } from "node:net";
 import { networkInterfaces } from "node:os";
+import { isUnspecifiedAddress } from "@switchyard/kube";
 import { type IPFamily, IPVS_DUMMY_DEVICE, type LocalDetector, type ProxyMode } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
@@ -11,8 +12,6 @@ import { familyOf } from "./node-info.js";
 export class NetworkConfigError extends Error {
   override name = "NetworkConfigError";
 }
-
-const UNSPECIFIED = new Set(["", "0.0.0.0", "::"]);
 
 /**
  * The families to proxy, primary first. The primary is the family of the node IP (or of
@@ -24,7 +23,7 @@ export function proxyFamilies(
   o: ResolvedOptions,
   ips: Partial<Record<IPFamily, string>>,
 ): { families: IPFamily[]; nodeIPs: Record<IPFamily, string> } {
-  const primary: IPFamily = !UNSPECIFIED.has(o.bindAddress)
+  const primary: IPFamily = !isUnspecifiedAddress(o.bindAddress)
     ? familyOf(o.bindAddress)
     : ips.IPv4 === undefined && ips.IPv6 !== undefined
       ? "IPv6"
@@ -33,7 +32,7 @@ export function proxyFamilies(
     IPv4: ips.IPv4 ?? "127.0.0.1",
     IPv6: ips.IPv6 ?? "::1",
   };
-  if (!UNSPECIFIED.has(o.bindAddress)) nodeIPs[primary] = o.bindAddress;
+  if (!isUnspecifiedAddress(o.bindAddress)) nodeIPs[primary] = o.bindAddress;
   const secondary: IPFamily = primary === "IPv4" ? "IPv6" : "IPv4";
   const wantSecondary = ips[secondary] !== undefined || o.clusterCIDRs.some((c) => familyOf(c) === secondary);
   return { families: wantSecondary ? [primary, secondary] : [primary], nodeIPs };

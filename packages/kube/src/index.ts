@@ -92,7 +92,7 @@ export {
 } from "./rest/resources.js";
 // Server
 export { type CheckResult, type HealthCheck, HealthChecks } from "./server/health-checks.js";
-export { listenHost } from "./server/listen-host.js";
+export { isUnspecifiedAddress, listenHost } from "./server/listen-host.js";
 export { ComponentServer, type ComponentServerOptions } from "./server/server.js";
 export { Backoff, type BackoffOptions } from "./util/backoff.js";
 // Time

@@ -5,7 +5,12 @@
 
 const UNSPECIFIED = new Set(["", "0.0.0.0", "::", "[::]"]);
 
+/** Whether `host` names no address: "" or either family's unspecified address. */
+export function isUnspecifiedAddress(host: string): boolean {
+  return UNSPECIFIED.has(host);
+}
+
 /** The host to hand node's listen(): undefined for an unspecified address (every address of both families). */
 export function listenHost(host: string | undefined): string | undefined {
-  return host === undefined || UNSPECIFIED.has(host) ? undefined : host;
+  return host === undefined || isUnspecifiedAddress(host) ? undefined : host;
 }
