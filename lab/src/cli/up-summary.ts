@@ -24,7 +24,7 @@ export function upSummary(state: LabState, stateDir: string): string {
     "",
     "Try:",
     "  npx switchyard-lab kubectl get pods -A -o wide",
-    "  npx switchyard-lab kubectl create deployment echo --image=switchyard/echo --replicas=3 && npx switchyard-lab kubectl expose deployment echo --port=9000",
+    "  npx switchyard-lab kubectl create deployment echo --image=switchyard/echo:0.1.0 --replicas=3 && npx switchyard-lab kubectl expose deployment echo --port=9000",
     first
       ? state.stack?.proxyMode === "nftables"
         ? `  ip netns exec ${first.netns} nft list table ip kube-proxy`

@@ -1,3 +1,4 @@
+import { echoImage, loadgenImage } from "../migrate/workload.js";
 import type { KubeObject } from "../stack/manifests.js";
 
 /** One of Switchyard's images: built from its app's Dockerfile, then loaded into every kind node. */
@@ -9,6 +10,16 @@ export interface AppImage {
   /** Relative to the repository root, which is the build context every Dockerfile expects. */
   dockerfile: string;
 }
+
+/**
+ * The lab's own workload images (lab/Dockerfile, `scripts/images.mjs echo loadgen`), loaded with the stack: they are
+ * in no registry, and a Deployment of them must run right after `up` as on netns. Tagged, not :latest, so the
+ * kubelet takes the loaded image (IfNotPresent) instead of trying a pull.
+ */
+export const labWorkloads = [
+  { app: "echo", image: echoImage },
+  { app: "loadgen", image: loadgenImage },
+] as const;
 
 interface PodTemplateHolder {
   spec?: {

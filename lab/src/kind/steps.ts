@@ -5,7 +5,7 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { parseSyncStats, proxyMetricsGet } from "../migrate/measure.js";
 import { writtenBy } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
-import type { AppImage } from "./images.js";
+import { type AppImage, labWorkloads } from "./images.js";
 import { controllersWithoutSlices } from "./kubeadm-config.js";
 import { renderManifests, replacedKubeadmObjects } from "./manifests.js";
 import { type KindLabInput, kindNodes } from "./options.js";
@@ -74,6 +74,34 @@ export interface KindUpPlan {
 }
 
 /**
+ * scripts/images.mjs builds as `npm run images` does: the Dockerfiles' base images where they can be pulled, local
+ * ones made from Debian packages where no registry answers. It tags <version> and dev; the manifests' reference is
+ * tagged too, so a manifest edited to another tag still finds its image. With a stack, the lab's own workloads too
+ * (switchyard/echo and switchyard/loadgen, lab/Dockerfile): no registry has them, and the workshop's first
+ * Deployment runs echo.
+ */
+function imageSteps(
+  p: KindUpPlan,
+  images: readonly AppImage[],
+  workloads: readonly { app: string }[],
+): KindStep[] {
+  if (images.length === 0) return [];
+  const apps = [...images.map((i) => i.app), ...workloads.map((w) => w.app)];
+  return [
+    {
+      phase: "images",
+      what: `building ${apps.join(", ")} (scripts/images.mjs)`,
+      run: [p.node, join(p.repoRoot, "scripts", "images.mjs"), ...apps],
+    },
+    ...images.map((img) => ({
+      phase: "images" as const,
+      what: `tagging ${img.image}`,
+      run: [p.tools.docker, "tag", `switchyard/${img.app}:dev`, img.image],
+    })),
+  ];
+}
+
+/**
  * Everything `up --runtime kind` does, in order, as data. Images are built before the cluster exists, so a
  * broken Dockerfile costs no cluster; they are loaded into the nodes (kind load), never pushed or pulled.
  */
@@ -83,21 +111,8 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
   const timeout = `--timeout=${p.timeoutSeconds}s`;
   const images = p.stack?.images ?? [];
   const steps: KindStep[] = [];
-  // scripts/images.mjs builds as `npm run images` does: the Dockerfiles' base images where they can be pulled,
-  // local ones made from Debian packages where no registry answers. It tags <version> and dev; the manifests'
-  // reference is tagged too, so a manifest edited to another tag still finds its image.
-  if (images.length > 0)
-    steps.push({
-      phase: "images",
-      what: `building ${images.map((i) => i.app).join(", ")} (scripts/images.mjs)`,
-      run: [p.node, join(p.repoRoot, "scripts", "images.mjs"), ...images.map((i) => i.app)],
-    });
-  for (const img of images)
-    steps.push({
-      phase: "images",
-      what: `tagging ${img.image}`,
-      run: [tools.docker, "tag", `switchyard/${img.app}:dev`, img.image],
-    });
+  const workloads = images.length > 0 ? labWorkloads : [];
+  steps.push(...imageSteps(p, images, workloads));
   const upstream = p.stack?.kind === "upstream";
   steps.push({
     phase: "cluster",
@@ -139,7 +154,10 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
     },
   });
   // One archive of every image, imported into the nodes at once: one save and one import per node in all.
-  const names = images.flatMap((img) => (upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image]));
+  const names = [
+    ...images.flatMap((img) => (upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image])),
+    ...workloads.map((w) => w.image),
+  ];
   if (names.length > 0)
     steps.push({
       phase: "load",

@@ -105,6 +105,14 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     assert.match(labels, new RegExp(`${name}-worker2 worker`));
   });
 
+  test("the workshop's first workload runs at once: switchyard/echo:0.1.0 was loaded with the stack, not pulled", () => {
+    kubectl("create", "deployment", "echo", "--image=switchyard/echo:0.1.0", "--replicas=2");
+    kubectl("rollout", "status", "deployment/echo", "--timeout=120s");
+    const pulls = kubectl("get", "events", "--field-selector", "reason=Pulling", "-o", "name");
+    assert.equal(pulls.trim(), "", "no image was pulled");
+    kubectl("delete", "deployment", "echo", "--wait=true");
+  });
+
   test("a pod resolves kubernetes.default through kube-dns and connects to the kubernetes ClusterIP", () => {
     const result = runProbe(kubectl, "probe", probeImage, probeScript);
     assert.deepEqual(result, { lookup: ["10.96.0.1"], clusterIp: "connected" });

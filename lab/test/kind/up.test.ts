@@ -130,7 +130,7 @@ describe("kind up: the command plan against a fake machine", () => {
     const paths = kindPaths(dir);
     assert.deepEqual(m.brief(), [
       "docker image inspect --format {{.Id}} kindest/node:v1.37.2",
-      "node <repo>/scripts/images.mjs kube-proxy slice-controller cluster-dns",
+      "node <repo>/scripts/images.mjs kube-proxy slice-controller cluster-dns echo loadgen",
       "docker tag switchyard/kube-proxy:dev switchyard/kube-proxy:0.1.0",
       "docker tag switchyard/slice-controller:dev switchyard/slice-controller:0.1.0",
       "docker tag switchyard/cluster-dns:dev switchyard/cluster-dns:0.1.0",
@@ -140,7 +140,7 @@ describe("kind up: the command plan against a fake machine", () => {
       "docker exec lab-worker sh -c <script>",
       "docker exec lab-worker2 sh -c <script>",
       "docker exec lab-worker3 sh -c <script>",
-      `load switchyard/kube-proxy:0.1.0 switchyard/slice-controller:0.1.0 switchyard/cluster-dns:0.1.0 into ${nodes}`,
+      `load switchyard/kube-proxy:0.1.0 switchyard/slice-controller:0.1.0 switchyard/cluster-dns:0.1.0 switchyard/echo:0.1.0 switchyard/loadgen:0.1.0 into ${nodes}`,
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
       `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
@@ -192,7 +192,7 @@ describe("kind up: the command plan against a fake machine", () => {
     const paths = kindPaths(dir);
     const brief = m.brief();
     assert.deepEqual(brief.slice(brief.indexOf("docker exec lab-worker3 sh -c <script>") + 1), [
-      `load ${["kube-proxy", "slice-controller", "cluster-dns"].map((a) => `switchyard/${a}:0.1.0 switchyard/${a}:dev`).join(" ")} into ${nodes}`,
+      `load ${["kube-proxy", "slice-controller", "cluster-dns"].map((a) => `switchyard/${a}:0.1.0 switchyard/${a}:dev`).join(" ")} switchyard/echo:0.1.0 switchyard/loadgen:0.1.0 into ${nodes}`,
       "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
       "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
       "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
@@ -247,7 +247,7 @@ describe("kind up: the command plan against a fake machine", () => {
       (err: Error) => {
         assert.equal(
           err.message,
-          'building kube-proxy, slice-controller, cluster-dns (scripts/images.mjs) failed: [images] slice-controller: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully',
+          'building kube-proxy, slice-controller, cluster-dns, echo, loadgen (scripts/images.mjs) failed: [images] slice-controller: ERROR: failed to solve: process "/bin/sh -c npm ci" did not complete successfully',
         );
         return true;
       },
