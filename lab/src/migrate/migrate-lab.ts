@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
+import { labWorkloads } from "../kind/images.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
@@ -13,7 +14,7 @@ import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { loadgenStats, statsThroughApiserver } from "../scenarios/workloads.js";
 import { needOurStack } from "../stack/manifests.js";
-import { echoImage, loadgenImage, trafficNamespace } from "./workload.js";
+import { trafficNamespace } from "./workload.js";
 
 /** A node as the migration sees it: where its proxy's rules and metrics are read from. */
 export interface MigrateNode {
@@ -101,8 +102,10 @@ export function kindWorkloadImages(
   log: string,
 ): () => Promise<void> {
   return async () => {
-    await exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), "echo", "loadgen"]);
+    const apps = labWorkloads.map((w) => w.app);
+    await exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), ...apps]);
     const nodes = await kindNodeContainers(exec, tools.docker, cluster);
-    await loadImagesIntoNodes(tools.docker, [echoImage, loadgenImage], nodes, log);
+    const images = labWorkloads.map((w) => w.image);
+    await loadImagesIntoNodes(tools.docker, images, nodes, log);
   };
 }
