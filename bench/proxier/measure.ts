@@ -3,7 +3,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { CONNECT_TIMES_SCRIPT } from "../../lab/src/scenarios/probes.js";
 import { type BenchApi, flipOneEndpoint } from "./cluster.js";
-import type { HistogramTotals, LoggedWrite, Mode, ProxyUnderTest, SyncCounters } from "./proxies.js";
+import {
+  type HistogramTotals,
+  type LoggedWrite,
+  logsItsWrites as logsOwnWrites,
+  type Mode,
+  type ProxyUnderTest,
+  type SyncCounters,
+} from "./proxies.js";
 import type { KernelWriteLog } from "./shim.js";
 
 export interface FullSync {
@@ -39,7 +46,7 @@ export interface PartialSample {
 }
 
 /** Our netlink writer logs its writes; every other write goes through a wrapped tool. */
-const logsItsWrites = (p: ProxyUnderTest) => p.impl === "switchyard";
+const logsItsWrites = (p: ProxyUnderTest) => logsOwnWrites(p.impl, p.mode);
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 

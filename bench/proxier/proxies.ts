@@ -18,11 +18,21 @@ import type { KernelWriteLog } from "./shim.js";
 /** switchyard: ours with its netlink writer; switchyard-nft: ours writing through `nft -f` (nftables mode only). */
 export type Impl = "switchyard" | "switchyard-nft" | "kube-proxy";
 export const IMPLS: readonly Impl[] = ["kube-proxy", "switchyard", "switchyard-nft"];
-export const IMPL_LABEL: Record<Impl, string> = {
+const IMPL_NAME: Record<Impl, string> = {
   "kube-proxy": "kube-proxy v1.37.2",
   switchyard: "switchyard-proxy (netlink)",
   "switchyard-nft": "switchyard-proxy (nft -f)",
 };
+/** The report's name for an implementation: the writer is named only where there is a choice (nftables). */
+export const implLabel = (impl: Impl, mode: Mode): string =>
+  impl === "switchyard" && mode !== "nftables" ? "switchyard-proxy (iptables-restore)" : IMPL_NAME[impl];
+/**
+ * Whether the proxy's own log carries its kernel writes (time and system CPU): ours in nftables mode,
+ * where the netlink writer bypasses the PATH wrappers. In iptables modes ours runs iptables-restore from
+ * PATH like kube-proxy, so the wrappers measure both the same way.
+ */
+export const logsItsWrites = (impl: Impl, mode: Mode): boolean =>
+  impl === "switchyard" && mode === "nftables";
 /** Whether an implementation runs in a mode (the writer choice exists in nftables mode only). */
 export const runsIn = (impl: Impl, mode: Mode) => impl !== "switchyard-nft" || mode === "nftables";
 /** iptables-legacy: iptables mode on the legacy (x_tables) backend for both proxies. */

@@ -1,7 +1,7 @@
 // bench/results/proxier.md: the machine, the side-by-side tables, and the goals each number is read against.
 import { median, percentile } from "../machine.js";
 import type { FullSync, PartialSample } from "./measure.js";
-import { IMPL_LABEL, type Impl, type Mode } from "./proxies.js";
+import { type Impl, implLabel, logsItsWrites, type Mode } from "./proxies.js";
 import type { RenderResult } from "./render.js";
 
 export interface RunResult {
@@ -54,7 +54,7 @@ function partialStats(r: RunResult) {
 }
 
 function row(r: RunResult): string {
-  const name = IMPL_LABEL[r.impl];
+  const name = implLabel(r.impl, r.mode);
   if (r.error)
     return `| ${r.services} | ${MODE_LABEL[r.mode]} | ${name} | failed: ${r.error.split("\n")[0]} | | | | | | |`;
   const p = partialStats(r);
@@ -71,16 +71,12 @@ function row(r: RunResult): string {
     name,
     full ? `${ms(full.seconds)}${full.exact ? "" : " ≈"}` : "n/a",
     p ? `${ms(p.median)} / ${ms(p.p90)} (n=${p.n}${notPartial ? `, ${notPartial} full` : ""})` : "n/a",
-    r.impl === "switchyard" && r.mode === "nftables"
+    logsItsWrites(r.impl, r.mode)
       ? "netlink"
       : bytes.length
         ? `${kb(median(bytes))}, ${median(lines)} lines`
         : "n/a",
-    r.impl === "switchyard" && r.mode === "nftables"
-      ? "netlink"
-      : full
-        ? `${kb(full.bytes)}, ${full.lines} lines`
-        : "n/a",
+    logsItsWrites(r.impl, r.mode) ? "netlink" : full ? `${kb(full.bytes)}, ${full.lines} lines` : "n/a",
     `${us(r.latency?.first ?? [])}${pos(r.positions?.first)}`,
     `${us(r.latency?.last ?? [])}${pos(r.positions?.last)}`,
     r.peakRssMiB ? `${r.peakRssMiB.toFixed(0)} MiB` : "n/a",
@@ -116,7 +112,7 @@ function ratios(runs: readonly RunResult[]): string[] {
     if (!theirs) continue;
     const po = partialStats(ours);
     const pt = partialStats(theirs);
-    const netlink = ours.impl === "switchyard" && ours.mode === "nftables";
+    const netlink = logsItsWrites(ours.impl, ours.mode);
     const bo = median((ours.partials ?? []).map((x) => x.bytes));
     const bt = median((theirs.partials ?? []).map((x) => x.bytes));
     const [fullGoal, partialGoal] = goals(ours.mode, ours.services);
@@ -125,7 +121,7 @@ function ratios(runs: readonly RunResult[]): string[] {
       verdict("partial", (po?.median ?? 0) / (pt?.median ?? 1), partialGoal),
     ].filter(Boolean);
     out.push(
-      `| ${ours.services} | ${MODE_LABEL[ours.mode]} | ${IMPL_LABEL[ours.impl]} | ${ratio(ours.full?.seconds, theirs.full?.seconds)} | ${ratio(po?.median, pt?.median)} | ${ratio(po?.p90, pt?.p90)} | ${netlink ? "netlink" : ratio(bo, bt)} | ${met.join(", ")} |`,
+      `| ${ours.services} | ${MODE_LABEL[ours.mode]} | ${implLabel(ours.impl, ours.mode)} | ${ratio(ours.full?.seconds, theirs.full?.seconds)} | ${ratio(po?.median, pt?.median)} | ${ratio(po?.p90, pt?.p90)} | ${netlink ? "netlink" : ratio(bo, bt)} | ${met.join(", ")} |`,
     );
   }
   return out;
@@ -172,7 +168,7 @@ function toolShare(runs: readonly RunResult[]): string[] {
         ? `${ms(p.median)} / ${ms(pTool)} / ${ms(pKernel)}`
         : "n/a";
     out.push(
-      `| ${r.services} | ${MODE_LABEL[r.mode]} | ${IMPL_LABEL[r.impl]} | ${ms(r.full.seconds)} / ${ms(fTool)} / ${ms(fKernel)} | ${partialCell} | ${fullRatios} | ${partialRatios} |`,
+      `| ${r.services} | ${MODE_LABEL[r.mode]} | ${implLabel(r.impl, r.mode)} | ${ms(r.full.seconds)} / ${ms(fTool)} / ${ms(fKernel)} | ${partialCell} | ${fullRatios} | ${partialRatios} |`,
     );
   }
   return out;
