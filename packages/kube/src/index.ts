@@ -65,7 +65,12 @@ export {
   type RequestOutcome,
 } from "./rest/http-client.js";
 export { type ClusterAccess, type InClusterOptions, inClusterAccess } from "./rest/in-cluster.js";
-export { type LoadKubeConfigOptions, loadKubeConfig, loadKubeConfigFile } from "./rest/kubeconfig.js";
+export {
+  kubeconfigAccess,
+  type LoadKubeConfigOptions,
+  loadKubeConfig,
+  loadKubeConfigFile,
+} from "./rest/kubeconfig.js";
 export { clusterAccess, masterFlagError, masterURL } from "./rest/master.js";
 export {
   type KubeList,

@@ -21,6 +21,23 @@ export interface InClusterOptions {
 }
 
 /**
+ * A bearer token kept in a file, as client-go's cached file token source reads it: read at once (a missing file
+ * throws, naming it), then again when a minute has passed or the file's mtime moved, never on every request.
+ */
+export function fileToken(path: string, now: () => number = Date.now): () => string {
+  let token = "";
+  let readAt = Number.NEGATIVE_INFINITY;
+  let readMtime = 0;
+  return () => {
+    if (now() - readAt < TOKEN_REREAD_MS && statSync(path).mtimeMs === readMtime) return token;
+    token = readFileSync(path, "utf8").trim();
+    readAt = now();
+    readMtime = statSync(path).mtimeMs;
+    return token;
+  };
+}
+
+/**
  * A pod's own credentials, as client-go's rest.InClusterConfig reads them: the API server from
  * KUBERNETES_SERVICE_HOST/PORT, the cluster CA from ca.crt, and the bearer token from the token file,
  * read again after a minute so that a rotated projected token is picked up. Kept free of client-node on
@@ -39,17 +56,7 @@ export function inClusterAccess(options: InClusterOptions = {}): ClusterAccess {
   }
   const dir = `${options.pathPrefix ?? ""}${serviceAccountDir}`;
   const server = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  let token = "";
-  let readAt = Number.NEGATIVE_INFINITY;
-  let readMtime = 0;
-  const currentToken = (): string => {
-    const path = `${dir}/token`;
-    if (now() - readAt < TOKEN_REREAD_MS && statSync(path).mtimeMs === readMtime) return token;
-    token = readFileSync(path, "utf8").trim();
-    readAt = now();
-    readMtime = statSync(path).mtimeMs;
-    return token;
-  };
+  const currentToken = fileToken(`${dir}/token`, now);
   // The token first, as client-go reads it: a pod without one fails naming the token file.
   currentToken();
   const ca = readFileSync(`${dir}/ca.crt`);

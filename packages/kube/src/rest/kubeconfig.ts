@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { type ClusterAccess, inClusterAccess, serviceAccountDir } from "./in-cluster.js";
+import { readKubeconfigFile } from "./kubeconfig-reader.js";
 import { applyKubectlTokenFiles } from "./token-file.js";
 
 export interface LoadKubeConfigOptions {
@@ -41,19 +42,36 @@ export function loadKubeConfigFile(path: string, source = "--kubeconfig"): KubeC
 }
 
 /**
+ * The access a kubeconfig file gives, under `context` when given (else its current context): read without
+ * client-node for certificate and token users (kubeconfig-reader.ts), through client-node for the others
+ * (exec plugins, auth providers). Throws one line naming the file.
+ */
+export function kubeconfigAccess(path: string, source = "--kubeconfig", context?: string): ClusterAccess {
+  const plain = readKubeconfigFile(path, source, context);
+  if (plain) return plain;
+  const kc = loadKubeConfigFile(path, source);
+  if (context !== undefined) {
+    if (!kc.getContextObject(context)) throw new Error(`kubeconfig ${path} has no context '${context}'`);
+    kc.setCurrentContext(context);
+  }
+  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig ${path} (${source}) has no current cluster`);
+  return kc;
+}
+
+/**
  * Finds the configuration in the order kubectl users expect: an explicit path,
  * then $KUBECONFIG, then in-cluster config, then ~/.kube/config. Fails with
- * one line naming what was tried. Files are read by client-node; the
- * in-cluster configuration is read without it (in-cluster.ts).
+ * one line naming what was tried. Files are read as kubeconfigAccess reads them; the in-cluster
+ * configuration without client-node (in-cluster.ts).
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): ClusterAccess {
   const env = options.env ?? process.env;
   const tried: string[] = [];
 
-  const fromFile = (path: string, source: string): KubeConfig | undefined => {
+  const fromFile = (path: string, source: string): ClusterAccess | undefined => {
     tried.push(`${source} ${path}`);
     if (!existsSync(path)) return undefined;
-    return loadKubeConfigFile(path, source);
+    return kubeconfigAccess(path, source);
   };
 
   if (options.kubeconfig) {

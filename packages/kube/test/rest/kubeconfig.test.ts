@@ -120,12 +120,19 @@ describe("in-cluster configuration", () => {
       `kube.loadKubeConfig({ env: ${JSON.stringify(env)}, home: "/nonexistent", inClusterPathPrefix: process.argv[1] });`,
     );
     assert.equal(pod.status, 0, pod.stderr);
-    // The hook does catch a load: reading a kubeconfig file needs client-node.
+    // A kubeconfig file with a token or certificate user is read without it too.
     const dir = mkdtempSync(join(tmpdir(), "sy-kc-"));
     writeFileSync(join(dir, "kubeconfig"), kubeconfigWith("{token: t}"));
-    const file = run(`kube.loadKubeConfigFile(${JSON.stringify(join(dir, "kubeconfig"))});`);
-    assert.notEqual(file.status, 0);
-    assert.match(file.stderr, /client-node was loaded/);
+    const file = run(`kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(join(dir, "kubeconfig"))} });`);
+    assert.equal(file.status, 0, file.stderr);
+    // The hook does catch a load: an exec plugin needs client-node.
+    writeFileSync(
+      join(dir, "exec"),
+      kubeconfigWith("{exec: {apiVersion: client.authentication.k8s.io/v1, command: echo}}"),
+    );
+    const exec = run(`kube.loadKubeConfig({ kubeconfig: ${JSON.stringify(join(dir, "exec"))} });`);
+    assert.notEqual(exec.status, 0);
+    assert.match(exec.stderr, /client-node was loaded/);
   });
 
   test("no host and port is one line, as client-go says it", () => {

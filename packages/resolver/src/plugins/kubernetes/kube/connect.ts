@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { HttpRestClient, inClusterAccess, loadKubeConfigFile } from "@switchyard/kube";
+import { HttpRestClient, inClusterAccess, kubeconfigAccess } from "@switchyard/kube";
 import type { Metrics } from "../../../metrics/metrics.js";
 import type { KubernetesOptions } from "../options.js";
 import { clientMetrics } from "./client-metrics.js";
@@ -26,14 +26,7 @@ export function connect(
   if (opts.kubeconfig) {
     if (!existsSync(opts.kubeconfig.path))
       throw new Error(`kubeconfig ${opts.kubeconfig.path} does not exist`);
-    const kc = loadKubeConfigFile(opts.kubeconfig.path, "kubeconfig");
-    const context = opts.kubeconfig.context;
-    if (context !== undefined) {
-      if (!kc.getContextObject(context))
-        throw new Error(`kubeconfig ${opts.kubeconfig.path} has no context '${context}'`);
-      kc.setCurrentContext(context);
-    }
-    return client(kc);
+    return client(kubeconfigAccess(opts.kubeconfig.path, "kubeconfig", opts.kubeconfig.context));
   }
   if (opts.endpoint) return client(endpointConfig(opts.endpoint, opts.tls));
   // Only the service account: CoreDNS never falls back to $KUBECONFIG or ~/.kube/config. Read without
