@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { once } from "node:events";
-import { main } from "../dist/main.js";
+
+// Once, before anything else loads: a small young generation, so the peak does not depend on whether a container
+// limit told V8 how much memory there is (packages/kube/src/process/young-generation.ts). SWITCHYARD_PROXY_NODE_FLAGS=keep, or a
+// size given to node, keeps Node's own sizing.
+const { restartWithSmallYoungGeneration } = await import("@switchyard/kube/young-generation");
+restartWithSmallYoungGeneration("SWITCHYARD_PROXY_NODE_FLAGS");
+const { main } = await import("../dist/main.js");
 
 const stopSignal = Promise.race([once(process, "SIGTERM"), once(process, "SIGINT")]);
 const code = await main({
