@@ -21,9 +21,10 @@ import { COREDNS_BIN, type RunningServer, type ServerKind, startServer } from ".
 import { workloads } from "./resolver/workloads.js";
 
 const quick = process.argv.includes("--quick");
-// switchyard-dns processes: `--workers N|auto` (default auto, one per core, as CoreDNS uses every core).
+// switchyard-dns processes: `--workers N|auto`. The default is the server's own (1), which its manifests deploy:
+// one Node process against CoreDNS on every core. `auto` forks one worker per core.
 const workersArg = process.argv.indexOf("--workers");
-const workers = workersArg >= 0 ? (process.argv[workersArg + 1] ?? "auto") : "auto";
+const workers = workersArg >= 0 ? (process.argv[workersArg + 1] ?? "auto") : "1";
 const settings = {
   warmupSeconds: quick ? 2 : 5,
   saturatedSeconds: quick ? 6 : 25,
@@ -176,10 +177,13 @@ const notes = [
     "The fixed-rate table compares latency below saturation; its p50 is the server's own time, while its p99 and " +
     "p99.9 follow how long the machine's scheduler kept the server (or dnsperf) off a core, so they are only " +
     "meaningful when others' CPU is near zero.",
-  `- switchyard-dns ran with \`-workers ${workers}\` (${workers === "auto" ? `${availableParallelism()} worker processes, one per core` : `${workers} worker process(es)`}; ` +
-    "each has its own informers and cache, and shares the DNS, ready and metrics sockets through node:cluster); " +
-    "CoreDNS ran with GOMAXPROCS unset (both cores). Server CPU and peak RSS are summed over the primary and its " +
-    "workers (the sum of per-process peaks, an upper bound).",
+  workers === "1"
+    ? "- switchyard-dns ran as one process (`-workers 1`, its default and what apps/cluster-dns/deploy runs), so on " +
+      "one core at most; CoreDNS ran with GOMAXPROCS unset (both cores)."
+    : `- switchyard-dns ran with \`-workers ${workers}\` (${workers === "auto" ? `${availableParallelism()} worker processes, one per core` : `${workers} worker processes`}; ` +
+      "each has its own informers and cache, and shares the DNS, ready and metrics sockets through node:cluster); " +
+      "CoreDNS ran with GOMAXPROCS unset (both cores). Server CPU and peak RSS are summed over the primary and its " +
+      "workers (the sum of per-process peaks, an upper bound).",
   "- dnsperf itself needs CPU on the same 2 cores; so does the upstream in the forwarded workload.",
   "",
   "Corefile (cache variant; the no-cache variant drops `cache 30`; the DNS port is given with `-dns.port`):",

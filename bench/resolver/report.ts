@@ -97,6 +97,28 @@ export function renderReport(
       `- uncached qps ≥ 0.8x CoreDNS: **${ratio >= 0.8 ? "met" : "not met"}** (${ratio.toFixed(2)}x)`,
     );
   }
+  const forward = byId.get("forward");
+  if (forward) {
+    const sy = forward.saturated.switchyard;
+    const up = forward.saturated.coredns;
+    const qps = sy.qps / up.qps;
+    const cpu = (sy.serverCores * sy.seconds * up.completed) / (up.serverCores * up.seconds * sy.completed);
+    lines.push(
+      `- forwarded qps ≥ 1.0x CoreDNS: **${qps >= 1 ? "met" : "not met"}** (${qps.toFixed(2)}x); ` +
+        `CPU per query ≤ 1.0x: **${cpu <= 1 ? "met" : "not met"}** (${cpu.toFixed(2)}x)`,
+    );
+  }
+  const peaks = results.map((r) => ({
+    title: r.workload.title,
+    ratio: r.saturated.switchyard.peakRssMiB / r.saturated.coredns.peakRssMiB,
+  }));
+  if (peaks.length > 0) {
+    const worst = peaks.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+    lines.push(
+      `- peak RSS ≤ 1.5x CoreDNS's in every workload: **${worst.ratio <= 1.5 ? "met" : "not met"}** ` +
+        `(highest ${worst.ratio.toFixed(2)}x, ${worst.title})`,
+    );
+  }
   lines.push(
     "",
     "CPU per answered query (server user+sys time / queries completed, saturated runs) does not depend on how many " +
