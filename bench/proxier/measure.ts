@@ -6,7 +6,7 @@ import { type BenchApi, flipOneEndpoint } from "./cluster.js";
 import {
   type HistogramTotals,
   type LoggedWrite,
-  logsItsWrites as logsOwnWrites,
+  logsItsWrites,
   type Mode,
   type ProxyUnderTest,
   type SyncCounters,
@@ -46,8 +46,6 @@ export interface PartialSample {
 }
 
 /** Our netlink writer logs its writes; every other write goes through a wrapped tool. */
-const logsItsWrites = (p: ProxyUnderTest) => logsOwnWrites(p.impl, p.mode);
-
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 const delta = (a: HistogramTotals, b: HistogramTotals) => ({ count: b.count - a.count, sum: b.sum - a.sum });
@@ -130,8 +128,8 @@ export async function waitForFullSync(
     readySeconds: (readyAt - p.startedAt) / 1000,
     bytes: big.bytes,
     lines: big.lines,
-    toolMs: logsItsWrites(p) ? bigLogged.elapsedMs : big.ms,
-    kernelMs: logsItsWrites(p) ? bigLogged.systemMs : big.kernelMs,
+    toolMs: logsItsWrites(p.impl, p.mode) ? bigLogged.elapsedMs : big.ms,
+    kernelMs: logsItsWrites(p.impl, p.mode) ? bigLogged.systemMs : big.kernelMs,
   };
 }
 
@@ -179,8 +177,10 @@ export async function samplePartialSyncs(
         bytes: writes.reduce((s, w) => s + w.bytes, 0),
         lines: writes.reduce((s, w) => s + w.lines, 0),
         writes: writes.length,
-        toolMs: sum(logsItsWrites(p) ? logged.map((w) => w.elapsedMs) : writes.map((w) => w.ms)),
-        kernelMs: sum(logsItsWrites(p) ? logged.map((w) => w.systemMs) : writes.map((w) => w.kernelMs)),
+        toolMs: sum(logsItsWrites(p.impl, p.mode) ? logged.map((w) => w.elapsedMs) : writes.map((w) => w.ms)),
+        kernelMs: sum(
+          logsItsWrites(p.impl, p.mode) ? logged.map((w) => w.systemMs) : writes.map((w) => w.kernelMs),
+        ),
       });
     }
   }

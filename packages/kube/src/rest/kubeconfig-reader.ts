@@ -5,7 +5,7 @@
 // readKubeconfigFile says so by returning undefined.
 import { readFileSync } from "node:fs";
 import type * as https from "node:https";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { load } from "js-yaml";
 import { type ClusterAccess, fileToken } from "./in-cluster.js";
 
@@ -40,7 +40,7 @@ function material(entry: Fields, field: string, dir: string): (() => Buffer) | u
   }
   const file = str(entry[field]);
   if (!file) return undefined;
-  const path = isAbsolute(file) ? file : resolve(dir, file);
+  const path = resolve(dir, file);
   // Read on every request, as client-node does: rotated certificates are picked up.
   return () => readFileSync(path);
 }
@@ -59,7 +59,7 @@ function bearer(user: Fields, dir: string): (() => string) | undefined {
   const token = str(user.token);
   if (token) return () => token;
   const file = str(user.tokenFile) ?? str(user["token-file"]);
-  return file ? fileToken(isAbsolute(file) ? file : resolve(dir, file)) : undefined;
+  return file ? fileToken(resolve(dir, file)) : undefined;
 }
 
 /**
