@@ -20,6 +20,7 @@ import {
 import type { IPFamily } from "../src/util/ip.js";
 import { NODE_IP, NODE_NAME } from "./fixtures.js";
 import { lineDiff } from "./nft-helpers.js";
+import { canonicalNFTList } from "./nft-list.js";
 import * as H from "./upstream-harness.js";
 
 export type ProxyMode = "iptables" | "nftables";
@@ -277,7 +278,27 @@ export class DiffLab {
     const writer = new NetlinkNftApplier({ netns: ns, writer: "netlink" });
     this.cleanups.push(() => writer.close());
     await writer.run(tx);
-    assert.deepEqual(writer.stats, { netlink: 1, fallback: 0 });
+    assert.deepEqual(writer.stats, { netlink: 1, fallback: 0, staged: 0 });
+    await this.#sameWhenStaged(label, tx, ns);
     return { ns, writer };
+  }
+
+  /**
+   * The same transaction through a writer that stages its new chains (a big full sync's path,
+   * forced here two chains at a time) must leave the same table, so upstream's dump covers it too.
+   */
+  async #sameWhenStaged(label: string, tx: Transaction, whole: string): Promise<void> {
+    const ns = this.freshNetns(`sy-stg-${label}-${this.tag}`);
+    const writer = new NetlinkNftApplier({
+      netns: ns,
+      writer: "netlink",
+      staging: { minChains: 1, chainsPerStage: 2 },
+    });
+    this.cleanups.push(() => writer.close());
+    await writer.run(tx);
+    assert.deepEqual(writer.stats, { netlink: 1, fallback: 0, staged: 1 });
+    const list = (n: string) =>
+      canonicalNFTList(H.inNetns(n, ["nft", "list", "table", tx.family, tx.table])).join("\n");
+    assert.equal(list(ns), list(whole), "staged and whole writes left different tables");
   }
 }

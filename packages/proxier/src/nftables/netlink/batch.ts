@@ -197,16 +197,22 @@ class BatchEncoder {
     w.endNest();
     w.bytes(C.SET.USERDATA, set.userdata);
     w.end();
-    this.#anonymousElements(name, set.elements);
+    this.#anonymousElements(id, set.elements);
     return { name, id };
   }
 
-  #anonymousElements(name: string, elements: AnonymousElements): void {
+  /**
+   * Elements of the set this batch just declared, named by its batch id only: given a name, the
+   * kernel would first compare it with every set's name in the table (nft_set_lookup_global), one
+   * more scan per anonymous set; with no name it goes straight to the set the batch added last.
+   */
+  #anonymousElements(setId: number, elements: AnonymousElements): void {
+    const target = { setId };
     const w = this.#w;
     const flags = C.NLM_F_CREATE;
     switch (elements.kind) {
       case "listed":
-        this.#elementMessages(C.MSG.NEWSETELEM, flags, name, elements.elements, (e) => {
+        this.#elementMessages(C.MSG.NEWSETELEM, flags, target, elements.elements, (e) => {
           w.nest(C.LIST_ELEM);
           writeValue(w, C.ELEM.KEY, e.key);
           if (e.intervalEnd) w.u32(C.ELEM.FLAGS, C.ELEM_INTERVAL_END);
@@ -218,7 +224,7 @@ class BatchEncoder {
         const family = elements.family;
         const addrLen = addressLength(family);
         let i = 0;
-        this.#elementMessages(C.MSG.NEWSETELEM, flags, name, elements.targets, (t) => {
+        this.#elementMessages(C.MSG.NEWSETELEM, flags, target, elements.targets, (t) => {
           w.nest(C.LIST_ELEM);
           const key = w.valueAt(C.ELEM.KEY, 4);
           w.buffer.writeUInt32LE(i++, key);
@@ -231,7 +237,7 @@ class BatchEncoder {
       }
       case "verdicts": {
         let i = 0;
-        this.#elementMessages(C.MSG.NEWSETELEM, flags, name, elements.verdicts, (v) => {
+        this.#elementMessages(C.MSG.NEWSETELEM, flags, target, elements.verdicts, (v) => {
           w.nest(C.LIST_ELEM);
           const key = w.valueAt(C.ELEM.KEY, 4);
           w.buffer.writeUInt32LE(i++, key);
@@ -326,7 +332,7 @@ class BatchEncoder {
   #elementMessages<E>(
     msg: number,
     flags: number,
-    set: string,
+    set: string | { readonly setId: number },
     elements: readonly E[],
     write: (e: E) => void,
   ): void {
@@ -341,7 +347,8 @@ class BatchEncoder {
       if (!open) {
         this.#begin(msg, flags);
         w.cstr(C.ELEM_LIST.TABLE, this.#tableName);
-        w.str(C.ELEM_LIST.SET, set);
+        if (typeof set === "string") w.str(C.ELEM_LIST.SET, set);
+        else w.u32(C.ELEM_LIST.SET_ID, set.setId);
         w.nest(C.ELEM_LIST.ELEMENTS);
         open = true;
       }
