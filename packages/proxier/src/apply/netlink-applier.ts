@@ -224,7 +224,9 @@ export class NetlinkNftApplier implements NFTRunner {
     for (const part of parts) {
       const batch = this.#encode(part);
       if (!batch) return undefined;
-      out.push(batch);
+      // Each encoder starts from a 1 MiB buffer; staged batches are a fraction of that and all wait
+      // to be sent, so each keeps only its bytes.
+      out.push(parts.length > 1 ? { ...batch, buffer: Buffer.from(batch.buffer) } : batch);
     }
     return out;
   }
