@@ -91,11 +91,10 @@ export class DnsServer {
   private udp: dgram.Socket | undefined;
   private tcp: net.Server | undefined;
   private readonly connections = new Set<Connection>();
-  private readonly inflight = new Set<Promise<void>>();
+  /** Queries whose reply is not written yet, and who waits for there to be none (stop). */
+  private inflight = 0;
+  private idle: (() => void) | undefined;
   private stopping = false;
-  /** UDP replies handed to the socket and not yet sent. */
-  private unsent = 0;
-  private drained: (() => void) | undefined;
   private boundPort = 0;
   private boundAddress = "";
   private labelPort = -1;
@@ -195,13 +194,23 @@ export class DnsServer {
     const grace = new Promise<void>((resolve) => {
       handle = this.timers.setTimeout(resolve, graceMs);
     });
-    // Replies are sent when their query settles, so the sends are counted once every query has.
+    // Replies are sent when their query settles; a send the kernel did not take at once waits in the
+    // socket's queue, which is watched once every query has settled.
+    let waiting = true;
     const sent = () =>
       new Promise<void>((resolve) => {
-        this.drained = resolve;
-        if (this.unsent === 0) resolve();
+        const check = () => {
+          if (!waiting || (this.udp?.getSendQueueCount() ?? 0) === 0) resolve();
+          else this.timers.setTimeout(check, 5);
+        };
+        check();
       });
-    await Promise.race([Promise.allSettled([...this.inflight]).then(sent), grace]);
+    const settled = new Promise<void>((resolve) => {
+      this.idle = resolve;
+      if (this.inflight === 0) resolve();
+    });
+    await Promise.race([settled.then(sent), grace]);
+    waiting = false;
     this.timers.clearTimeout(handle);
     for (const conn of this.connections) {
       this.timers.clearTimeout(conn.timer);
@@ -238,18 +247,11 @@ export class DnsServer {
 
   /** Sends a UDP reply and reports it; stop() waits for these sends as it waits for dispatches. */
   private sendUdp(udp: dgram.Socket, out: Outcome, rinfo: dgram.RemoteInfo, peer?: Peer): void {
-    if (out.reply) {
-      this.unsent++;
-      udp.send(out.reply, rinfo.port, rinfo.address, this.onSent);
-    }
+    // No callback: Node would queue one per reply, and stop() reads the send queue instead.
+    if (out.reply) udp.send(out.reply, rinfo.port, rinfo.address);
     const remote = peer ?? peerOf(rinfo.address, rinfo.port, rinfo.family);
     this.report(out, "udp", remote);
   }
-
-  private readonly onSent = (): void => {
-    this.unsent--;
-    if (this.unsent === 0) this.drained?.();
-  };
 
   private onTcp(socket: net.Socket): void {
     if (this.stopping || this.connections.size >= (this.options.maxTcpConnections ?? 1000)) {
@@ -330,17 +332,24 @@ export class DnsServer {
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work.catch((err: unknown) => {
-      // Under `debug` nothing recovers a crashed chain: thrown outside any promise, it ends the process
-      // with its stack trace, as an unrecovered panic ends CoreDNS.
-      if (this.settings.debug)
-        queueMicrotask(() => {
-          throw err;
-        });
-    });
-    this.inflight.add(tracked);
-    void tracked.finally(() => this.inflight.delete(tracked));
+    this.inflight++;
+    // Handlers made once: a query costs one promise here, not a catch and a finally with closures.
+    work.then(this.settled, this.crashed);
   }
+
+  private readonly settled = (): void => {
+    if (--this.inflight === 0) this.idle?.();
+  };
+
+  private readonly crashed = (err: unknown): void => {
+    this.settled();
+    // Under `debug` nothing recovers a crashed chain: thrown outside any promise, it ends the process
+    // with its stack trace, as an unrecovered panic ends CoreDNS.
+    if (this.settings.debug)
+      queueMicrotask(() => {
+        throw err;
+      });
+  };
 }
 
 /**

@@ -4,19 +4,21 @@ import { MAX_TCP_SIZE, MIN_UDP_SIZE } from "../wire/edns.js";
 import { type PeekedQuery, peekQuery, REPLY_OPT_SIZE, writeReplyOpt } from "../wire/peek.js";
 import type { Outcome, Site } from "./dispatch.js";
 
-const zonesOf = new WeakMap<readonly Site[], string[]>();
+/** A server's zones, and for each the pair siteOf hands out (made once, not per query). */
+const zonesOf = new WeakMap<readonly Site[], { zones: string[]; found: { zone: string; site: Site }[] }>();
 
 /** The site whose zone a peeked query is in, as dispatch chooses it, or undefined. */
-export function siteOf(q: PeekedQuery, sites: readonly Site[]): { zone: string; site: Site } | undefined {
-  let zones = zonesOf.get(sites);
-  if (!zones) {
-    zones = sites.map((s) => s.zone);
-    zonesOf.set(sites, zones);
+export function siteOf(
+  q: PeekedQuery,
+  sites: readonly Site[],
+): { readonly zone: string; readonly site: Site } | undefined {
+  let known = zonesOf.get(sites);
+  if (!known) {
+    known = { zones: sites.map((s) => s.zone), found: sites.map((site) => ({ zone: site.zone, site })) };
+    zonesOf.set(sites, known);
   }
-  const zone = matchZone(q.name, zones);
-  if (zone === undefined) return undefined;
-  const site = sites[zones.indexOf(zone)];
-  return site ? { zone, site } : undefined;
+  const zone = matchZone(q.name, known.zones);
+  return zone === undefined ? undefined : known.found[known.zones.indexOf(zone)];
 }
 
 /** The room a reply to `q` has: the OPT record the server appends, and the client's size limit. */

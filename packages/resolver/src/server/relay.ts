@@ -35,9 +35,9 @@ export function relayFast(q: PeekedQuery, ctx: RelayContext): Promise<Outcome> |
   const relay = found?.site.handler.relayFromWire;
   if (!found || !relay) return undefined;
   const { zone, site } = found;
-  const room = replyRoom(q, "udp");
+  const { reserve, limit } = replyRoom(q, "udp");
   const trace: { plugin?: string } = {};
-  const pending = relay.call(site.handler, q, { zone, server: ctx.server, ...room, trace });
+  const pending = relay.call(site.handler, q, { zone, server: ctx.server, reserve, limit, trace });
   if (!pending) return undefined;
   const done = (out: Outcome) => {
     out.duration = (performance.now() - started) / 1000;

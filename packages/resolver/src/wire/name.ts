@@ -83,9 +83,12 @@ export function fqdn(name: string): string {
   return name.endsWith(".") && !name.endsWith("\\.") ? name : `${name}.`;
 }
 
+const UPPER = /[A-Z]/;
+
 /** ASCII-only lower case: DNS names compare case-insensitively in ASCII only (RFC 4343). */
 export function lowerName(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  // Names are nearly always lower case already; testing first keeps the common case free of garbage.
+  return UPPER.test(name) ? name.replace(/[A-Z]/g, (c) => c.toLowerCase()) : name;
 }
 
 export function namesEqual(a: string, b: string): boolean {
@@ -94,10 +97,12 @@ export function namesEqual(a: string, b: string): boolean {
 
 /** Whether `name` is `zone` or below it. Both absolute; compared case-insensitively on label boundaries. */
 export function isSubdomain(name: string, zone: string): boolean {
-  const n = lowerName(fqdn(name));
   const z = lowerName(fqdn(zone));
   if (z === ".") return true;
-  return n === z || n.endsWith(`.${z}`);
+  const n = lowerName(fqdn(name));
+  if (n.length === z.length) return n === z;
+  // below the zone: ends with it, right after a label boundary (no `.${z}` string per call)
+  return n.length > z.length && n.endsWith(z) && n.charCodeAt(n.length - z.length - 1) === 46;
 }
 
 /**

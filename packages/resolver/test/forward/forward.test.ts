@@ -40,6 +40,15 @@ async function deadPort(): Promise<number> {
   return port;
 }
 
+/** A UDP port with nothing behind it: a datagram to it comes back as ICMP port unreachable. */
+async function deadUdpPort(): Promise<number> {
+  const s = dgram.createSocket("udp4");
+  await new Promise<void>((r) => s.bind(0, "127.0.0.1", () => r()));
+  const port = s.address().port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
 describe("forward to a loopback upstream", () => {
   const big = ["big.test.", "big.pu.test."].flatMap((n) =>
     Array.from({ length: 40 }, (_, i) => `${n} 60 IN A 10.1.0.${i + 1}`),
@@ -48,6 +57,7 @@ describe("forward to a loopback upstream", () => {
   const upstream = new DnsServer({ sites: [{ zone: ".", handler: zone }], address: "127.0.0.1", port: 0 });
   let sneaky: { port: number; close(): void };
   let dead = 0;
+  let deadUdp = 0;
   const metrics = new Metrics();
   let resolver: Resolver;
   let port = 0;
@@ -56,6 +66,7 @@ describe("forward to a loopback upstream", () => {
     await upstream.start();
     sneaky = await sneakyUpstream();
     dead = await deadPort();
+    deadUdp = await deadUdpPort();
     const up = upstream.address.port;
     resolver = Resolver.fromCorefile(
       `.:53 {
@@ -69,6 +80,11 @@ describe("forward to a loopback upstream", () => {
           force_tcp
           max_fails 1
           health_check 50ms
+        }
+      }
+      fo.test:53 {
+        forward . 127.0.0.1:${deadUdp} 127.0.0.1:${up} {
+          policy sequential
         }
       }
       pu.test:53 {
@@ -123,6 +139,27 @@ describe("forward to a loopback upstream", () => {
   test("a reply under the wrong ID is ignored and the right one used", async () => {
     const out = await dig(port, "sneaky.test", "A", "+short");
     assert.equal(out.trim(), "192.0.2.99");
+  });
+
+  test("over UDP, a refused first upstream fails over to the next at once, and its health check starts", async () => {
+    const started = Date.now();
+    const out = await dig(port, "www.fo.test", "A");
+    // the live upstream's static zone knows no such name: its NXDOMAIN is the answer relayed
+    assert.match(out, /status: NXDOMAIN/);
+    assert.ok(Date.now() - started < 2000, "the refused exchange is not waited out");
+    let text = "";
+    const failing = new RegExp(
+      `healthcheck_failures_total\\{proxy_name="forward",to="127\\.0\\.0\\.1:${deadUdp}"\\} [1-9]`,
+    );
+    for (let i = 0; i < 100 && !failing.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      text = await metrics.text();
+    }
+    assert.match(text, failing);
+    const answered = new RegExp(
+      `coredns_proxy_request_duration_seconds_count\\{proxy_name="forward",to="127\\.0\\.0\\.1:${upstream.address.port}",rcode="NXDOMAIN"\\} [1-9]`,
+    );
+    assert.match(text, answered);
   });
 
   test("a dead upstream gives SERVFAIL quickly, and health checks count failures", async () => {

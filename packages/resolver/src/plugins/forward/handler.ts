@@ -52,6 +52,16 @@ interface Outgoing<R extends Readable> {
   read(reply: Buffer): R | undefined;
 }
 
+/** What a relayed reply reads as. */
+type ScannedReply = NonNullable<ReturnType<typeof scanMessage>>;
+
+/** Where `forward` takes over after `firstAttempt`'s exchange failed. */
+interface Resume {
+  readonly list: readonly Upstream[];
+  readonly deadline: number;
+  readonly lastError: Error;
+}
+
 /** The first reply an upstream gave, read, and its bytes. */
 interface Answered<R> {
   reply: R;
@@ -70,16 +80,17 @@ function messageQuery(r: Message): Outgoing<Message> {
 }
 
 /** The byte way, for `relayFromWire`: the client's bytes under another ID, replies only checked. */
-function wireQuery(q: PeekedQuery): Outgoing<NonNullable<ReturnType<typeof scanMessage>>> {
-  return {
-    bytes: (id) => {
-      const out = Buffer.allocUnsafe(q.packet.length);
-      q.packet.copy(out, 0);
-      out.writeUInt16BE(id, 0);
-      return out;
-    },
-    read: scanMessage,
-  };
+class WireQuery implements Outgoing<ScannedReply> {
+  constructor(private readonly q: PeekedQuery) {}
+  bytes(id: number): Buffer {
+    const out = Buffer.allocUnsafe(this.q.packet.length);
+    this.q.packet.copy(out, 0);
+    out.writeUInt16BE(id, 0);
+    return out;
+  }
+  read(reply: Buffer): ReturnType<typeof scanMessage> {
+    return scanMessage(reply);
+  }
 }
 
 /**
@@ -102,6 +113,8 @@ export class ForwardHandler implements Handler {
   private concurrent = 0;
   private rotation = 0;
   private readonly series: Map<Upstream, UpstreamSeries>;
+  /** `from` as matchZone takes it, made once. */
+  private readonly fromZone: readonly string[];
 
   constructor(
     private readonly next: Handler | undefined,
@@ -111,6 +124,7 @@ export class ForwardHandler implements Handler {
     private readonly metrics: ForwardMetrics,
   ) {
     this.series = new Map(upstreams.map((u) => [u, new UpstreamSeries(metrics, u.addr)]));
+    this.fromZone = [opts.from];
   }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
@@ -142,8 +156,13 @@ export class ForwardHandler implements Handler {
     return this.relay(q);
   }
 
-  private async relay(q: PeekedQuery): Promise<WireRelay> {
-    const got = await this.forward(wireQuery(q), "udp", undefined);
+  private relay(q: PeekedQuery): Promise<WireRelay> {
+    const query = new WireQuery(q);
+    const first = this.firstAttempt(query);
+    return (first ?? this.forward(query, "udp", undefined)).then((got) => this.relayed(q, got));
+  }
+
+  private relayed(q: PeekedQuery, got: Answered<ScannedReply> | Result): WireRelay {
     if (!("raw" in got)) return { result: got };
     const { reply, raw } = got;
     if (reply.qr && sameQuestion(raw, q.packet, q.nameEnd) && reply.opt < 0) {
@@ -169,8 +188,9 @@ export class ForwardHandler implements Handler {
     query: Outgoing<R>,
     transport: Transport,
     signal: AbortSignal | undefined,
+    from?: Resume,
   ): Promise<Answered<R> | Result> {
-    if (this.opts.maxConcurrent > 0 && this.concurrent >= this.opts.maxConcurrent) {
+    if (!from && this.opts.maxConcurrent > 0 && this.concurrent >= this.opts.maxConcurrent) {
       this.metrics.maxConcurrentRejects.inc();
       return {
         rcode: 5,
@@ -179,13 +199,13 @@ export class ForwardHandler implements Handler {
     }
     this.concurrent++;
     try {
-      const list = this.ordered();
-      const deadline = this.rt.now() + OVERALL_TIMEOUT_MS;
+      const list = from?.list ?? this.ordered();
+      const deadline = from?.deadline ?? this.rt.now() + OVERALL_TIMEOUT_MS;
       const maxAttempts = 2 * list.length;
-      let attempts = 0;
+      let attempts = from ? 1 : 0;
       let fails = 0;
-      let lastError: Error | undefined;
-      for (let i = 0; this.rt.now() < deadline && attempts < maxAttempts && !signal?.aborted; ) {
+      let lastError: Error | undefined = from?.lastError;
+      for (let i = from ? 1 : 0; this.rt.now() < deadline && attempts < maxAttempts && !signal?.aborted; ) {
         if (i >= list.length) {
           i = 0;
           fails = 0;
@@ -231,6 +251,41 @@ export class ForwardHandler implements Handler {
     }
   }
 
+  /**
+   * The first turn of `forward`'s loop for a relayed UDP query, without its async frames (the common
+   * case: the first upstream is up and answers), or undefined where that turn could be anything else
+   * (max_concurrent reached, the first upstream down, TCP, prefer_udp's retry of a truncated reply). A
+   * failed exchange goes on in `forward` exactly where its loop would: the next upstream, one attempt
+   * spent, the health check started.
+   */
+  private firstAttempt(query: WireQuery): Promise<Answered<ScannedReply> | Result> | undefined {
+    const o = this.opts;
+    if (o.forceTcp || o.preferUdp || (o.maxConcurrent > 0 && this.concurrent >= o.maxConcurrent))
+      return undefined;
+    const list = this.ordered();
+    const upstream = list[0];
+    if (!upstream || upstream.down(o.maxFails)) return undefined;
+    const deadline = this.rt.now() + OVERALL_TIMEOUT_MS;
+    const started = this.rt.now();
+    this.concurrent++;
+    const failed = (err: unknown) => {
+      this.concurrent--;
+      if (o.maxFails !== 0) upstream.healthcheck();
+      const lastError = err instanceof Error ? err : new Error(String(err));
+      return this.forward(query, "udp", undefined, { list, deadline, lastError });
+    };
+    return this.send(upstream, query, "udp").then((raw) => {
+      let reply: ScannedReply;
+      try {
+        reply = this.read(upstream, query, raw, started);
+      } catch (err) {
+        return failed(err);
+      }
+      this.concurrent--;
+      return { reply, raw };
+    }, failed);
+  }
+
   /** Sends the query to one upstream under a fresh random ID; settles with the reply's bytes. */
   private send<R extends Readable>(
     upstream: Upstream,
@@ -239,8 +294,7 @@ export class ForwardHandler implements Handler {
   ): Promise<Buffer> {
     const encoded = query.bytes(this.rt.randomId());
     const series = this.series.get(upstream) as UpstreamSeries;
-    if (proto === "udp")
-      return upstream.udp.exchange(encoded, READ_TIMEOUT_MS, (reused) => series.connection("udp", reused));
+    if (proto === "udp") return upstream.udp.exchange(encoded, READ_TIMEOUT_MS, series.udpTaken);
     // Every TCP exchange dials its own connection: a miss each time, as for CoreDNS without a cached one.
     series.connection("tcp", false);
     return exchange(upstream.to, encoded, proto, READ_TIMEOUT_MS, this.rt.timers);
@@ -255,7 +309,7 @@ export class ForwardHandler implements Handler {
   }
 
   private matches(name: string): boolean {
-    if (matchZone(name, [this.opts.from]) === undefined) return false;
+    if (matchZone(name, this.fromZone) === undefined) return false;
     return this.opts.except.length === 0 || matchZone(name, this.opts.except) === undefined;
   }
 

@@ -54,8 +54,11 @@ const PROXY_NAME = "forward";
  * CoreDNS.
  */
 export class UpstreamSeries {
-  private readonly taken = new Map<string, CounterSeries>();
+  /** By proto and reuse: udp opened, udp reused, tcp opened, tcp reused. */
+  private readonly taken: (CounterSeries | undefined)[] = [];
   private readonly durations: (HistogramSeries | undefined)[] = [];
+  /** `connection("udp", reused)` as a callback made once, not per query. */
+  readonly udpTaken = (reused: boolean): void => this.connection("udp", reused);
 
   constructor(
     private readonly metrics: ForwardMetrics,
@@ -64,12 +67,12 @@ export class UpstreamSeries {
 
   /** A connection taken from the cache (`reused`) or opened. */
   connection(proto: "udp" | "tcp", reused: boolean): void {
-    const key = `${proto} ${reused}`;
-    let s = this.taken.get(key);
+    const key = (proto === "tcp" ? 2 : 0) + (reused ? 1 : 0);
+    let s = this.taken[key];
     if (!s) {
       const family = reused ? this.metrics.connCacheHits : this.metrics.connCacheMisses;
       s = family.series({ proxy_name: PROXY_NAME, to: this.to, proto });
-      this.taken.set(key, s);
+      this.taken[key] = s;
     }
     s.value++;
   }

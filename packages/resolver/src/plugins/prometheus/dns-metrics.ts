@@ -72,32 +72,37 @@ export function dnsObserver(m: Metrics): OutcomeObserver {
     requestSize: HistogramSeries;
     responseSize: HistogramSeries;
   }
-  const fed = new Map<string, Fed>();
-  const answered = new Map<string, CounterSeries>();
+  // Keyed by server, then zone, then small numbers: no key string is built per query.
+  const fed = new Map<string, Map<string, Map<number, Fed>>>();
+  const answered = new Map<string, Map<string, Map<string, Map<number, CounterSeries>>>>();
   const panics = m.counter("coredns_panics_total", "A metrics that counts the number of panics.");
+  const feed = (server: string, zone: string, transport: string, family: string, qtype: number): Fed => {
+    const where = { server, zone, view: "" };
+    const type = typeName(qtype);
+    const sized = { ...where, proto: transport };
+    return {
+      requests: requests.series({ ...sized, family, type: NAMED_TYPES.has(type) ? type : "other" }),
+      duration: duration.series(where),
+      requestSize: requestSize.series(sized),
+      responseSize: responseSize.series(sized),
+    };
+  };
   return (out, info) => {
     if (out.panic) panics.inc();
     const qtype = out.qtype ?? out.request?.question[0]?.type;
     if (qtype === undefined) return;
-    const family = info.remote.family === "IPv6" ? "2" : "1";
-    const key = `${info.server} ${out.zone} ${info.transport} ${family} ${qtype}`;
-    let f = fed.get(key);
+    const v6 = info.remote.family === "IPv6";
+    const byKind = inner(inner(fed, info.server), out.zone);
+    const kind = qtype * 4 + (info.transport === "tcp" ? 2 : 0) + (v6 ? 1 : 0);
+    let f = byKind.get(kind);
     if (!f) {
-      const where = { server: info.server, zone: out.zone, view: "" };
-      const type = typeName(qtype);
-      const sized = { ...where, proto: info.transport };
-      f = {
-        requests: requests.series({ ...sized, family, type: NAMED_TYPES.has(type) ? type : "other" }),
-        duration: duration.series(where),
-        requestSize: requestSize.series(sized),
-        responseSize: responseSize.series(sized),
-      };
-      fed.set(key, f);
+      f = feed(info.server, out.zone, info.transport, v6 ? "2" : "1", qtype);
+      byKind.set(kind, f);
     }
     const rcode = out.rcode ?? 2;
     const plugin = out.plugin ?? "";
-    const answerKey = `${info.server} ${out.zone} ${rcode} ${plugin}`;
-    let r = answered.get(answerKey);
+    const byRcode = inner(inner(inner(answered, info.server), out.zone), plugin);
+    let r = byRcode.get(rcode);
     if (!r) {
       r = responses.series({
         server: info.server,
@@ -106,7 +111,7 @@ export function dnsObserver(m: Metrics): OutcomeObserver {
         rcode: rcodeName(rcode),
         plugin,
       });
-      answered.set(answerKey, r);
+      byRcode.set(rcode, r);
     }
     f.requests.value++;
     r.value++;
@@ -114,4 +119,14 @@ export function dnsObserver(m: Metrics): OutcomeObserver {
     f.requestSize.observe(out.requestSize);
     f.responseSize.observe(out.reply?.length ?? 0);
   };
+}
+
+/** The map under `key`, made on first use. */
+function inner<K, V>(outer: Map<string, Map<K, V>>, key: string): Map<K, V> {
+  let m = outer.get(key);
+  if (!m) {
+    m = new Map();
+    outer.set(key, m);
+  }
+  return m;
 }
