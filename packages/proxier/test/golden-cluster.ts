@@ -3,7 +3,8 @@
 // Pods: 10.180.0.0/24 on node1 (this node), 10.180.1.0/24 on node2.
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { makeService, makeSlice, NODE_NAME } from "./fixtures.js";
+import { renderNFTables } from "../src/nftables/render.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "./fixtures.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 const here = { nodeName: NODE_NAME };
@@ -120,4 +121,10 @@ export function goldenSlices(): EndpointSlice[] {
       [{ name: "dns", port: 53, protocol: "UDP" }],
     ),
   ];
+}
+
+/** The golden cluster's IPv4 nftables full sync (ClusterIPs in 172.30.0.0/24), as the kernel tests apply it. */
+export function goldenNFTablesFullSync() {
+  const services = goldenServices((n) => `172.30.0.${n}`);
+  return renderNFTables(nftOptions("IPv4"), { ...buildMaps("IPv4", services, goldenSlices()), now: 0 });
 }

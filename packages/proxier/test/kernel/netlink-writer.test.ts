@@ -14,7 +14,7 @@ import type { NFTablesOptions } from "../../src/nftables/options.js";
 import { type NFTablesState, renderNFTables } from "../../src/nftables/render.js";
 import { Transaction } from "../../src/nftables/transaction.js";
 import { buildMaps, nftOptions } from "../fixtures.js";
-import { goldenServices, goldenSlices } from "../golden-cluster.js";
+import { goldenNFTablesFullSync, goldenServices, goldenSlices } from "../golden-cluster.js";
 import { dualServices, dualSlices } from "../golden-dual.js";
 import { tableState } from "../netlink-state.js";
 import { lineDiff } from "../nft-helpers.js";
@@ -334,14 +334,7 @@ describe("nftables over netlink, against nft -f", { skip: skip ?? false }, () =>
 
   test("lists a table's chains and named sets as nft does", async () => {
     const p = pair("list");
-    const r = renderNFTables(nftOptions("IPv4"), {
-      ...buildMaps(
-        "IPv4",
-        goldenServices((n) => `172.30.0.${n}`),
-        goldenSlices(),
-      ),
-      now: 0,
-    });
+    const r = goldenNFTablesFullSync();
     await p.apply(r.transaction);
     const byNft = await new NftApplier({ exec: inNetns(p.viaNft, realExec) }).listObjects("ip", "kube-proxy");
     const byNetlink = await p.writer.listObjects("ip", "kube-proxy");

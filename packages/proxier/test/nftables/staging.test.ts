@@ -3,11 +3,9 @@
 // last batch leaving nothing) is in test/kernel/netlink-writer.test.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { renderNFTables } from "../../src/nftables/render.js";
 import { stageableChains, stageChains } from "../../src/nftables/staging.js";
 import { Transaction } from "../../src/nftables/transaction.js";
-import { buildMaps, nftOptions } from "../fixtures.js";
-import { goldenServices, goldenSlices } from "../golden-cluster.js";
+import { goldenNFTablesFullSync } from "../golden-cluster.js";
 
 const lines = (tx: Transaction) => tx.toString().trimEnd().split("\n");
 
@@ -82,14 +80,7 @@ describe("stageChains", () => {
   });
 
   test("a rendered full sync: new chains with self-contained rules are staged, affinity chains stay", () => {
-    const r = renderNFTables(nftOptions("IPv4"), {
-      ...buildMaps(
-        "IPv4",
-        goldenServices((n) => `172.30.0.${n}`),
-        goldenSlices(),
-      ),
-      now: 0,
-    });
+    const r = goldenNFTablesFullSync();
     const chains = stageableChains(r.transaction, new Set());
     // service chains (their numgen maps are what staging is for), local- and firewall- chains, and
     // the helper that @no-endpoint-services jumps to; no base chain
