@@ -40,12 +40,19 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
     assert.ok(c, "the traffic pod prints its counters");
     return c;
   };
+  // A check that throws counts as not yet: while the kubelet recreates a static pod, its mirror pod is
+  // briefly gone and kubectl get fails with NotFound.
   const until = async (what: string, ok: () => boolean) => {
+    let lastError = "";
     for (let i = 0; i < 120; i++) {
-      if (ok()) return;
+      try {
+        if (ok()) return;
+      } catch (err) {
+        lastError = (err as Error).message.split("\n")[0] ?? "";
+      }
       await sleep(1000);
     }
-    throw new Error(`timed out waiting for ${what}`);
+    throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${lastError})` : ""}`);
   };
 
   // Each node's legacy (x_tables) iptables tables: a node whose rules are in nf_tables has none unless some
