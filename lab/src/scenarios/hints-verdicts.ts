@@ -138,19 +138,32 @@ export interface UniformitySeen {
   probabilities: string[];
   /** The proxy mode: only iptables picks with probabilities, so only there is the claim measured. */
   mode: string;
+  /** Connections no pod answered: not in the spread, named in the finding. */
+  failures: number;
 }
 
-/** Uniform unless a chi-square this large would come from a uniform choice at most 1% of the time. */
-function c13Verdict({ mode, spread }: UniformitySeen): Verdict {
+/** The probabilities a uniform chain picks with, as ruleProbabilities prints them: 1/n, 1/(n-1), ..., 1/2. */
+export function uniformChain(n: number): string[] {
+  return Array.from({ length: Math.max(0, n - 1) }, (_, i) => (1 / (n - i)).toFixed(3));
+}
+
+/**
+ * Wrong when the node's chain is not 1/n, ..., 1/2, or when a chi-square this large would come from a uniform
+ * choice at most 0.1% of the time. Not 1%: the scenario runs in CI, where a 1% level fails one run in a hundred
+ * by chance alone (it did, 2026-12-04), while a broken chain (say 1/n at every step: 25/19/14/42% over 4) gives a
+ * p below 1e-10 at 400 connections.
+ */
+function c13Verdict({ mode, spread, probabilities }: UniformitySeen): Verdict {
   if (mode !== "iptables") return "not measured";
-  return spread.pValue > 0.01 ? "holds" : "wrong";
+  if (probabilities.join() !== uniformChain(spread.n).join()) return "wrong";
+  return spread.pValue > 0.001 ? "holds" : "wrong";
 }
 
 export function c13Finding(u: UniformitySeen): ClaimFinding {
   const s = u.spread;
   return {
     claim: "C13",
-    measured: `${s.total} connections over ${s.n} endpoints: chi-square ${s.chiSquare.toFixed(2)}, p = ${s.pValue.toFixed(3)}, largest deviation ${(s.maxRelativeDeviation * 100).toFixed(1)}% of 1/${s.n}; rule probabilities ${u.probabilities.join(", ") || "-"}`,
+    measured: `${s.total} connections over ${s.n} endpoints: chi-square ${s.chiSquare.toFixed(2)}, p = ${s.pValue.toFixed(3)}, largest deviation ${(s.maxRelativeDeviation * 100).toFixed(1)}% of 1/${s.n}; rule probabilities ${u.probabilities.join(", ") || "-"} (uniform: ${uniformChain(s.n).join(", ")})${u.failures ? `; ${u.failures} connections got no answer` : ""}`,
     verdict: c13Verdict(u),
     note:
       u.mode !== "iptables"

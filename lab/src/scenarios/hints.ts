@@ -291,7 +291,7 @@ async function plainUniformity(
       ? `  the node's rules pick with probabilities ${probabilities.join(", ")} (then the last endpoint unconditionally)`
       : `  no probability rules found (${mode} mode)`,
   ];
-  return { lines, seen: { spread: s, probabilities, mode } };
+  return { lines, seen: { spread: s, probabilities, mode, failures: c13.failures } };
 }
 
 async function serviceView(lab: ScenarioLab, name: string): Promise<string> {

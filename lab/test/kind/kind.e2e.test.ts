@@ -183,7 +183,10 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     );
     // C6: traffic followed the hints, counted from each worker (docker exec); C9: a pod made unready from inside
     // its own network namespace (nsenter) lost its traffic; C13: the iptables spread is uniform.
-    for (const claim of ["C6", "C9", "C13"]) assert.equal(finding(report, claim).verdict, "holds", claim);
+    for (const claim of ["C6", "C9", "C13"]) {
+      const f = finding(report, claim);
+      assert.equal(f.verdict, "holds", `${claim}: ${f.measured}`);
+    }
     assert.match(
       report.lines.join("\n"),
       new RegExp(`2 nodes \\(${name}-worker/zone-a, ${name}-worker2/zone-b\\)`),

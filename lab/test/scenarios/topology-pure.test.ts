@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { chiSquareSurvival, spread } from "../../src/scenarios/answer-stats.js";
 import { autoCanHint, flapPoint, hintedByZone, worstLoad } from "../../src/scenarios/auto-allocation.js";
+import { c13Finding, uniformChain } from "../../src/scenarios/hints-verdicts.js";
 import {
   deletedOnScaleDown,
   describeFill,
@@ -35,6 +36,29 @@ describe("scenario arithmetic", () => {
     const skewed = spread([1000, 400, 300, 300]);
     assert.ok(skewed.pValue < 1e-6);
     assert.equal(skewed.maxRelativeDeviation, 1);
+  });
+
+  test("C13: the chain must be 1/n, ..., 1/2 and the spread uniform at the 0.1% level", () => {
+    const chain = uniformChain(4);
+    assert.deepEqual(chain, ["0.250", "0.333", "0.500"]);
+    const seen = (counts: number[], probabilities = chain, mode = "iptables") => ({
+      spread: spread(counts),
+      probabilities,
+      mode,
+      failures: 0,
+    });
+    assert.equal(c13Finding(seen([105, 95, 98, 102])).verdict, "holds");
+    // chi-square 13.5 (df 3): p = 0.004, which a uniform pick gives about one run in 270.
+    assert.equal(c13Finding(seen([130, 80, 95, 95])).verdict, "holds");
+    // 1/n at every step: 25, 19, 14, 42% of 400.
+    const broken = seen([100, 75, 56, 169], ["0.250", "0.250", "0.250"]);
+    assert.equal(c13Finding(broken).verdict, "wrong");
+    assert.ok(broken.spread.pValue < 1e-10);
+    assert.equal(c13Finding(seen([105, 95, 98, 102], ["0.250", "0.250", "0.250"])).verdict, "wrong");
+    assert.equal(c13Finding(seen([160, 80, 80, 80])).verdict, "wrong");
+    assert.equal(c13Finding(seen([100, 100, 100, 100], [], "nftables")).verdict, "not measured");
+    const lost = c13Finding({ ...seen([99, 100, 100, 100]), failures: 1 });
+    assert.match(lost.measured, /1 connections got no answer/);
   });
 
   test("the proxy's path: node, zone, or cluster", () => {
