@@ -220,6 +220,8 @@ try {
             latency: { first, last },
             ...(positions ? { positions } : {}),
             peakRssMiB: current.peakRssMiB(),
+            // At rest: the changes are synced and the connects done; nothing changes until the next resync.
+            restRssMiB: current.rssMiB(),
             load,
           });
         } catch (err) {

@@ -17,7 +17,7 @@ import { clusterDnsCorefile, upstreamCorefile } from "./resolver/corefiles.js";
 import type { DnsperfOptions } from "./resolver/dnsperf.js";
 import { type Measured, measure } from "./resolver/measure.js";
 import { renderReport, type WorkloadResult } from "./resolver/report.js";
-import { COREDNS_BIN, type RunningServer, type ServerKind, startServer } from "./resolver/servers.js";
+import { COREDNS_BIN, type RunningServer, rssMiB, type ServerKind, startServer } from "./resolver/servers.js";
 import { workloads } from "./resolver/workloads.js";
 
 const quick = process.argv.includes("--quick");
@@ -91,6 +91,7 @@ try {
     writeFileSync(queryFile, `${w.queries.join("\n")}\n`);
     const saturated = {} as Record<ServerKind, Measured>;
     const fixedRate = {} as Record<ServerKind, Measured>;
+    const idleRssMiB = {} as Record<ServerKind, number>;
     for (const kind of ["coredns", "switchyard"] as const) {
       const ports = { metrics: await freePort(), ready: await freePort() };
       const dnsPort = await freePort();
@@ -126,6 +127,7 @@ try {
         const tick = (phase: string, total: number) => (t: number) => {
           if (Math.round(t) % 5 === 0) say(`${label}: ${phase} ${Math.round(t)}/${total} s`);
         };
+        idleRssMiB[kind] = rssMiB(server.pid);
         // Warm-up: fills the cache, lets V8 optimise, opens the forward connections.
         await measure(server.pid, upstream.pid, { ...base, seconds: settings.warmupSeconds });
         saturated[kind] = await measure(server.pid, upstream.pid, {
@@ -151,7 +153,7 @@ try {
         await server.stop();
       }
     }
-    results.push({ workload: w, saturated, fixedRate });
+    results.push({ workload: w, saturated, fixedRate, idleRssMiB });
   }
   corefileExample = readFileSync(join(work, "Corefile.cached.switchyard"), "utf8")
     .replace(/kubeconfig \S+/, "kubeconfig <lab admin.kubeconfig>")

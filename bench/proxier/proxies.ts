@@ -58,6 +58,8 @@ export interface ProxyUnderTest {
   writes(): LoggedWrite[];
   /** Peak resident memory of the proxy process so far, MiB. */
   peakRssMiB(): number;
+  /** Resident memory of the proxy process now, MiB. */
+  rssMiB(): number;
   stop(): Promise<void>;
 }
 
@@ -199,14 +201,8 @@ export async function startUnderTest(options: {
         const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
         return parseSyncCounters(await res.text());
       },
-      peakRssMiB() {
-        try {
-          const kb = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-          return Number(kb ?? 0) / 1024;
-        } catch {
-          return 0;
-        }
-      },
+      peakRssMiB: () => statusMiB(pid, "VmHWM"),
+      rssMiB: () => statusMiB(pid, "VmRSS"),
       async stop() {
         try {
           await stop();
@@ -218,6 +214,16 @@ export async function startUnderTest(options: {
   } catch (err) {
     await net.destroy();
     throw err;
+  }
+}
+
+/** A memory figure from /proc/<pid>/status in MiB; 0 once the process is gone. */
+function statusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
+  try {
+    const kb = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return Number(kb ?? 0) / 1024;
+  } catch {
+    return 0;
   }
 }
 

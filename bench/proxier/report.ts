@@ -16,6 +16,8 @@ export interface RunResult {
   /** iptables: 1-based rule position of each in nat KUBE-SERVICES, and its length. */
   readonly positions?: { first?: number; last?: number; chainLength: number };
   readonly peakRssMiB?: number;
+  /** VmRSS after the partial syncs and connects, the proxy at rest. */
+  readonly restRssMiB?: number;
   /** 1-minute load average when the run started (2 cores: above 2 means someone else was busy too). */
   readonly load: number;
 }
@@ -79,7 +81,7 @@ function row(r: RunResult): string {
     logsItsWrites(r.impl, r.mode) ? "netlink" : full ? `${kb(full.bytes)}, ${full.lines} lines` : "n/a",
     `${us(r.latency?.first ?? [])}${pos(r.positions?.first)}`,
     `${us(r.latency?.last ?? [])}${pos(r.positions?.last)}`,
-    r.peakRssMiB ? `${r.peakRssMiB.toFixed(0)} MiB` : "n/a",
+    r.peakRssMiB ? `${r.restRssMiB?.toFixed(0) ?? "?"} / ${r.peakRssMiB.toFixed(0)} MiB` : "n/a",
     r.load.toFixed(1),
     "",
   ]
@@ -94,6 +96,9 @@ function goals(mode: Mode, services: number): [number | undefined, number | unde
   return [undefined, undefined];
 }
 
+/** The issue's memory goal: our proxy's peak at most 1.5x kube-proxy's, in every mode and size. */
+const PEAK_RSS_GOAL = 1.5;
+
 function verdict(what: string, value: number, goal: number | undefined): string {
   return goal === undefined ? "" : `${what} ≤ ${goal}x: ${value <= goal ? "met" : "not met"}`;
 }
@@ -103,8 +108,8 @@ const theirRun = (runs: readonly RunResult[], r: RunResult) =>
 
 function ratios(runs: readonly RunResult[]): string[] {
   const out = [
-    "| Services | mode | ours | full sync ours/upstream | partial median ours/upstream | partial p90 ours/upstream | partial bytes ours/upstream | goals |",
-    "|---|---|---|---|---|---|---|---|",
+    "| Services | mode | ours | full sync ours/upstream | partial median ours/upstream | partial p90 ours/upstream | partial bytes ours/upstream | RSS at rest / peak ours/upstream | goals |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const ours of runs) {
     if (ours.impl === "kube-proxy" || ours.error) continue;
@@ -119,9 +124,11 @@ function ratios(runs: readonly RunResult[]): string[] {
     const met = [
       verdict("full", (ours.full?.seconds ?? 0) / (theirs.full?.seconds ?? 1), fullGoal),
       verdict("partial", (po?.median ?? 0) / (pt?.median ?? 1), partialGoal),
+      verdict("peak RSS", (ours.peakRssMiB ?? 0) / (theirs.peakRssMiB ?? 1), PEAK_RSS_GOAL),
     ].filter(Boolean);
+    const memory = `${ratio(ours.restRssMiB, theirs.restRssMiB)} / ${ratio(ours.peakRssMiB, theirs.peakRssMiB)}`;
     out.push(
-      `| ${ours.services} | ${MODE_LABEL[ours.mode]} | ${implLabel(ours.impl, ours.mode)} | ${ratio(ours.full?.seconds, theirs.full?.seconds)} | ${ratio(po?.median, pt?.median)} | ${ratio(po?.p90, pt?.p90)} | ${netlink ? "netlink" : ratio(bo, bt)} | ${met.join(", ")} |`,
+      `| ${ours.services} | ${MODE_LABEL[ours.mode]} | ${implLabel(ours.impl, ours.mode)} | ${ratio(ours.full?.seconds, theirs.full?.seconds)} | ${ratio(po?.median, pt?.median)} | ${ratio(po?.p90, pt?.p90)} | ${netlink ? "netlink" : ratio(bo, bt)} | ${memory} | ${met.join(", ")} |`,
     );
   }
   return out;
@@ -195,7 +202,7 @@ export function renderReport(r: Report): string {
     "",
     "## Side by side",
     "",
-    "| Services | mode | proxy | full sync | partial sync median / p90 | sent per partial sync (median) | full-sync write (largest) | first packet, Service #1 | first packet, last Service | peak RSS | load |",
+    "| Services | mode | proxy | full sync | partial sync median / p90 | sent per partial sync (median) | full-sync write (largest) | first packet, Service #1 | first packet, last Service | RSS at rest / peak | load |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
     ...r.runs.map(row),
     "",

@@ -7,6 +7,8 @@ export interface WorkloadResult {
   workload: Workload;
   saturated: Record<ServerKind, Measured>;
   fixedRate: Record<ServerKind, Measured>;
+  /** VmRSS once the server answered ready (informers synced), before any query: at rest. */
+  idleRssMiB: Record<ServerKind, number>;
 }
 
 export interface ReportContext {
@@ -31,6 +33,27 @@ function rcodeCheck(w: Workload, m: Measured): string {
     .map(([k, v]) => `${k} ${v}`);
   const pct = total ? ((100 * ok) / total).toFixed(1) : "0";
   return others.length ? `${pct}% ${w.expect}; ${others.join(", ")}` : `100% ${w.expect}`;
+}
+
+/** Each server's resident set at rest (ready, no query yet) and at its peak, with ours over CoreDNS's. */
+function memoryTable(results: readonly WorkloadResult[]): string[] {
+  const lines = [
+    "",
+    "## Memory: at rest and at peak",
+    "",
+    "At rest is VmRSS once the server answered ready (informers synced, Corefile loaded), before the first query; peak is VmHWM over the whole workload.",
+    "",
+    "| workload | CoreDNS at rest MiB | switchyard-dns at rest MiB | at rest ours/CoreDNS | CoreDNS peak MiB | switchyard-dns peak MiB | peak ours/CoreDNS |",
+    "|---|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const r of results) {
+    const [ui, oi] = [r.idleRssMiB.coredns, r.idleRssMiB.switchyard];
+    const [up, op] = [r.saturated.coredns.peakRssMiB, r.saturated.switchyard.peakRssMiB];
+    lines.push(
+      `| ${r.workload.title} | ${ui.toFixed(0)} | ${oi.toFixed(0)} | ${(oi / ui).toFixed(2)}x | ${up.toFixed(0)} | ${op.toFixed(0)} | ${(op / up).toFixed(2)}x |`,
+    );
+  }
+  return lines;
 }
 
 export function renderReport(
@@ -76,7 +99,7 @@ export function renderReport(
       );
     }
   }
-  lines.push("", "## Goals", "");
+  lines.push(...memoryTable(results), "", "## Goals", "");
   const byId = new Map(results.map((r) => [r.workload.id, r]));
   const cached = byId.get("cached");
   if (cached) {

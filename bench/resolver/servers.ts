@@ -174,11 +174,20 @@ export function cpuSeconds(pid: number): number {
 
 /** Peak resident set size (VmHWM) in MiB, summed over the process and its children. */
 export function peakRssMiB(pid: number): number {
+  return statusMiB(pid, "VmHWM");
+}
+
+/** Resident set size now (VmRSS) in MiB, summed over the process and its children. */
+export function rssMiB(pid: number): number {
+  return statusMiB(pid, "VmRSS");
+}
+
+function statusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
+  const pattern = new RegExp(`${field}:\\s+(\\d+) kB`);
   let kb = 0;
   for (const p of processTree(pid)) {
     try {
-      const status = readFileSync(join("/proc", String(p), "status"), "utf8");
-      kb += Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+      kb += Number(pattern.exec(readFileSync(join("/proc", String(p), "status"), "utf8"))?.[1] ?? 0);
     } catch {
       // Gone.
     }
