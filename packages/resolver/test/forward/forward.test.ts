@@ -59,6 +59,15 @@ describe("forward to a loopback upstream", () => {
   let dead = 0;
   let deadUdp = 0;
   const metrics = new Metrics();
+  /** The metrics text once it matches (health checks run in the background), or after 5 s as it is then. */
+  const metricsOnceMatching = async (pattern: RegExp): Promise<string> => {
+    let text = await metrics.text();
+    for (let i = 0; i < 100 && !pattern.test(text); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      text = await metrics.text();
+    }
+    return text;
+  };
   let resolver: Resolver;
   let port = 0;
 
@@ -147,14 +156,10 @@ describe("forward to a loopback upstream", () => {
     // the live upstream's static zone knows no such name: its NXDOMAIN is the answer relayed
     assert.match(out, /status: NXDOMAIN/);
     assert.ok(Date.now() - started < 2000, "the refused exchange is not waited out");
-    let text = "";
     const failing = new RegExp(
       `healthcheck_failures_total\\{proxy_name="forward",to="127\\.0\\.0\\.1:${deadUdp}"\\} [1-9]`,
     );
-    for (let i = 0; i < 100 && !failing.test(text); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      text = await metrics.text();
-    }
+    const text = await metricsOnceMatching(failing);
     assert.match(text, failing);
     const answered = new RegExp(
       `coredns_proxy_request_duration_seconds_count\\{proxy_name="forward",to="127\\.0\\.0\\.1:${upstream.address.port}",rcode="NXDOMAIN"\\} [1-9]`,
@@ -167,11 +172,7 @@ describe("forward to a loopback upstream", () => {
     const out = await dig(port, "x.dead.test", "A");
     assert.match(out, /status: SERVFAIL/);
     assert.ok(Date.now() - started < 2000, "connection refused is not a timeout");
-    let text = "";
-    for (let i = 0; i < 100 && !/healthcheck_failures_total\{[^}]*\} [2-9]/.test(text); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      text = await metrics.text();
-    }
+    const text = await metricsOnceMatching(/healthcheck_failures_total\{[^}]*\} [2-9]/);
     assert.match(
       text,
       /coredns_proxy_healthcheck_failures_total\{proxy_name="forward",to="127\.0\.0\.1:\d+"\} [2-9]/,
