@@ -9,6 +9,7 @@ import { machineLine } from "./machine.js";
 import {
   type ControllerKind,
   type RunningController,
+  memoryKiB,
   startController,
 } from "./slice-controller/controllers.js";
 import { ApiPool } from "./slice-controller/pool.js";
@@ -78,6 +79,7 @@ async function measure(kind: "ours" | "upstream"): Promise<Measured> {
     controller = await startController(kind, cp.stateDir, cp.kubeconfigPath);
     const ctx: Context = { pool, planner: new Planner(nodes), controller, progress: say };
     await warmUp(ctx, "probe-1");
+    const restRssMiB = memoryKiB(controller.pid).rss / 1024;
     const { big, oneChange } = await bigService(ctx, workload.bigPods);
     const rolling = await rollingUpdate(ctx, workload.rollingPods, workload.rollingBatch);
 
@@ -90,7 +92,7 @@ async function measure(kind: "ours" | "upstream"): Promise<Measured> {
     ctx.controller = controller;
     await warmUp(ctx, "probe-2");
     const many = await manyServices(ctx, workload.services, workload.podsPerService);
-    return { big, oneChange, rolling, many };
+    return { big, oneChange, rolling, many, restRssMiB };
   } finally {
     say("stopping");
     await controller?.stop();

@@ -13,6 +13,8 @@ export interface Measured {
   oneChange: OneChangeResult;
   rolling: RollingResult;
   many: ManyServicesResult;
+  /** VmRSS right after start-up and one probe Service's slices, before any scenario: the controller at rest. */
+  restRssMiB: number;
 }
 
 export interface ReportInput {
@@ -154,6 +156,13 @@ export function renderReport(r: ReportInput): string {
       cost(u.many.cost),
       cost(x.cost),
       "",
+    ],
+    [
+      "RSS at rest after start (synced, one probe Service, before the scenarios; VmRSS)",
+      mib(o.restRssMiB),
+      mib(u.restRssMiB),
+      na,
+      `ours/upstream ${(o.restRssMiB / u.restRssMiB).toFixed(2)}x`,
     ],
     [
       "… peak RSS of the controller process (VmHWM)",
