@@ -54,6 +54,23 @@ export async function startPair(
   args: readonly string[] = [],
   host = "127.0.0.1",
 ): Promise<Pair> {
+  // A free port is only free when asked: another test running beside this one may bind it before our server does.
+  // That is a clash of the test's making, so the pair starts again on new ports (a few times) rather than failing.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startPairOnce(corefile, files, args, host);
+    } catch (err) {
+      if (attempt >= 3 || !/address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startPairOnce(
+  corefile: string | null,
+  files: Record<string, string>,
+  args: readonly string[],
+  host: string,
+): Promise<Pair> {
   const coredns = resolveBinary("coredns").path;
   if (!coredns) throw new Error("no upstream coredns binary");
   const ours = await startServer("ours", [process.execPath, BIN], corefile, files, args, host);
