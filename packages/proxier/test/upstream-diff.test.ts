@@ -252,7 +252,7 @@ describe("upstream kube-proxy v1.37.2 diff", { skip, timeout: 300_000 }, () => {
     const flows = parseConntrackList(H.inNetns(kp.netns, ["conntrack", "-L", "-p", "udp"]));
     assert.deepEqual(staleConntrackFlows(flows, m.services, m.endpoints), []);
     assert.deepEqual(
-      drainedConntrackFlows(flows, m.services, m.endpoints, NODE_NAME).map((f) => f.reply.src),
+      drainedConntrackFlows(flows, m.services, m.endpoints, NODE_NAME).answered.map((f) => f.reply.src),
       [terminating],
     );
   });

@@ -40,10 +40,15 @@ export interface CleanStaleEntriesInput {
   readonly drainTerminatingOn?: string;
 }
 
-/** How many entries the round deleted (upstream's metric counts these) and how many it set to expire. */
+/**
+ * How many entries the round deleted (upstream's metric counts these) and how many it set to expire; and how many
+ * entries to drained endpoints it found (answered or still waiting for a reply), which the caller looks at again
+ * after DRAINED_ENTRY_SECONDS: traffic through an expiring entry renews it, and a waiting one gets its reply.
+ */
 export interface CleanStaleResult {
   readonly deleted: number;
   readonly expiring: number;
+  readonly drained: number;
 }
 
 export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<CleanStaleResult> {
@@ -54,16 +59,19 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<Clea
   } catch (error) {
     // Upstream gives up on this round without recording it; the next UDP change retries.
     o.logger.error("failed to list conntrack entries", { family: o.family, error });
-    return { deleted: 0, expiring: 0 };
+    return { deleted: 0, expiring: 0, drained: 0 };
   }
   const stale = staleConntrackFlows(entries, o.services, o.endpoints);
   const drained =
     o.drainTerminatingOn === undefined
-      ? []
+      ? { answered: [], waiting: [] }
       : drainedConntrackFlows(entries, o.services, o.endpoints, o.drainTerminatingOn);
   const none = { deleted: 0, errors: [] };
   const r = stale.length === 0 ? none : await o.table.delete(o.family, stale);
-  const d = drained.length === 0 ? none : await o.table.expire(o.family, drained, DRAINED_ENTRY_SECONDS);
+  const d =
+    drained.answered.length === 0
+      ? none
+      : await o.table.expire(o.family, drained.answered, DRAINED_ENTRY_SECONDS);
   for (const error of r.errors) {
     o.logger.warn("deleting a stale conntrack entry failed", { family: o.family, error });
   }
@@ -71,5 +79,9 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<Clea
     o.logger.warn("shortening a drained conntrack entry's timeout failed", { family: o.family, error });
   }
   recordConntrackReconcile(o.metrics, o.family, (o.clock.now() - start) / 1000, r.deleted);
-  return { deleted: r.deleted, expiring: d.deleted };
+  return {
+    deleted: r.deleted,
+    expiring: d.deleted,
+    drained: drained.answered.length + drained.waiting.length,
+  };
 }

@@ -69,21 +69,28 @@ export function staleConntrackFlows(
   });
 }
 
+/** The UDP entries to terminating endpoints the rules left: answered ones, and ones still waiting for a reply. */
+export interface DrainedFlows {
+  readonly answered: ConntrackFlow[];
+  readonly waiting: ConntrackFlow[];
+}
+
 /**
  * Entries of finished exchanges with endpoints that are terminating and that this node's rules no longer choose
  * for new flows (a ready endpoint exists for them): the UDP entries, aimed at a UDP service frontend as above, whose
  * reply came from such an endpoint and has been seen. Upstream keeps these until the endpoint stops serving, which
  * it learns only after the pod exits; meanwhile a client's new socket that the kernel gives the port of an earlier
  * lookup (its entry lives 30 s) meets the old entry instead of the rules, and once the pod has exited that lookup
- * is lost. Entries still waiting for their reply are left to get it; a later round takes them. The caller lets these
- * expire rather than deleting them (clean-stale.ts says why).
+ * is lost. Entries still waiting for their reply are left to get it and returned apart (`waiting`): the caller looks
+ * again a moment later (proxier.ts), since no endpoint change may come to start another round before the pod exits.
+ * The caller lets the answered ones expire rather than deleting them (clean-stale.ts says why).
  */
 export function drainedConntrackFlows(
   entries: readonly ConntrackFlow[],
   services: ServicePortMap,
   endpoints: EndpointsMap,
   nodeName: string,
-): ConntrackFlow[] {
+): DrainedFlows {
   const byIP = new Map<string, ReadonlySet<string>>();
   const byNodePort = new Map<number, ReadonlySet<string>>();
   for (const [key, sp] of services) {
@@ -105,13 +112,15 @@ export function drainedConntrackFlows(
     }
     if (sp.nodePort > 0) byNodePort.set(sp.nodePort, drained);
   }
-  if (byIP.size === 0 && byNodePort.size === 0) return [];
-  return entries.filter((entry) => {
-    if (entry.protocol !== "udp" || entry.unreplied) return false;
+  const drained: DrainedFlows = { answered: [], waiting: [] };
+  if (byIP.size === 0 && byNodePort.size === 0) return drained;
+  for (const entry of entries) {
+    if (entry.protocol !== "udp") continue;
     const answeredBy = hostPort(entry.reply.src, entry.reply.sport);
-    return (
+    const toDrained =
       byIP.get(hostPort(entry.orig.dst, entry.orig.dport))?.has(answeredBy) === true ||
-      byNodePort.get(entry.orig.dport)?.has(answeredBy) === true
-    );
-  });
+      byNodePort.get(entry.orig.dport)?.has(answeredBy) === true;
+    if (toDrained) (entry.unreplied ? drained.waiting : drained.answered).push(entry);
+  }
+  return drained;
 }

@@ -4,10 +4,10 @@
 // reconciles stale UDP conntrack entries when a UDP service's endpoints changed. A failed
 // sync is retried after syncPeriod and the retry is always full, since the trackers were
 // already drained and the partial-sync bookkeeping is gone.
-import { backgroundClock, type Clock } from "@switchyard/kube";
+import { backgroundClock, type Clock, type TimerHandle } from "@switchyard/kube";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { cleanStaleEntries } from "../conntrack/clean-stale.js";
+import { cleanStaleEntries, DRAINED_ENTRY_SECONDS } from "../conntrack/clean-stale.js";
 import type { ConntrackTable } from "../conntrack/conntrack.js";
 import type { ProxyHealth } from "../healthcheck/proxy-health.js";
 import type { ServiceHealthServer } from "../healthcheck/service-health.js";
@@ -69,6 +69,13 @@ export class Proxier {
   #syncing = false;
   #fullSyncAskedDuringSync = false;
   #syncs = { ok: 0, failed: 0, full: 0 };
+  /** The maps the last successful sync programmed: a conntrack round between syncs judges entries by them. */
+  #programmed: ProxyState | undefined;
+  /** A conntrack round is due to look again at entries to drained endpoints (#lookAgainSoon). */
+  #drainTimer: TimerHandle | undefined;
+  /** That round, while it runs: a sync waits for it, so no round judges the kernel's new rules by old maps. */
+  #drainRound: Promise<void> | undefined;
+  #stopped = false;
 
   constructor(options: ProxierOptions) {
     this.#o = options;
@@ -139,7 +146,11 @@ export class Proxier {
   }
 
   async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#drainTimer !== undefined) this.#clock.clearTimeout(this.#drainTimer);
+    this.#drainTimer = undefined;
     await this.#runner.stop();
+    await this.#drainRound;
   }
 
   /**
@@ -165,6 +176,7 @@ export class Proxier {
   async #sync(): Promise<void> {
     this.#syncing = true;
     try {
+      await this.#drainRound;
       await this.#syncOnce();
     } finally {
       this.#syncing = false;
@@ -233,17 +245,43 @@ export class Proxier {
       await health.syncServices(ports);
       health.syncEndpoints(localReadyEndpoints(after.endpoints));
     }
+    this.#programmed = after;
+    if (conntrackCleanupRequired) await this.#reconcileConntrack(after);
+  }
+
+  async #reconcileConntrack(state: ProxyState): Promise<void> {
     const table = this.#o.conntrack;
-    if (table && conntrackCleanupRequired) {
-      await cleanStaleEntries({
-        table,
-        family: this.family,
-        ...after,
-        metrics: this.#o.metrics,
-        clock: this.#clock,
-        logger: this.#log,
-        ...(this.#o.keepFlowsToTerminating ? {} : { drainTerminatingOn: this.#o.nodeName }),
-      });
-    }
+    if (!table) return;
+    const r = await cleanStaleEntries({
+      table,
+      family: this.family,
+      ...state,
+      metrics: this.#o.metrics,
+      clock: this.#clock,
+      logger: this.#log,
+      ...(this.#o.keepFlowsToTerminating ? {} : { drainTerminatingOn: this.#o.nodeName }),
+    });
+    if (r.drained > 0) this.#lookAgainSoon();
+  }
+
+  /**
+   * Entries to drained endpoints can outlive the round that found them: a lookup through one renews its timeout,
+   * and one still waiting for its reply was left alone. The next endpoint change may come only once the pod has
+   * exited, too late for a lookup that meets such an entry then (CI saw one in a DNS roll with lameduck 5s). So a
+   * round that found any is followed by another after DRAINED_ENTRY_SECONDS, until one finds none.
+   */
+  #lookAgainSoon(): void {
+    if (this.#drainTimer !== undefined || this.#stopped) return;
+    this.#drainTimer = this.#clock.setTimeout(() => {
+      this.#drainTimer = undefined;
+      const state = this.#programmed;
+      // A sync under way runs its own round if it changed UDP endpoints; look again after it either way.
+      if (this.#syncing) this.#lookAgainSoon();
+      else if (state !== undefined) {
+        this.#drainRound = this.#reconcileConntrack(state).finally(() => {
+          this.#drainRound = undefined;
+        });
+      }
+    }, DRAINED_ENTRY_SECONDS * 1000);
   }
 }

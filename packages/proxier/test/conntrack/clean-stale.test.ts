@@ -176,7 +176,7 @@ describe("cleanStaleEntries", () => {
       logger: logger().log,
       drainTerminatingOn: NODE_NAME,
     });
-    assert.deepEqual(r, { deleted: 1, expiring: 1 });
+    assert.deepEqual(r, { deleted: 1, expiring: 1, drained: 1 });
     const ops = calls.slice(1).map((c) => `${c.args[0]} ${c.args[c.args.indexOf("--reply-src") + 1]}`);
     assert.deepEqual(ops, ["-D 10.180.0.1", "-U 10.180.0.4"]);
     assert.deepEqual(calls[2]?.args.slice(-4), ["--status", "SEEN_REPLY", "--timeout", "1"]);

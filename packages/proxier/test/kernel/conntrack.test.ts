@@ -72,21 +72,29 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
       syncPeriodMs: 30_000,
     });
     const text = () => metrics.registry.metrics();
+    const re = /^kubeproxy_conntrack_reconciler_sync_duration_seconds_count\{ip_family="IPv4"\} (\d+)$/m;
+    const roundCount = async () => Number(re.exec(await text())?.[1] ?? 0);
     /** Waits (at most 10 s) until the reconciler has finished `n` rounds. */
     const rounds = async (n: number) => {
-      const re = /^kubeproxy_conntrack_reconciler_sync_duration_seconds_count\{ip_family="IPv4"\} (\d+)$/m;
       for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-        if (Number(re.exec(await text())?.[1] ?? 0) >= n) return;
+        if ((await roundCount()) >= n) return;
         await new Promise((r) => setTimeout(r, 20));
       }
       assert.fail(`the reconciler did not finish round ${n}: ${proxier.syncs.failed} failed syncs`);
+    };
+    /** Waits until no round ran for 1.5 s: the rounds that look again at drained entries (one a second) stopped. */
+    const quiet = async () => {
+      for (let last = -1, now = await roundCount(); now !== last; now = await roundCount()) {
+        last = now;
+        await new Promise((r) => setTimeout(r, 1500));
+      }
     };
     const toService = async () =>
       (await table.listUDP("IPv4"))
         .filter((f: ConntrackFlow) => f.orig.dst === CLUSTER_IP)
         .map((f) => ({ sport: f.orig.sport, endpoint: f.reply.src }))
         .sort((a, b) => a.sport - b.sport);
-    return { proxier, text, rounds, toService };
+    return { proxier, text, rounds, roundCount, quiet, toService };
   }
   const flowX = { udp: true, sourcePort: 40053 };
   const flowY = { udp: true, sourcePort: 40054 };
@@ -131,7 +139,7 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
   });
 
   test("by default a terminating endpoint the rules left loses its answered flows within a second: the next datagram follows the rules", async () => {
-    const { proxier, text, rounds, toService } = await start(false);
+    const { proxier, text, rounds, roundCount, quiet, toService } = await start(false);
     try {
       await onlyB(proxier, rounds);
       assert.deepEqual(await toService(), [{ sport: 40054, endpoint: POD_B }]);
@@ -151,15 +159,20 @@ describe("the conntrack reconciler in the kernel", { skip: skip ?? false }, () =
         await new Promise((r) => setTimeout(r, 200));
       }
       assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 1, flowY), ["pod-0"]);
+      // The round that found Y's entry looks again a second later, and so on until one finds none.
+      await quiet();
+      assert.ok((await roundCount()) > 2, "a round between syncs looked again at the drained entry");
 
       // 3: A goes (its flow Y with it, upstream's rule) and only B, terminating, is left: the rules fall back to B,
       // so X's flow to B is made and kept, also by the next round (a gone endpoint's change triggers it).
+      const settled = await roundCount();
       proxier.onEndpointSliceUpdate(slice([terminating(POD_B)]), false);
-      await rounds(3);
+      await rounds(settled + 1);
       assert.deepEqual(await toService(), []);
       assert.deepEqual(await topo.probe(CLUSTER_IP, 80, 2, flowX), ["pod-1", "pod-1"]);
+      const before = await roundCount();
       proxier.onEndpointSliceUpdate(slice([terminating(POD_B), gone("10.180.0.3")]), false);
-      await rounds(4);
+      await rounds(before + 1);
       assert.deepEqual(await toService(), [{ sport: 40053, endpoint: POD_B }]);
       assert.equal(proxier.syncs.failed, 0);
     } finally {

@@ -1,6 +1,7 @@
 // When the Proxier runs the conntrack reconciler: after a successful sync that applied an
 // endpoint change of a Service with a UDP port (upstream's ConntrackCleanupRequired), with
-// the maps that sync programmed, and never after a failed one.
+// the maps that sync programmed, and never after a failed one; and again each second while entries to a
+// terminating endpoint the rules left remain (answered ones to expire, ones waiting for their reply).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { FakeClock } from "@switchyard/kube/testing";
@@ -55,7 +56,7 @@ const slice = (svc: string, ips: string[], protocol: "UDP" | "TCP") =>
     [{ name: svc === "dns" ? "dns" : "http", port: svc === "dns" ? 53 : 80, protocol }],
   );
 
-function setup() {
+function setup(o: { keepFlowsToTerminating?: boolean } = {}) {
   const time = new FakeClock(1_000_000);
   const fake = new FakeNFTables("ip", "kube-proxy");
   let fail = false;
@@ -74,6 +75,7 @@ function setup() {
     metrics,
     health: new ProxyHealth({ clock: time, healthTimeoutMs: 60_000 }),
     conntrack: table,
+    ...o,
     minSyncPeriodMs: 1000,
     syncPeriodMs: 30_000,
     clock: time,
@@ -138,5 +140,74 @@ test("a failed sync does not reconcile, and its retry does not either (as upstre
   await t.time.advance(30_000);
   assert.equal(t.proxier.syncs.ok, 2);
   assert.equal(t.table.lists, 1);
+  await t.proxier.stop();
+});
+
+test("entries to a drained endpoint are looked at again each second until a round finds none", async () => {
+  const t = setup();
+  const terminating = makeSlice(
+    "ns1",
+    "dns",
+    "a",
+    [
+      { addresses: ["10.180.0.2"] },
+      { addresses: ["10.180.0.3"], conditions: { ready: false, serving: true, terminating: true } },
+    ],
+    [{ name: "dns", port: 53, protocol: "UDP" }],
+  );
+  // A lookup the old rules sent to the terminating endpoint, its reply still on the way when the round lists.
+  const inFlight = { ...flowTo("10.180.0.3", 40003), unreplied: true };
+  t.table.entries = [inFlight];
+  t.proxier.onServiceUpdate(undefined, dns);
+  t.proxier.onEndpointSliceUpdate(terminating, false);
+  t.proxier.start();
+  await t.time.advance(0);
+  assert.equal(t.table.lists, 1);
+  assert.deepEqual(t.table.expiring, [], "an entry waiting for its reply is left to get it");
+
+  // The reply came; no endpoint change follows, yet a second later the entry is set to expire.
+  const answered = flowTo("10.180.0.3", 40003);
+  t.table.entries = [answered];
+  await t.time.advance(1000);
+  assert.equal(t.table.lists, 2);
+  assert.deepEqual(t.table.expiring, [answered]);
+
+  // A new lookup through it renewed its timeout: the next round shortens it again.
+  await t.time.advance(1000);
+  assert.equal(t.table.lists, 3);
+  assert.deepEqual(t.table.expiring, [answered, answered]);
+
+  // It expired: one more round finds nothing to drain, and then the rounds stop.
+  t.table.entries = [];
+  await t.time.advance(1000);
+  assert.equal(t.table.lists, 4);
+  await t.time.advance(10_000);
+  assert.equal(t.table.lists, 4);
+  assert.equal(t.proxier.syncs.ok, 1, "the rounds ran between syncs, not as syncs");
+  await t.proxier.stop();
+});
+
+test("with upstream's rule (keepFlowsToTerminating) a terminating endpoint's entries bring no extra rounds", async () => {
+  const t = setup({ keepFlowsToTerminating: true });
+  t.table.entries = [flowTo("10.180.0.3", 40003)];
+  t.proxier.onServiceUpdate(undefined, dns);
+  t.proxier.onEndpointSliceUpdate(
+    makeSlice(
+      "ns1",
+      "dns",
+      "a",
+      [
+        { addresses: ["10.180.0.2"] },
+        { addresses: ["10.180.0.3"], conditions: { ready: false, serving: true, terminating: true } },
+      ],
+      [{ name: "dns", port: 53, protocol: "UDP" }],
+    ),
+    false,
+  );
+  t.proxier.start();
+  await t.time.advance(0);
+  await t.time.advance(5000);
+  assert.equal(t.table.lists, 1);
+  assert.deepEqual(t.table.expiring, []);
   await t.proxier.stop();
 });
