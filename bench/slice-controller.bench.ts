@@ -8,8 +8,8 @@ import { readVersions } from "../lab/src/upstream/versions.js";
 import { machineLine } from "./machine.js";
 import {
   type ControllerKind,
-  type RunningController,
   memoryKiB,
+  type RunningController,
   startController,
 } from "./slice-controller/controllers.js";
 import { ApiPool } from "./slice-controller/pool.js";
