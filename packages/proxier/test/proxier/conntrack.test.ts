@@ -143,9 +143,9 @@ test("a failed sync does not reconcile, and its retry does not either (as upstre
   await t.proxier.stop();
 });
 
-test("entries to a drained endpoint are looked at again each second until a round finds none", async () => {
-  const t = setup();
-  const terminating = makeSlice(
+/** dns's slice: 10.180.0.2 ready, 10.180.0.3 terminating but still serving. */
+function oneTerminating() {
+  return makeSlice(
     "ns1",
     "dns",
     "a",
@@ -155,11 +155,15 @@ test("entries to a drained endpoint are looked at again each second until a roun
     ],
     [{ name: "dns", port: 53, protocol: "UDP" }],
   );
+}
+
+test("entries to a drained endpoint are looked at again each second until a round finds none", async () => {
+  const t = setup();
   // A lookup the old rules sent to the terminating endpoint, its reply still on the way when the round lists.
   const inFlight = { ...flowTo("10.180.0.3", 40003), unreplied: true };
   t.table.entries = [inFlight];
   t.proxier.onServiceUpdate(undefined, dns);
-  t.proxier.onEndpointSliceUpdate(terminating, false);
+  t.proxier.onEndpointSliceUpdate(oneTerminating(), false);
   t.proxier.start();
   await t.time.advance(0);
   assert.equal(t.table.lists, 1);
@@ -191,19 +195,7 @@ test("with upstream's rule (keepFlowsToTerminating) a terminating endpoint's ent
   const t = setup({ keepFlowsToTerminating: true });
   t.table.entries = [flowTo("10.180.0.3", 40003)];
   t.proxier.onServiceUpdate(undefined, dns);
-  t.proxier.onEndpointSliceUpdate(
-    makeSlice(
-      "ns1",
-      "dns",
-      "a",
-      [
-        { addresses: ["10.180.0.2"] },
-        { addresses: ["10.180.0.3"], conditions: { ready: false, serving: true, terminating: true } },
-      ],
-      [{ name: "dns", port: 53, protocol: "UDP" }],
-    ),
-    false,
-  );
+  t.proxier.onEndpointSliceUpdate(oneTerminating(), false);
   t.proxier.start();
   await t.time.advance(0);
   await t.time.advance(5000);
