@@ -1,11 +1,9 @@
 #!/usr/bin/env node
 import { once } from "node:events";
 
-// Once, before anything else loads: a small young generation, so the peak does not depend on whether a container
-// limit told V8 how much memory there is (packages/kube/src/process/young-generation.ts). SWITCHYARD_SLICE_CONTROLLER_NODE_FLAGS=keep, or a
-// size given to node, keeps Node's own sizing.
-const { restartWithSmallYoungGeneration } = await import("@switchyard/kube/young-generation");
-restartWithSmallYoungGeneration("SWITCHYARD_SLICE_CONTROLLER_NODE_FLAGS");
+// No restart with a small young generation here, unlike switchyard-proxy and switchyard-dns: ingesting many Pods'
+// watch events with a 2 MiB semi-space, the peak grew (likely short-lived objects promoted; npm run bench --
+// slice-controller, 2026-12-04: 439 MiB VmHWM with it, 329 MiB with Node's own sizing; kube-controller-manager 273-278).
 const { main } = await import("../dist/main.js");
 
 const stopSignal = Promise.race([once(process, "SIGTERM"), once(process, "SIGINT")]);

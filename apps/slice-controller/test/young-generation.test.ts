@@ -1,5 +1,6 @@
-// The command restarts itself once with a small young generation before main loads; SWITCHYARD_SLICE_CONTROLLER_NODE_FLAGS=keep
-// leaves Node's own sizing. Each node image prints its execArgv through an --import hook (kept across the restart).
+// The command runs with Node's own young-generation sizing: it does not start itself again with a small semi-space
+// as switchyard-proxy and switchyard-dns do (see bin/switchyard-slice-controller.js for the measurement). Each node
+// image prints its execArgv through an --import hook, which a restart would keep.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
@@ -8,17 +9,10 @@ import { fileURLToPath } from "node:url";
 const BIN = fileURLToPath(new URL("../bin/switchyard-slice-controller.js", import.meta.url));
 const HOOK = 'data:text/javascript,console.error("execArgv:", process.execArgv.join(" "))';
 
-function images(env: NodeJS.ProcessEnv): string[] {
-  const r = spawnSync(process.execPath, ["--import", HOOK, BIN, "--help"], { encoding: "utf8", env });
-  return r.stderr.split("\n").filter((l) => l.startsWith("execArgv:"));
-}
-
-test("the command runs again with --max-semi-space-size=2, once; SWITCHYARD_SLICE_CONTROLLER_NODE_FLAGS=keep runs it as started", () => {
-  const restarted = images({ ...process.env, SWITCHYARD_SLICE_CONTROLLER_NODE_FLAGS: "" });
-  assert.equal(restarted.length, 2, restarted.join("\n"));
-  assert.doesNotMatch(restarted[0] ?? "", /max-semi-space-size/);
-  assert.match(restarted[1] ?? "", /--max-semi-space-size=2/);
-  const kept = images({ ...process.env, SWITCHYARD_SLICE_CONTROLLER_NODE_FLAGS: "keep" });
-  assert.equal(kept.length, 1, kept.join("\n"));
-  assert.doesNotMatch(kept[0] ?? "", /max-semi-space-size/);
+test("the command runs once, as started, with Node's own semi-space size", () => {
+  const r = spawnSync(process.execPath, ["--import", HOOK, BIN, "--help"], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  const images = r.stderr.split("\n").filter((l) => l.startsWith("execArgv:"));
+  assert.equal(images.length, 1, images.join("\n"));
+  assert.doesNotMatch(images[0] ?? "", /max-semi-space-size/);
 });
