@@ -95,6 +95,10 @@ regex.test:{{PORT}} {
   rewrite name regex (.*)-(blue)\\.regex\\.test {1}.{2}.backend.test answer auto
   forward . 127.0.0.1:${up}
 }
+redos.test:{{PORT}} {
+  rewrite name regex (a+)+b\\.redos\\.test {1}.backend.test answer auto
+  forward . 127.0.0.1:${up}
+}
 explicit.test:{{PORT}} {
   rewrite stop {
     name regex (.*)-(blue)\\.explicit\\.test {1}.{2}.backend.test
@@ -283,6 +287,17 @@ describe("rewrite, differential against CoreDNS", { skip }, () => {
     ["cname suffix without the final dot never matches", ["cname.x.cname-bare.test", "A"]],
     ["cname regex", ["cname.a.cname-regex.test", "A"]],
   ];
+  // Linear in RE2, exponential in a backtracking engine: forty `a`s and no `b` would hold the event loop for
+  // hours. The crafted query (no match: forwarded as it is) and one sent beside it are both answered.
+  test("name regex with a nested repeat against a crafted name: that query and the next are answered", async () => {
+    const [crafted, next] = await Promise.all([
+      pair.dig(`${"a".repeat(40)}.redos.test`, "A"),
+      pair.dig("www.exact.test", "A"),
+    ]);
+    assert.match(crafted.coredns, /IN A /);
+    assert.equal(crafted.ours, crafted.coredns);
+    assert.equal(next.ours, next.coredns);
+  });
   for (const [title, args] of cases) {
     test(title, async () => {
       const { ours, coredns } = await pair.dig(...args);

@@ -78,4 +78,18 @@ describe("setup errors, against CoreDNS v1.14.7", { skip }, () => {
       [block("    health :8080 {\n        lameduck soon\n    }"), /^plugin\/health: /],
     ]);
   });
+
+  // Patterns Go's RE2 refuses: look-around, back-references, nested repetition operators, repeats over 1000.
+  describe("regular expressions RE2 refuses", () => {
+    compareSetupErrors([
+      [block("    template IN A {\n        match a**\n    }"), /invalid nested repetition operator: `\*\*`$/],
+      [
+        block("    template IN A {\n        match ^(?=x)\n    }"),
+        /invalid or unsupported Perl syntax: `\(\?=`$/,
+      ],
+      [block("    rewrite cname regex (a)\\1 b"), /invalid escape sequence: `\\1`$/],
+      [block("    errors {\n        consolidate 5s x{1001}\n    }"), /invalid repeat count: `\{1001\}`$/],
+      [block("    rewrite name regex (a+)+b {1}.test"), /^\(started\)$/],
+    ]);
+  });
 });

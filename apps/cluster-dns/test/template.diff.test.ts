@@ -62,6 +62,11 @@ const corefile = (up: number) => `.:{{PORT}} {
     match ^(?P<n>[a-z]+)[.]range[.]test[.]$
     answer "{{ range .Name }}{{ end }}"
   }
+  template IN A redos.test {
+    match ^(a+)+b[.]redos[.]test[.]$
+    answer "{{ .Name }} 60 IN A 192.0.2.1"
+    fallthrough
+  }
   template IN A broken.test {
     answer "{{ .Name }} 60 IN TXT \\"{{ index .Match 2 }}\\""
   }
@@ -120,6 +125,17 @@ describe("template, against CoreDNS v1.14.7", { skip }, () => {
     [["x.range.test", "A"], /status: SERVFAIL/],
     [["other.test", "A"], /status: NXDOMAIN/],
   ];
+  // The pattern is linear in RE2 and exponential in a backtracking engine: forty `a`s and no `b` would hold
+  // the event loop for hours. The crafted query and one sent beside it are both answered.
+  test("a nested repeat against a crafted name: that query and the next are answered", async () => {
+    const [crafted, next] = await Promise.all([
+      pair.dig(`${"a".repeat(40)}.redos.test`, "A"),
+      pair.dig("ip-10-95-12-8.example", "A"),
+    ]);
+    assert.match(crafted.coredns, /status: NXDOMAIN/);
+    assert.equal(crafted.ours, crafted.coredns);
+    assert.equal(next.ours, next.coredns);
+  });
   for (const [query, shows] of queries)
     test(query.join(" "), async () => {
       const { ours, coredns } = await pair.dig(...query);

@@ -2,8 +2,8 @@
 // logged one by one, and every DURATION after the first of a burst one line says how many there were
 // (`N errors like 'REGEXP' occurred in last DURATION`), as CoreDNS's errors plugin does.
 import { goDurationError, goDurationString, parseGoDuration } from "../../plugin/go-duration.js";
+import { GoRegex, MAX_REGEX_LENGTH } from "../../plugin/go-regex.js";
 import { systemTimers, type Timers } from "../../server/timers.js";
-import { compileGoRegex, goRegexError, MAX_REGEX_LENGTH } from "../rewrite/regex.js";
 
 export type LogLevel = "error" | "warning" | "info" | "debug";
 const LEVELS: readonly LogLevel[] = ["warning", "error", "info", "debug"];
@@ -12,7 +12,7 @@ export interface ConsolidatePattern {
   periodMs: number;
   /** The pattern as written: what the summary line quotes (Go's Regexp.String()). */
   source: string;
-  re: RegExp;
+  re: GoRegex;
   level: LogLevel;
   /** The first error of a burst is logged in full (at `level`), the summary then counts only the rest. */
   showFirst: boolean;
@@ -28,8 +28,8 @@ export function parseConsolidate(
   if (periodMs === undefined) return { error: goDurationError(period) };
   if (source.length > MAX_REGEX_LENGTH)
     return { error: `regex pattern too long: ${source.length} > ${MAX_REGEX_LENGTH}` };
-  const re = compileGoRegex(source);
-  if (!re) return { error: goRegexError(source) };
+  const re = GoRegex.compile(source);
+  if (typeof re === "string") return { error: re };
   let level: LogLevel | undefined;
   let showFirst = false;
   for (const arg of rest) {

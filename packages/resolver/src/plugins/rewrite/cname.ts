@@ -1,6 +1,7 @@
+import { GoRegex, MAX_REGEX_LENGTH } from "../../plugin/go-regex.js";
 import type { Message, ResourceRecord } from "../../wire/message.js";
 import { normalizeName } from "./normalize.js";
-import { compileGoRegex, goRegexError, MAX_REGEX_LENGTH, substitute } from "./regex.js";
+import { substitute } from "./regex.js";
 import type { Mode, RequestState, ResponseRule, Rule } from "./rule.js";
 import { RuleError } from "./rule.js";
 
@@ -48,10 +49,8 @@ function targetRewriter(matchType: string, from: string, to: string): TargetRewr
       if (from.length > MAX_REGEX_LENGTH) {
         throw new RuleError(`regex pattern too long in a cname rule: ${from.length} > ${MAX_REGEX_LENGTH}`);
       }
-      const re = compileGoRegex(from);
-      if (!re) {
-        throw new RuleError(`invalid cname rewrite regex pattern: ${goRegexError(from)}`);
-      }
+      const re = GoRegex.compile(from);
+      if (typeof re === "string") throw new RuleError(`invalid cname rewrite regex pattern: ${re}`);
       return (target) => substitute(re, target, to);
     }
   }

@@ -1,5 +1,5 @@
+import { GoRegex, MAX_REGEX_LENGTH } from "../../plugin/go-regex.js";
 import { normalizeName } from "./normalize.js";
-import { compileGoRegex, MAX_REGEX_LENGTH } from "./regex.js";
 import { RuleError } from "./rule.js";
 
 /** Whether a question name is one a `ttl` or `rcode` rule applies to. */
@@ -26,8 +26,8 @@ export function namePredicate(matchType: string, value: string, rule: "ttl" | "r
           `regex pattern too long in a ${rule} rule: ${value.length} > ${MAX_REGEX_LENGTH}`,
         );
       }
-      const re = compileGoRegex(value);
-      if (!re) throw new RuleError(`invalid regex pattern in a ${rule} rule: ${value}`);
+      const re = GoRegex.compile(value);
+      if (typeof re === "string") throw new RuleError(`invalid regex pattern in a ${rule} rule: ${value}`);
       return (n) => re.test(n);
     }
     default:

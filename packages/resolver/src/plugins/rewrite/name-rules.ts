@@ -1,3 +1,4 @@
+import type { GoRegex } from "../../plugin/go-regex.js";
 import type { Message } from "../../wire/message.js";
 import { ownerNameRule, valueRule } from "./answer-rules.js";
 import { questionName, setQuestionName } from "./normalize.js";
@@ -29,7 +30,7 @@ export const substringMatcher =
     name.includes(part) ? name.replaceAll(part, to) : undefined;
 
 export const regexMatcher =
-  (re: RegExp, to: string): NameMatcher =>
+  (re: GoRegex, to: string): NameMatcher =>
   (name) =>
     substitute(re, name, to);
 

@@ -1,10 +1,11 @@
+import type { GoRegex } from "../../plugin/go-regex.js";
 import { substitute } from "./regex.js";
 
 /** Maps one name to another; names it does not apply to come back unchanged. */
 export type StringRewriter = (src: string) => string;
 
 /** `answer name|value FROM TO`: the regex replacement, for names the pattern matches. */
-export function regexRewriter(re: RegExp, replacement: string): StringRewriter {
+export function regexRewriter(re: GoRegex, replacement: string): StringRewriter {
   return (src) => substitute(re, src, replacement) ?? src;
 }
 

@@ -1,9 +1,9 @@
 import type { Stanza } from "../../corefile/parse.js";
+import type { GoRegex } from "../../plugin/go-regex.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZoneArgs } from "../hosts/zone-args.js";
 import { classByName, rcodeByName, typeByName } from "./names.js";
 import { parseUint } from "./parse-uint.js";
-import type { MatchRegex } from "./regex.js";
 import { compileMatch } from "./regex.js";
 import { compileSection, type Section, SectionError } from "./section.js";
 import type { ParsedTemplate } from "./tmpl-ast.js";
@@ -16,7 +16,7 @@ export interface TemplateRule {
   qclass: number;
   qtype: number;
   /** Tried in order; the first that matches the name wins. Never empty (`.*` by default). */
-  regexes: MatchRegex[];
+  regexes: GoRegex[];
   answer: ParsedTemplate[];
   additional: ParsedTemplate[];
   authority: ParsedTemplate[];
@@ -57,7 +57,7 @@ function parseStanza(stanza: Stanza, blockZones: readonly string[]): TemplateRul
     rcode: 0,
   };
   for (const line of stanza.block) parseLine(line, rule);
-  if (rule.regexes.length === 0) rule.regexes.push(compileMatch(".*") as MatchRegex);
+  if (rule.regexes.length === 0) rule.regexes.push(compileMatch(".*") as GoRegex);
   return rule;
 }
 
