@@ -64,6 +64,7 @@ const tmp = mkdtempSync(join(tmpdir(), "switchyard-test-"));
 /** One `node --test` process over a lane's files; its spec output goes to stdout, each line marked with the lane. */
 function runLane(lane) {
   const tap = join(tmp, `${lane.name}.tap`);
+  const times = join(tmp, `${lane.name}.times`);
   const args = [
     "--import",
     "tsx",
@@ -73,6 +74,8 @@ function runLane(lane) {
     "--test-reporter-destination=stdout",
     "--test-reporter=tap",
     `--test-reporter-destination=${tap}`,
+    "--test-reporter=./scripts/test-file-times.mjs",
+    `--test-reporter-destination=${times}`,
     ...lane.files.map((f) => f.slice(root.length + 1)),
   ];
   const mark = lanes.length > 1 ? `[${lane.name}] ` : "";
@@ -92,7 +95,8 @@ function runLane(lane) {
   return new Promise((resolve) =>
     child.on("close", (code) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      resolve({ lane, code, tap: existsSync(tap) ? readFileSync(tap, "utf8") : "", seconds });
+      const read = (file) => (existsSync(file) ? readFileSync(file, "utf8") : "");
+      resolve({ lane, code, tap: read(tap), times: read(times), seconds });
     }),
   );
 }
@@ -122,6 +126,17 @@ for (const r of results) {
   failed += laneFailed;
   skips = [...skips, ...skipsOf(r.tap)];
   ok &&= r.code === 0;
+}
+// The slowest files of each lane, against the CI budget (each file's own seconds: see test-file-times.mjs).
+for (const r of results) {
+  const rows = r.times
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split("\t"))
+    .sort((a, b) => Number(b[0]) - Number(a[0]));
+  console.log(`slowest files of lane ${r.lane.name} (seconds):`);
+  for (const [seconds, file] of rows.slice(0, 20))
+    console.log(`  ${seconds.padStart(6)}  ${file.slice(root.length + 1)}`);
 }
 for (const skip of skips) console.log(`skipped: ${skip}`);
 console.log(`${passed} passed, ${failed} failed, ${skips.length} skipped`);
