@@ -65,13 +65,13 @@ export async function ensureEtcdPki(dir: string, options: EtcdPkiOptions): Promi
   if (fresh) await selfSignedCa(dir, "etcd/ca", "etcd-ca");
   const names = sanLine(["127.0.0.1", "::1", ...options.etcdIps], ["localhost", etcdMemberName]);
   const ext = `${names}\n${usages.serverAndClient}`;
-  for (const name of ["etcd/server", "etcd/peer"]) {
-    if (fresh || !certIsCurrent(dir, name, ext))
-      await signedCert(dir, "etcd/ca", name, `/CN=${etcdMemberName}`, ext);
-  }
+  const signing = ["etcd/server", "etcd/peer"]
+    .filter((name) => fresh || !certIsCurrent(dir, name, ext))
+    .map((name) => signedCert(dir, "etcd/ca", name, `/CN=${etcdMemberName}`, ext));
   for (const [name, commonName] of clients) {
     if (fresh || !existsSync(join(dir, `${name}.crt`)))
-      await signedCert(dir, "etcd/ca", name, `/CN=${commonName}`, usages.client);
+      signing.push(signedCert(dir, "etcd/ca", name, `/CN=${commonName}`, usages.client));
   }
+  await Promise.all(signing);
   return pki;
 }

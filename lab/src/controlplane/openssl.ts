@@ -71,8 +71,8 @@ export const usages = {
 /**
  * A certificate `name`.crt with a new key `name`.key under `dir`, signed by the CA `ca` (a name under `dir`, e.g.
  * "ca" or "etcd/ca"), its extensions kept beside it in `name`.ext (callers compare them to see when a certificate
- * must be made again). `serial` "random" signs without the CA's serial file, for certificates that node agents
- * make at the same time (concurrent writers of the serial file could hand out one serial twice).
+ * must be made again). The serial is random, as kubeadm's are, so certificates can be signed at the same time (a
+ * serial file shared by concurrent signers could hand out one serial twice).
  */
 export async function signedCert(
   dir: string,
@@ -80,7 +80,6 @@ export async function signedCert(
   name: string,
   subject: string,
   extensions: string,
-  serial: "file" | "random" = "file",
 ): Promise<void> {
   writeFileSync(join(dir, `${name}.ext`), extensions);
   const key = join(dir, `${name}.key`);
@@ -93,10 +92,8 @@ export async function signedCert(
   restrictFile(key);
   await openssl(
     ["x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`]
-      .concat(
-        serial === "file" ? ["-CAcreateserial"] : ["-set_serial", `0x${randomBytes(16).toString("hex")}`],
-      )
-      .concat(["-days", "3650", "-out", `${name}.crt`, "-extfile", `${name}.ext`]),
+      .concat(["-set_serial", `0x${randomBytes(16).toString("hex")}`, "-days", "3650"])
+      .concat(["-out", `${name}.crt`, "-extfile", `${name}.ext`]),
     dir,
   );
 }

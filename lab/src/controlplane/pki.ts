@@ -73,22 +73,24 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
   for (const key of [pki.caKey, pki.saKey, pki.servingKey, ...Object.values(pki.clients).map((c) => c.key)])
     restrictFile(key);
   const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey);
-  if (fresh) {
-    await selfSignedCa(dir, "ca", "switchyard-lab-ca");
-    await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
-    restrictFile(pki.saKey);
-    await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
-  }
-  // Checked one by one, so a state folder from before a client existed gets just the missing one.
-  for (const [name, subject] of Object.entries(clientSubjects)) {
-    if (fresh || !existsSync(pki.clients[name as ClientIdentity].cert))
-      await signedCert(dir, "ca", name, subject, usages.client);
-  }
+  if (fresh) await Promise.all([selfSignedCa(dir, "ca", "switchyard-lab-ca"), serviceAccountKeys(dir, pki)]);
+  // Signed side by side (openssl's start-up dominates): every client missing, so a state folder from before a
+  // client existed gets just that one; the serving certificate when its names changed; etcd's.
+  const signing = Object.entries(clientSubjects)
+    .filter(([name]) => fresh || !existsSync(pki.clients[name as ClientIdentity].cert))
+    .map(([name, subject]) => signedCert(dir, "ca", name, subject, usages.client));
   const servingExt = `${sanLine(options.ips, options.dnsNames)}\n${usages.server}`;
   if (fresh || !certIsCurrent(dir, "apiserver", servingExt))
-    await signedCert(dir, "ca", "apiserver", "/CN=kube-apiserver", servingExt);
-  await ensureEtcdPki(dir, options);
+    signing.push(signedCert(dir, "ca", "apiserver", "/CN=kube-apiserver", servingExt));
+  await Promise.all([...signing, ensureEtcdPki(dir, options)]);
   return pki;
+}
+
+/** The service-account token signing key (sa.key, 0600) and its public half (sa.pub), as kubeadm names them. */
+async function serviceAccountKeys(dir: string, pki: Pki): Promise<void> {
+  await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
+  restrictFile(pki.saKey);
+  await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
 }
 
 /**
@@ -106,7 +108,6 @@ export async function ensureKubeletServingCert(
   const ext = `${sanLine([node.ip], [node.name])}\n${usages.server}`;
   const paths = pairIn(dir, name);
   restrictFile(paths.key);
-  if (!certIsCurrent(dir, name, ext))
-    await signedCert(dir, "ca", name, `/CN=system:node:${node.name}`, ext, "random");
+  if (!certIsCurrent(dir, name, ext)) await signedCert(dir, "ca", name, `/CN=system:node:${node.name}`, ext);
   return paths;
 }
