@@ -6,9 +6,11 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { statePaths } from "./controlplane/args.js";
+import { etcdClientUrl, statePaths } from "./controlplane/args.js";
+import { adminTls } from "./controlplane/components.js";
 import { type ControlPlaneState, down, up, writeState } from "./controlplane/controlplane.js";
-import { probe } from "./controlplane/health.js";
+import { type ClientTls, probe } from "./controlplane/health.js";
+import { pkiPaths } from "./controlplane/pki.js";
 import { checkPortFree, freeControlPlanePorts } from "./controlplane/ports.js";
 import {
   isOurs,
@@ -24,7 +26,12 @@ export interface TestControlPlane {
   kubeconfigPath: string;
   server: string;
   stateDir: string;
+  /** etcd's client URL: https, and etcd wants a client certificate of its own CA (`etcdTls`). */
   etcdUrl: string;
+  /** kubeadm's apiserver-etcd-client certificate and etcd's CA: a test's way past the apiserver into etcd. */
+  etcdTls: ClientTls;
+  /** POSTs to etcd's JSON gateway (`/v3/kv/put`, `/v3/kv/range`, ...) with `etcdTls`; throws unless 200. */
+  etcdPost(path: string, body: unknown): Promise<{ header?: { revision?: string } }>;
   state: ControlPlaneState;
   /** SIGKILL kube-apiserver (etcd keeps the data), as a crash would. */
   killApiserver(): Promise<void>;
@@ -72,28 +79,32 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     ports: await freeControlPlanePorts(),
     out: { write: () => {} },
   });
-  const tls = {
-    ca: join(stateDir, "pki", "ca.crt"),
-    cert: join(stateDir, "pki", "admin.crt"),
-    key: join(stateDir, "pki", "admin.key"),
-  };
+  const pki = pkiPaths(statePaths(stateDir).pki);
+  const tls = adminTls(pki);
   const apiserverIndex = state.processes.findIndex((p) => p.name === "kube-apiserver");
   const apiserver = (): ProcessRecord => {
     const record = state.processes[apiserverIndex];
     if (!record) throw new Error("no kube-apiserver in this control plane");
     return record;
   };
-  const etcdUrl = `http://127.0.0.1:${state.options.ports.etcdClient}`;
+  const etcdUrl = etcdClientUrl(state.options);
+  const etcdTls = {
+    ca: pki.etcd.caCert,
+    cert: pki.etcd.apiserverClient.cert,
+    key: pki.etcd.apiserverClient.key,
+  };
   const etcdPost = async (path: string, body: unknown) => {
-    const res = await fetch(`${etcdUrl}${path}`, { method: "POST", body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { header?: { revision?: string } };
+    const res = await probe(`${etcdUrl}${path}`, etcdTls, 10_000, JSON.stringify(body));
+    if (res.status !== 200) throw new Error(`etcd ${path}: ${res.status || "no answer"} ${res.body}`);
+    return JSON.parse(res.body) as { header?: { revision?: string } };
   };
   return {
     kubeconfigPath: state.kubeconfig,
     server: state.server,
     stateDir,
     etcdUrl,
+    etcdTls,
+    etcdPost,
     state,
     async killApiserver() {
       await stopProcess(apiserver(), 0);

@@ -9,25 +9,12 @@ import {
   statePaths,
 } from "../src/controlplane/args.js";
 import { firstServiceIp, withDefaults } from "../src/controlplane/options.js";
+import { pkiPaths } from "../src/controlplane/pki.js";
 import { assertPortsFree } from "../src/controlplane/ports.js";
 import { Progress } from "../src/progress.js";
 
 const paths = statePaths("/state");
-const pki = {
-  dir: "/state/pki",
-  caCert: "/state/pki/ca.crt",
-  caKey: "/state/pki/ca.key",
-  servingCert: "/state/pki/apiserver.crt",
-  servingKey: "/state/pki/apiserver.key",
-  saKey: "/state/pki/sa.key",
-  saPub: "/state/pki/sa.pub",
-  clients: {
-    admin: { cert: "a.crt", key: "a.key" },
-    "controller-manager": { cert: "c.crt", key: "c.key" },
-    scheduler: { cert: "s.crt", key: "s.key" },
-    "apiserver-kubelet-client": { cert: "k.crt", key: "k.key" },
-  },
-};
+const pki = pkiPaths("/state/pki");
 
 describe("control-plane flags", () => {
   test("controller-manager runs without the two controllers Switchyard replaces", () => {
@@ -51,8 +38,8 @@ describe("control-plane flags", () => {
       "--secure-port=7443",
       "--service-cluster-ip-range=10.96.0.0/16",
       "--client-ca-file=/state/pki/ca.crt",
-      "--kubelet-client-certificate=k.crt",
-      "--kubelet-client-key=k.key",
+      "--kubelet-client-certificate=/state/pki/apiserver-kubelet-client.crt",
+      "--kubelet-client-key=/state/pki/apiserver-kubelet-client.key",
       "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
       "--kubelet-certificate-authority=/state/pki/ca.crt",
     ]) {
@@ -85,19 +72,52 @@ describe("control-plane flags", () => {
     assert.ok(args.includes("--bind-address=198.18.0.1"));
     assert.ok(args.includes("--advertise-address=198.18.0.1"));
     assert.ok(!args.includes("--endpoint-reconciler-type=none"));
-    assert.ok(args.includes("--etcd-servers=http://127.0.0.1:2379"));
+    assert.ok(args.includes("--etcd-servers=https://127.0.0.1:2379"), "etcd stays on loopback");
     assert.equal(apiserverUrl(o), "https://198.18.0.1:6443");
     assert.ok(controllerManagerArgs(o, paths, pki).includes("--bind-address=127.0.0.1"));
   });
 
-  test("etcd keeps its data in the state folder and listens where asked", () => {
+  test("etcd keeps its data in the state folder and listens where asked, https only", () => {
     const args = etcdArgs(
       withDefaults({ stateDir: "/state", ports: { etcdClient: 3000, etcdPeer: 3001 } }),
       paths,
+      pki,
     );
     assert.ok(args.includes("--data-dir=/state/etcd"));
-    assert.ok(args.includes("--listen-client-urls=http://127.0.0.1:3000"));
-    assert.ok(args.includes("--initial-cluster=switchyard-lab=http://127.0.0.1:3001"));
+    assert.ok(args.includes("--listen-client-urls=https://127.0.0.1:3000"));
+    assert.ok(args.includes("--advertise-client-urls=https://127.0.0.1:3000"));
+    assert.ok(args.includes("--initial-cluster=switchyard-lab=https://127.0.0.1:3001"));
+    assert.ok(!args.some((a) => a.includes("http://")), args.join(" "));
+  });
+
+  test("etcd: mutual TLS for clients and peers, with kubeadm's flags and file names", () => {
+    const args = etcdArgs(withDefaults({ stateDir: "/state" }), paths, pki);
+    const tls = args.filter((a) =>
+      /^--(peer-)?(cert-file|key-file|trusted-ca-file|client-cert-auth)=/.test(a),
+    );
+    assert.deepEqual(tls, [
+      "--cert-file=/state/pki/etcd/server.crt",
+      "--key-file=/state/pki/etcd/server.key",
+      "--trusted-ca-file=/state/pki/etcd/ca.crt",
+      "--client-cert-auth=true",
+      "--peer-cert-file=/state/pki/etcd/peer.crt",
+      "--peer-key-file=/state/pki/etcd/peer.key",
+      "--peer-trusted-ca-file=/state/pki/etcd/ca.crt",
+      "--peer-client-cert-auth=true",
+    ]);
+  });
+
+  test("apiserver reaches etcd over https with kubeadm's apiserver-etcd-client certificate", () => {
+    const args = apiserverArgs(withDefaults({ stateDir: "/state" }), paths, pki);
+    const etcd = args.filter((a) => a.startsWith("--etcd-"));
+    assert.deepEqual(etcd, [
+      "--etcd-servers=https://127.0.0.1:2379",
+      "--etcd-cafile=/state/pki/etcd/ca.crt",
+      "--etcd-certfile=/state/pki/apiserver-etcd-client.crt",
+      "--etcd-keyfile=/state/pki/apiserver-etcd-client.key",
+    ]);
+    const v6 = apiserverArgs(withDefaults({ stateDir: "/state", bindAddress: "::1" }), paths, pki);
+    assert.ok(v6.includes("--etcd-servers=https://[::1]:2379"));
   });
 
   test("first service IP", () => {

@@ -1,13 +1,25 @@
 // The control plane as a workshop attendee drives it: the switchyard-lab CLI and kubectl, real processes.
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { request as httpsRequest } from "node:https";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { readState } from "../src/controlplane/controlplane.js";
+import { probe } from "../src/controlplane/health.js";
+import { pkiPaths } from "../src/controlplane/pki.js";
 import { freePort } from "../src/controlplane/ports.js";
 import { isOurs } from "../src/controlplane/processes.js";
 import { missingControlPlane } from "../src/testing.js";
@@ -50,7 +62,12 @@ describe("switchyard-lab controlplane", { skip }, () => {
       timeout: 60_000,
     });
 
+  const pki = pkiPaths(join(stateDir, "pki"));
+  const etcdUrl = () => `https://127.0.0.1:${readState(stateDir)?.options.ports.etcdClient}`;
+
   before(async () => {
+    // A state folder someone made with the default mode: up must tighten it.
+    chmodSync(stateDir, 0o755);
     const r = await lab(["controlplane", "up", "--state-dir", stateDir, ...(await portFlags())]);
     assert.equal(r.code, 0, r.stderr);
     const match = /^kubeconfig: (.+)$/m.exec(r.stdout);
@@ -112,6 +129,58 @@ describe("switchyard-lab controlplane", { skip }, () => {
     for (const name of ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
       assert.match(r.stdout, new RegExp(`^${name}\\s+pid \\d+\\s+running\\s+200`, "m"));
     }
+  });
+
+  test("files after up: the state folder (0755 before) and pki/ 0700, every key and kubeconfig 0600", () => {
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    assert.equal(mode(stateDir), "700");
+    assert.equal(mode(pki.dir), "700");
+    assert.equal(mode(join(pki.dir, "etcd")), "700");
+    const keys = readdirSync(pki.dir, { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".key"),
+    );
+    assert.ok(keys.includes("sa.key") && keys.includes("etcd/ca.key"), keys.join(" "));
+    for (const key of keys) assert.equal(mode(join(pki.dir, key)), "600", key);
+    for (const kubeconfig of ["admin", "controller-manager", "scheduler"])
+      assert.equal(mode(join(stateDir, `${kubeconfig}.kubeconfig`)), "600", kubeconfig);
+  });
+
+  test("etcd serves https only and wants a client certificate of its own CA", async () => {
+    const etcdCa = { ca: pki.etcd.caCert };
+    const healthy = await probe(`${etcdUrl()}/health`, { ...etcdCa, ...pki.etcd.healthcheckClient });
+    assert.deepEqual(healthy, { status: 200, body: '{"health":"true","reason":""}' });
+    // Without a certificate the handshake fails: nothing is answered.
+    const noCert = await new Promise<string>((resolve) => {
+      const req = httpsRequest(`${etcdUrl()}/health`, { ca: readFileSync(pki.etcd.caCert) }, (res) =>
+        resolve(`answered ${res.statusCode}`),
+      );
+      req.on("error", (err) => resolve(err.message));
+      req.end();
+    });
+    assert.match(noCert, /alert certificate required/);
+    // The cluster CA's admin (system:masters) is nobody to etcd.
+    const admin = await probe(`${etcdUrl()}/health`, { ...etcdCa, ...pki.clients.admin });
+    assert.equal(admin.status, 0, admin.body);
+    assert.match(admin.body, /unknown ca/);
+    const plain = await probe(`${etcdUrl().replace("https:", "http:")}/health`);
+    assert.equal(plain.status, 0, `plain http answered: ${plain.body}`);
+    assert.match(plain.body, /socket hang up|ECONNRESET/);
+  });
+
+  test("the apiserver stores in etcd over mutual TLS: its etcd check passes, a namespace is in etcd", async () => {
+    assert.equal((await kubectl("get", "--raw", "/readyz/etcd")).stdout.trim(), "ok");
+    const args = readState(stateDir)?.processes.find((p) => p.name === "kube-apiserver")?.args ?? [];
+    assert.ok(args.includes(`--etcd-servers=${etcdUrl()}`), args.join(" "));
+    await kubectl("create", "namespace", "stored-over-tls");
+    const key = Buffer.from("/registry/namespaces/stored-over-tls").toString("base64");
+    const range = await probe(
+      `${etcdUrl()}/v3/kv/range`,
+      { ca: pki.etcd.caCert, ...pki.etcd.apiserverClient },
+      5000,
+      JSON.stringify({ key, keys_only: true }),
+    );
+    assert.equal(range.status, 200, range.body);
+    assert.equal((JSON.parse(range.body) as { count?: string }).count, "1", range.body);
   });
 
   test("a second up on the same state folder is refused in one line", async () => {

@@ -128,11 +128,7 @@ describe("switchyard-proxy: robustness", { skip, timeout: 300_000 }, () => {
       };
       const key = Buffer.from(`/registry/services/specs/default/${name}`).toString("base64");
       const value = Buffer.from(JSON.stringify(obj)).toString("base64");
-      const res = await fetch(`${cp.etcdUrl}/v3/kv/put`, {
-        method: "POST",
-        body: JSON.stringify({ key, value }),
-      });
-      assert.equal(res.status, 200, await res.text());
+      await cp.etcdPost("/v3/kv/put", { key, value });
     };
     await put("bad-ip", {
       type: "ClusterIP",

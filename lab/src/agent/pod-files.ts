@@ -5,6 +5,7 @@ import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
 import { firstServiceIp } from "../controlplane/options.js";
 import { hostPort } from "../netns/ip.js";
 import type { LabPlan } from "../netns/plan.js";
+import { writePrivateFile } from "../private-files.js";
 import { containerPathDirs } from "./container-path.js";
 
 /** The pod's resolv.conf as the kubelet writes it for its DNS policy. */
@@ -152,7 +153,8 @@ export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir:
     },
   );
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "token"), response.status.token, { mode: 0o644 });
+  // The token is a credential: 0600, read by the pod's containers, which run as root here.
+  writePrivateFile(join(dir, "token"), response.status.token);
   writeFileSync(join(dir, "ca.crt"), readFileSync(caFile));
   writeFileSync(join(dir, "namespace"), ns);
   return expirationSeconds;

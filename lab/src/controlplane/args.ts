@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { etcdMemberName } from "./etcd-pki.js";
 import type { ControlPlaneOptions } from "./options.js";
 import type { Pki } from "./pki.js";
 
@@ -27,20 +28,37 @@ export function statePaths(dir: string): StatePaths {
   };
 }
 
-const url = (host: string, port: number, scheme = "http") =>
+const url = (host: string, port: number, scheme: "http" | "https") =>
   `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
-export function etcdArgs(o: ControlPlaneOptions, paths: StatePaths): string[] {
-  const client = url(o.bindAddress, o.ports.etcdClient);
-  const peer = url(o.bindAddress, o.ports.etcdPeer);
+/** Where etcd serves its clients: https only, every client with a certificate of etcd's CA. */
+export function etcdClientUrl(o: ControlPlaneOptions): string {
+  return url(o.bindAddress, o.ports.etcdClient, "https");
+}
+
+/**
+ * etcd as kubeadm's static pod runs it (cmd/kubeadm/app/phases/etcd/local.go): mutual TLS for clients and peers,
+ * each side's certificate checked against etcd's own CA (--client-cert-auth, --peer-client-cert-auth).
+ */
+export function etcdArgs(o: ControlPlaneOptions, paths: StatePaths, pki: Pki): string[] {
+  const client = etcdClientUrl(o);
+  const peer = url(o.bindAddress, o.ports.etcdPeer, "https");
   return [
-    "--name=switchyard-lab",
+    `--name=${etcdMemberName}`,
     `--data-dir=${paths.etcdData}`,
     `--listen-client-urls=${client}`,
     `--advertise-client-urls=${client}`,
     `--listen-peer-urls=${peer}`,
     `--initial-advertise-peer-urls=${peer}`,
-    `--initial-cluster=switchyard-lab=${peer}`,
+    `--initial-cluster=${etcdMemberName}=${peer}`,
+    `--cert-file=${pki.etcd.server.cert}`,
+    `--key-file=${pki.etcd.server.key}`,
+    `--trusted-ca-file=${pki.etcd.caCert}`,
+    "--client-cert-auth=true",
+    `--peer-cert-file=${pki.etcd.peer.cert}`,
+    `--peer-key-file=${pki.etcd.peer.key}`,
+    `--peer-trusted-ca-file=${pki.etcd.caCert}`,
+    "--peer-client-cert-auth=true",
     // A lab loses nothing that matters on a crash; fsync would dominate write latency on a small VM.
     "--unsafe-no-fsync=true",
     "--auto-compaction-mode=periodic",
@@ -52,7 +70,10 @@ export function etcdArgs(o: ControlPlaneOptions, paths: StatePaths): string[] {
 
 export function apiserverArgs(o: ControlPlaneOptions, _paths: StatePaths, pki: Pki): string[] {
   const args = [
-    `--etcd-servers=${url(o.bindAddress, o.ports.etcdClient)}`,
+    `--etcd-servers=${etcdClientUrl(o)}`,
+    `--etcd-cafile=${pki.etcd.caCert}`,
+    `--etcd-certfile=${pki.etcd.apiserverClient.cert}`,
+    `--etcd-keyfile=${pki.etcd.apiserverClient.key}`,
     `--bind-address=${o.apiserverBindAddress}`,
     `--secure-port=${o.ports.apiserver}`,
     `--advertise-address=${o.advertiseAddress}`,

@@ -1,4 +1,11 @@
-import { apiserverArgs, controllerManagerArgs, etcdArgs, type StatePaths, schedulerArgs } from "./args.js";
+import {
+  apiserverArgs,
+  controllerManagerArgs,
+  etcdArgs,
+  etcdClientUrl,
+  type StatePaths,
+  schedulerArgs,
+} from "./args.js";
 import { type ClientTls, probe } from "./health.js";
 import type { ControlPlaneOptions } from "./options.js";
 import type { Pki } from "./pki.js";
@@ -33,6 +40,16 @@ export function adminTls(pki: Pki): ClientTls {
   return { ca: pki.caCert, cert: pki.clients.admin.cert, key: pki.clients.admin.key };
 }
 
+/** How the lab checks etcd's health: kubeadm's healthcheck-client certificate, etcd's CA. */
+export function etcdHealthTls(pki: Pki): ClientTls {
+  return { ca: pki.etcd.caCert, cert: pki.etcd.healthcheckClient.cert, key: pki.etcd.healthcheckClient.key };
+}
+
+/** etcd's /health over mutual TLS: `{"health":"true",...}` once it has a leader and answers reads. */
+export async function etcdHealthy(o: ControlPlaneOptions, pki: Pki): Promise<boolean> {
+  return (await probe(`${etcdClientUrl(o)}/health`, etcdHealthTls(pki))).body.includes('"health":"true"');
+}
+
 /** The controller-manager and scheduler serve /healthz with a self-signed certificate: not checked. */
 async function healthzAnswers(o: ControlPlaneOptions, port: number, pki: Pki): Promise<boolean> {
   const url = `https://${hostPort(o.bindAddress, port)}/healthz`;
@@ -49,12 +66,9 @@ export const components: readonly Component[] = [
       { port: o.ports.etcdClient, what: "etcd client", flag: "--etcd-port" },
       { port: o.ports.etcdPeer, what: "etcd peer", flag: "--etcd-peer-port" },
     ],
-    args: (o, paths) => etcdArgs(o, paths),
+    args: etcdArgs,
     waitingFor: "etcd",
-    ready: async (o) =>
-      (await probe(`http://${hostPort(o.bindAddress, o.ports.etcdClient)}/health`)).body.includes(
-        '"health":"true"',
-      ),
+    ready: (o, _server, pki) => etcdHealthy(o, pki),
   },
   {
     name: "kube-apiserver",

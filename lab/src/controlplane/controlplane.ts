@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { realClock, sleep } from "@switchyard/kube";
+import { ensurePrivateDir } from "../private-files.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import {
   cacheBinDir,
@@ -10,12 +11,12 @@ import {
   resolveBinary,
   type UpstreamBinary,
 } from "../upstream/binaries.js";
-import { apiserverUrl, type StatePaths, statePaths } from "./args.js";
-import { type Component, enabledComponents, hostPort } from "./components.js";
-import { probe } from "./health.js";
+import { apiserverUrl, etcdClientUrl, type StatePaths, statePaths } from "./args.js";
+import { adminTls, type Component, enabledComponents, etcdHealthTls, hostPort } from "./components.js";
+import { type ClientTls, probe } from "./health.js";
 import { writeKubeconfig } from "./kubeconfig.js";
 import { type ControlPlaneInput, type ControlPlaneOptions, firstServiceIp, withDefaults } from "./options.js";
-import { ensurePki, type Pki } from "./pki.js";
+import { ensurePki, type Pki, pkiPaths } from "./pki.js";
 import { assertPortsFree } from "./ports.js";
 import {
   isOurs,
@@ -117,9 +118,13 @@ const kubeconfigs: ReadonlyArray<{
 
 const isIpAddress = (san: string) => /^[\d.:a-f]+$/i.test(san);
 
-/** Every name and address a client may reach the apiserver by, so its serving certificate matches. */
-function servingSans(o: ControlPlaneOptions): { ips: string[]; dnsNames: string[] } {
+/**
+ * Every name and address a client may reach the apiserver by, so its serving certificate matches; and where etcd
+ * listens, for etcd's.
+ */
+function servingSans(o: ControlPlaneOptions): { ips: string[]; dnsNames: string[]; etcdIps: string[] } {
   return {
+    etcdIps: [o.bindAddress],
     ips: [
       "127.0.0.1",
       o.bindAddress,
@@ -217,6 +222,7 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
   const wanted = enabledComponents(o);
   await assertCanStart(o, wanted, env);
 
+  ensurePrivateDir(paths.dir);
   mkdirSync(paths.logs, { recursive: true });
   assertEtcdDataUnlocked(paths);
   progress.update("generating certificates", true);
@@ -283,24 +289,27 @@ export async function status(
   const state = readState(stateDir);
   if (!state) return { state, components: [] };
   const o = state.options;
-  const pki = {
-    ca: join(stateDir, "pki", "ca.crt"),
-    cert: join(stateDir, "pki", "admin.crt"),
-    key: join(stateDir, "pki", "admin.key"),
-  };
-  const healthUrl: Record<string, string> = {
-    etcd: `http://${hostPort(o.bindAddress, o.ports.etcdClient)}/health`,
-    "kube-apiserver": `${state.server}/readyz`,
-    "kube-controller-manager": `https://${hostPort(o.bindAddress, o.ports.controllerManager)}/healthz`,
-    "kube-scheduler": `https://${hostPort(o.bindAddress, o.ports.scheduler)}/healthz`,
+  const pki = pkiPaths(statePaths(stateDir).pki);
+  // The controller-manager and scheduler serve self-signed certificates; their /healthz is public anyway.
+  const checks: Record<string, { url: string; tls: ClientTls }> = {
+    etcd: { url: `${etcdClientUrl(o)}/health`, tls: etcdHealthTls(pki) },
+    "kube-apiserver": { url: `${state.server}/readyz`, tls: adminTls(pki) },
+    "kube-controller-manager": {
+      url: `https://${hostPort(o.bindAddress, o.ports.controllerManager)}/healthz`,
+      tls: { ...adminTls(pki), insecure: true },
+    },
+    "kube-scheduler": {
+      url: `https://${hostPort(o.bindAddress, o.ports.scheduler)}/healthz`,
+      tls: { ...adminTls(pki), insecure: true },
+    },
   };
   const components: ComponentStatus[] = [];
   for (const p of state.processes) {
     const running = isOurs(p);
     let health = "-";
-    const urlFor = healthUrl[p.name];
-    if (running && urlFor) {
-      const r = await probe(urlFor, { ...pki, insecure: p.name !== "kube-apiserver" });
+    const check = checks[p.name];
+    if (running && check) {
+      const r = await probe(check.url, check.tls);
       health = r.status === 0 ? `unreachable (${r.body})` : `${r.status} ${r.body.trim().slice(0, 60)}`;
     }
     components.push({ name: p.name, pid: p.pid, running, health });

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { get as httpGet } from "node:http";
+import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 
 export interface ClientTls {
@@ -10,29 +10,37 @@ export interface ClientTls {
   insecure?: boolean;
 }
 
-/** GET a URL; resolves with status and body, or with status 0 and the error when nothing answers. */
+/**
+ * GET a URL, or POST `body` (JSON) to it; resolves with status and body, or with status 0 and the error when
+ * nothing answers.
+ */
 export function probe(
   url: string,
   tls?: ClientTls,
   timeoutMs = 2000,
+  body?: string,
 ): Promise<{ status: number; body: string }> {
+  const request = {
+    method: body === undefined ? "GET" : "POST",
+    timeout: timeoutMs,
+    ...(body === undefined ? {} : { headers: { "Content-Type": "application/json" } }),
+  };
   return new Promise((resolve) => {
-    const done = (status: number, body: string) => resolve({ status, body });
+    const done = (status: number, text: string) => resolve({ status, body: text });
     const onResponse = (res: import("node:http").IncomingMessage) => {
-      let body = "";
+      let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => {
-        body += c;
+        text += c;
       });
-      res.on("end", () => done(res.statusCode ?? 0, body));
+      res.on("end", () => done(res.statusCode ?? 0, text));
       res.on("error", (e) => done(0, e.message));
     };
     const req = url.startsWith("https:")
       ? httpsRequest(
           url,
           {
-            method: "GET",
-            timeout: timeoutMs,
+            ...request,
             ...(tls
               ? { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) }
               : {}),
@@ -40,9 +48,9 @@ export function probe(
           },
           onResponse,
         )
-      : httpGet(url, { timeout: timeoutMs }, onResponse);
+      : httpRequest(url, request, onResponse);
     req.on("timeout", () => req.destroy(new Error("timed out")));
     req.on("error", (e) => done(0, e.message));
-    if (url.startsWith("https:")) req.end();
+    req.end(body);
   });
 }

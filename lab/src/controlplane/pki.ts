@@ -1,12 +1,19 @@
-import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { ensurePrivateDir, restrictFile } from "../private-files.js";
+import { type EtcdPki, type EtcdPkiOptions, ensureEtcdPki, etcdPkiPaths } from "./etcd-pki.js";
+import {
+  type CertPair,
+  certIsCurrent,
+  openssl,
+  pairIn,
+  sanLine,
+  selfSignedCa,
+  signedCert,
+  usages,
+} from "./openssl.js";
 
-const execFileAsync = promisify(execFile);
-
-/** Paths of the lab's certificates and keys, all under <state>/pki. */
+/** Paths of the lab's certificates and keys, all under <state>/pki (etcd's under <state>/pki/etcd, kubeadm's layout). */
 export interface Pki {
   dir: string;
   caCert: string;
@@ -15,7 +22,8 @@ export interface Pki {
   servingKey: string;
   saKey: string;
   saPub: string;
-  clients: Record<ClientIdentity, { cert: string; key: string }>;
+  clients: Record<ClientIdentity, CertPair>;
+  etcd: EtcdPki;
 }
 
 export type ClientIdentity = "admin" | "controller-manager" | "scheduler" | "apiserver-kubelet-client";
@@ -29,24 +37,13 @@ const clientSubjects: Record<ClientIdentity, string> = {
   "apiserver-kubelet-client": "/O=kubeadm:cluster-admins/CN=kube-apiserver-kubelet-client",
 };
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  try {
-    await execFileAsync("openssl", args, { cwd });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === "ENOENT") throw new Error("openssl not found: install it (apt-get install -y openssl)");
-    throw new Error(`openssl ${args[0]} failed: ${(e.stderr ?? e.message).trim().split("\n")[0]}`);
-  }
-}
-
-export interface PkiOptions {
+export interface PkiOptions extends EtcdPkiOptions {
   /** Extra subjectAltNames for the serving certificate, e.g. the first service IP or a lab address. */
   ips: readonly string[];
   dnsNames: readonly string[];
 }
 
-function pkiPaths(dir: string): Pki {
-  const pair = (name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
+export function pkiPaths(dir: string): Pki {
   return {
     dir,
     caCert: join(dir, "ca.crt"),
@@ -56,95 +53,44 @@ function pkiPaths(dir: string): Pki {
     saKey: join(dir, "sa.key"),
     saPub: join(dir, "sa.pub"),
     clients: {
-      admin: pair("admin"),
-      "controller-manager": pair("controller-manager"),
-      scheduler: pair("scheduler"),
-      "apiserver-kubelet-client": pair("apiserver-kubelet-client"),
+      admin: pairIn(dir, "admin"),
+      "controller-manager": pairIn(dir, "controller-manager"),
+      scheduler: pairIn(dir, "scheduler"),
+      "apiserver-kubelet-client": pairIn(dir, "apiserver-kubelet-client"),
     },
+    etcd: etcdPkiPaths(dir),
   };
 }
 
-const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
 /**
- * `serial` "random" signs without the CA's serial file, for certificates that node agents make at the same time
- * (concurrent writers of ca.srl could hand out one serial twice).
- */
-async function signedCert(
-  pki: Pki,
-  name: string,
-  subject: string,
-  extensions: string,
-  serial: "file" | "random" = "file",
-): Promise<void> {
-  const cwd = pki.dir;
-  writeFileSync(join(cwd, `${name}.ext`), extensions);
-  await openssl(
-    ["req", "-new", ...ecKey, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject],
-    cwd,
-  );
-  await openssl(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      ...(serial === "file" ? ["-CAcreateserial"] : ["-set_serial", `0x${randomBytes(16).toString("hex")}`]),
-      "-days",
-      "3650",
-    ].concat(["-out", `${name}.crt`, "-extfile", `${name}.ext`]),
-    cwd,
-  );
-}
-
-/**
- * Creates a CA, the apiserver's serving certificate, client certificates and the service-account key pair,
- * or reuses them when they exist and the serving certificate already covers the wanted names.
+ * Creates a CA, the apiserver's serving certificate, client certificates, the service-account key pair and etcd's
+ * certificates (etcd-pki.ts), or reuses them when they exist and the serving certificates still cover the wanted
+ * names. The folder is 0700 and every key 0600, including those a looser, older folder holds.
  */
 export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(dir);
   const pki = pkiPaths(dir);
-  const sans = [...new Set(options.ips)]
-    .map((ip) => `IP:${ip}`)
-    .concat([...new Set(options.dnsNames)].map((d) => `DNS:${d}`));
-  const sanLine = `subjectAltName=${sans.join(",")}`;
-  const sanFile = join(dir, "apiserver.ext");
+  for (const key of [pki.caKey, pki.saKey, pki.servingKey, ...Object.values(pki.clients).map((c) => c.key)])
+    restrictFile(key);
   const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey);
-  if (fresh) {
-    await openssl(
-      ["req", "-x509", "-new", ...ecKey, "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650"].concat([
-        "-subj",
-        "/CN=switchyard-lab-ca",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-      ]),
-      dir,
-    );
-    await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
-    await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
-  }
-  // Checked one by one, so a state folder from before a client existed gets just the missing one.
-  for (const [name, subject] of Object.entries(clientSubjects)) {
-    if (fresh || !existsSync(pki.clients[name as ClientIdentity].cert)) {
-      await signedCert(
-        pki,
-        name,
-        subject,
-        "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n",
-      );
-    }
-  }
-  const servingExt = `${sanLine}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`;
-  if (fresh || !existsSync(sanFile) || readFileSync(sanFile, "utf8") !== servingExt) {
-    await signedCert(pki, "apiserver", "/CN=kube-apiserver", servingExt);
-  }
+  if (fresh) await Promise.all([selfSignedCa(dir, "ca", "switchyard-lab-ca"), serviceAccountKeys(dir, pki)]);
+  // Signed side by side (openssl's start-up dominates): every client missing, so a state folder from before a
+  // client existed gets just that one; the serving certificate when its names changed; etcd's.
+  const signing = Object.entries(clientSubjects)
+    .filter(([name]) => fresh || !existsSync(pki.clients[name as ClientIdentity].cert))
+    .map(([name, subject]) => signedCert(dir, "ca", name, subject, usages.client));
+  const servingExt = `${sanLine(options.ips, options.dnsNames)}\n${usages.server}`;
+  if (fresh || !certIsCurrent(dir, "apiserver", servingExt))
+    signing.push(signedCert(dir, "ca", "apiserver", "/CN=kube-apiserver", servingExt));
+  await Promise.all([...signing, ensureEtcdPki(dir, options)]);
   return pki;
+}
+
+/** The service-account token signing key (sa.key, 0600) and its public half (sa.pub), as kubeadm names them. */
+async function serviceAccountKeys(dir: string, pki: Pki): Promise<void> {
+  await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
+  restrictFile(pki.saKey);
+  await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
 }
 
 /**
@@ -155,14 +101,13 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
 export async function ensureKubeletServingCert(
   dir: string,
   node: { name: string; ip: string },
-): Promise<{ cert: string; key: string }> {
+): Promise<CertPair> {
   if (!existsSync(join(dir, "ca.key")))
     throw new Error(`no lab CA in ${dir}: bring the control plane up first`);
   const name = `kubelet-${node.name}`;
-  const ext = `subjectAltName=IP:${node.ip},DNS:${node.name}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`;
-  const paths = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
-  const extFile = join(dir, `${name}.ext`);
-  const current = existsSync(paths.cert) && existsSync(extFile) && readFileSync(extFile, "utf8") === ext;
-  if (!current) await signedCert(pkiPaths(dir), name, `/CN=system:node:${node.name}`, ext, "random");
+  const ext = `${sanLine([node.ip], [node.name])}\n${usages.server}`;
+  const paths = pairIn(dir, name);
+  restrictFile(paths.key);
+  if (!certIsCurrent(dir, name, ext)) await signedCert(dir, "ca", name, `/CN=system:node:${node.name}`, ext);
   return paths;
 }

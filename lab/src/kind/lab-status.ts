@@ -1,7 +1,8 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../netns/exec.js";
+import { writePrivateFile } from "../private-files.js";
 import { stackLine } from "../stack/manifests.js";
 import { apiServerPort } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";
@@ -69,6 +70,6 @@ export async function kindKubeconfig(
   const admin = await exec([tools.docker, "exec", node, "cat", "/etc/kubernetes/admin.conf"]);
   const port = (await exec([tools.docker, "port", node, `${apiServerPort}/tcp`])).trim().split("\n")[0] ?? "";
   const server = `https://${port.replace(/^0\.0\.0\.0:/, "127.0.0.1:")}`;
-  writeFileSync(state.kubeconfig, hostKubeconfig(admin, state.input.name, server), { mode: 0o600 });
+  writePrivateFile(state.kubeconfig, hostKubeconfig(admin, state.input.name, server));
   return state.kubeconfig;
 }

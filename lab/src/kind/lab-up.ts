@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { realClock, sleep } from "@switchyard/kube";
+import { ensurePrivateDir } from "../private-files.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot as defaultRepoRoot } from "../self.js";
 import { type ProxyMode, readManifests, type StackKind } from "../stack/manifests.js";
@@ -67,6 +68,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     progress.update("removing the previous kind lab of this state folder", true);
     await kindDown(o.stateDir, { keepFiles: true, tools, deps });
   }
+  ensurePrivateDir(paths.dir);
   mkdirSync(paths.logs, { recursive: true });
   progress.update(`node image ${input.nodeImage}`, true);
   const nodeImage = await chooseNodeImage(

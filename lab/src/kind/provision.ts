@@ -5,6 +5,7 @@ import {
   getContainerRuntimeClient,
   type StartedTestContainer,
 } from "testcontainers";
+import { writePrivateFile } from "../private-files.js";
 import { apiServerPort, type KubeadmCluster, renderKubeadmConfig } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";
 import { kindNetwork } from "./lab-down.js";
@@ -69,9 +70,7 @@ export async function provisionKindCluster(p: KindClusterSpec, say: (line: strin
   );
   const port = await publishedApiPort(client, cp.getId());
   const admin = await run(cp, ["cat", "/etc/kubernetes/admin.conf"], p.logDir);
-  writeFileSync(p.kubeconfig, hostKubeconfig(admin, p.cluster.name, `https://127.0.0.1:${port}`), {
-    mode: 0o600,
-  });
+  writePrivateFile(p.kubeconfig, hostKubeconfig(admin, p.cluster.name, `https://127.0.0.1:${port}`));
 }
 
 /**

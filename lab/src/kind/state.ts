@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { ensurePrivateDir } from "../private-files.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { KindLabInput, KindNodePlan } from "./options.js";
 import { kindPaths } from "./paths.js";
@@ -30,6 +31,6 @@ export function readKindState(dir: string): KindLabState | undefined {
 }
 
 export function writeKindState(dir: string, state: KindLabState): void {
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   writeFileSync(kindPaths(dir).stateFile, `${JSON.stringify(state, null, 2)}\n`);
 }

@@ -6,6 +6,7 @@ import { up as controlPlaneUp } from "../controlplane/controlplane.js";
 import type { ControlPlanePorts } from "../controlplane/options.js";
 import { isOurs, lastLines, startDetached } from "../controlplane/processes.js";
 import { adminCredentials, labClient } from "../kubeapi/client.js";
+import { ensurePrivateDir } from "../private-files.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
@@ -61,6 +62,7 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
   );
   if (foreign)
     throw new Error(`a link named ${plan.bridge} already exists (another lab?); pick another --prefix`);
+  ensurePrivateDir(o.stateDir);
   mkdirSync(paths.logs, { recursive: true });
   const state: LabState = {
     runtime: "netns",

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ProcessRecord } from "../controlplane/processes.js";
+import { ensurePrivateDir } from "../private-files.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { LabPlan } from "./plan.js";
 
@@ -89,6 +90,6 @@ export function readLabRuntime(dir: string): LabRuntime | undefined {
 }
 
 export function writeLabState(dir: string, state: LabState): void {
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   writeFileSync(labPaths(dir).stateFile, `${JSON.stringify(state, null, 2)}\n`);
 }

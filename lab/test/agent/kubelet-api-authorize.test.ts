@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
+import type { Socket } from "node:net";
 import { describe, test } from "node:test";
-import {
-  certificateUser,
-  nodeRequestAttributes,
-  WebhookAuthorizer,
-} from "../../src/agent/kubelet-api/authorize.js";
+import { authenticatedUser, certificateUser } from "../../src/agent/kubelet-api/authenticate.js";
+import { nodeRequestAttributes, WebhookAuthorizer } from "../../src/agent/kubelet-api/authorize.js";
 
 describe("kubelet API authorization: the kubelet's request attributes", () => {
   const attrs = (method: string, path: string) => {
@@ -36,6 +34,31 @@ describe("kubelet API authorization: the kubelet's request attributes", () => {
       "b",
       "system:authenticated",
     ]);
+    assert.equal(certificateUser({ CN: ["first", "last"] }).name, "last", "Go keeps the last CN it reads");
+  });
+});
+
+describe("kubelet API authentication: x509 with anonymous off", () => {
+  /** A TLS socket as Node hands it to the server: verified against the CA or not, with the peer's subject. */
+  const socket = (authorized: boolean, subject: Record<string, string | string[]>) =>
+    ({ authorized, getPeerCertificate: () => ({ subject }) }) as unknown as Socket;
+
+  test("a certificate of the CA with a CN is that user", () => {
+    assert.deepEqual(authenticatedUser(socket(true, { CN: "jane", O: "readers" })), {
+      name: "jane",
+      groups: ["readers", "system:authenticated"],
+    });
+  });
+
+  test('no CN, or an empty one, names nobody: unauthenticated (the kubelet\'s 401), never user ""', () => {
+    assert.equal(authenticatedUser(socket(true, { O: "system:masters" })), undefined);
+    assert.equal(authenticatedUser(socket(true, { CN: "", O: "system:masters" })), undefined);
+    assert.equal(authenticatedUser(socket(true, { CN: ["jane", ""] })), undefined, "the last CN counts");
+  });
+
+  test("no certificate, or one the CA did not sign, is unauthenticated", () => {
+    assert.equal(authenticatedUser(socket(false, {})), undefined);
+    assert.equal(authenticatedUser(socket(false, { CN: "jane" })), undefined);
   });
 });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { get } from "node:http";
 import { request } from "node:https";
 import { connect } from "node:net";
@@ -109,6 +109,8 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "switchyard-lab-"));
+    // A lab folder someone made with the default mode: up must tighten it.
+    chmodSync(dir, 0o755);
     state = await upTestLab(dir, lab);
     console.log(`# lab up in ${state.upSeconds?.toFixed(1)}s`);
     client = labClient(adminCredentials(state.server, labPaths(dir).controlPlane));
@@ -247,6 +249,68 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
       req.end();
     });
     assert.deepEqual(anonymous, { status: 401, body: "Unauthorized" });
+  });
+
+  test("files after up: the lab folder (0755 before) and the control plane's 0700, keys and tokens 0600", async () => {
+    const pod = await running("ticker");
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    const paths = labPaths(dir);
+    assert.equal(mode(dir), "700");
+    assert.equal(mode(paths.controlPlane), "700");
+    const pki = join(paths.controlPlane, "pki");
+    const keys = readdirSync(pki, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".key"));
+    assert.ok(keys.includes("kubelet-node-1.key") && keys.includes("etcd/server.key"), keys.join(" "));
+    for (const key of keys) assert.equal(mode(join(pki, key)), "600", key);
+    const podDir = join(paths.pods, `${ns}_ticker_${pod.metadata?.uid?.slice(0, 8)}`);
+    assert.equal(mode(join(podDir, "serviceaccount", "token")), "600");
+    assert.equal(mode(state.kubeconfig), "600");
+  });
+
+  test("a certificate of the lab CA without a CN is nobody: 401, also for a streaming upgrade", async (t) => {
+    const certs = mkdtempSync(join(tmpdir(), "sy-kubelet-nocn-"));
+    t.after(() => rmSync(certs, { recursive: true, force: true }));
+    const pki = join(labPaths(dir).controlPlane, "pki");
+    const openssl = (...args: string[]) => execFileAsync("openssl", args, { cwd: certs });
+    // system:masters would be allowed everything, were the certificate taken as user "".
+    await openssl(
+      ...["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/O=system:masters"],
+      ...["-keyout", "nocn.key", "-out", "nocn.csr"],
+    );
+    await openssl(
+      ...["x509", "-req", "-in", "nocn.csr", "-CA", join(pki, "ca.crt"), "-CAkey", join(pki, "ca.key")],
+      ...["-set_serial", String(Date.now()), "-days", "1", "-out", "nocn.crt"],
+    );
+    const asNobody = (path: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const options = {
+          host: nodeIp,
+          port: 10250,
+          path,
+          method: headers.Upgrade ? "POST" : "GET",
+          headers,
+          rejectUnauthorized: false,
+          cert: readFileSync(join(certs, "nocn.crt")),
+          key: readFileSync(join(certs, "nocn.key")),
+        };
+        const req = request(options, (res) => {
+          let body = "";
+          res.on("data", (d: Buffer) => (body += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on("upgrade", (res, socket) => {
+          socket.destroy();
+          resolve({ status: res.statusCode ?? 0, body: "upgraded" });
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    assert.deepEqual(await asNobody("/pods"), { status: 401, body: "Unauthorized" });
+    const exec = await asNobody(`/exec/${ns}/ticker/counter?command=true&output=1`, {
+      Connection: "Upgrade",
+      Upgrade: "SPDY/3.1",
+      "X-Stream-Protocol-Version": "v4.channel.k8s.io",
+    });
+    assert.equal(exec.status, 401, exec.body);
   });
 
   test("callers are authorized with SubjectAccessReviews: nodes/pods lets a user list pods, not read logs", async () => {

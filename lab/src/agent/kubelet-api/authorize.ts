@@ -1,12 +1,7 @@
-import type { IncomingMessage } from "node:http";
-import type { TLSSocket } from "node:tls";
 import type { HttpRestClient } from "@switchyard/kube";
+import type { RequestUser } from "./authenticate.js";
 
-/** Who a request comes from: its client certificate's CN, and its O values plus system:authenticated. */
-export interface RequestUser {
-  name: string;
-  groups: string[];
-}
+export type { RequestUser } from "./authenticate.js";
 
 /** What the kubelet asks the authorizer for one request: a verb on the Node, under one subresource or the next. */
 export interface NodeRequestAttributes {
@@ -132,21 +127,13 @@ export class WebhookAuthorizer {
   }
 }
 
-/** The user of a verified client certificate, as the kubelet's x509 authenticator reads it. */
-export function certificateUser(
-  subject: { CN?: string | string[]; O?: string | string[] } | undefined,
-): RequestUser {
-  const list = (v: string | string[] | undefined) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-  return { name: list(subject?.CN)[0] ?? "", groups: [...list(subject?.O), "system:authenticated"] };
-}
-
-/** The request's client certificate's user, authorized for its method and path; AlwaysAllow without an authorizer. */
+/** An authenticated request, authorized for its method and path; AlwaysAllow without an authorizer. */
 export function authorizeRequest(
-  req: IncomingMessage,
+  user: RequestUser,
+  method: string,
   url: URL,
   authorizer: Pick<WebhookAuthorizer, "authorize"> | undefined,
 ): Promise<Decision> {
   if (!authorizer) return Promise.resolve({ allowed: true });
-  const user = certificateUser((req.socket as TLSSocket).getPeerCertificate().subject);
-  return authorizer.authorize(user, req.method ?? "", url.pathname);
+  return authorizer.authorize(user, method, url.pathname);
 }

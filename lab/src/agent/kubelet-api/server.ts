@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
 import type { Duplex } from "node:stream";
-import type { TLSSocket } from "node:tls";
 import type { Logger } from "@switchyard/kube";
+import { authenticatedUser } from "./authenticate.js";
 import { authorizeRequest, type WebhookAuthorizer } from "./authorize.js";
 import { type PodSource, serveContainerLogs } from "./container-logs.js";
 import { listenInNetns } from "./netns-listener.js";
@@ -56,9 +56,10 @@ export interface KubeletApiOptions {
 
 /** One plain request: authenticated, authorized, then routed, in the kubelet's order. */
 async function serveRequest(req: IncomingMessage, res: ServerResponse, o: KubeletApiOptions): Promise<void> {
-  if (!(req.socket as TLSSocket).authorized) return plain(res, 401, "Unauthorized");
+  const user = authenticatedUser(req.socket);
+  if (!user) return plain(res, 401, "Unauthorized");
   const url = new URL(req.url ?? "/", "https://kubelet");
-  const decision = await authorizeRequest(req, url, o.authorizer);
+  const decision = await authorizeRequest(user, req.method ?? "", url, o.authorizer);
   if (!decision.allowed) return plain(res, decision.status, decision.body);
   const first = url.pathname.split("/")[1] ?? "";
   if (first === "logs" && o.logsDir) {
@@ -73,8 +74,8 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, o: Kubele
 
 /**
  * The kubelet API over HTTPS on nodeIP:port inside the node's namespace. Clients authenticate with a certificate
- * of the lab CA (the kubelet's --client-ca-file x509 authentication); anyone else gets 401 Unauthorized, as the
- * kubelet answers. Then each request is authorized as the kubelet's filter does (authorize.ts): a 403 with the
+ * of the lab CA that names a user in its CN (the kubelet's --client-ca-file x509 authentication, authenticate.ts);
+ * anyone else gets 401 Unauthorized, as the kubelet answers. Then each request is authorized as the kubelet's filter does (authorize.ts): a 403 with the
  * kubelet's words when the apiserver allows none of its subresources.
  */
 export async function startKubeletApi(o: KubeletApiOptions): Promise<Server> {

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { TLSSocket } from "node:tls";
 import type { Logger } from "@switchyard/kube";
 import { attachToContainer } from "./attach-to-container.js";
+import { authenticatedUser } from "./authenticate.js";
 import { authorizeRequest, type WebhookAuthorizer } from "./authorize.js";
 import { connectInNetns } from "./connect-in-netns.js";
 import type { PodSource } from "./container-logs.js";
@@ -24,9 +24,10 @@ export async function serveStreamingUpgrade(
   log: Logger,
   authorizer?: Pick<WebhookAuthorizer, "authorize">,
 ): Promise<void> {
-  if (!(socket as TLSSocket).authorized) return rejectUpgrade(socket, 401, "Unauthorized");
+  const user = authenticatedUser(req.socket);
+  if (!user) return rejectUpgrade(socket, 401, "Unauthorized");
   const url = new URL(req.url ?? "/", "https://kubelet");
-  const decision = await authorizeRequest(req, url, authorizer);
+  const decision = await authorizeRequest(user, req.method ?? "", url, authorizer);
   if (!decision.allowed) return rejectUpgrade(socket, decision.status, decision.body.trimEnd());
   if (req.method !== "GET" && req.method !== "POST") return rejectUpgrade(socket, 405, "Method Not Allowed");
   const target = resolveStreamingTarget(url.pathname, pods);
