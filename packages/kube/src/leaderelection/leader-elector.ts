@@ -20,7 +20,10 @@ export interface LeaderElectorOptions {
   identity: string;
   /** How long a non-leader waits after the last observed change before taking over; 15 s. */
   leaseDurationMs?: number;
-  /** How long the leader keeps trying to renew before giving up; 10 s. */
+  /**
+   * The limit of one renewal round, its requests included: a leader that has not renewed within it stops leading.
+   * Each lease request also gets max(1 s, renewDeadline / 2). 10 s.
+   */
   renewDeadlineMs?: number;
   /** Wait between attempts; 2 s. */
   retryPeriodMs?: number;

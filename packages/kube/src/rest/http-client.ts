@@ -253,10 +253,11 @@ export class HttpRestClient implements RestClient {
     this.#report("GET", true, String(response.statusCode ?? 0), started);
     const status = response.statusCode ?? 0;
     if (status < 200 || status > 299) {
-      const text = await readText(response).catch((err: unknown) => {
-        throw limit.expired ?? err;
-      });
-      limit.clear();
+      const text = await readText(response)
+        .catch((err: unknown) => {
+          throw limit.expired ?? err;
+        })
+        .finally(() => limit.clear());
       throw ApiError.fromResponse(status, text, context);
     }
     const streamMs = opts.timeoutSeconds ? opts.timeoutSeconds * 1000 + this.#timeoutMs : 0;
