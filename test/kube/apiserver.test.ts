@@ -2,20 +2,29 @@
 // root test workspace because the lab depends on kube, so kube cannot depend on the lab. Skips, saying why,
 // when the upstream binaries are missing.
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   configMaps,
+  events,
   HttpRestClient,
   Informer,
   isAlreadyExists,
   isConflict,
   isNotFound,
+  isResourceExpired,
+  Logger,
+  listAll,
   loadKubeConfig,
   namespaces,
+  type RestClient,
 } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
-import type { ConfigMap } from "kubernetes-types/core/v1.js";
+import type { ConfigMap, Event } from "kubernetes-types/core/v1.js";
+import { BlackholeProxy } from "./fixtures/blackhole-proxy.js";
 
 const skip = missingControlPlane();
 
@@ -98,6 +107,88 @@ describe("against a real kube-apiserver", { skip }, () => {
       assert.ok(informer.get(ns, "keep"));
     } finally {
       await informer.stop();
+    }
+  });
+
+  test("listAll: a continue token that etcd compacted away turns into one full list (client-go's pager)", async () => {
+    // Events are the kind kube-apiserver keeps no watch cache for, so their pages come from etcd, where a
+    // compaction expires the token; a cached kind's pages come from the cache's snapshots for a while.
+    const event = (name: string): Event => ({
+      metadata: { name, namespace: ns },
+      involvedObject: { kind: "ConfigMap", name: "x", namespace: ns },
+      reason: "Paging",
+      message: name,
+      type: "Normal",
+    });
+    for (let i = 0; i < 5; i++) await client.create(events, event(`page-${i}`));
+    const asked: string[] = [];
+    let expired = 0;
+    // Between the first page and the next, another write and a compaction past the first page's revision.
+    const paging = {
+      list: async (res, opts = {}) => {
+        asked.push(opts.continue ? "continue" : opts.limit ? "first page" : "full list");
+        try {
+          const page = await client.list(res, opts);
+          if (asked.length === 1) {
+            await client.create(events, event("page-late"));
+            await cp.compactEtcd();
+          }
+          return page;
+        } catch (err) {
+          if (isResourceExpired(err)) expired++;
+          throw err;
+        }
+      },
+    } as Pick<RestClient, "list"> as RestClient;
+    const list = await listAll(paging, events, { namespace: ns, limit: 2 });
+    assert.deepEqual(asked, ["first page", "continue", "full list"]);
+    assert.equal(expired, 1, "the apiserver answered the continue token with 410 Expired");
+    const names = list.items.map((e) => e.metadata?.name ?? "").filter((n) => n.startsWith("page-"));
+    assert.deepEqual(names.sort(), ["page-0", "page-1", "page-2", "page-3", "page-4", "page-late"]);
+  });
+
+  test("an informer cut off from the apiserver fails each call at its limit and catches up once it is back", async () => {
+    const proxy = await BlackholeProxy.start(cp.server);
+    const dir = mkdtempSync(join(tmpdir(), "sy-informer-blackhole-"));
+    const viaProxy = join(dir, "kubeconfig");
+    writeFileSync(viaProxy, readFileSync(cp.kubeconfigPath, "utf8").replaceAll(cp.server, proxy.url));
+    const cutClient = new HttpRestClient(loadKubeConfig({ kubeconfig: viaProxy }), {
+      requestTimeoutMs: 1000,
+    });
+    const logged: string[] = [];
+    const informer = new Informer<ConfigMap>({
+      client: cutClient,
+      resource: configMaps,
+      namespace: ns,
+      stallTimeoutMs: 2000,
+      backoff: { initialMs: 100, maxMs: 400 },
+      logger: new Logger({ out: { write: (line: string) => logged.push(line) } }),
+    });
+    informer.start();
+    try {
+      assert.equal(await informer.waitForSync(AbortSignal.timeout(30_000)), true);
+      proxy.blackhole();
+      await client.create(configMaps, { metadata: { name: "while-cut-off", namespace: ns } });
+      // The silent watch is given up by the stall guard, and the new one gets no answer within its limit.
+      await eventually(
+        "a watch that got no answer within the request timeout",
+        () => logged.some((l) => l.includes("watch configmaps: no response within 1000 ms")),
+        { timeoutMs: 20_000, describe: () => logged.join("") },
+      );
+      assert.equal(informer.get(ns, "while-cut-off"), undefined);
+      proxy.restore();
+      await eventually(
+        "the change made while cut off",
+        () => informer.get(ns, "while-cut-off") !== undefined,
+        {
+          timeoutMs: 20_000,
+        },
+      );
+    } finally {
+      await informer.stop();
+      cutClient.close();
+      await proxy.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

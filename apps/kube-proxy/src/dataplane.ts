@@ -10,6 +10,7 @@ import {
   IPVSApplier,
   IPVSProxyBackend,
   IptablesRestoreApplier,
+  isRealExec,
   NFTablesProxyBackend,
   type Nfacct,
   NfacctCLI,
@@ -19,7 +20,6 @@ import {
   type ProxierLogger,
   type ProxyBackend,
   type ProxyMetrics,
-  realExec,
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
@@ -91,7 +91,7 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
         // does not go through the Exec seam, so an exec of a test's own (a fake, injected faults) keeps `nft`.
         nft: newNftRunner({
           exec: ctx.exec,
-          writer: ctx.exec === realExec ? nftWriterFromEnv() : "nft",
+          writer: isRealExec(ctx.exec) ? nftWriterFromEnv() : "nft",
           logger: ctx.logger,
         }),
         metrics: ctx.metrics,

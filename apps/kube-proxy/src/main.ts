@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { Logger, levelFromVerbosity } from "@switchyard/kube";
+import { Logger, levelFromVerbosity, parseGoDuration } from "@switchyard/kube";
+import { type Exec, newRealExec, realExec } from "@switchyard/proxier";
 import { type App, cleanupAndExit, initOnlyAndExit, startApp } from "./app.js";
 import {
   type CommandLine,
@@ -26,7 +27,10 @@ export interface MainIO {
   stderr: { write(s: string): unknown };
   /** Resolves when the process is told to stop (SIGTERM/SIGINT). */
   stopSignal: Promise<unknown>;
-  /** The environment; process.env when unset. SWITCHYARD_PROXY_CLEANUP and SWITCHYARD_PROXY_CONNTRACK are read from it. */
+  /**
+   * The environment; process.env when unset. SWITCHYARD_PROXY_CLEANUP, SWITCHYARD_PROXY_CONNTRACK and
+   * SWITCHYARD_PROXY_EXEC_TIMEOUT are read from it.
+   */
   env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -57,6 +61,23 @@ export const cleanupBeforeFirstSyncFrom = (env: Env): boolean =>
  */
 export const keepFlowsToTerminatingFrom = (env: Env): boolean =>
   upstreamWay(env, "SWITCHYARD_PROXY_CONNTRACK", "drain-terminating", "upstream");
+
+/**
+ * How the kernel tools (nft, iptables-restore, iptables-save, ipset, conntrack, ...) are run: each with a time limit,
+ * DEFAULT_EXEC_TIMEOUT_MS unless SWITCHYARD_PROXY_EXEC_TIMEOUT gives another as a Go duration ("90s", "2m"; "0" for
+ * none). kube-proxy has no such setting. Anything else is refused with one line.
+ */
+export function execFrom(env: Env): Exec {
+  const text = env.SWITCHYARD_PROXY_EXEC_TIMEOUT;
+  if (text === undefined) return realExec;
+  const ms = parseGoDuration(text);
+  if (ms === undefined || ms < 0) {
+    throw new Error(
+      `SWITCHYARD_PROXY_EXEC_TIMEOUT=${JSON.stringify(text)}: want a duration such as "90s" or "2m" ("0" for no limit)`,
+    );
+  }
+  return newRealExec({ timeoutMs: ms });
+}
 
 /**
  * Flags and config file into one configuration, as upstream combines them. Unknown or duplicate fields of the
@@ -133,9 +154,16 @@ export async function main(io: MainIO): Promise<number> {
   if (cl.configFile !== undefined && ignoredWithConfig(cl).length > 0) {
     logger.warn("flags ignored because --config is set (as upstream)", { flags: ignoredWithConfig(cl) });
   }
+  let exec: Exec;
+  try {
+    exec = execFrom(io.env ?? process.env);
+  } catch (err) {
+    io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);
+    return 1;
+  }
   if (cl.cleanup) {
     try {
-      await cleanupAndExit();
+      await cleanupAndExit(exec);
       logger.info("cleanup done");
       return 0;
     } catch (err) {
@@ -143,7 +171,7 @@ export async function main(io: MainIO): Promise<number> {
       return 1;
     }
   }
-  if (cl.initOnly) return initOnly(options, cl.master, logger, io);
+  if (cl.initOnly) return initOnly(options, cl.master, exec, logger, io);
   applyOomScoreAdj(options.oomScoreAdj, logger);
   let app: App;
   try {
@@ -151,6 +179,7 @@ export async function main(io: MainIO): Promise<number> {
     const keepFlowsToTerminating = keepFlowsToTerminatingFrom(io.env ?? process.env);
     app = await startApp(options, {
       logger,
+      exec,
       master: cl.master,
       configz: toV1alpha1(config),
       cleanupBeforeFirstSync,
@@ -185,11 +214,12 @@ export async function main(io: MainIO): Promise<number> {
 async function initOnly(
   options: ResolvedOptions,
   master: string,
+  exec: Exec,
   logger: Logger,
   io: MainIO,
 ): Promise<number> {
   try {
-    await initOnlyAndExit(options, { logger, master });
+    await initOnlyAndExit(options, { logger, master, exec });
     return 0;
   } catch (err) {
     io.stderr.write(`${PROGRAM}: ${(err as Error).message}\n`);

@@ -52,10 +52,15 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
 
   const registry = new Registry();
   const abort = new AbortController();
+  // Losing the Lease ends the controllers' requests in flight at once, as kube-controller-manager's exit does: the
+  // next leader may write as soon as the Lease expires for it, and no write of ours may land after that.
+  const leaseLost = new AbortController();
+  const newControllerClient = () =>
+    new ThrottledClient(connection, flags.kubeApiQps, flags.kubeApiBurst, clock, leaseLost.signal);
   const factory = new InformerFactory({ client: newClient(), clock, logger });
   const controllers = buildControllers(flags, enabledControllers(flags.controllers), {
     factory,
-    newClient,
+    newClient: newControllerClient,
     registry,
     logger,
     clock,
@@ -92,7 +97,15 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
         clock,
         logger,
         callbacks: {
-          onStartedLeading: () => {
+          onStartedLeading: (leadingSignal) => {
+            leadingSignal.addEventListener(
+              "abort",
+              () => {
+                // A stop of ours lets the workers finish what they hold; a lost Lease does not.
+                if (!abort.signal.aborted) leaseLost.abort(new Error("leader election lost"));
+              },
+              { once: true },
+            );
             workers = runControllers();
           },
           onNewLeader: (holder) => logger.info("new leader elected", { leader: holder }),

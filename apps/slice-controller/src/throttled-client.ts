@@ -30,16 +30,30 @@ export class ThrottledClient implements RestClient {
   readonly #inner: RestClient;
   readonly #bucket: TokenBucket | undefined;
   readonly #clock: Clock;
+  readonly #fence: AbortSignal | undefined;
 
-  constructor(inner: RestClient, qps: number, burst: number, clock: Clock = realClock) {
+  /**
+   * `fence`, when given, ends every request of this client, in flight or waiting for a token, once it aborts, and
+   * fails every later one at once: the app fences its controllers' clients with the loss of the Lease.
+   */
+  constructor(inner: RestClient, qps: number, burst: number, clock: Clock = realClock, fence?: AbortSignal) {
     this.#inner = inner;
     this.#clock = clock;
+    this.#fence = fence;
     const rate = qps === 0 ? CLIENT_GO_DEFAULT_QPS : qps;
     this.#bucket =
       rate > 0 ? new TokenBucket(rate, burst === 0 ? CLIENT_GO_DEFAULT_BURST : burst, clock) : undefined;
   }
 
+  /** The caller's options with the fence joined to their signal. */
+  #fenced<O extends { signal?: AbortSignal }>(opts: O | undefined): O | undefined {
+    const fence = this.#fence;
+    if (fence === undefined) return opts;
+    return { ...(opts as O), signal: opts?.signal ? AbortSignal.any([opts.signal, fence]) : fence };
+  }
+
   async #wait(signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
     const delayMs = this.#bucket?.reserve() ?? 0;
     if (delayMs > 0) await sleep(this.#clock, delayMs, signal);
   }
@@ -47,23 +61,27 @@ export class ThrottledClient implements RestClient {
   async get<T extends KubeObject>(
     res: ResourceDescriptor<T>,
     name: string,
-    opts?: { namespace?: string; signal?: AbortSignal },
+    given?: { namespace?: string; signal?: AbortSignal },
   ): Promise<T> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     return this.#inner.get(res, name, opts);
   }
 
-  async list<T extends KubeObject>(res: ResourceDescriptor<T>, opts?: ListOptions): Promise<KubeList<T>> {
+  async list<T extends KubeObject>(res: ResourceDescriptor<T>, given?: ListOptions): Promise<KubeList<T>> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     return this.#inner.list(res, opts);
   }
 
-  async create<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T, opts?: WriteOptions): Promise<T> {
+  async create<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T, given?: WriteOptions): Promise<T> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     return this.#inner.create(res, obj, opts);
   }
 
-  async update<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T, opts?: WriteOptions): Promise<T> {
+  async update<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T, given?: WriteOptions): Promise<T> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     return this.#inner.update(res, obj, opts);
   }
@@ -73,21 +91,24 @@ export class ThrottledClient implements RestClient {
     name: string,
     type: PatchType,
     patch: unknown,
-    opts?: PatchOptions,
+    given?: PatchOptions,
   ): Promise<T> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     return this.#inner.patch(res, name, type, patch, opts);
   }
 
-  async delete(res: ResourceDescriptor, name: string, opts?: DeleteOptions): Promise<void> {
+  async delete(res: ResourceDescriptor, name: string, given?: DeleteOptions): Promise<void> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     return this.#inner.delete(res, name, opts);
   }
 
   async *watch<T extends KubeObject>(
     res: ResourceDescriptor<T>,
-    opts?: WatchOptions,
+    given?: WatchOptions,
   ): AsyncIterable<WatchEvent<T>> {
+    const opts = this.#fenced(given);
     await this.#wait(opts?.signal);
     yield* this.#inner.watch(res, opts);
   }

@@ -34,4 +34,27 @@ describe("ThrottledClient", () => {
   test("zero QPS and zero burst take client-go's 5 and 10", async () => {
     assert.deepEqual(await issue(0, 0, 11), { immediately: 10, waits: [200] });
   });
+  test("a fence ends requests in flight and waiting for a token, and fails later ones at once", async () => {
+    const clock = new FakeClock();
+    // A request that only ends when its signal aborts, as one to a blackholed apiserver does.
+    const hanging = {
+      update: (_res: unknown, _obj: unknown, opts?: { signal?: AbortSignal }) =>
+        new Promise((_resolve, reject) =>
+          opts?.signal?.addEventListener("abort", () => reject(opts.signal?.reason)),
+        ),
+    } as unknown as RestClient;
+    const lost = new AbortController();
+    const client = new ThrottledClient(hanging, 1, 1, clock, lost.signal);
+    const svc = { metadata: { name: "x", namespace: "ns" } };
+    const inFlight = client.update(services, svc);
+    const waiting = client.update(services, svc);
+    inFlight.catch(() => {});
+    waiting.catch(() => {});
+    await flushAsync();
+    assert.deepEqual(clock.pendingDelays(), [1000], "the second waits for a token");
+    lost.abort(new Error("leader election lost"));
+    await assert.rejects(inFlight, /leader election lost/);
+    await assert.rejects(waiting, /leader election lost/);
+    await assert.rejects(client.update(services, svc), /leader election lost/);
+  });
 });

@@ -44,7 +44,15 @@ export {
   type StructuredLogger,
 } from "./log/logger.js";
 // REST
-export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound, type Status } from "./rest/api-error.js";
+export {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isNotFound,
+  isResourceExpired,
+  type Status,
+} from "./rest/api-error.js";
 export {
   type DeleteOptions,
   type ListOptions,
@@ -102,6 +110,7 @@ export { ComponentServer, type ComponentServerOptions } from "./server/server.js
 export { Backoff, type BackoffOptions } from "./util/backoff.js";
 // Time
 export { backgroundClock, type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
+export { abortable, Deadline, TimeoutError } from "./util/deadline.js";
 export { formatGoDuration, parseGoDuration } from "./util/go-duration.js";
 export { formatTime } from "./util/meta-time.js";
 export { TokenBucket } from "./util/token-bucket.js";

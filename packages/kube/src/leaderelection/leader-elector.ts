@@ -1,6 +1,7 @@
 import { discardLogger, type Logger } from "../log/logger.js";
 import { isNotFound } from "../rest/api-error.js";
 import { type Clock, realClock, sleep } from "../util/clock.js";
+import { abortable, Deadline, TimeoutError } from "../util/deadline.js";
 import type { LeaderElectionRecord, LeaseLock, ObservedLease } from "./lease-lock.js";
 import { formatMicroTime } from "./micro-time.js";
 
@@ -19,7 +20,10 @@ export interface LeaderElectorOptions {
   identity: string;
   /** How long a non-leader waits after the last observed change before taking over; 15 s. */
   leaseDurationMs?: number;
-  /** How long the leader keeps trying to renew before giving up; 10 s. */
+  /**
+   * The limit of one renewal round, its requests included: a leader that has not renewed within it stops leading.
+   * Each lease request also gets max(1 s, renewDeadline / 2). 10 s.
+   */
   renewDeadlineMs?: number;
   /** Wait between attempts; 2 s. */
   retryPeriodMs?: number;
@@ -48,6 +52,7 @@ export class LeaderElector {
   #observed: ObservedLease | undefined;
   #observedAt = 0;
   #reportedLeader = "";
+  readonly #requestTimeoutMs: number;
 
   constructor(options: LeaderElectorOptions) {
     this.#o = {
@@ -65,6 +70,9 @@ export class LeaderElector {
       throw new Error("leader election: renewDeadline must be greater than 1.2 * retryPeriod");
     }
     if (!options.identity) throw new Error("leader election: identity must not be empty");
+    // client-go's NewFromKubeconfig gives the leader-election client this timeout, so that one hung request
+    // cannot use up a whole renew round.
+    this.#requestTimeoutMs = Math.max(1000, this.#o.renewDeadlineMs / 2);
     this.#callbacks = options.callbacks;
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
@@ -100,7 +108,7 @@ export class LeaderElector {
   async #acquire(signal: AbortSignal): Promise<boolean> {
     this.#log.info("attempting to acquire leader lease");
     while (!signal.aborted) {
-      if (await this.#tryAcquireOrRenew()) {
+      if (await this.#tryAcquireOrRenew(signal)) {
         this.#log.info("acquired leader lease");
         return true;
       }
@@ -110,26 +118,48 @@ export class LeaderElector {
     return false;
   }
 
+  /**
+   * Renews every retry period until a round fails or `signal` aborts. A round is bounded by the renew deadline,
+   * requests in flight included (client-go passes the round's context.WithTimeout down to the lock): a leader
+   * whose apiserver stopped answering stops leading at the deadline, before the lease can expire for the others.
+   */
   async #renew(signal: AbortSignal): Promise<void> {
     const { renewDeadlineMs, retryPeriodMs } = this.#o;
     while (!signal.aborted) {
-      const deadline = this.#clock.now() + renewDeadlineMs;
-      let renewed = false;
-      while (!signal.aborted) {
-        renewed = await this.#tryAcquireOrRenew();
-        if (renewed || this.#clock.now() + retryPeriodMs > deadline) break;
-        await sleep(this.#clock, retryPeriodMs, signal).catch(() => undefined);
-      }
+      const round = new Deadline(this.#clock, signal).arm(
+        renewDeadlineMs,
+        () => new TimeoutError(`renew deadline of ${renewDeadlineMs} ms passed`, renewDeadlineMs),
+      );
+      const renewed = await this.#renewWithin(round.signal);
+      round.clear();
       if (signal.aborted) return;
       if (!renewed) {
-        this.#log.warn("failed to renew lease within the renew deadline, stepping down");
+        this.#log.warn("failed to renew lease within the renew deadline, stopping leading", {
+          renewDeadlineMs,
+        });
         return;
       }
       await sleep(this.#clock, retryPeriodMs, signal).catch(() => undefined);
     }
   }
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
+  /** Tries at once, then every retry period, until one attempt renews or `round` aborts. */
+  async #renewWithin(round: AbortSignal): Promise<boolean> {
+    while (!round.aborted) {
+      // The attempt ends with the round even if a request in it does not watch its signal.
+      const renewed = await abortable(this.#tryAcquireOrRenew(round), round).catch(() => false);
+      if (renewed) return true;
+      await sleep(this.#clock, this.#o.retryPeriodMs, round).catch(() => undefined);
+    }
+    return false;
+  }
+
+  /**
+   * One read and, if the lease is ours or free, one write. Each request is bounded by its own limit (client-go's
+   * leader-election client has max(1 s, renewDeadline / 2)) and by `signal`; a result that comes in after `signal`
+   * aborted is not taken for a renewal.
+   */
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const now = this.#clock.now();
     const { lock, identity } = this.#o;
     const ours: LeaderElectionRecord = {
@@ -142,20 +172,23 @@ export class LeaderElector {
 
     let current: ObservedLease;
     try {
-      current = await lock.get();
+      current = await this.#request(signal, (s) => lock.get(s));
     } catch (err) {
       if (!isNotFound(err)) {
         this.#log.warn("error retrieving lease", { error: err });
         return false;
       }
       try {
-        this.#observe(await lock.create(ours), now);
+        const created = await this.#request(signal, (s) => lock.create(ours, s));
+        if (signal.aborted) return false;
+        this.#observe(created, now);
         return true;
       } catch (createErr) {
         this.#log.warn("error creating lease", { error: createErr });
         return false;
       }
     }
+    if (signal.aborted) return false;
 
     if (!this.#observed || !sameRecord(this.#observed.record, current.record)) this.#observe(current, now);
     else this.#observed = current;
@@ -174,7 +207,9 @@ export class LeaderElector {
         : { ...ours, leaseTransitions: old.leaseTransitions + 1 };
     try {
       // A 409 here means another candidate wrote first; the next attempt rereads.
-      this.#observe(await lock.update(current.lease, next), now);
+      const written = await this.#request(signal, (s) => lock.update(current.lease, next, s));
+      if (signal.aborted) return false;
+      this.#observe(written, now);
       return true;
     } catch (err) {
       this.#log.warn("error updating lease", { error: err });
@@ -182,21 +217,52 @@ export class LeaderElector {
     }
   }
 
+  /** One lock request, bounded by the per-request limit and by `signal`, whichever ends first. */
+  async #request<T>(signal: AbortSignal, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ms = this.#requestTimeoutMs;
+    const limit = new Deadline(this.#clock, signal).arm(
+      ms,
+      () => new TimeoutError(`lease ${this.#o.lock.describe()}: no answer within ${ms} ms`, ms),
+    );
+    try {
+      return await abortable(send(limit.signal), limit.signal);
+    } catch (err) {
+      throw limit.expired ?? (signal.aborted ? signal.reason : err);
+    } finally {
+      limit.clear();
+    }
+  }
+
+  /** Hands the lease back, within the renew deadline as client-go's release does. */
   async #release(): Promise<void> {
     if (!this.isLeader() || !this.#observed) return;
+    const observed = this.#observed;
     const now = formatMicroTime(this.#clock.now());
+    const ms = this.#o.renewDeadlineMs;
+    const limit = new Deadline(this.#clock).arm(
+      ms,
+      () => new TimeoutError(`releasing the lease took longer than the renew deadline of ${ms} ms`, ms),
+    );
     try {
-      await this.#o.lock.update(this.#observed.lease, {
-        holderIdentity: "",
-        leaseDurationSeconds: 1,
-        acquireTime: now,
-        renewTime: now,
-        leaseTransitions: this.#observed.record.leaseTransitions,
-      });
+      await this.#request(limit.signal, (s) =>
+        this.#o.lock.update(
+          observed.lease,
+          {
+            holderIdentity: "",
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: observed.record.leaseTransitions,
+          },
+          s,
+        ),
+      );
       this.#observed = undefined;
       this.#log.info("released leader lease");
     } catch (err) {
       this.#log.warn("failed to release lease", { error: err });
+    } finally {
+      limit.clear();
     }
   }
 

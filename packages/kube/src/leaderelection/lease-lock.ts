@@ -30,23 +30,24 @@ export class LeaseLock {
     return `${this.namespace}/${this.name}`;
   }
 
-  /** The current lease; rejects with a 404 ApiError when it does not exist. */
-  async get(): Promise<ObservedLease> {
-    const lease = await this.client.get(leases, this.name, { namespace: this.namespace });
+  /** The current lease; rejects with a 404 ApiError when it does not exist. `signal` ends the request. */
+  async get(signal?: AbortSignal): Promise<ObservedLease> {
+    const lease = await this.client.get(leases, this.name, { namespace: this.namespace, signal });
     return { lease, record: recordOf(lease) };
   }
 
-  async create(record: LeaderElectionRecord): Promise<ObservedLease> {
-    const lease = await this.client.create(leases, {
-      metadata: { name: this.name, namespace: this.namespace },
-      spec: specOf(record),
-    });
+  async create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<ObservedLease> {
+    const lease = await this.client.create(
+      leases,
+      { metadata: { name: this.name, namespace: this.namespace }, spec: specOf(record) },
+      { signal },
+    );
     return { lease, record: recordOf(lease) };
   }
 
   /** Replaces the spec of `previous`; a 409 means someone else wrote first. */
-  async update(previous: Lease, record: LeaderElectionRecord): Promise<ObservedLease> {
-    const lease = await this.client.update(leases, { ...previous, spec: specOf(record) });
+  async update(previous: Lease, record: LeaderElectionRecord, signal?: AbortSignal): Promise<ObservedLease> {
+    const lease = await this.client.update(leases, { ...previous, spec: specOf(record) }, { signal });
     return { lease, record: recordOf(lease) };
   }
 }

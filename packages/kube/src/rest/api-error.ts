@@ -91,3 +91,9 @@ export const isAlreadyExists = (err: unknown): boolean =>
   codeOf(err) === 409 && (err as ApiError).reason === "AlreadyExists";
 /** The resourceVersion asked for is older than what etcd still has: relist. */
 export const isGone = (err: unknown): boolean => codeOf(err) === 410;
+/**
+ * A 410 whose reason is Expired: what a continue token, or a resourceVersion, that etcd compacted away gets
+ * (client-go's IsResourceExpired, which looks at the reason alone).
+ */
+export const isResourceExpired = (err: unknown): boolean =>
+  err instanceof ApiError && err.reason === "Expired";

@@ -1,3 +1,4 @@
+import { isResourceExpired } from "./api-error.js";
 import type { KubeList, KubeObject, WatchEvent } from "./object.js";
 import type { ResourceDescriptor } from "./resources.js";
 
@@ -89,21 +90,40 @@ export interface RestClient {
   watch<T extends KubeObject>(res: ResourceDescriptor<T>, opts?: WatchOptions): AsyncIterable<WatchEvent<T>>;
 }
 
-/** Every page of a list, following `continue` tokens. */
+/**
+ * Every page of a list, following `continue` tokens, as client-go's pager does it. A page whose continue token has
+ * expired (410 with reason Expired: etcd compacted the first page's revision away while the pages were read) is
+ * not an error: the pages read so far are dropped and the list is made again in one request, without a limit, at
+ * the resourceVersion first asked for.
+ */
 export async function listAll<T extends KubeObject>(
   client: RestClient,
   res: ResourceDescriptor<T>,
   opts: ListOptions = {},
 ): Promise<KubeList<T>> {
-  const first = await client.list(res, opts);
-  const items = [...first.items];
-  let next = first.metadata.continue;
-  let last = first;
-  while (next) {
-    last = await client.list(res, { ...opts, continue: next, resourceVersion: undefined });
+  let first: KubeList<T> | undefined;
+  let page: ListOptions = opts;
+  const items: T[] = [];
+  for (;;) {
+    let last: KubeList<T>;
+    try {
+      last = await client.list(res, page);
+    } catch (err) {
+      if (!page.continue || !isResourceExpired(err)) throw err;
+      return client.list(res, { ...opts, limit: undefined, continue: undefined });
+    }
+    first ??= last;
     items.push(...last.items);
-    next = last.metadata.continue;
+    const next = last.metadata.continue;
+    if (!next) {
+      // Every page of a paginated list is served from the first page's snapshot.
+      return {
+        ...first,
+        metadata: { ...last.metadata, resourceVersion: first.metadata.resourceVersion },
+        items,
+      };
+    }
+    // The apiserver refuses a resourceVersion (or a match rule) next to a continue token, which carries its own.
+    page = { ...opts, continue: next, resourceVersion: undefined, resourceVersionMatch: undefined };
   }
-  // Every page of a paginated list is served from the first page's snapshot.
-  return { ...first, metadata: { ...last.metadata, resourceVersion: first.metadata.resourceVersion }, items };
 }

@@ -1,5 +1,7 @@
 import * as http from "node:http";
 import * as https from "node:https";
+import { type Clock, realClock } from "../util/clock.js";
+import { Deadline, TimeoutError } from "../util/deadline.js";
 import { ApiError } from "./api-error.js";
 import {
   type DeleteOptions,
@@ -26,8 +28,14 @@ export type PathWatchOptions = Pick<
 
 export interface HttpRestClientOptions {
   userAgent?: string;
-  /** Per-request timeout for everything but watches; 30 s by default. */
+  /**
+   * The limit of every request, from sending to the end of the response body, the retry on a reset connection
+   * included; for a watch, the limit of its response headers, and the time the server gets past `timeoutSeconds`
+   * to close the stream. 30 s by default; 0 for none.
+   */
   requestTimeoutMs?: number;
+  /** Times the limits; realClock by default. */
+  clock?: Clock;
   /** Told about every request once it ended, as client-go's metrics hooks are (see RequestOutcome). */
   onRequest?: (outcome: RequestOutcome) => void;
 }
@@ -48,14 +56,8 @@ interface Request {
   path: string;
   body?: unknown;
   contentType?: string;
+  /** The caller's signal merged with the request's time limit (see #json). */
   signal?: AbortSignal;
-  /** Overrides the per-request timeout; 0 for none. */
-  timeoutMs?: number;
-  /**
-   * The timeout covers only the wait for the response headers (watches: the stream itself must not time out
-   * client-side; the informer's stall guard covers a stream that goes quiet).
-   */
-  headersOnly?: boolean;
 }
 
 /**
@@ -68,6 +70,7 @@ export class HttpRestClient implements RestClient {
   readonly #kc: ClusterAccess;
   readonly #userAgent: string;
   readonly #timeoutMs: number;
+  readonly #clock: Clock;
   readonly #onRequest: ((outcome: RequestOutcome) => void) | undefined;
   #agent: http.Agent | undefined;
   #agentKey = "";
@@ -79,6 +82,7 @@ export class HttpRestClient implements RestClient {
     this.#kc = kc;
     this.#userAgent = options.userAgent ?? "switchyard";
     this.#timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.#clock = options.clock ?? realClock;
     this.#onRequest = options.onRequest;
   }
 
@@ -195,7 +199,7 @@ export class HttpRestClient implements RestClient {
       fieldSelector: opts.fieldSelector,
     });
     const path = resourcePath(res, opts.namespace) + query;
-    yield* await this.#openWatch<T>(path, opts.signal, `watch ${res.resource}`);
+    yield* await this.#openWatch<T>(path, opts, `watch ${res.resource}`);
   }
 
   /**
@@ -223,48 +227,85 @@ export class HttpRestClient implements RestClient {
       resourceVersion: opts.resourceVersion,
       timeoutSeconds: opts.timeoutSeconds,
     });
-    return this.#openWatch<T>(`${base}${query}${own ? `&${own}` : ""}`, opts.signal, `watch ${base}`);
+    return this.#openWatch<T>(`${base}${query}${own ? `&${own}` : ""}`, opts, `watch ${base}`);
   }
 
-  // The stream itself runs for as long as the server keeps it open; only its start is bounded, so a connection
-  // that never comes up (a ClusterIP before the node's proxy has rules) fails and is retried.
+  // The response headers must come within the request timeout, so a connection that never comes up (a ClusterIP
+  // before the node's proxy has rules, a blackholed apiserver) fails and is retried. The stream then runs until the
+  // server closes it, which it does after `timeoutSeconds`; a stream still open a request timeout after that (the
+  // server, or the path to it, went away without a word) is ended here with an error.
   async #openWatch<T extends KubeObject>(
     path: string,
-    signal: AbortSignal | undefined,
+    opts: PathWatchOptions,
     context: string,
   ): Promise<AsyncGenerator<WatchEvent<T>>> {
     const started = performance.now();
-    const response = await this.#reported({ method: "GET", path, signal, headersOnly: true }, started, true);
+    const limit = new Deadline(this.#clock, opts.signal).arm(this.#timeoutMs, () =>
+      this.#timeout(`${context}: no response within`),
+    );
+    let response: http.IncomingMessage;
+    try {
+      response = await this.#reported({ method: "GET", path, signal: limit.signal }, started, true, limit);
+    } catch (err) {
+      limit.clear();
+      throw err;
+    }
     this.#report("GET", true, String(response.statusCode ?? 0), started);
     const status = response.statusCode ?? 0;
     if (status < 200 || status > 299) {
-      throw ApiError.fromResponse(status, await readText(response), context);
+      const text = await readText(response)
+        .catch((err: unknown) => {
+          throw limit.expired ?? err;
+        })
+        .finally(() => limit.clear());
+      throw ApiError.fromResponse(status, text, context);
     }
-    return watchEvents<T>(response, signal);
+    const streamMs = opts.timeoutSeconds ? opts.timeoutSeconds * 1000 + this.#timeoutMs : 0;
+    limit.arm(streamMs, () => this.#timeout(`${context}: not closed by the server within`, streamMs));
+    return watchEvents<T>(response, opts.signal, limit);
   }
 
+  // One limit covers the whole exchange, retry and body included, as a Go context does for client-go: a response
+  // that starts and then stalls (a blackholed connection mid-body) fails at the same time as one that never starts.
   async #json<T>(req: Request): Promise<T> {
     const started = performance.now();
-    const response = await this.#reported(req, started, false);
-    const text = await readText(response).catch((err: unknown) => {
-      this.#report(req.method, false, "<error>", started);
-      throw err;
-    });
-    const status = response.statusCode ?? 0;
-    this.#report(req.method, false, String(status), started);
-    if (status < 200 || status > 299) {
-      throw ApiError.fromResponse(status, text, `${req.method} ${req.path.split("?")[0]}`);
+    const what = `${req.method} ${req.path.split("?")[0]}`;
+    let answered = false;
+    const limit = new Deadline(this.#clock, req.signal).arm(this.#timeoutMs, () =>
+      this.#timeout(answered ? `${what}: response not complete within` : `${what}: no response within`),
+    );
+    try {
+      const response = await this.#reported({ ...req, signal: limit.signal }, started, false, limit);
+      answered = true;
+      const text = await readText(response).catch((err: unknown) => {
+        this.#report(req.method, false, "<error>", started);
+        throw limit.expired ?? err;
+      });
+      const status = response.statusCode ?? 0;
+      this.#report(req.method, false, String(status), started);
+      if (status < 200 || status > 299) throw ApiError.fromResponse(status, text, what);
+      return (text ? parseApiJson(text) : undefined) as T;
+    } finally {
+      limit.clear();
     }
-    return (text ? parseApiJson(text) : undefined) as T;
   }
 
-  /** `#send`, reporting a request that got no response at all. */
-  async #reported(req: Request, started: number, watch: boolean): Promise<http.IncomingMessage> {
+  #timeout(prefix: string, ms = this.#timeoutMs): TimeoutError {
+    return new TimeoutError(`${prefix} ${ms} ms`, ms);
+  }
+
+  /** `#send`, reporting a request that got no response at all, and failing with the limit's error once it passed. */
+  async #reported(
+    req: Request,
+    started: number,
+    watch: boolean,
+    limit: Deadline,
+  ): Promise<http.IncomingMessage> {
     try {
       return await this.#send(req);
     } catch (err) {
       this.#report(req.method, watch, "<error>", started);
-      throw err;
+      throw limit.expired ?? err;
     }
   }
 
@@ -291,6 +332,9 @@ export class HttpRestClient implements RestClient {
     }
   }
 
+  // The request's signal carries its time limit (#json, #openWatch): aborting it destroys the request in any phase,
+  // connecting included. Node's own request.setTimeout would start only once the socket has connected, so a SYN
+  // that goes nowhere would wait out the kernel's SYN retries, two minutes.
   async #sendOnce(req: Request): Promise<http.IncomingMessage> {
     // Auth can change between calls (exec plugins, rotated tokens), so ask the KubeConfig every time.
     const auth: https.RequestOptions = {};
@@ -317,25 +361,12 @@ export class HttpRestClient implements RestClient {
       agent: this.#agentFor(auth, isHttps),
       signal: req.signal,
     };
-    const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
     return new Promise((resolve, reject) => {
-      const noResponse = () =>
-        request.destroy(new Error(`${req.method} ${req.path}: no response within ${timeoutMs} ms`));
-      // Node's request.setTimeout starts only once the socket has connected, so a SYN that goes nowhere (a
-      // ClusterIP before the node's proxy has synced: its conntrack entry keeps the retries un-NATed) would wait
-      // out the kernel's SYN retries, two minutes. This timer covers connecting and the wait for the headers.
-      const untilHeaders = timeoutMs > 0 ? setTimeout(noResponse, timeoutMs) : undefined;
-      const request = (isHttps ? https : http).request(options, (response) => {
-        clearTimeout(untilHeaders);
-        if (req.headersOnly) request.setTimeout(0);
-        resolve(response);
-      });
+      const request = (isHttps ? https : http).request(options, resolve);
       request.on("error", (err: NodeJS.ErrnoException) => {
-        clearTimeout(untilHeaders);
         const stale = request.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE");
         reject(stale ? new StaleConnectionError(err) : err);
       });
-      if (timeoutMs > 0) request.setTimeout(timeoutMs, noResponse);
       request.end(body);
     });
   }
@@ -383,14 +414,16 @@ function withTypeMeta<T extends KubeObject>(res: ResourceDescriptor<T>, obj: T):
 async function* watchEvents<T extends KubeObject>(
   response: http.IncomingMessage,
   signal: AbortSignal | undefined,
+  limit: Deadline,
 ): AsyncGenerator<WatchEvent<T>> {
   try {
     for await (const value of ndjson(response)) yield value as WatchEvent<T>;
   } catch (err) {
     // Aborting destroys the socket mid-stream; that is how a caller stops a watch.
     if (signal?.aborted) return;
-    throw err;
+    throw limit.expired ?? err;
   } finally {
+    limit.clear();
     response.destroy();
   }
 }

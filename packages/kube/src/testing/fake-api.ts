@@ -92,7 +92,7 @@ export class FakeApi implements RestClient {
     this.#failures.push({ verb, err: error });
   }
 
-  /** Forgets history: watches from any older resourceVersion now get 410. */
+  /** Forgets history: watches from any older resourceVersion, and continue tokens of older lists, now get 410. */
   compact(): void {
     this.#compactedRv = this.#rv;
     this.#log.length = 0;
@@ -148,13 +148,18 @@ export class FakeApi implements RestClient {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([, obj]) => obj)
       .filter((obj) => this.#matches(res, obj, opts));
-    const start = opts.continue ? Number(opts.continue) : 0;
+    // A continue token names the first page's resourceVersion and where the next page starts; like the
+    // apiserver's, it expires once compaction has passed that resourceVersion.
+    const [tokenRv, offset] = (opts.continue ?? "").split(":").map(Number);
+    if (opts.continue && (tokenRv ?? 0) < this.#compactedRv) throw continueExpired(res);
+    const start = offset ?? 0;
     const end = opts.limit ? start + opts.limit : all.length;
     const page = all.slice(start, end);
+    const rv = opts.continue ? String(tokenRv) : String(this.#rv);
     return {
       apiVersion: apiVersionOf(res),
       kind: `${res.kind}List`,
-      metadata: { resourceVersion: String(this.#rv), continue: end < all.length ? String(end) : undefined },
+      metadata: { resourceVersion: rv, continue: end < all.length ? `${rv}:${end}` : undefined },
       items: onTheWire(page) as T[],
     };
   }
@@ -406,4 +411,11 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
     else result[key] = mergePatch(result[key], value);
   }
   return result;
+}
+
+function continueExpired(res: ResourceDescriptor): ApiError {
+  return ApiError.fromStatus(
+    { code: 410, reason: "Expired", message: "continue token too old: its resourceVersion was compacted" },
+    `fake ${res.resource}`,
+  );
 }

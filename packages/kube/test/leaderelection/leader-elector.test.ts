@@ -2,12 +2,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { LeaderElector } from "../../src/leaderelection/leader-elector.js";
 import { LeaseLock } from "../../src/leaderelection/lease-lock.js";
-import { formatMicroTime } from "../../src/leaderelection/micro-time.js";
+import { formatMicroTime, parseMicroTime } from "../../src/leaderelection/micro-time.js";
+import type { RestClient } from "../../src/rest/client.js";
 import { leases } from "../../src/rest/resources.js";
 import { FakeApi } from "../../src/testing/fake-api.js";
 import { FakeClock } from "../../src/testing/fake-clock.js";
 
-function candidate(api: FakeApi, clock: FakeClock, identity: string, releaseOnCancel = false) {
+function candidate(api: RestClient, clock: FakeClock, identity: string, releaseOnCancel = false) {
   const log: string[] = [];
   let leading: AbortSignal | undefined;
   const elector = new LeaderElector({
@@ -20,14 +21,44 @@ function candidate(api: FakeApi, clock: FakeClock, identity: string, releaseOnCa
       onStartedLeading: (signal) => {
         leading = signal;
         log.push("started");
+        events.push(`${identity} started at ${clock.now()}`);
       },
-      onStoppedLeading: () => log.push("stopped"),
+      onStoppedLeading: () => {
+        log.push("stopped");
+        events.push(`${identity} stopped at ${clock.now()}`);
+      },
       onNewLeader: (id) => log.push(`leader ${id}`),
     },
   });
   const abort = new AbortController();
   const done = elector.run(abort.signal);
   return { elector, log, abort, done, leadingSignal: () => leading };
+}
+
+/** Both candidates' starts and stops, in the order they happened. */
+let events: string[] = [];
+
+/**
+ * A blackholed apiserver: once `on`, every call (reads and writes) waits forever, as a request on a connection whose
+ * packets are dropped does, and never looks at its signal, so only the elector's own bounds can end it.
+ */
+class Blackhole implements RestClient {
+  on = false;
+  calls = 0;
+  constructor(readonly api: FakeApi) {}
+  #pass<T>(call: () => Promise<T>): Promise<T> {
+    if (!this.on) return call();
+    this.calls++;
+    return new Promise<T>(() => {});
+  }
+  get: RestClient["get"] = (res, name, opts) => this.#pass(() => this.api.get(res, name, opts));
+  list: RestClient["list"] = (res, opts) => this.#pass(() => this.api.list(res, opts));
+  create: RestClient["create"] = (res, obj, opts) => this.#pass(() => this.api.create(res, obj, opts));
+  update: RestClient["update"] = (res, obj, opts) => this.#pass(() => this.api.update(res, obj, opts));
+  patch: RestClient["patch"] = (res, name, type, patch, opts) =>
+    this.#pass(() => this.api.patch(res, name, type, patch, opts));
+  delete: RestClient["delete"] = (res, name, opts) => this.#pass(() => this.api.delete(res, name, opts));
+  watch: RestClient["watch"] = (res, opts) => this.api.watch(res, opts);
 }
 
 const lease = (api: FakeApi) => api.peek(leases, "kube-system", "switchyard")?.spec;
@@ -98,6 +129,70 @@ describe("LeaderElector", () => {
     await clock.advance(4_000);
     assert.equal(a.leadingSignal()?.aborted, true);
     await a.done;
+    assert.deepEqual(a.log, ["leader a", "started", "stopped"]);
+  });
+
+  test("a blackholed apiserver: the leader stops at the renew deadline, before the standby can take over", async () => {
+    events = [];
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const path = new Blackhole(api);
+    const a = candidate(path, clock, "a");
+    await clock.advance(0);
+    const b = candidate(api, clock, "b");
+    await clock.advance(5_000);
+    const lastRenew = parseMicroTime(lease(api)?.renewTime ?? "");
+    path.on = true;
+    // Before, the hung read held the round open until the HTTP client's own 30 s timeout, long after the
+    // lease had expired for b: two leaders for 15 s.
+    while (!b.elector.isLeader() && clock.now() - lastRenew < 60_000) await clock.advance(250);
+    await a.done;
+    // The next round starts one retry period after the last renewal and ends at the renew deadline; b judges
+    // expiry from when it saw that renewal, so not before lastRenew + the lease duration.
+    const [aStarted, aStopped, bStarted] = events;
+    assert.equal(aStarted, `a started at ${lastRenew - 4_000}`);
+    assert.equal(aStopped, `a stopped at ${lastRenew + 2_000 + 10_000}`);
+    assert.match(bStarted ?? "", /^b started at \d+$/);
+    assert.ok(Number(bStarted?.split(" ").at(-1)) >= lastRenew + 15_000, bStarted);
+    assert.equal(a.leadingSignal()?.aborted, true);
+    assert.ok(path.calls >= 2, "the round kept retrying inside the deadline");
+    b.abort.abort();
+    await b.done;
+  });
+
+  test("each lease request is bounded by max(1 s, renewDeadline / 2), also while acquiring", async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const path = new Blackhole(api);
+    path.on = true;
+    const a = candidate(path, clock, "a");
+    await clock.advance(4_999);
+    assert.equal(path.calls, 1, "the first read is still waiting");
+    await clock.advance(1);
+    path.on = false;
+    // The failed attempt is followed by the next after one retry period (no jitter here).
+    await clock.advance(2_000);
+    assert.equal(a.elector.isLeader(), true);
+    a.abort.abort();
+    await a.done;
+  });
+
+  test("releasing on shutdown gives up once its request has had its limit", async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const path = new Blackhole(api);
+    const a = candidate(path, clock, "a", true);
+    await clock.advance(0);
+    path.on = true;
+    a.abort.abort();
+    let ended = false;
+    void a.done.then(() => {
+      ended = true;
+    });
+    await clock.advance(4_999);
+    assert.equal(ended, false, "the release is still waiting");
+    await clock.advance(1);
+    assert.equal(ended, true);
     assert.deepEqual(a.log, ["leader a", "started", "stopped"]);
   });
 

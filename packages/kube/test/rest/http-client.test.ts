@@ -11,6 +11,7 @@ import { listAll } from "../../src/rest/client.js";
 import { HttpRestClient } from "../../src/rest/http-client.js";
 import { loadKubeConfig, loadKubeConfigFile } from "../../src/rest/kubeconfig.js";
 import { endpointSlices, nodes, pods } from "../../src/rest/resources.js";
+import { FakeClock } from "../../src/testing/fake-clock.js";
 
 interface Seen {
   method: string;
@@ -320,6 +321,103 @@ describe("HttpRestClient", () => {
       .watchPath("/api/v1/pods", { resourceVersion: "1" })
       .catch((e: unknown) => e);
     assert.ok(isGone(gone));
+  });
+
+  test("one limit covers the whole exchange: a body that stalls after the headers fails at the request timeout", async () => {
+    let answered: () => void = () => {};
+    const headersSent = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    route = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.write('{"metadata":{"resourceVersion":"1"},"items":[');
+      answered();
+      // then nothing: the connection is blackholed mid-body
+    };
+    const clock = new FakeClock();
+    const c = new HttpRestClient(loadKubeConfig({ kubeconfig }), { clock });
+    let settled = false;
+    const listing = c.list(pods).finally(() => {
+      settled = true;
+    });
+    listing.catch(() => {});
+    await headersSent;
+    await new Promise((r) => setTimeout(r, 50));
+    await clock.advance(29_999);
+    assert.equal(settled, false, "inside the limit");
+    await clock.advance(1);
+    await assert.rejects(
+      listing,
+      /^TimeoutError: GET \/api\/v1\/pods: (response not complete|no response) within 30000 ms$/,
+    );
+    c.close();
+  });
+
+  test("a write that gets no answer fails at the request timeout with one line", async () => {
+    route = () => {}; // never answers
+    const quick = new HttpRestClient(loadKubeConfig({ kubeconfig }), { requestTimeoutMs: 200 });
+    await assert.rejects(
+      quick.update(pods, { metadata: { name: "p", namespace: "ns", resourceVersion: "3" } }),
+      (err: Error) => err.message === "PUT /api/v1/namespaces/ns/pods/p: no response within 200 ms",
+    );
+    quick.close();
+  });
+
+  test("a watch the server does not close within timeoutSeconds is ended a request timeout later", async () => {
+    route = (_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.write(`${JSON.stringify({ type: "ADDED", object: { metadata: { name: "a" } } })}\n`);
+      // and then the stream goes quiet without ever ending: a server (or the path to it) that went away
+    };
+    const clock = new FakeClock();
+    const c = new HttpRestClient(loadKubeConfig({ kubeconfig }), { clock, requestTimeoutMs: 1000 });
+    const stream = c.watch(pods, { timeoutSeconds: 5 })[Symbol.asyncIterator]();
+    assert.equal((await stream.next()).value?.object.metadata?.name, "a");
+    let settled = false;
+    const next = stream.next().finally(() => {
+      settled = true;
+    });
+    next.catch(() => {});
+    await clock.advance(5_999);
+    assert.equal(settled, false, "the server still has time to close it");
+    await clock.advance(1);
+    await assert.rejects(next, /^TimeoutError: watch pods: not closed by the server within 6000 ms$/);
+    c.close();
+  });
+
+  test("listAll falls back to one full list when a continue token has expired", async () => {
+    const asked: URLSearchParams[] = [];
+    route = (req, res) => {
+      const q = new URL(req.url, "http://x").searchParams;
+      asked.push(q);
+      if (q.get("continue")) {
+        json(res, 410, { kind: "Status", code: 410, reason: "Expired", message: "continue too old" });
+      } else if (q.get("limit")) {
+        json(res, 200, {
+          metadata: { resourceVersion: "5", continue: "tok" },
+          items: [{ metadata: { name: "a" } }],
+        });
+      } else {
+        json(res, 200, {
+          metadata: { resourceVersion: "9" },
+          items: [{ metadata: { name: "a" } }, { metadata: { name: "b" } }],
+        });
+      }
+    };
+    const list = await listAll(client(), pods, { limit: 1, labelSelector: "app=x" });
+    assert.deepEqual(
+      list.items.map((i) => i.metadata?.name),
+      ["a", "b"],
+    );
+    assert.equal(list.metadata.resourceVersion, "9");
+    assert.deepEqual(
+      asked.map((q) => [q.get("limit"), q.get("continue"), q.get("labelSelector")]),
+      [
+        ["1", null, "app=x"],
+        ["1", "tok", "app=x"],
+        [null, null, "app=x"],
+      ],
+    );
   });
 
   test("aborting a watch ends the iteration quietly", async () => {
