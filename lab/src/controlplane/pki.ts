@@ -45,7 +45,7 @@ export interface PkiOptions {
   dnsNames: readonly string[];
 }
 
-function pkiPaths(dir: string): Pki {
+export function pkiPaths(dir: string): Pki {
   const pair = (name: string) => ({ cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) });
   return {
     dir,
