@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { writeFileAtomic } from "../write-file.js";
 
 export interface KubeconfigOptions {
   server: string;
@@ -40,5 +41,5 @@ export function renderKubeconfig(o: KubeconfigOptions): string {
 }
 
 export function writeKubeconfig(path: string, o: KubeconfigOptions): void {
-  writeFileSync(path, renderKubeconfig(o), { mode: 0o600 });
+  writeFileAtomic(path, renderKubeconfig(o), { mode: 0o600 });
 }

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { cannotWrite, temporaryPath } from "../write-file.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -29,14 +30,39 @@ const clientSubjects: Record<ClientIdentity, string> = {
   "apiserver-kubelet-client": "/O=kubeadm:cluster-admins/CN=kube-apiserver-kubelet-client",
 };
 
-async function openssl(args: string[], cwd: string): Promise<void> {
+/**
+ * Runs openssl in `cwd`. The files it writes are named in `outputs` (as they appear in `args`): OpenSSL 3.0 exits
+ * 0 leaving an empty file when a write fails on a full disk, so each is written under a temporary name, checked to
+ * be a whole PEM file, and only then renamed into place. A file that exists is therefore complete.
+ */
+async function openssl(args: string[], cwd: string, outputs: readonly string[] = []): Promise<void> {
+  const temporary = (name: string) => join(cwd, temporaryPath(name));
   try {
-    await execFileAsync("openssl", args, { cwd });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === "ENOENT") throw new Error("openssl not found: install it (apt-get install -y openssl)");
-    throw new Error(`openssl ${args[0]} failed: ${(e.stderr ?? e.message).trim().split("\n")[0]}`);
+    try {
+      await execFileAsync(
+        "openssl",
+        args.map((a) => (outputs.includes(a) ? temporaryPath(a) : a)),
+        { cwd },
+      );
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException & { stderr?: string };
+      if (e.code === "ENOENT") throw new Error("openssl not found: install it (apt-get install -y openssl)");
+      throw new Error(`openssl ${args[0]} failed: ${(e.stderr ?? e.message).trim().split("\n")[0]}`);
+    }
+    for (const name of outputs) assertWholePem(temporary(name), join(cwd, name));
+    for (const name of outputs) renameSync(temporary(name), join(cwd, name));
+  } finally {
+    for (const name of outputs) rmSync(temporary(name), { force: true });
   }
+}
+
+/** openssl wrote `written` (to become `path`) as a whole PEM file; else why not, as writeFileAtomic says it. */
+function assertWholePem(written: string, path: string): void {
+  if (/-----END [A-Z ]+-----\s*$/.test(readFileSync(written, "utf8"))) return;
+  const full = statfsSync(written).bavail === 0;
+  throw new Error(
+    `cannot write ${path}: ${full ? "no space left on device" : "openssl wrote an incomplete file"}`,
+  );
 }
 
 export interface PkiOptions {
@@ -67,38 +93,47 @@ export function pkiPaths(dir: string): Pki {
 const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 /**
- * `serial` "random" signs without the CA's serial file, for certificates that node agents make at the same time
- * (concurrent writers of ca.srl could hand out one serial twice).
+ * A key and a certificate signed by the lab CA. Serials are random: the CA's serial file would be written in
+ * place by openssl (and left empty on a full disk), and node agents sign at the same time, where concurrent
+ * writers of one serial file could hand out a serial twice. `<name>.ext` records what the certificate was made
+ * for (its currency is judged by it), so it is put in place last, once the certificate is.
  */
-async function signedCert(
-  pki: Pki,
-  name: string,
-  subject: string,
-  extensions: string,
-  serial: "file" | "random" = "file",
-): Promise<void> {
+async function signedCert(pki: Pki, name: string, subject: string, extensions: string): Promise<void> {
   const cwd = pki.dir;
-  writeFileSync(join(cwd, `${name}.ext`), extensions);
-  await openssl(
-    ["req", "-new", ...ecKey, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject],
-    cwd,
-  );
-  await openssl(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      "ca.crt",
-      "-CAkey",
-      "ca.key",
-      ...(serial === "file" ? ["-CAcreateserial"] : ["-set_serial", `0x${randomBytes(16).toString("hex")}`]),
-      "-days",
-      "3650",
-    ].concat(["-out", `${name}.crt`, "-extfile", `${name}.ext`]),
-    cwd,
-  );
+  const ext = join(cwd, `${name}.ext`);
+  try {
+    try {
+      writeFileSync(temporaryPath(ext), extensions);
+    } catch (err) {
+      throw cannotWrite(ext, err);
+    }
+    await openssl(
+      ["req", "-new", ...ecKey, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject],
+      cwd,
+      [`${name}.key`, `${name}.csr`],
+    );
+    await openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-set_serial",
+        `0x${randomBytes(16).toString("hex")}`,
+        "-days",
+        "3650",
+      ].concat(["-out", `${name}.crt`, "-extfile", temporaryPath(ext)]),
+      cwd,
+      [`${name}.crt`],
+    );
+    renameSync(temporaryPath(ext), ext);
+  } finally {
+    rmSync(temporaryPath(ext), { force: true });
+  }
 }
 
 /**
@@ -113,7 +148,7 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
     .concat([...new Set(options.dnsNames)].map((d) => `DNS:${d}`));
   const sanLine = `subjectAltName=${sans.join(",")}`;
   const sanFile = join(dir, "apiserver.ext");
-  const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey);
+  const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey) || !existsSync(pki.saPub);
   if (fresh) {
     await openssl(
       ["req", "-x509", "-new", ...ecKey, "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650"].concat([
@@ -125,9 +160,10 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
         "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
       ]),
       dir,
+      ["ca.key", "ca.crt"],
     );
-    await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
-    await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
+    await openssl(["genrsa", "-out", "sa.key", "2048"], dir, ["sa.key"]);
+    await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir, ["sa.pub"]);
   }
   // Checked one by one, so a state folder from before a client existed gets just the missing one.
   for (const [name, subject] of Object.entries(clientSubjects)) {
@@ -141,7 +177,9 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
     }
   }
   const servingExt = `${sanLine}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`;
-  if (fresh || !existsSync(sanFile) || readFileSync(sanFile, "utf8") !== servingExt) {
+  const servingCurrent =
+    existsSync(pki.servingCert) && existsSync(sanFile) && readFileSync(sanFile, "utf8") === servingExt;
+  if (fresh || !servingCurrent) {
     await signedCert(pki, "apiserver", "/CN=kube-apiserver", servingExt);
   }
   return pki;
@@ -163,6 +201,6 @@ export async function ensureKubeletServingCert(
   const paths = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
   const extFile = join(dir, `${name}.ext`);
   const current = existsSync(paths.cert) && existsSync(extFile) && readFileSync(extFile, "utf8") === ext;
-  if (!current) await signedCert(pkiPaths(dir), name, `/CN=system:node:${node.name}`, ext, "random");
+  if (!current) await signedCert(pkiPaths(dir), name, `/CN=system:node:${node.name}`, ext);
   return paths;
 }
