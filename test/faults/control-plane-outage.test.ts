@@ -67,8 +67,8 @@ interface SliceController {
 }
 
 function startSliceController(kubeconfig: string): SliceController {
-  // Without leader election: a Lease cannot be renewed without etcd, and losing it ends the program (as it ends
-  // kube-controller-manager); what it keeps through an outage is the subject here.
+  // Without leader election: renewing a Lease needs etcd, and what a leader does when it cannot is the
+  // leader-election tests' subject; what the program keeps through an outage is this one's.
   const child = spawn(
     process.execPath,
     [SLICE_CONTROLLER, `--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--metrics-bind-address=0"],
