@@ -1,7 +1,8 @@
 // The lab's secrets stay its owner's: state folders 0700, keys, tokens and kubeconfigs 0600, as kubeadm leaves
 // /var/lib/etcd and the keys under /etc/kubernetes/pki. A mode given to mkdir or open applies only to what they
 // create, so folders and files made by an earlier version (or by hand) are tightened here too.
-import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { writeFileAtomic } from "./write-file.js";
 
 /** Folders holding state: only their owner may list or enter them. */
 export const privateDirMode = 0o700;
@@ -20,10 +21,12 @@ export function ensurePrivateDir(dir: string): void {
   tighten(dir, privateDirMode);
 }
 
-/** Writes a secret 0600: created so, and an existing file looser than that is tightened before it is written. */
+/**
+ * Writes a secret 0600 and whole: a new file made so is renamed over the old one, so a looser older file goes
+ * with it and a full disk leaves the old content, never part of the new.
+ */
 export function writePrivateFile(path: string, data: string | Uint8Array): void {
-  restrictFile(path);
-  writeFileSync(path, data, { mode: privateFileMode });
+  writeFileAtomic(path, data, { mode: privateFileMode });
 }
 
 /** Tightens a secret another program writes (openssl's keys) to 0600; nothing to do when it does not exist. */

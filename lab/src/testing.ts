@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { etcdClientUrl, statePaths } from "./controlplane/args.js";
-import { adminTls } from "./controlplane/components.js";
+import { type ComponentName, components } from "./controlplane/components.js";
 import { type ControlPlaneState, down, up, writeState } from "./controlplane/controlplane.js";
 import { type ClientTls, probe } from "./controlplane/health.js";
 import { pkiPaths } from "./controlplane/pki.js";
@@ -37,6 +37,10 @@ export interface TestControlPlane {
   killApiserver(): Promise<void>;
   /** Starts kube-apiserver again with the same flags and waits for /readyz. */
   startApiserver(): Promise<void>;
+  /** SIGKILL etcd (its data stays; kube-apiserver keeps running and retrying), as a crash of the store would. */
+  killEtcd(): Promise<void>;
+  /** Starts etcd again with the same flags and data folder and waits until it is healthy. */
+  startEtcd(): Promise<void>;
   /** Compacts etcd up to its current revision, so older resourceVersions answer 410 Gone. Returns it. */
   compactEtcd(): Promise<number>;
   stop(): Promise<void>;
@@ -80,13 +84,6 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     out: { write: () => {} },
   });
   const pki = pkiPaths(statePaths(stateDir).pki);
-  const tls = adminTls(pki);
-  const apiserverIndex = state.processes.findIndex((p) => p.name === "kube-apiserver");
-  const apiserver = (): ProcessRecord => {
-    const record = state.processes[apiserverIndex];
-    if (!record) throw new Error("no kube-apiserver in this control plane");
-    return record;
-  };
   const etcdUrl = etcdClientUrl(state.options);
   const etcdTls = {
     ca: pki.etcd.caCert,
@@ -107,32 +104,16 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     etcdPost,
     state,
     async killApiserver() {
-      await stopProcess(apiserver(), 0);
+      await stopProcess(recordOf(state, "kube-apiserver"), 0);
     },
     async startApiserver() {
-      const old = apiserver();
-      if (isOurs(old)) return;
-      // The killed apiserver's listening socket may linger for a moment; wait until its port can be bound.
-      const port = state.options.ports.apiserver;
-      for (let i = 0; i < 200; i++) {
-        try {
-          await checkPortFree(state.options.apiserverBindAddress ?? state.options.bindAddress, port);
-          break;
-        } catch {
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
-      const record = startDetached(old.name, old.bin, old.args, old.log, false);
-      state.processes[apiserverIndex] = record;
-      // Recorded in the state file too, so stop() (and `controlplane down`) find the new process.
-      writeState(statePaths(stateDir), state);
-      const deadline = Date.now() + 120_000;
-      while (Date.now() < deadline) {
-        if ((await probe(`${state.server}/readyz`, tls)).status === 200) return;
-        if (!isOurs(record)) throw new Error(`kube-apiserver exited on restart:\n${lastLines(record.log)}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      throw new Error(`kube-apiserver not ready after restart:\n${lastLines(record.log)}`);
+      await restart(state, stateDir, "kube-apiserver");
+    },
+    async killEtcd() {
+      await stopProcess(recordOf(state, "etcd"), 0);
+    },
+    async startEtcd() {
+      await restart(state, stateDir, "etcd");
     },
     async compactEtcd() {
       // Any range request returns the store's current revision in its header.
@@ -145,6 +126,47 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
       await down(stateDir);
     },
   };
+}
+
+function recordOf(state: ControlPlaneState, name: ComponentName): ProcessRecord {
+  const record = state.processes.find((p) => p.name === name);
+  if (!record) throw new Error(`no ${name} in this control plane`);
+  return record;
+}
+
+/**
+ * Starts a killed component again with the same command line, records it in the state file (so stop() and
+ * `controlplane down` find the new process) and waits until it is ready as `up` judges it.
+ */
+async function restart(state: ControlPlaneState, stateDir: string, name: ComponentName): Promise<void> {
+  const old = recordOf(state, name);
+  if (isOurs(old)) return;
+  const component = components.find((c) => c.name === name);
+  if (!component) throw new Error(`unknown component ${name}`);
+  const o = state.options;
+  // The killed process's listening sockets may linger for a moment; wait until its ports can be bound.
+  const host = name === "kube-apiserver" ? o.apiserverBindAddress : o.bindAddress;
+  for (const { port } of component.ports(o)) {
+    for (let i = 0; i < 200; i++) {
+      try {
+        await checkPortFree(host, port);
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+  const record = startDetached(old.name, old.bin, old.args, old.log, false);
+  state.processes[state.processes.indexOf(old)] = record;
+  writeState(statePaths(stateDir), state);
+  const pki = pkiPaths(join(stateDir, "pki"));
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (await component.ready(o, state.server, pki)) return;
+    if (!isOurs(record)) throw new Error(`${name} exited on restart:\n${lastLines(record.log)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} not ready after restart:\n${lastLines(record.log)}`);
 }
 
 // A kube-apiserver client and object builders for tests that run against a control plane. Everything

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
   apiserverArgs,
@@ -11,6 +14,7 @@ import {
 import { firstServiceIp, withDefaults } from "../src/controlplane/options.js";
 import { pkiPaths } from "../src/controlplane/pki.js";
 import { assertPortsFree } from "../src/controlplane/ports.js";
+import { lastErrorLine } from "../src/controlplane/processes.js";
 import { Progress } from "../src/progress.js";
 
 const paths = statePaths("/state");
@@ -155,5 +159,33 @@ describe("progress", () => {
     p.update("c");
     p.done("finished");
     assert.deepEqual(lines, ["[build] a (0s)\n", "[build] c (11s)\n", "[build] finished in 11s\n"]);
+  });
+});
+
+describe("lastErrorLine", () => {
+  const log = (text: string) => {
+    const path = join(mkdtempSync(join(tmpdir(), "sy-log-")), "component.log");
+    writeFileSync(path, text);
+    return path;
+  };
+
+  test("klog's last error or fatal line, without its header", () => {
+    const path = log(
+      'I1205 01:42:43.931 1 server.go:1] "starting"\nE1205 01:42:44.001 1 run.go:72] "command failed" err="x"\n',
+    );
+    assert.equal(lastErrorLine(path), '"command failed" err="x"');
+  });
+
+  test("etcd's panic on a full disk as msg: error, not the stack trace after it", () => {
+    const path = log(
+      [
+        '{"level":"warn","ts":"2026-12-05T01:42:43Z","msg":"failed to preallocate an initial WAL file","error":"no space left on device"}',
+        '{"level":"panic","ts":"2026-12-05T01:42:43Z","msg":"failed to create WAL","error":"no space left on device","stacktrace":"..."}',
+        "panic: failed to create WAL",
+        "",
+        "goroutine 1 [running]:",
+      ].join("\n"),
+    );
+    assert.equal(lastErrorLine(path), "failed to create WAL: no space left on device");
   });
 });

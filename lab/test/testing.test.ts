@@ -11,7 +11,7 @@ import { resolveBinary } from "../src/upstream/binaries.js";
 const run = promisify(execFile);
 
 describe("startControlPlane", { skip: missingControlPlane(["kubectl"]) }, () => {
-  test("kill and restart the apiserver, compact etcd, then stop: no process or folder left", async () => {
+  test("kill and restart the apiserver and etcd, compact etcd, then stop: no process or folder left", async () => {
     const cp = await startControlPlane();
     const kubectl = (...args: string[]) =>
       run(resolveBinary("kubectl").path ?? "kubectl", ["--kubeconfig", cp.kubeconfigPath, ...args]);
@@ -22,6 +22,13 @@ describe("startControlPlane", { skip: missingControlPlane(["kubectl"]) }, () => 
       await cp.startApiserver();
       const { stdout } = await kubectl("get", "ns", "before-restart", "-o", "name");
       assert.equal(stdout.trim(), "namespace/before-restart");
+      // etcd too: the apiserver stays up without it, and its data is still there after.
+      await cp.killEtcd();
+      await assert.rejects(kubectl("create", "namespace", "while-etcd-is-down", "--request-timeout=2s"));
+      await cp.startEtcd();
+      await kubectl("create", "namespace", "after-etcd-restart");
+      const both = await kubectl("get", "ns", "before-restart", "after-etcd-restart", "-o", "name");
+      assert.equal(both.stdout.trim(), "namespace/before-restart\nnamespace/after-etcd-restart");
       const revision = await cp.compactEtcd();
       assert.ok(revision > 1);
     } finally {

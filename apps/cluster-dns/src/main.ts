@@ -1,8 +1,9 @@
-import { fstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { fstatSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { answerCollects, Metrics, Resolver, scrapeThroughPrimary } from "@switchyard/resolver";
 import { type CorefileSource, corefileSource } from "./corefile-source.js";
 import { FlagError, parseFlags, USAGE } from "./flags.js";
+import { writePidfile } from "./pidfile.js";
 import { pluginsText } from "./plugins-list.js";
 import { versionLines } from "./version.js";
 
@@ -99,7 +100,7 @@ export async function main(
     io.err(`switchyard-dns: ${oneLine(err)}`);
     return 1;
   }
-  if (flags.pidfile && !worker) writeFileSync(flags.pidfile, `${process.pid}\n`);
+  if (flags.pidfile && !worker) writePidfile(flags.pidfile, io.out);
   if (!flags.quiet && (worker?.index ?? 1) === 1) {
     // CoreDNS names the address of a bound listener: `.:53 on 127.0.0.2`.
     for (const e of resolver.config.enabled)

@@ -1,8 +1,9 @@
 import cluster, { type Worker } from "node:cluster";
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 // The workers entry only: the primary serves no DNS, so it does not load the resolver.
 import { serveScrapes } from "@switchyard/resolver/workers";
 import type { Flags } from "./flags.js";
+import { writePidfile } from "./pidfile.js";
 
 /** The environment variable that tells a forked worker its number. */
 export const WORKER_ENV = "SWITCHYARD_DNS_WORKER";
@@ -27,7 +28,7 @@ export function supervise(flags: Flags, log: (line: string) => void): void {
     serveScrapes(worker, () => [...workers]);
     workers.add(worker);
   }
-  if (flags.pidfile) writeFileSync(flags.pidfile, `${process.pid}\n`);
+  if (flags.pidfile) writePidfile(flags.pidfile, log);
   cluster.on("exit", (worker, code, signal) => {
     workers.delete(worker);
     const failed = code !== 0 || (signal !== null && !stopping);

@@ -232,7 +232,8 @@ function writeConfig(path: string, config: ProxyConfig, logger: Logger, io: Main
   try {
     writeFileSync(path, renderV1alpha1(config));
   } catch (err) {
-    io.stderr.write(`${PROGRAM}: --write-config-to ${path}: ${(err as NodeJS.ErrnoException).code ?? err}\n`);
+    // Node's message names the cause in words, as upstream's does: "ENOSPC: no space left on device, write".
+    io.stderr.write(`${PROGRAM}: --write-config-to ${path}: ${(err as Error).message}\n`);
     return 1;
   }
   logger.info("Wrote configuration", { file: path });

@@ -81,11 +81,13 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
     await Promise.all(controllers.map((c) => c.run()));
   };
   // Queues cannot restart, so losing the Lease ends the app; kube-controller-manager exits then too.
-  const stopWorkers = async () => {
-    await Promise.all(controllers.map((c) => c.shutDown()));
-    await workers;
-    leading = false;
-  };
+  let stopping: Promise<void> | undefined;
+  const stopWorkers = () =>
+    (stopping ??= (async () => {
+      await Promise.all(controllers.map((c) => c.shutDown()));
+      await workers;
+      leading = false;
+    })());
   const elector = flags.leaderElect
     ? new LeaderElector({
         lock: new LeaseLock(newClient(), flags.leaseNamespace, flags.leaseName),
@@ -144,6 +146,9 @@ export async function startApp(flags: ControllerFlags, options: AppOptions): Pro
     done,
     isLeading: () => leading && (elector === undefined || elector.isLeader()),
     async stop() {
+      // Syncs in flight finish before the Lease is handed back: a standby that took over sooner would write the
+      // same Services' slices at the same time, and could create a second slice for one.
+      await stopWorkers();
       abort.abort();
       await done;
       await factory.stop();

@@ -31,7 +31,10 @@ import { MirroringController } from "./mirroring-controller.js";
 const COMPONENT = "endpoint-slice-controller";
 const MIRRORING_COMPONENT = "endpoint-slice-mirroring-controller";
 
-/** One controller with what it owns: started by run, its queue drained by shutDown, its events sent by flush. */
+/**
+ * One controller with what it owns: started by run, stopped by shutDown (syncs in flight finish, keys still
+ * queued are dropped), its events sent by flush.
+ */
 export interface RunningController {
   name: string;
   run(): Promise<void>;

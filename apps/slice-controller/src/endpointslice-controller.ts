@@ -123,12 +123,16 @@ export class EndpointSliceController {
     for (const key of requeue) this.#o.queue.add(key);
   }
 
-  /** Runs `workers` workers until the queue shuts down. */
+  /**
+   * Runs `workers` workers until the queue shuts down. Keys still queued then are dropped, not synced: the next
+   * leader (or the next start) syncs every Service anyway, and one that stopped leading must stop writing.
+   */
   run(workers: number): Promise<void> {
-    return runWorkers(this.#o.queue, workers, (key) => this.#syncAndCount(key), {
-      maxRetries: MAX_RETRIES,
-      logger: this.#log,
-    });
+    const { queue } = this.#o;
+    const sync = async (key: string) => {
+      if (!queue.shuttingDown()) await this.#syncAndCount(key);
+    };
+    return runWorkers(queue, workers, sync, { maxRetries: MAX_RETRIES, logger: this.#log });
   }
 
   async #syncAndCount(key: string): Promise<void> {

@@ -77,11 +77,13 @@ export class MirroringController {
     );
   }
 
+  /** Runs `workers` workers until the queue shuts down; keys still queued then are dropped, as the slice controller does. */
   run(workers: number): Promise<void> {
-    return runWorkers(this.#o.queue, workers, (key) => this.syncEndpoints(key), {
-      maxRetries: MAX_RETRIES,
-      logger: this.#log,
-    });
+    const { queue } = this.#o;
+    const sync = async (key: string) => {
+      if (!queue.shuttingDown()) await this.syncEndpoints(key);
+    };
+    return runWorkers(queue, workers, sync, { maxRetries: MAX_RETRIES, logger: this.#log });
   }
 
   #managedSlices(key: string): EndpointSlice[] {

@@ -1,6 +1,7 @@
 // Churn under failure: two replicas of the program (child processes, leader election on a Lease)
-// with the leader killed mid-churn, then the apiserver itself killed and restarted mid-churn. After
-// each, the slices must hold exactly the endpoints the Pods call for: none lost, none stale, none twice.
+// with the leader killed mid-churn, then SIGTERMed mid-burst of Services, then the apiserver itself
+// killed and restarted mid-churn. After each, the slices must hold exactly the endpoints the Pods call
+// for: none lost, none stale, none twice.
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -12,17 +13,21 @@ import { discardLogger } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import { resolveBinary } from "@switchyard/lab";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import type { EndpointSlice } from "@switchyard/slice-controller";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.js";
 import { DEFAULT_FLAGS, startApp } from "../src/index.js";
-import { Churn, expectedLines, mismatch, prng } from "./churn.js";
+import { Churn, expectedLines, mismatch, namespaceMismatch, prng } from "./churn.js";
 import {
   Api,
   createNamespace,
   createNode,
   createPods,
   createService,
+  deletePod,
   endpointLines,
+  SLICES,
+  setPodReady,
   slicesOf,
   summary,
 } from "./helpers.js";
@@ -39,7 +44,7 @@ interface Replica {
   stderr: string[];
 }
 
-function startReplica(kubeconfig: string): Replica {
+function startReplica(kubeconfig: string, extraArgs: readonly string[] = []): Replica {
   const child = spawn(
     process.execPath,
     [
@@ -49,6 +54,7 @@ function startReplica(kubeconfig: string): Replica {
       "--leader-elect-renew-deadline=3s",
       "--leader-elect-retry-period=500ms",
       "--metrics-bind-address=127.0.0.1:0",
+      ...extraArgs,
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
@@ -137,6 +143,82 @@ describe("resilience", { skip: missingControlPlane() }, () => {
     survivor?.child.kill("SIGTERM");
     assert.equal(await survivor?.exited, 0);
     assert.equal((await api.get<Lease>(LEASE)).spec?.holderIdentity, "");
+  });
+
+  test("two replicas, leader SIGTERMed mid-burst of 28 Services: it stops before handing over, the standby converges them exactly", async () => {
+    const ns = "burst";
+    await createNamespace(api, ns);
+    // Slowed to 5 writes a second, so the leader is still writing when it is told to stop.
+    const slow = ["--kube-api-qps=5", "--kube-api-burst=1", "-v=4"];
+    const pair = [startReplica(cp.kubeconfigPath, slow), startReplica(cp.kubeconfigPath, slow)];
+    replicas.push(...pair);
+    const identities = await Promise.all(pair.map((r) => r.identity));
+    const leader = await eventually("a leader", async () => {
+      const holder = (await api.get<Lease>(LEASE)).spec?.holderIdentity;
+      return holder && identities.includes(holder) ? holder : undefined;
+    });
+    const [victim, survivor] = leader === identities[0] ? [pair[0], pair[1]] : [pair[1], pair[0]];
+    if (!victim || !survivor) throw new Error("two replicas");
+
+    // Pods first, then the Services selecting them: each Service is one slice to create.
+    const service = (i: number) =>
+      createService(api, ns, `svc-${i}`, {
+        selector: { app: `svc-${i}` },
+        ports: [{ port: 80, targetPort: 8080 }],
+      });
+    const pod = (i: number, j: number) => ({
+      name: `svc-${i}-${j}`,
+      node: NODES[j % NODES.length] ?? "",
+      ips: [`10.50.${i}.${j + 1}`],
+      labels: { app: `svc-${i}` },
+    });
+    await createPods(
+      api,
+      ns,
+      Array.from({ length: 28 * 3 }, (_, n) => pod(Math.floor(n / 3), n % 3)),
+    );
+    await Promise.all(Array.from({ length: 24 }, (_, i) => service(i)));
+    const sliced = async () =>
+      new Set(
+        (await api.get<{ items: EndpointSlice[] }>(`${SLICES}/namespaces/${ns}/endpointslices`)).items.map(
+          (s) => s.metadata?.labels?.["kubernetes.io/service-name"],
+        ),
+      ).size;
+    await eventually("the leader writing slices", async () => ((await sliced()) > 0 ? true : undefined));
+    victim.child.kill("SIGTERM");
+    const atStop = await sliced();
+    assert.ok(atStop < 24, `the leader had sliced all ${atStop} Services before it was stopped`);
+
+    // More changes while the Lease changes hands: Services added, Pods deleted and turned unready, a Service
+    // deleted and created again under its name (its old slices are no longer its own).
+    await Promise.all([24, 25, 26, 27].map((i) => service(i)));
+    await Promise.all([0, 1, 2, 3].map((i) => deletePod(api, ns, `svc-${i}-0`, 0)));
+    await Promise.all([4, 5, 6, 7].map((i) => setPodReady(api, ns, `svc-${i}-1`, [`10.50.${i}.2`], false)));
+    await api.delete(`/api/v1/namespaces/${ns}/services/svc-8`);
+    await service(8);
+
+    assert.equal(await victim.exited, 0, victim.stderr.join(""));
+    const log = victim.stderr.join("").split("\n");
+    const released = log.findIndex((l) => l.includes('"msg":"released leader lease"'));
+    assert.ok(released >= 0, `no release in ${victim.stderr.join("")}`);
+    const late = log.slice(released).filter((l) => l.includes('"msg":"finished syncing Service"'));
+    assert.deepEqual(late, [], "Services synced after the Lease was handed back");
+
+    await eventually(
+      "every Service's slices exactly as its Pods call for",
+      async () => ((await namespaceMismatch(api, ns)) === undefined ? true : undefined),
+      { describe: async () => (await namespaceMismatch(api, ns)) ?? "" },
+    );
+    assert.equal((await api.get<Lease>(LEASE)).spec?.holderIdentity, await survivor.identity);
+    console.log(
+      "SURVIVOR",
+      survivor.stderr
+        .join("")
+        .split("\n")
+        .filter((l) => /burst/.test(l)).length,
+    );
+    survivor.child.kill("SIGTERM");
+    assert.equal(await survivor.exited, 0);
   });
 
   test("the apiserver killed and restarted mid-churn: the end state is still right", async () => {

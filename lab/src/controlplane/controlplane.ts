@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { realClock, sleep } from "@switchyard/kube";
 import { ensurePrivateDir } from "../private-files.js";
@@ -11,6 +11,7 @@ import {
   resolveBinary,
   type UpstreamBinary,
 } from "../upstream/binaries.js";
+import { writeFileAtomic } from "../write-file.js";
 import { apiserverUrl, etcdClientUrl, type StatePaths, statePaths } from "./args.js";
 import { adminTls, type Component, enabledComponents, etcdHealthTls, hostPort } from "./components.js";
 import { type ClientTls, probe } from "./health.js";
@@ -50,8 +51,9 @@ export function readState(stateDir: string): ControlPlaneState | undefined {
   return JSON.parse(readFileSync(file, "utf8")) as ControlPlaneState;
 }
 
+/** Atomically: a full disk leaves the previous state, so `down` still finds what was started. */
 export function writeState(paths: StatePaths, state: ControlPlaneState): void {
-  writeFileSync(paths.stateFile, `${JSON.stringify(state, null, 2)}\n`);
+  writeFileAtomic(paths.stateFile, `${JSON.stringify(state, null, 2)}\n`);
 }
 
 function binaryPath(name: UpstreamBinary, env: Env): string {
@@ -71,6 +73,22 @@ function assertEtcdDataUnlocked(paths: StatePaths): void {
       `etcd data folder ${paths.etcdData} is locked by another etcd process; stop it or use another --state-dir`,
     );
   }
+}
+
+// etcd preallocates its first write-ahead log segment (64 MB) when its data folder is new, and panics when the
+// disk cannot hold it; its bolt database and the logs need a little more.
+const ETCD_FIRST_START_BYTES = 64_000_000 + 2 ** 20;
+
+/** A new etcd data folder on a filesystem too small for its first WAL segment: said in one line, before it starts. */
+function assertEtcdSpace(paths: StatePaths): void {
+  if (existsSync(join(paths.etcdData, "member", "wal"))) return;
+  const fs = statfsSync(paths.dir);
+  const free = fs.bavail * fs.bsize;
+  if (free >= ETCD_FIRST_START_BYTES) return;
+  const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+  throw new Error(
+    `not enough space for etcd in ${paths.dir}: it preallocates 64 MB for its write-ahead log, ${mb(free)} free`,
+  );
 }
 
 /**
@@ -230,6 +248,8 @@ export async function up(partial: UpOptions = {}): Promise<ControlPlaneState> {
   const server = apiserverUrl(o);
   for (const k of kubeconfigs)
     writeKubeconfig(k.path(paths), { server, caFile: pki.caCert, ...asClient(pki, k.client), user: k.user });
+
+  assertEtcdSpace(paths);
 
   const state: ControlPlaneState = {
     options: o,

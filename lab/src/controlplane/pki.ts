@@ -72,7 +72,7 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
   const pki = pkiPaths(dir);
   for (const key of [pki.caKey, pki.saKey, pki.servingKey, ...Object.values(pki.clients).map((c) => c.key)])
     restrictFile(key);
-  const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey);
+  const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey) || !existsSync(pki.saPub);
   if (fresh) await Promise.all([selfSignedCa(dir, "ca", "switchyard-lab-ca"), serviceAccountKeys(dir, pki)]);
   // Signed side by side (openssl's start-up dominates): every client missing, so a state folder from before a
   // client existed gets just that one; the serving certificate when its names changed; etcd's.
@@ -88,9 +88,8 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
 
 /** The service-account token signing key (sa.key, 0600) and its public half (sa.pub), as kubeadm names them. */
 async function serviceAccountKeys(dir: string, pki: Pki): Promise<void> {
-  await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
-  restrictFile(pki.saKey);
-  await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
+  await openssl(["genrsa", "-out", "sa.key", "2048"], dir, ["sa.key"]);
+  await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir, ["sa.pub"]);
 }
 
 /**

@@ -86,12 +86,27 @@ export function lastLines(path: string, n = 20): string {
   return lines.slice(-n).join("\n");
 }
 
-/** The last klog error or fatal line (E1129 ..., F1129 ...) of a log, to say in one line why a component died. */
+/**
+ * The last klog error or fatal line (E1129 ..., F1129 ...) of a log, or etcd's last error, fatal or panic JSON line
+ * as "msg: error", to say in one line why a component died.
+ */
 export function lastErrorLine(path: string): string | undefined {
   if (!existsSync(path)) return undefined;
   const lines = readFileSync(path, "utf8").trimEnd().split("\n");
-  const line = lines.reverse().find((l) => /^[EF]\d{4} /.test(l) || /^\{"level":"(error|fatal)"/.test(l));
+  const line = lines
+    .reverse()
+    .find((l) => /^[EF]\d{4} /.test(l) || /^\{"level":"(error|fatal|panic)"/.test(l));
+  if (line?.startsWith("{")) return zapMessage(line);
   return line?.replace(/^[EF]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] /, "");
+}
+
+function zapMessage(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; error?: string };
+    return entry.error ? `${entry.msg}: ${entry.error}` : (entry.msg ?? line);
+  } catch {
+    return line;
+  }
 }
 
 function threadCount(pid: number): number {
