@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ensurePrivateDir, restrictFile } from "../private-files.js";
 import {
+  allSigned,
   type CertPair,
   certIsCurrent,
   pairIn,
@@ -72,6 +73,6 @@ export async function ensureEtcdPki(dir: string, options: EtcdPkiOptions): Promi
     if (fresh || !existsSync(join(dir, `${name}.crt`)))
       signing.push(signedCert(dir, "etcd/ca", name, `/CN=${commonName}`, usages.client));
   }
-  await Promise.all(signing);
+  await allSigned(signing);
   return pki;
 }

@@ -38,10 +38,23 @@ export async function openssl(args: string[], cwd: string, outputs: readonly str
   }
 }
 
+/**
+ * Waits for every openssl run started side by side, then fails with the first error. Promise.all would fail at
+ * the first one while the others still write their temporary files: the caller would report a full disk and
+ * leave those files behind.
+ */
+export async function allSigned(work: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
 /** openssl wrote `written` (to become `path`) as a whole PEM file; else why not, as writeFileAtomic says it. */
 function assertWholePem(written: string, path: string): void {
   if (/-----END [A-Z ]+-----\s*$/.test(readFileSync(written, "utf8"))) return;
-  const full = statfsSync(written).bavail === 0;
+  // openssl says nothing of the failed write. Files signed beside this one free their temporary files when they
+  // fail too, so by now the filesystem may have a little room again: nearly full counts as full.
+  const fs = statfsSync(written);
+  const full = fs.bavail * fs.bsize < 1024 * 1024;
   throw new Error(
     `cannot write ${path}: ${full ? "no space left on device" : "openssl wrote an incomplete file"}`,
   );

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { ensurePrivateDir, restrictFile } from "../private-files.js";
 import { type EtcdPki, type EtcdPkiOptions, ensureEtcdPki, etcdPkiPaths } from "./etcd-pki.js";
 import {
+  allSigned,
   type CertPair,
   certIsCurrent,
   openssl,
@@ -73,7 +74,7 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
   for (const key of [pki.caKey, pki.saKey, pki.servingKey, ...Object.values(pki.clients).map((c) => c.key)])
     restrictFile(key);
   const fresh = !existsSync(pki.caCert) || !existsSync(pki.saKey) || !existsSync(pki.saPub);
-  if (fresh) await Promise.all([selfSignedCa(dir, "ca", "switchyard-lab-ca"), serviceAccountKeys(dir, pki)]);
+  if (fresh) await allSigned([selfSignedCa(dir, "ca", "switchyard-lab-ca"), serviceAccountKeys(dir, pki)]);
   // Signed side by side (openssl's start-up dominates): every client missing, so a state folder from before a
   // client existed gets just that one; the serving certificate when its names changed; etcd's.
   const signing = Object.entries(clientSubjects)
@@ -82,7 +83,7 @@ export async function ensurePki(dir: string, options: PkiOptions): Promise<Pki> 
   const servingExt = `${sanLine(options.ips, options.dnsNames)}\n${usages.server}`;
   if (fresh || !certIsCurrent(dir, "apiserver", servingExt))
     signing.push(signedCert(dir, "ca", "apiserver", "/CN=kube-apiserver", servingExt));
-  await Promise.all([...signing, ensureEtcdPki(dir, options)]);
+  await allSigned([...signing, ensureEtcdPki(dir, options)]);
   return pki;
 }
 
