@@ -8,8 +8,8 @@ import { peekQuery } from "../wire/peek.js";
 import type { Outcome, Site } from "./dispatch.js";
 import { dispatch, notifyObservers } from "./dispatch.js";
 import { answerFast } from "./fast-path.js";
-import { FrameSplitter, frame } from "./frames.js";
 import { relayFast } from "./relay.js";
+import { TcpConnection, type TcpHost, type TcpLimits } from "./tcp-connection.js";
 import type { Timers } from "./timers.js";
 import { systemTimers } from "./timers.js";
 
@@ -60,11 +60,16 @@ export interface DnsServerOptions {
   address?: string;
   /** Port for both UDP and TCP; 0 picks a free one (the same for both). Default 53. */
   port?: number;
-  /** CoreDNS waits 3 s for the first query on a new TCP connection. */
+  /** How long a new TCP connection may take to send its first whole query; CoreDNS's default, 3 s. */
   tcpFirstReadTimeoutMs?: number;
-  /** ... and closes it after 10 s without one. */
+  /** ... and each later one, from the previous reply on; 10 s. */
   tcpIdleTimeoutMs?: number;
-  /** Connections beyond this are closed at once. */
+  /** How long a TCP reply may wait for the kernel to take it before the connection is dropped; 5 s. */
+  tcpWriteTimeoutMs?: number;
+  /**
+   * TCP connections open at once (default 1000). A new one beyond this takes the place of the connection
+   * that has waited longest for a query; when every connection is busy answering, it is closed at once.
+   */
   maxTcpConnections?: number;
   /** What the Corefile's `debug` and `timeouts` set; these win over the options above. */
   settings?: ServerSettings;
@@ -76,21 +81,16 @@ export interface DnsServerOptions {
   log?: (line: string) => void;
 }
 
-interface Connection {
-  socket: net.Socket;
-  /** Replies still being worked on; the connection is closed gracefully only when it reaches 0. */
-  pending: number;
-  timer: unknown;
-}
-
 /**
  * A DNS server on UDP and TCP. TCP queries on one connection are answered one at a time in arrival order
- * (as miekg/dns does), so pipelined clients get their replies in the order they asked.
+ * (as miekg/dns does), so pipelined clients get their replies in the order they asked (tcp-connection.ts).
  */
 export class DnsServer {
   private udp: dgram.Socket | undefined;
   private tcp: net.Server | undefined;
-  private readonly connections = new Set<Connection>();
+  private readonly connections = new Set<TcpConnection>();
+  /** Connections waiting for a query, longest waiting first: the ones given up when the cap is reached. */
+  private readonly waiting = new Set<TcpConnection>();
   /** Queries whose reply is not written yet, and who waits for there to be none (stop). */
   private inflight = 0;
   private idle: (() => void) | undefined;
@@ -120,12 +120,15 @@ export class DnsServer {
     if (settings) this.settings = settings;
   }
 
-  private get firstReadMs(): number {
-    return this.settings.tcpReadTimeoutMs ?? this.options.tcpFirstReadTimeoutMs ?? 3000;
-  }
-
-  private get idleMs(): number {
-    return this.settings.tcpIdleTimeoutMs ?? this.options.tcpIdleTimeoutMs ?? 10000;
+  /** CoreDNS's defaults (its NewServer), then the options, then the Corefile's `timeouts`. */
+  private get tcpLimits(): TcpLimits {
+    const { settings, options } = this;
+    return {
+      firstReadMs: settings.tcpReadTimeoutMs ?? options.tcpFirstReadTimeoutMs ?? 3000,
+      idleMs: settings.tcpIdleTimeoutMs ?? options.tcpIdleTimeoutMs ?? 10_000,
+      writeMs: settings.tcpWriteTimeoutMs ?? options.tcpWriteTimeoutMs ?? 5000,
+      maxQueries: settings.tcpMaxQueries ?? -1,
+    };
   }
 
   get address(): { address: string; port: number } {
@@ -189,7 +192,7 @@ export class DnsServer {
     if (this.stopping) return;
     this.stopping = true;
     const tcpClosed = this.tcp ? new Promise<void>((resolve) => this.tcp?.close(() => resolve())) : undefined;
-    for (const conn of this.connections) if (conn.pending === 0) conn.socket.end();
+    for (const conn of this.connections) if (conn.idle) conn.finish();
     let handle: unknown;
     const grace = new Promise<void>((resolve) => {
       handle = this.timers.setTimeout(resolve, graceMs);
@@ -212,10 +215,7 @@ export class DnsServer {
     await Promise.race([settled.then(sent), grace]);
     waiting = false;
     this.timers.clearTimeout(handle);
-    for (const conn of this.connections) {
-      this.timers.clearTimeout(conn.timer);
-      conn.socket.destroy();
-    }
+    for (const conn of this.connections) conn.drop();
     this.udp?.close();
     await tcpClosed;
   }
@@ -254,69 +254,53 @@ export class DnsServer {
   }
 
   private onTcp(socket: net.Socket): void {
-    if (this.stopping || this.connections.size >= (this.options.maxTcpConnections ?? 1000)) {
+    if (this.stopping || !this.roomForOneMore()) {
       socket.destroy();
       return;
     }
     const remote = peerOf(socket.remoteAddress ?? "", socket.remotePort ?? 0, socket.remoteFamily);
-    const conn: Connection = { socket, pending: 0, timer: undefined };
-    this.connections.add(conn);
-    const splitter = new FrameSplitter();
-    let queue: Promise<void> = Promise.resolve();
-    const arm = (ms: number) => {
-      this.timers.clearTimeout(conn.timer);
-      conn.timer = this.timers.setTimeout(() => {
-        if (conn.pending === 0) socket.end();
-      }, ms);
-    };
-    arm(this.firstReadMs);
-    const idleMs = this.idleMs;
-    const writeMs = this.settings.tcpWriteTimeoutMs;
     const recover = !this.settings.debug;
-    // Like miekg/dns: after the allowed number of queries the connection reads no more and closes.
-    const maxQueries = this.settings.tcpMaxQueries ?? -1;
-    let taken = 0;
-
-    socket.on("data", (chunk: Buffer) => {
-      arm(idleMs);
-      for (const packet of splitter.push(chunk)) {
-        if (this.stopping || (maxQueries >= 0 && taken >= maxQueries)) break;
-        taken++;
-        conn.pending++;
-        queue = queue.then(async () => {
-          const out = await dispatch(packet, {
-            sites: this.sites,
-            server: this.label,
-            transport: "tcp",
-            remote,
-            recover,
-            anyClass: this.settings.anyClass === true,
-          });
-          if (out.reply && !socket.destroyed) this.writeReply(socket, frame(out.reply), writeMs);
-          this.report(out, "tcp", remote);
-          conn.pending--;
-          const spent = maxQueries >= 0 && taken >= maxQueries;
-          if ((this.stopping || spent) && conn.pending === 0) socket.end();
-          else arm(idleMs);
-        });
-        this.track(queue);
-      }
-    });
-    socket.on("error", () => socket.destroy());
-    socket.on("close", () => {
-      this.timers.clearTimeout(conn.timer);
-      this.connections.delete(conn);
-    });
+    const host: TcpHost = {
+      timers: this.timers,
+      answer: (packet) =>
+        dispatch(packet, {
+          sites: this.sites,
+          server: this.label,
+          transport: "tcp",
+          remote,
+          recover,
+          anyClass: this.settings.anyClass === true,
+        }),
+      report: (out) => this.report(out, "tcp", remote),
+      track: (work) => this.track(work),
+      stopping: () => this.stopping,
+      waiting: (conn, yes) => {
+        if (yes) this.waiting.add(conn);
+        else this.waiting.delete(conn);
+      },
+      closed: (conn) => this.forget(conn),
+    };
+    this.connections.add(new TcpConnection(socket, this.tcpLimits, host));
   }
 
-  /** Sends a TCP reply; with a write timeout, a reply the kernel has not taken by then ends the connection. */
-  private writeReply(socket: net.Socket, bytes: Buffer, writeMs: number | undefined): void {
-    if (writeMs === undefined) {
-      socket.write(bytes);
-      return;
-    }
-    const timer = this.timers.setTimeout(() => socket.destroy(), writeMs);
-    socket.write(bytes, () => this.timers.clearTimeout(timer));
+  /**
+   * Whether a new connection may be served. At the cap, the connection that has waited longest for a query
+   * is closed to make room (RFC 7766's security considerations allow closing idle connections or refusing
+   * new ones), so clients that connect and then send nothing, or a byte now and then, cannot lock out the
+   * others. CoreDNS has no cap; its goroutines cost less than our connections.
+   */
+  private roomForOneMore(): boolean {
+    if (this.connections.size < (this.options.maxTcpConnections ?? 1000)) return true;
+    const longest = this.waiting.values().next();
+    if (longest.done) return false;
+    this.forget(longest.value);
+    longest.value.drop();
+    return true;
+  }
+
+  private forget(conn: TcpConnection): void {
+    this.connections.delete(conn);
+    this.waiting.delete(conn);
   }
 
   /** After a reply went out: the embedder's hook, the observers, and the log line for a recovered exception. */

@@ -7,19 +7,32 @@ export class FrameSplitter {
 
   /** Adds bytes; returns every message now complete, in order. */
   push(chunk: Buffer): Buffer[] {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    this.append(chunk);
     const frames: Buffer[] = [];
-    for (;;) {
-      if (this.pending.length < 2) break;
-      const length = this.pending.readUInt16BE(0);
-      if (this.pending.length < 2 + length) break;
-      frames.push(Buffer.from(this.pending.subarray(2, 2 + length)));
-      this.pending = this.pending.subarray(2 + length);
-    }
+    for (let f = this.take(); f; f = this.take()) frames.push(f);
     return frames;
   }
 
-  /** Bytes of an incomplete message still waiting. */
+  /** Adds bytes without taking anything out (a server reads one message at a time with take()). */
+  append(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+  }
+
+  /** The first complete message (a copy), removed from the buffer; undefined while none is complete. */
+  take(): Buffer | undefined {
+    if (!this.complete) return undefined;
+    const length = this.pending.readUInt16BE(0);
+    const message = Buffer.from(this.pending.subarray(2, 2 + length));
+    this.pending = this.pending.subarray(2 + length);
+    return message;
+  }
+
+  /** Whether a whole message is buffered. */
+  get complete(): boolean {
+    return this.pending.length >= 2 && this.pending.length >= 2 + this.pending.readUInt16BE(0);
+  }
+
+  /** Bytes buffered: messages not taken yet and the start of an incomplete one. */
   get buffered(): number {
     return this.pending.length;
   }

@@ -19,13 +19,13 @@ const settingsOf = (corefile: string) =>
     (s) => s.settings,
   );
 
-/** Real timers cut to 50ms, remembering what the server asked for. */
+/** Real timers, remembering what the server asked for (tcp-connection.test.ts drives them by hand). */
 function recordingTimers(): { timers: Timers; asked: number[] } {
   const asked: number[] = [];
   const timers: Timers = {
     setTimeout: (fn, ms) => {
       asked.push(ms);
-      return systemTimers.setTimeout(fn, Math.min(ms, 50));
+      return systemTimers.setTimeout(fn, ms);
     },
     clearTimeout: (h) => systemTimers.clearTimeout(h),
   };
@@ -67,10 +67,11 @@ example.org:53 {
     await server.start();
     try {
       const s = await tcpSession(server.address.port);
-      await new Promise((r) => setTimeout(r, 10));
-      const queries = [1, 2, 3].map((id) => frame(encodeMessage(newQuery("a.example.org.", 1, id))));
-      s.socket.write(Buffer.concat(queries));
+      const query = (id: number) => frame(encodeMessage(newQuery("a.example.org.", 1, id)));
+      s.socket.write(query(1));
       assert.equal(decodeOrFail(await s.next()).id, 1);
+      // Waiting for the second query: the idle timeout.
+      s.socket.write(Buffer.concat([query(2), query(3)]));
       assert.equal(decodeOrFail(await s.next()).id, 2);
       // The third query is never read: the connection closes after two.
       await s.closed;

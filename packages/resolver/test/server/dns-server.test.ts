@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { eventually } from "@switchyard/kube/testing";
 import type { Handler, Result } from "../../src/plugin/handler.js";
 import { DnsServer, peerOf } from "../../src/server/dns-server.js";
 import { frame } from "../../src/server/frames.js";
@@ -113,15 +114,63 @@ describe("DnsServer on loopback", () => {
     await s.closed;
     assert.ok(Date.now() - started >= 250);
   });
+});
 
-  test("connections beyond the cap are closed at once", async () => {
-    const open = await Promise.all([1, 2, 3, 4].map(() => tcpSession(port)));
-    await new Promise((r) => setTimeout(r, 30));
+describe("DnsServer at its TCP connection cap", () => {
+  /** Holds each query until the test lets it go: a connection busy answering. */
+  const releases: (() => void)[] = [];
+  const held: Handler = {
+    name: "held",
+    async serveDNS(_ctx, w, r): Promise<Result> {
+      await new Promise<void>((release) => releases.push(release));
+      w.write(replyTo(r));
+      return { rcode: 0 };
+    },
+  };
+  const server = new DnsServer({
+    sites: [
+      { zone: "example.org.", handler: zone },
+      { zone: "held.", handler: held },
+    ],
+    address: "127.0.0.1",
+    port: 0,
+    // Long enough that no connection of these tests is closed by a deadline.
+    tcpFirstReadTimeoutMs: 60_000,
+    tcpIdleTimeoutMs: 60_000,
+    maxTcpConnections: 4,
+  });
+  let port = 0;
+  before(async () => {
+    await server.start();
+    port = server.address.port;
+  });
+  after(() => server.stop(100));
+
+  test("a new connection takes the place of the one that has waited longest for a query", async () => {
+    const open = [];
+    for (let i = 0; i < 4; i++) open.push(await tcpSession(port));
     const extra = await tcpSession(port);
-    const started = Date.now();
+    await open[0]?.closed;
+    extra.socket.write(frame(encodeMessage(newQuery("www.example.org.", 1, 9))));
+    assert.equal(decodeOrFail(await extra.next()).id, 9);
+    for (const s of open.slice(1)) assert.equal(s.socket.readyState, "open");
+    for (const s of [...open, extra]) s.socket.destroy();
+  });
+
+  test("with every connection busy answering, a new one is closed at once", async () => {
+    const busy = [];
+    for (let i = 0; i < 4; i++) {
+      const s = await tcpSession(port);
+      s.socket.write(frame(encodeMessage(newQuery(`q${i}.held.`, 1, i))));
+      busy.push(s);
+    }
+    await eventually("all four held", () => releases.length === 4);
+    const extra = await tcpSession(port);
     await extra.closed;
-    assert.ok(Date.now() - started < 200);
-    for (const s of open) s.socket.destroy();
+    assert.equal(extra.replies.length, 0);
+    for (const release of releases.splice(0)) release();
+    for (const s of busy) assert.equal(decodeOrFail(await s.next()).rcode, 0);
+    for (const s of busy) s.socket.destroy();
   });
 });
 
