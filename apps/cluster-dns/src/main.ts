@@ -17,7 +17,7 @@ export interface Io {
   stdin?: () => string | undefined;
 }
 
-const processIo: Io = {
+export const processIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   cwd: process.cwd(),

@@ -1,6 +1,6 @@
 import cluster from "node:cluster";
 import { parseFlags } from "./flags.js";
-import { supervise, WORKER_ENV } from "./supervise.js";
+import { reportFatal, supervise, WORKER_ENV } from "./supervise.js";
 
 /**
  * The process around main(): exit codes, and signals as CoreDNS handles them. SIGTERM and SIGINT start
@@ -11,18 +11,25 @@ export async function run(argv: readonly string[]): Promise<void> {
   if (cluster.isPrimary) {
     const flags = serving(argv);
     if (flags && flags.workers > 1) {
-      supervise(flags, (line) => process.stdout.write(`${line}\n`));
+      supervise(flags, {
+        log: (line) => process.stdout.write(`${line}\n`),
+        fatal: (line) => process.stderr.write(`${line}\n`),
+      });
       return;
     }
   }
   const worker = cluster.isWorker ? { index: Number(process.env[WORKER_ENV] ?? "1") } : undefined;
   // Loaded here, not at the top: the primary of `-workers` never needs the resolver.
-  const { main } = await import("./main.js");
-  const result = await main(argv, undefined, worker);
+  const { main, processIo } = await import("./main.js");
+  // A worker's startup error goes to the primary, which prints it once for all workers.
+  const fatal: string[] = [];
+  const io = worker ? { ...processIo, err: (line: string) => fatal.push(line) } : processIo;
+  const result = await main(argv, io, worker);
   if (typeof result === "number") {
-    process.exitCode = result;
-    // A worker's IPC channel would keep it alive.
-    if (worker) process.exit(result);
+    // Exits now, as CoreDNS's log.Fatal does: listeners a failed start did open (health, metrics) and a
+    // worker's IPC channel would keep the process alive.
+    if (worker && fatal.length > 0) reportFatal(fatal, () => process.exit(result));
+    else process.exit(result);
     return;
   }
   const stop = (signal: NodeJS.Signals) => {

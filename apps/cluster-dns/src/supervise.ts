@@ -8,6 +8,29 @@ import { writePidfile } from "./pidfile.js";
 /** The environment variable that tells a forked worker its number. */
 export const WORKER_ENV = "SWITCHYARD_DNS_WORKER";
 
+/** A worker's message to the primary: the lines of the error it is about to exit with. */
+interface FatalMessage {
+  type: "switchyard-dns:fatal";
+  lines: string[];
+}
+
+function isFatal(message: unknown): message is FatalMessage {
+  return (message as FatalMessage | null)?.type === "switchyard-dns:fatal";
+}
+
+/** In a worker: hands its startup error to the primary, then calls `done` (sent or not). */
+export function reportFatal(lines: string[], done: () => void): void {
+  const message: FatalMessage = { type: "switchyard-dns:fatal", lines };
+  if (process.send) process.send(message, undefined, {}, () => done());
+  else done();
+}
+
+/** Where the primary writes: its own log lines, and a worker's fatal error. */
+export interface SuperviseOutput {
+  log: (line: string) => void;
+  fatal: (line: string) => void;
+}
+
 /**
  * `-workers N` in the primary process: forks N copies of this command, which share the DNS, health,
  * ready and metrics sockets (node:cluster hands each worker the primary's listening handles; the kernel
@@ -15,8 +38,10 @@ export const WORKER_ENV = "SWITCHYARD_DNS_WORKER";
  * nothing itself. It passes signals on, sums metrics for scrapes, and ends when the workers have: if one
  * dies on its own, it stops the others and exits with that worker's code.
  */
-export function supervise(flags: Flags, log: (line: string) => void): void {
+export function supervise(flags: Flags, { log, fatal }: SuperviseOutput): void {
   const workers = new Set<Worker>();
+  /** Workers that said why they are exiting: their exit is not logged again. */
+  const explained = new Set<Worker>();
   let stopping = false;
   let exitCode = 0;
   const stopAll = (signal: NodeJS.Signals) => {
@@ -26,6 +51,12 @@ export function supervise(flags: Flags, log: (line: string) => void): void {
   for (let index = 1; index <= flags.workers; index++) {
     const worker = cluster.fork({ [WORKER_ENV]: String(index) });
     serveScrapes(worker, () => [...workers]);
+    // Every worker fails the same way on a port that is taken: the first one's error is printed, once.
+    worker.on("message", (message: unknown) => {
+      if (!isFatal(message)) return;
+      if (explained.size === 0) for (const line of message.lines) fatal(line);
+      explained.add(worker);
+    });
     workers.add(worker);
   }
   if (flags.pidfile) writePidfile(flags.pidfile, log);
@@ -34,7 +65,8 @@ export function supervise(flags: Flags, log: (line: string) => void): void {
     const failed = code !== 0 || (signal !== null && !stopping);
     if (failed && exitCode === 0) exitCode = code || 1;
     if (!stopping) {
-      log(`[ERROR] worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); stopping the others`);
+      if (!explained.has(worker))
+        log(`[ERROR] worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); stopping the others`);
       stopAll("SIGTERM");
     }
     if (workers.size > 0) return;

@@ -8,6 +8,7 @@ import { peekQuery } from "../wire/peek.js";
 import type { Outcome, Site } from "./dispatch.js";
 import { dispatch, notifyObservers } from "./dispatch.js";
 import { answerFast } from "./fast-path.js";
+import { listenError } from "./listen-error.js";
 import { relayFast } from "./relay.js";
 import { TcpConnection, type TcpHost, type TcpLimits } from "./tcp-connection.js";
 import type { Timers } from "./timers.js";
@@ -167,7 +168,12 @@ export class DnsServer {
       // Listen before binding: a socket shared by node:cluster workers receives as soon as it is bound,
       // and a datagram read with no listener yet would be lost.
       udp.on("message", (packet, rinfo) => this.onUdp(udp, packet, rinfo));
-      const port = await bindUdp(udp, address, wanted);
+      // Errors name the address as the Corefile gave it, as CoreDNS's do (`listen udp :53: ...`).
+      const named = this.options.address ?? "";
+      const port = await bindUdp(udp, address, wanted).catch((err: NodeJS.ErrnoException) => {
+        udp.close();
+        throw listenError("udp", named, wanted, err);
+      });
       this.boundPort = port;
       try {
         this.tcp = await listenTcp(this.network.createTcpServer(), address, port);
@@ -176,7 +182,7 @@ export class DnsServer {
         break;
       } catch (err) {
         udp.close();
-        if (wanted !== 0 || attempt >= 5) throw err;
+        if (wanted !== 0 || attempt >= 5) throw listenError("tcp", named, port, err as NodeJS.ErrnoException);
       }
     }
     // Send failures (an ICMP unreachable, a client gone) concern one packet and must not end the server.
