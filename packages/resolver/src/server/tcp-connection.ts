@@ -164,7 +164,17 @@ export class TcpConnection {
   }
 
   private replied(): void {
-    this.awaitMessage(this.limits.idleMs);
+    if (!this.frames.complete) {
+      this.awaitMessage(this.limits.idleMs);
+      return;
+    }
+    // The next message is here already (a pipelining client): it is taken on the next turn of the event
+    // loop, so one connection's backlog does not hold up the others, UDP or the timers (answered in one
+    // go, a 64 KiB chunk of queries kept them waiting, and its replies' write callbacks piled up meanwhile).
+    this.state = "reading";
+    setImmediate(() => {
+      if (this.state === "reading") this.awaitMessage(this.limits.idleMs);
+    });
   }
 
   private arm(ms: number, expire: () => void): void {

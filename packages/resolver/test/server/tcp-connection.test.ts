@@ -132,6 +132,18 @@ describe("TcpConnection", () => {
     assert.equal(c.waiting, true);
   });
 
+  test("a pipelined backlog gives the event loop a turn between messages", async () => {
+    const c = connect();
+    c.socket.send(Buffer.concat([frame(msg(1)), frame(msg(2))]));
+    c.answerNext();
+    // Promise callbacks and process.nextTick run; a setImmediate does not.
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    await new Promise((r) => process.nextTick(r));
+    assert.deepEqual(c.asked, [1]);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(c.asked, [1, 2]);
+  });
+
   test("the first-read deadline covers the whole message, however its bytes trickle in", async () => {
     const c = connect();
     const bytes = frame(msg(7));
