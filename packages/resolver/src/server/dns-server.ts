@@ -49,7 +49,9 @@ const nodeNetwork: Network = {
       recvBufferSize: UDP_RECEIVE_BUFFER,
       lookup: addressLookup as NonNullable<dgram.SocketOptions["lookup"]>,
     }),
-  createTcpServer: () => net.createServer({ pauseOnConnect: false }),
+  // Half-open: a client that sends its queries and then its FIN still gets every reply (the connection
+  // closes once they are out), as from CoreDNS; Node would otherwise end our side at the client's FIN.
+  createTcpServer: () => net.createServer({ pauseOnConnect: false, allowHalfOpen: true }),
 };
 
 export interface DnsServerOptions {
@@ -69,7 +71,8 @@ export interface DnsServerOptions {
   tcpWriteTimeoutMs?: number;
   /**
    * TCP connections open at once (default 1000). A new one beyond this takes the place of the connection
-   * that has waited longest for a query; when every connection is busy answering, it is closed at once.
+   * that has waited longest for a query (or is closing); when every connection is busy answering, it is
+   * closed at once.
    */
   maxTcpConnections?: number;
   /** What the Corefile's `debug` and `timeouts` set; these win over the options above. */
@@ -90,8 +93,11 @@ export class DnsServer {
   private udp: dgram.Socket | undefined;
   private tcp: net.Server | undefined;
   private readonly connections = new Set<TcpConnection>();
-  /** Connections waiting for a query, longest waiting first: the ones given up when the cap is reached. */
-  private readonly waiting = new Set<TcpConnection>();
+  /**
+   * Connections waiting for a query or closing, in the order they became so: the ones given up, first
+   * first, when the cap is reached.
+   */
+  private readonly evictable = new Set<TcpConnection>();
   /** Queries whose reply is not written yet, and who waits for there to be none (stop). */
   private inflight = 0;
   private idle: (() => void) | undefined;
@@ -280,9 +286,9 @@ export class DnsServer {
       report: (out) => this.report(out, "tcp", remote),
       track: (work) => this.track(work),
       stopping: () => this.stopping,
-      waiting: (conn, yes) => {
-        if (yes) this.waiting.add(conn);
-        else this.waiting.delete(conn);
+      evictable: (conn, yes) => {
+        if (yes) this.evictable.add(conn);
+        else this.evictable.delete(conn);
       },
       closed: (conn) => this.forget(conn),
     };
@@ -291,13 +297,13 @@ export class DnsServer {
 
   /**
    * Whether a new connection may be served. At the cap, the connection that has waited longest for a query
-   * is closed to make room (RFC 7766's security considerations allow closing idle connections or refusing
-   * new ones), so clients that connect and then send nothing, or a byte now and then, cannot lock out the
-   * others. CoreDNS has no cap; its goroutines cost less than our connections.
+   * (or is closing) is closed to make room (RFC 7766's security considerations allow closing idle
+   * connections or refusing new ones), so clients that connect and then send nothing, or a byte now and
+   * then, cannot lock out the others. CoreDNS has no cap; its goroutines cost less than our connections.
    */
   private roomForOneMore(): boolean {
     if (this.connections.size < (this.options.maxTcpConnections ?? 1000)) return true;
-    const longest = this.waiting.values().next();
+    const longest = this.evictable.values().next();
     if (longest.done) return false;
     this.forget(longest.value);
     longest.value.drop();
@@ -306,7 +312,7 @@ export class DnsServer {
 
   private forget(conn: TcpConnection): void {
     this.connections.delete(conn);
-    this.waiting.delete(conn);
+    this.evictable.delete(conn);
   }
 
   /** After a reply went out: the embedder's hook, the observers, and the log line for a recovered exception. */

@@ -25,8 +25,11 @@ export interface TcpHost {
   /** Counts work the server's stop() waits for. */
   track(work: Promise<void>): void;
   stopping(): boolean;
-  /** The connection started (true) or stopped (false) waiting for a message. */
-  waiting(conn: TcpConnection, yes: boolean): void;
+  /**
+   * Whether the connection may be closed to make room for a new one: true while it waits for a message or
+   * is closing (nothing it was asked is lost then), false while it answers.
+   */
+  evictable(conn: TcpConnection, yes: boolean): void;
   closed(conn: TcpConnection): void;
 }
 
@@ -45,6 +48,8 @@ export class TcpConnection {
   private state: State = "reading";
   private timer: unknown;
   private taken = 0;
+  /** The client has sent all it will (its FIN came): the queries before it are still answered. */
+  private peerEnded = false;
   private readonly frames = new FrameSplitter();
 
   constructor(
@@ -53,6 +58,10 @@ export class TcpConnection {
     private readonly host: TcpHost,
   ) {
     socket.on("data", (chunk: Buffer) => this.received(chunk));
+    socket.on("end", () => {
+      this.peerEnded = true;
+      if (this.state === "reading") this.readNext();
+    });
     socket.on("error", () => socket.destroy());
     socket.on("close", () => {
       this.host.timers.clearTimeout(this.timer);
@@ -70,7 +79,7 @@ export class TcpConnection {
   drop(): void {
     this.state = "closing";
     this.host.timers.clearTimeout(this.timer);
-    this.host.waiting(this, false);
+    this.host.evictable(this, false);
     this.socket.destroy();
   }
 
@@ -81,7 +90,7 @@ export class TcpConnection {
   finish(): void {
     if (this.state === "closing") return;
     this.state = "closing";
-    this.host.waiting(this, false);
+    this.host.evictable(this, true);
     this.arm(this.limits.writeMs, () => this.socket.destroy());
     // Read (and ignore) the rest, so the client's own close is seen and ends the connection at once.
     this.socket.resume();
@@ -105,7 +114,7 @@ export class TcpConnection {
     this.state = "reading";
     if (this.readNext()) return;
     this.arm(ms, () => this.drop());
-    this.host.waiting(this, true);
+    this.host.evictable(this, true);
   }
 
   /** Takes the next message if it is whole and answers it; false while it is still incomplete. */
@@ -115,12 +124,17 @@ export class TcpConnection {
       return true;
     }
     const packet = this.frames.take();
+    if (!packet && this.peerEnded) {
+      // As miekg/dns on EOF: no more messages (the start of one that never completed is dropped).
+      this.finish();
+      return true;
+    }
     if (!packet) {
       this.socket.resume();
       return false;
     }
     this.host.timers.clearTimeout(this.timer);
-    this.host.waiting(this, false);
+    this.host.evictable(this, false);
     if (this.frames.complete) this.socket.pause();
     else this.socket.resume();
     this.state = "answering";

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { eventually } from "@switchyard/kube/testing";
 import type { Handler, Result } from "../../src/plugin/handler.js";
 import { DnsServer, peerOf } from "../../src/server/dns-server.js";
-import { frame } from "../../src/server/frames.js";
+import { FrameSplitter, frame } from "../../src/server/frames.js";
 import { encodeMessage } from "../../src/wire/encode.js";
 import { newQuery, replyTo } from "../../src/wire/message.js";
 import { formatRecord } from "../../src/wire/presentation.js";
@@ -106,6 +106,17 @@ describe("DnsServer on loopback", () => {
     for (let i = 0; i < 3; i++) ids.push(decodeOrFail(await s.next()).id);
     assert.deepEqual(ids, [1, 2, 3]);
     s.socket.destroy();
+  });
+
+  test("a client that half-closes after pipelining gets every reply, as from CoreDNS", async () => {
+    const client = net.connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    await new Promise((r) => client.once("connect", r));
+    const ids = [11, 12, 13];
+    client.end(Buffer.concat(ids.map((id) => frame(encodeMessage(newQuery("a.slow.", 1, id))))));
+    const chunks: Buffer[] = [];
+    for await (const chunk of client) chunks.push(chunk as Buffer);
+    const got = new FrameSplitter().push(Buffer.concat(chunks)).map((f) => decodeOrFail(f).id);
+    assert.deepEqual(got, ids);
   });
 
   test("an idle TCP connection is closed after the first-read timeout", async () => {

@@ -71,7 +71,7 @@ interface Harness {
   /** Resolves the chain's answer to the oldest message still waiting for one. */
   answerNext(): void;
   reported: number;
-  waiting: boolean;
+  evictable: boolean;
   closed: boolean;
 }
 
@@ -86,7 +86,7 @@ function connect(limits: Partial<TcpLimits> = {}): Harness & { conn: TcpConnecti
     asked: [],
     answerNext: () => pending.shift()?.({ zone: ".", requestSize: 5, duration: 0, reply: Buffer.from("ok") }),
     reported: 0,
-    waiting: false,
+    evictable: false,
     closed: false,
   };
   const host: TcpHost = {
@@ -100,8 +100,8 @@ function connect(limits: Partial<TcpLimits> = {}): Harness & { conn: TcpConnecti
     },
     track: () => undefined,
     stopping: () => false,
-    waiting: (_c, yes) => {
-      h.waiting = yes;
+    evictable: (_c, yes) => {
+      h.evictable = yes;
     },
     closed: () => {
       h.closed = true;
@@ -129,7 +129,7 @@ describe("TcpConnection", () => {
     await flushAsync();
     assert.equal(c.socket.written.length, 3);
     assert.equal(c.reported, 3);
-    assert.equal(c.waiting, true);
+    assert.equal(c.evictable, true);
   });
 
   test("a pipelined backlog gives the event loop a turn between messages", async () => {
@@ -225,6 +225,19 @@ describe("TcpConnection", () => {
     // A client that never closes its side is dropped after the write deadline.
     await c.clock.advance(5000);
     assert.equal(c.socket.destroyed, true);
+  });
+
+  test("a client that sends its FIN after its queries still gets every reply, then the connection ends", async () => {
+    const c = connect();
+    c.socket.send(Buffer.concat([frame(msg(1)), frame(msg(2)), frame(msg(3)).subarray(0, 3)]));
+    c.socket.emit("end");
+    for (let i = 0; i < 2; i++) {
+      c.answerNext();
+      await flushAsync();
+    }
+    assert.deepEqual(c.asked, [1, 2], "the incomplete third is dropped");
+    assert.equal(c.socket.written.length, 2);
+    assert.equal(c.socket.ended, true);
   });
 
   test("only whole messages wait: a paused connection holds one message and the start of the next", async () => {
