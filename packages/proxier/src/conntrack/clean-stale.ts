@@ -12,6 +12,7 @@ import type { ServicePortMap } from "../model/service-change-tracker.js";
 import type { ProxierLogger } from "../proxier/backend.js";
 import type { IPFamily } from "../util/ip.js";
 import type { ConntrackTable } from "./conntrack.js";
+import type { ConntrackFlow } from "./flow.js";
 import { drainedConntrackFlows, staleConntrackFlows } from "./reconcile.js";
 
 /**
@@ -51,6 +52,11 @@ export interface CleanStaleResult {
   readonly drained: number;
 }
 
+/** The distinct endpoints (reply source IP:port) of these flows, for a log line. */
+const endpointsOf = (flows: readonly ConntrackFlow[]): string[] => [
+  ...new Set(flows.map((f) => `${f.reply.src}:${f.reply.sport}`)),
+];
+
 export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<CleanStaleResult> {
   const start = o.clock.now();
   let entries: Awaited<ReturnType<ConntrackTable["listUDP"]>>;
@@ -77,6 +83,16 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<Clea
   }
   for (const error of d.errors) {
     o.logger.warn("shortening a drained conntrack entry's timeout failed", { family: o.family, error });
+  }
+  if (r.deleted > 0 || d.deleted > 0) {
+    // What this round did to the table, to put beside `conntrack -E` when a flow is traced.
+    o.logger.info("conntrack entries reconciled", {
+      family: o.family,
+      deleted: r.deleted,
+      deletedTo: endpointsOf(stale),
+      expiring: d.deleted,
+      expiringTo: endpointsOf(drained.answered),
+    });
   }
   recordConntrackReconcile(o.metrics, o.family, (o.clock.now() - start) / 1000, r.deleted);
   return {
