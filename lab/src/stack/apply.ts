@@ -13,6 +13,7 @@ const resources: Record<string, { plural: string; namespaced: boolean }> = {
   RoleBinding: { plural: "rolebindings", namespaced: true },
   Deployment: { plural: "deployments", namespaced: true },
   DaemonSet: { plural: "daemonsets", namespaced: true },
+  PodDisruptionBudget: { plural: "poddisruptionbudgets", namespaced: true },
 };
 
 /** The object's URL: /api/v1/... for the core group, /apis/<group>/<version>/... otherwise. */
