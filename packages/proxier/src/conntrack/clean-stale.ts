@@ -13,7 +13,7 @@ import type { ProxierLogger } from "../proxier/backend.js";
 import type { IPFamily } from "../util/ip.js";
 import type { ConntrackTable } from "./conntrack.js";
 import type { ConntrackFlow } from "./flow.js";
-import { drainedConntrackFlows, staleConntrackFlows } from "./reconcile.js";
+import { drainedConntrackFlows, expirableFlows, staleConntrackFlows } from "./reconcile.js";
 
 /**
  * How long an answered entry to a drained endpoint lives on. Deleting it outright lost a lookup now and then in a
@@ -72,12 +72,10 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<Clea
     o.drainTerminatingOn === undefined
       ? { answered: [], waiting: [] }
       : drainedConntrackFlows(entries, o.services, o.endpoints, o.drainTerminatingOn);
+  const expirable = expirableFlows(drained);
   const none = { deleted: 0, errors: [] };
   const r = stale.length === 0 ? none : await o.table.delete(o.family, stale);
-  const d =
-    drained.answered.length === 0
-      ? none
-      : await o.table.expire(o.family, drained.answered, DRAINED_ENTRY_SECONDS);
+  const d = expirable.length === 0 ? none : await o.table.expire(o.family, expirable, DRAINED_ENTRY_SECONDS);
   for (const error of r.errors) {
     o.logger.warn("deleting a stale conntrack entry failed", { family: o.family, error });
   }
@@ -91,7 +89,8 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<Clea
       deleted: r.deleted,
       deletedTo: endpointsOf(stale),
       expiring: d.deleted,
-      expiringTo: endpointsOf(drained.answered),
+      expiringTo: endpointsOf(expirable),
+      waiting: drained.waiting.length,
     });
   }
   recordConntrackReconcile(o.metrics, o.family, (o.clock.now() - start) / 1000, r.deleted);
