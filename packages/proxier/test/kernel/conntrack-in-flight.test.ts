@@ -8,9 +8,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import { inNetns, realExec } from "../../src/apply/exec.js";
+import { cleanStaleEntries } from "../../src/conntrack/clean-stale.js";
 import { ConntrackCLI, conntrackExpireArgs } from "../../src/conntrack/conntrack.js";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
-import { expirableFlows } from "../../src/conntrack/reconcile.js";
+import { newProxyMetrics } from "../../src/metrics/metrics.js";
+import { silentLogger } from "../../src/proxier/backend.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
 import { kernelTestsUnavailable } from "./topology.js";
 
 const NS = `sy-kcf${process.pid}`;
@@ -176,15 +179,61 @@ describe("a drained entry with a datagram in flight", { skip: skip ?? false }, (
     assert.equal(outcome, "lost", "the entry expired before the answer, which came back untranslated");
   });
 
-  test("the round leaves an endpoint with a waiting entry alone, so its late answer arrives", async () => {
-    let found: ConntrackFlow[] = [];
-    const outcome = await waitingAnswerAfter(40064, async (flows) => {
-      found = flows;
-      const waiting = flows.filter((f) => f.unreplied);
-      const answered = flows.filter((f) => !f.unreplied);
-      assert.deepEqual(expirableFlows({ answered, waiting }), []);
-    });
-    assert.equal(found.length, 1);
-    assert.equal(outcome, "reply");
+  test("a round leaves an endpoint with a waiting entry alone, its late answer arrives, and the next round shortens it", async () => {
+    // The endpoint is terminating and a ready one exists, so the rules no longer choose it: its entries are drained.
+    const maps = buildMaps(
+      "IPv4",
+      [
+        makeService("ns1", "dns", {
+          clusterIP: SERVICE,
+          ports: [{ name: "dns", port: 80, protocol: "UDP" }],
+        }),
+      ],
+      [
+        makeSlice(
+          "ns1",
+          "dns",
+          "a",
+          [
+            { addresses: ["10.181.0.2"], nodeName: NODE_NAME },
+            {
+              addresses: [ENDPOINT],
+              nodeName: NODE_NAME,
+              conditions: { ready: false, serving: true, terminating: true },
+            },
+          ],
+          [{ name: "dns", port: 5353, protocol: "UDP" }],
+        ),
+      ],
+    );
+    const round = () =>
+      cleanStaleEntries({
+        table,
+        family: "IPv4",
+        ...maps,
+        metrics: newProxyMetrics("nftables"),
+        clock: { now: () => 0 },
+        logger: silentLogger,
+        drainTerminatingOn: NODE_NAME,
+      });
+    // An answered entry to the same endpoint: one `conntrack -U` for it covers the waiting one too.
+    const answered = start(CLIENT, ["40065"]);
+    try {
+      assert.equal(await answered.next(), "answered");
+      let first: Awaited<ReturnType<typeof round>> | undefined;
+      const outcome = await waitingAnswerAfter(40064, async () => {
+        first = await round();
+      });
+      assert.deepEqual(
+        first,
+        { deleted: 0, expiring: 0, drained: 2 },
+        "found one waiting, shortened nothing",
+      );
+      assert.equal(outcome, "reply", "the late answer came back through its entry");
+      // Both answered now: the next round (the proxy's look a second later) gives both their second to live.
+      assert.deepEqual(await round(), { deleted: 0, expiring: 2, drained: 2 });
+    } finally {
+      answered.child.kill();
+    }
   });
 });
