@@ -36,6 +36,7 @@ const order = [
   "RoleBinding",
   "ConfigMap",
   "Service",
+  "PodDisruptionBudget",
 ];
 const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
 
