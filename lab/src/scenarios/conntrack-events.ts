@@ -5,7 +5,9 @@ import { type ChildProcess, spawn } from "node:child_process";
  * conntrack. A failed lookup's source port finds the entry it met: whether its query made a new entry or reused a
  * standing one, which pod it went to, whether and when the reply was seen (an UPDATE that drops [UNREPLIED]), and
  * whether the entry was shortened (an UPDATE with a 1 s timeout is the proxy's `conntrack -U`) or destroyed while
- * the query was in flight. Runs line-buffered (stdbuf -oL): a pipe is block-buffered otherwise.
+ * the query was in flight. Runs line-buffered (stdbuf -oL): a pipe is block-buffered otherwise. Its netlink socket
+ * asks for a 16 MiB buffer; a proxy round's burst of updates can overflow even that (ENOBUFS: events lost), which
+ * `stop` reports.
  */
 export interface ConntrackEvent {
   /** Seconds since the epoch, as conntrack stamps it. */
@@ -85,7 +87,8 @@ export class ConntrackEvents {
     const [program = "", ...args] = [
       ...at,
       ...["stdbuf", "-oL", "conntrack", "-E", "-e", "ALL", "-p", "udp", "--orig-port-dst", "53"],
-      ...["-o", "timestamp"],
+      // A proxy round updates hundreds of entries at once; the default socket buffer overflows first (ENOBUFS).
+      ...["-o", "timestamp", "-b", String(16 << 20)],
     ];
     this.child = spawn(program, args, { stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout?.setEncoding("utf8").on("data", (c: string) => {
@@ -102,10 +105,17 @@ export class ConntrackEvents {
     });
   }
 
-  /** Stops it; the events seen, and every line as printed (to keep beside the report). */
-  async stop(): Promise<{ events: ConntrackEvent[]; raw: string[]; lost: boolean }> {
+  /**
+   * Stops it; the events seen, every line as printed (to keep beside the report), and what went wrong: events lost
+   * to a full socket buffer (ENOBUFS), or conntrack's complaint when it did not run.
+   */
+  async stop(): Promise<{ events: ConntrackEvent[]; raw: string[]; problem?: string }> {
     await new Promise((r) => setTimeout(r, 200));
     this.child.kill("SIGTERM");
-    return { events: [...this.events], raw: [...this.raw], lost: /buffer|overrun/i.test(this.stderr) };
+    const complaint = this.stderr
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "" && !/flow events have been shown|^NOTICE: Netlink socket buffer size/.test(l));
+    return { events: [...this.events], raw: [...this.raw], ...(complaint ? { problem: complaint } : {}) };
   }
 }

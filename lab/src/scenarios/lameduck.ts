@@ -46,7 +46,9 @@ import {
  * SWITCHYARD_PROXY_CONNTRACK=upstream in the proxy's environment keeps upstream's rule, to compare). Each failure is
  * listed with its node and source port, the key to its conntrack entry (`conntrack -E -p udp --orig-port-dst 53`).
  * The proxy first deleted those entries, which now and then lost a lookup whose query was on its way through one
- * (its answer came back untranslated); it now gives them a second to live instead.
+ * (its answer came back untranslated); it now gives them a second to live instead. With `trace`, `conntrack -E` runs
+ * on every node during each measured roll and each failure is listed with its entry's events; a timed-out lookup
+ * also says whether its answer came late (the loadgen listens 3 s more) or never.
  */
 const params = {
   lameducks: { key: "lameducks", default: "0s,5s", help: "the lameduck settings, measured in this order" },
@@ -100,6 +102,8 @@ interface Run {
   rollSeconds: number;
   /** With `trace`: the DNS pods (old and new) by address, to read the events' reply sources. */
   pods?: string[];
+  /** With `trace`: per node, what conntrack -E complained of (events lost, or it did not run). */
+  traceProblems?: string[];
 }
 
 export const lameduck: Scenario = {
@@ -281,6 +285,10 @@ async function measuredRoll(
     programmingMs[n.name] = a.count > b.count ? ((a.sum - b.sum) / (a.count - b.count)) * 1000 : undefined;
   });
   const pods = trace ? podAddresses([...podsBefore, ...podsAfter]) : undefined;
+  const traceProblems = lab.nodes.flatMap((n, i) => {
+    const p = traced[i]?.problem;
+    return p ? [`${n.name}: ${p}`] : [];
+  });
   // Beside the events: the deletions (ms since the epoch, as conntrack's stamps are seconds) and the failures.
   if (trace)
     writeFileSync(
@@ -295,6 +303,7 @@ async function measuredRoll(
     programmingMs,
     rollSeconds,
     ...(pods ? { pods } : {}),
+    ...(traceProblems.length > 0 ? { traceProblems } : {}),
   };
 }
 
@@ -338,6 +347,7 @@ function lines(runs: Run[], restoreFailures: string[]): string[] {
       .map(([n, v]) => `${n} ${ms(v)}`)
       .join(", ");
     out.push(`  kubeproxy_network_programming_duration_seconds, mean over the roll: ${prog}`);
+    for (const p of r.traceProblems ?? []) out.push(`  conntrack -E on ${p}`);
     out.push(
       `  lookups by client node: ${Object.entries(r.lookups.byNode)
         .map(([n, x]) => `${n} ${ratio(x)}`)
