@@ -2,9 +2,19 @@ import assert from "node:assert/strict";
 import { createSocket, type Socket } from "node:dgram";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { aQuery, firstNameserver, lookupOnce, replyError } from "../src/agent/dns-lookup.js";
+import { eventually } from "@switchyard/kube/testing";
+import {
+  aQuery,
+  firstNameserver,
+  type LookupError,
+  lookupOnce,
+  replyError,
+} from "../src/agent/dns-lookup.js";
 
-/** A loopback server that answers by the query's first label: ok, nx, empty, or silence for "slow". */
+/**
+ * A loopback server that answers by the query's first label: ok, nx, empty, silence for "slow", and "late" as ok
+ * but 300 ms later.
+ */
 function server(ports: number[]): Socket {
   const s = createSocket("udp4");
   s.on("message", (q, peer) => {
@@ -14,10 +24,12 @@ function server(ports: number[]): Socket {
     const reply = Buffer.from(q);
     reply[2] = 0x81;
     reply[3] = first === "nx" ? 0x83 : 0x80;
-    if (first === "ok") {
+    if (first === "ok" || first === "late") {
       reply.writeUInt16BE(1, 6);
       const rr = Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 5, 0, 4, 10, 0, 0, 1]);
-      s.send(Buffer.concat([reply, rr]), peer.port, peer.address);
+      const send = () => s.send(Buffer.concat([reply, rr]), peer.port, peer.address);
+      if (first === "late") setTimeout(send, 300);
+      else send();
     } else s.send(reply, peer.port, peer.address);
   });
   return s;
@@ -74,6 +86,27 @@ describe("the load generator's per-lookup DNS client", () => {
     await assert.rejects(lookupOnce("127.0.0.1", "empty.example.", 1000, port), { code: "ENODATA" });
     await assert.rejects(lookupOnce("127.0.0.1", "slow.example.", 200, port), { code: "ETIMEOUT" });
     assert.equal(new Set(ports).size, ports.length, `one source port per lookup: ${ports.join(" ")}`);
+  });
+
+  test("a timed-out lookup reports when its timer fired, and an answer that comes later within the window", async () => {
+    const late: number[] = [];
+    const watch = { windowMs: 1000, onLate: (ms: number) => late.push(ms) };
+    const err = await lookupOnce("127.0.0.1", "late.example.", 100, port, watch).then(
+      () => assert.fail("answered within 100 ms"),
+      (e: LookupError) => e,
+    );
+    assert.equal(err.code, "ETIMEOUT");
+    assert.ok((err.timerMs ?? 0) >= 100, `the timer fired at ${err.timerMs} ms`);
+    await eventually("the late answer", () => late.length === 1);
+    assert.ok((late[0] ?? 0) >= 300, `the answer came ${late[0]} ms after sending`);
+    // Silence stays silence: nothing is reported for a lookup never answered.
+    const none: number[] = [];
+    await assert.rejects(
+      lookupOnce("127.0.0.1", "slow.example.", 50, port, { windowMs: 200, onLate: (ms) => none.push(ms) }),
+      { code: "ETIMEOUT" },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(none, []);
   });
 
   test("a port where nothing listens is ECONNREFUSED, not a timeout", async () => {

@@ -19,7 +19,14 @@ import {
 import { failures, formatReport } from "../src/migrate/report.js";
 import { repoRoot } from "../src/self.js";
 import { applyOrder, objectPath } from "../src/stack/apply.js";
-import { configMode, labStack, needOurStack, readManifests, stackLine } from "../src/stack/manifests.js";
+import {
+  configMode,
+  type KubeObject,
+  labStack,
+  needOurStack,
+  readManifests,
+  stackLine,
+} from "../src/stack/manifests.js";
 import { kubeadmAddonConfig } from "../src/stack/upstream.js";
 
 const stack = readManifests(repoRoot);
@@ -81,8 +88,30 @@ describe("the stack's manifests", () => {
       "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:coredns",
     );
     assert.equal(objectPath(find("Service", "kube-dns")), "/api/v1/namespaces/kube-system/services/kube-dns");
+    assert.equal(
+      objectPath(find("PodDisruptionBudget", "coredns")),
+      "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/coredns",
+    );
     assert.throws(() => objectPath({ apiVersion: "v1", kind: "Secret", metadata: { name: "s" } }), /Secret/);
   });
+});
+
+test("the DNS pods have the EKS add-on's disruption budget: policy/v1, at most one unavailable, kube-dns's pods", () => {
+  const pdb = find("PodDisruptionBudget", "coredns") as KubeObject & {
+    spec: {
+      maxUnavailable?: number;
+      minAvailable?: number;
+      selector: { matchLabels: Record<string, string> };
+    };
+  };
+  assert.equal(pdb.apiVersion, "policy/v1");
+  assert.equal(pdb.metadata.namespace, "kube-system");
+  assert.deepEqual(pdb.spec, { maxUnavailable: 1, selector: { matchLabels: { "k8s-app": "kube-dns" } } });
+  const dns = find("Deployment", "coredns") as KubeObject & {
+    spec: { template: { metadata: { labels: Record<string, string> } } };
+  };
+  for (const [k, v] of Object.entries(pdb.spec.selector.matchLabels))
+    assert.equal(dns.spec.template.metadata.labels[k], v, `the DNS pods carry ${k}=${v}`);
 });
 
 describe("upstream's stack", () => {

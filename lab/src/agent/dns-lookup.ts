@@ -43,17 +43,42 @@ export function replyError(reply: Buffer, id: number): string | undefined | "not
 }
 
 /**
+ * After a timeout, how long to keep listening for the answer, and whom to tell when it comes: a lookup counted as
+ * lost whose answer came late was held up on the way or in this process, not lost on the way.
+ */
+export interface LateReplyWatch {
+  windowMs: number;
+  onLate(msAfterSending: number): void;
+}
+
+/** What a failed lookup rejects with: its code, and where a timeout came from. */
+export interface LookupError extends Error {
+  code: string;
+  sourcePort?: number;
+  /** A timeout's timer fired this many ms after the query was sent: far past the timeout, this process was stalled. */
+  timerMs?: number;
+}
+
+/**
  * Resolves `name` (fully qualified) to A records through `server` on a UDP socket of its own, closed afterwards,
  * as glibc, musl and Go do per lookup: each lookup has a new source port, so it mostly follows the node's rules of
  * the moment instead of a conntrack entry an earlier lookup left (c-ares, Node's resolver, keeps one socket open).
  * The socket is connected, so an ICMP port-unreachable arrives as ECONNREFUSED. Rejects with the error's code and
  * the source port. A new socket is not a new flow for sure: the kernel may hand out a port whose conntrack entry
- * from an earlier lookup (30 s for UDP) still stands, and then the lookup goes where that entry says.
+ * from an earlier lookup (30 s for UDP) still stands, and then the lookup goes where that entry says. With `late`,
+ * a timed-out lookup's socket stays open for `late.windowMs` more, and an answer that arrives then is reported.
  */
-export function lookupOnce(server: string, name: string, timeoutMs: number, port = 53): Promise<void> {
+export function lookupOnce(
+  server: string,
+  name: string,
+  timeoutMs: number,
+  port = 53,
+  late?: LateReplyWatch,
+): Promise<void> {
   const id = Math.floor(Math.random() * 0x10000);
   const socket = createSocket(isIPv6(server) ? "udp6" : "udp4");
   return new Promise<void>((resolve, reject) => {
+    let sentAt = performance.now();
     const timer = setTimeout(() => done("ETIMEOUT"), timeoutMs);
     let finished = false;
     let sourcePort: number | undefined;
@@ -61,17 +86,24 @@ export function lookupOnce(server: string, name: string, timeoutMs: number, port
       if (finished) return;
       finished = true;
       clearTimeout(timer);
-      socket.close();
-      if (error) reject(Object.assign(new Error(error), { code: error, sourcePort }));
-      else resolve();
+      const timedOut = error === "ETIMEOUT";
+      if (timedOut && late) setTimeout(() => socket.close(), late.windowMs);
+      else socket.close();
+      if (error) {
+        const timerMs = timedOut ? Math.round(performance.now() - sentAt) : undefined;
+        reject(Object.assign(new Error(error), { code: error, sourcePort, ...(timerMs ? { timerMs } : {}) }));
+      } else resolve();
     }
     socket.on("error", (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
     socket.on("message", (reply) => {
       const error = replyError(reply, id);
-      if (error !== "not ours") done(error);
+      if (error === "not ours") return;
+      if (finished) late?.onLate(Math.round(performance.now() - sentAt));
+      done(error);
     });
     socket.connect(port, server, () => {
       sourcePort = socket.address().port;
+      sentAt = performance.now();
       socket.send(aQuery(name, id));
     });
   });

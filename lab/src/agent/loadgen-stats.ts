@@ -7,6 +7,10 @@ export interface LoadFailure {
   error: string;
   /** A DNS lookup's UDP source port: where to look for the conntrack entry it met. */
   port?: number;
+  /** A timeout's timer fired this many ms after sending: far past the timeout means the client itself was stalled. */
+  timerMs?: number;
+  /** The answer to a timed-out lookup came after all, this many ms after sending (it was late, not lost). */
+  replyMs?: number;
 }
 
 export interface LoadStats {

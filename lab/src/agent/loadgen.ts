@@ -12,7 +12,7 @@ import { promises as dns } from "node:dns";
 import { createServer } from "node:http";
 import { connect } from "node:net";
 import { parseArgs } from "node:util";
-import { lookupOnce, podNameserver } from "./dns-lookup.js";
+import { type LookupError, lookupOnce, podNameserver } from "./dns-lookup.js";
 import { emptyLoadStats, type LoadFailure, recordFailure } from "./loadgen-stats.js";
 
 const { values } = parseArgs({
@@ -37,9 +37,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nameserver = sockets === "per-lookup" ? podNameserver() : undefined;
 if (sockets === "per-lookup" && !nameserver) throw new Error("loadgen: no nameserver in /etc/resolv.conf");
 
-function lookup(name: string): Promise<unknown> {
+/** How long a timed-out lookup's socket keeps listening, so a late answer is told apart from none. */
+const lateWindowMs = 3000;
+
+function lookup(name: string, onLate: (ms: number) => void): Promise<unknown> {
   if (sockets === "shared" || !nameserver) return resolver.resolve4(name);
-  return lookupOnce(nameserver, name, timeoutMs);
+  return lookupOnce(nameserver, name, timeoutMs, 53, { windowMs: lateWindowMs, onLate });
 }
 
 function tcpOnce(host: string, port: number): Promise<void> {
@@ -103,15 +106,24 @@ async function main(): Promise<void> {
         stats.dns.attempts++;
         // Stamped when sent: a lookup that times out after a second was lost to where it went then.
         const sent = at();
-        await lookup(name).catch((err: NodeJS.ErrnoException & { sourcePort?: number }) =>
-          fail({
+        let failure: LoadFailure | undefined;
+        let replyMs: number | undefined;
+        const onLate = (ms: number) => {
+          replyMs = ms;
+          if (failure) failure.replyMs = ms;
+        };
+        await lookup(name, onLate).catch((err: NodeJS.ErrnoException & Partial<LookupError>) => {
+          failure = {
             at: sent,
             kind: "dns",
             target: name,
             error: err.code ?? err.message,
             ...(err.sourcePort ? { port: err.sourcePort } : {}),
-          }),
-        );
+            ...(err.timerMs ? { timerMs: err.timerMs } : {}),
+            ...(replyMs ? { replyMs } : {}),
+          };
+          fail(failure);
+        });
       }),
     ]);
     stats.rounds++;

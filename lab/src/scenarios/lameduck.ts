@@ -1,8 +1,11 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { patchContentTypes, realClock, sleep } from "@switchyard/kube";
-import type { ConfigMap } from "kubernetes-types/core/v1.js";
+import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
 import { applyObjects } from "../stack/apply.js";
 import { waitUntil } from "../stack/wait.js";
+import { ConntrackEvents, describeEvent, eventsOfLookup } from "./conntrack-events.js";
 import { lameduckOf, withLameduck } from "./corefile.js";
 import { proxyMetrics } from "./node-proxy.js";
 import { histogram, programmingHistogram } from "./prom.js";
@@ -43,13 +46,20 @@ import {
  * SWITCHYARD_PROXY_CONNTRACK=upstream in the proxy's environment keeps upstream's rule, to compare). Each failure is
  * listed with its node and source port, the key to its conntrack entry (`conntrack -E -p udp --orig-port-dst 53`).
  * The proxy first deleted those entries, which now and then lost a lookup whose query was on its way through one
- * (its answer came back untranslated); it now gives them a second to live instead.
+ * (its answer came back untranslated); it now gives them a second to live instead. With `trace`, `conntrack -E` runs
+ * on every node during each measured roll and each failure is listed with its entry's events; a timed-out lookup
+ * also says whether its answer came late (the loadgen listens 3 s more) or never.
  */
 const params = {
   lameducks: { key: "lameducks", default: "0s,5s", help: "the lameduck settings, measured in this order" },
   interval: { key: "interval", default: "50", help: "ms between a client's rounds of lookups" },
   settle: { key: "settle", default: "3", help: "seconds of counting after each roll" },
   rolls: { key: "rolls", default: "1", help: "measured rolls per setting, each counted on its own" },
+  trace: {
+    key: "trace",
+    default: "",
+    help: "a folder: record `conntrack -E` (UDP port 53) on every node during each measured roll, keep it there, and show each failed lookup's entry",
+  },
 } satisfies Record<string, ScenarioParam>;
 
 const ns = "switchyard-scenario-lameduck";
@@ -67,7 +77,19 @@ interface Lookups {
    */
   exited: number;
   /** Each failure: the client's node, the lookup's source port (to find its conntrack entry), error, offset. */
-  failed: { node: string; port?: number; error: string; offset?: number }[];
+  failed: FailedLookup[];
+}
+
+interface FailedLookup {
+  node: string;
+  port?: number;
+  error: string;
+  offset?: number;
+  /** A timeout's timer fired this many ms after sending; the answer came this many ms after sending after all. */
+  timerMs?: number;
+  replyMs?: number;
+  /** With `trace`: the conntrack events of the entry it met, seconds from its sending. */
+  events?: string[];
 }
 
 interface Run {
@@ -78,6 +100,10 @@ interface Run {
   /** Per node: mean kubeproxy_network_programming_duration_seconds over the roll, ms. */
   programmingMs: Record<string, number | undefined>;
   rollSeconds: number;
+  /** With `trace`: the DNS pods (old and new) by address, to read the events' reply sources. */
+  pods?: string[];
+  /** With `trace`: per node, what conntrack -E complained of (events lost, or it did not run). */
+  traceProblems?: string[];
 }
 
 export const lameduck: Scenario = {
@@ -94,6 +120,8 @@ export const lameduck: Scenario = {
     const intervalMs = numberParam(ctx, params.interval);
     const settleMs = numberParam(ctx, params.settle) * 1000;
     const rolls = Math.max(1, Math.floor(numberParam(ctx, params.rolls)));
+    const traceDir = ctx.params.get(params.trace.key) ?? params.trace.default;
+    if (traceDir) mkdirSync(traceDir, { recursive: true });
     const runs: Run[] = [];
     let restoreFailures: string[] = [];
     try {
@@ -126,7 +154,9 @@ export const lameduck: Scenario = {
         // Each measured roll ends once its deleted pods are gone and counting settled: the next one starts clean.
         for (let i = 1; i <= rolls; i++) {
           lab.progress.update(`lameduck ${setting}: measured roll ${i}/${rolls}`, true);
-          runs.push(await measuredRoll(lab, setting, settleMs));
+          runs.push(
+            await measuredRoll(lab, setting, settleMs, traceDir ? { dir: traceDir, roll: i } : undefined),
+          );
         }
       }
     } finally {
@@ -178,7 +208,16 @@ async function oldPodsGone(lab: ScenarioLab) {
   );
 }
 
-async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number): Promise<Run> {
+async function measuredRoll(
+  lab: ScenarioLab,
+  setting: string,
+  settleMs: number,
+  trace?: { dir: string; roll: number },
+): Promise<Run> {
+  const tracers = trace ? lab.nodes.map((n) => new ConntrackEvents(n.run)) : [];
+  // conntrack -E subscribes within a moment; the roll only starts after the readings below anyway.
+  if (trace) await sleep(realClock, 1000);
+  const podsBefore = trace ? await podsOf(lab.client, "kube-system", "k8s-app=kube-dns") : [];
   const watch = new PropagationWatch(lab.client, lab.exec, lab.nodes, "kube-system", "k8s-app=kube-dns");
   await watch.start();
   const metricsBefore = await Promise.all(lab.nodes.map((n) => proxyMetrics(lab.exec, n.run)));
@@ -192,6 +231,14 @@ async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number)
   const after = await loadgenStats(lab.client, ns, "loadgen", lab.loadStats);
   const { results, resolutionMs } = await watch.stop(lab.deadline(30_000));
   const metricsAfter = await Promise.all(lab.nodes.map((n) => proxyMetrics(lab.exec, n.run)));
+  const traced = await Promise.all(tracers.map((t) => t.stop()));
+  const eventsOf = new Map(lab.nodes.map((n, i) => [n.name, traced[i]?.events ?? []]));
+  if (trace)
+    for (const [i, n] of lab.nodes.entries()) {
+      const file = join(trace.dir, `lameduck-${setting}-roll${trace.roll}-${n.name}.conntrack`);
+      writeFileSync(file, `${(traced[i]?.raw ?? []).join("\n")}\n`);
+    }
+  const podsAfter = trace ? await podsOf(lab.client, "kube-system", "k8s-app=kube-dns") : [];
   const deletions = results.map((p) => p.deletedAt).sort((a, b) => a - b);
   const lookups: Lookups = { byNode: {}, errors: {}, offsets: [], exited: 0, failed: [] };
   const lameduckMs = parseMs(setting);
@@ -216,11 +263,18 @@ async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number)
       const offset = last === undefined ? undefined : (at - last) / 1000;
       if (offset !== undefined) lookups.offsets.push(offset);
       if (toExitedPod(node, at)) lookups.exited++;
+      const events =
+        trace && f.port
+          ? eventsOfLookup(eventsOf.get(node) ?? [], f.port, at).map((e) => describeEvent(e, at))
+          : undefined;
       lookups.failed.push({
         node,
         error: f.error,
         ...(f.port ? { port: f.port } : {}),
         ...(offset === undefined ? {} : { offset }),
+        ...(f.timerMs ? { timerMs: f.timerMs } : {}),
+        ...(f.replyMs ? { replyMs: f.replyMs } : {}),
+        ...(events ? { events } : {}),
       });
     }
   }
@@ -230,7 +284,27 @@ async function measuredRoll(lab: ScenarioLab, setting: string, settleMs: number)
     const a = histogram(metricsAfter[i] ?? "", programmingHistogram);
     programmingMs[n.name] = a.count > b.count ? ((a.sum - b.sum) / (a.count - b.count)) * 1000 : undefined;
   });
-  return { lameduck: setting, lookups, propagation: results, resolutionMs, programmingMs, rollSeconds };
+  const pods = trace ? podAddresses([...podsBefore, ...podsAfter]) : undefined;
+  const traceProblems = lab.nodes.flatMap((n, i) => {
+    const p = traced[i]?.problem;
+    return p ? [`${n.name}: ${p}`] : [];
+  });
+  // Beside the events: the deletions (ms since the epoch, as conntrack's stamps are seconds) and the failures.
+  if (trace)
+    writeFileSync(
+      join(trace.dir, `lameduck-${setting}-roll${trace.roll}.json`),
+      `${JSON.stringify({ setting, deletions: results, pods, failed: lookups.failed }, null, 1)}\n`,
+    );
+  return {
+    lameduck: setting,
+    lookups,
+    propagation: results,
+    resolutionMs,
+    programmingMs,
+    rollSeconds,
+    ...(pods ? { pods } : {}),
+    ...(traceProblems.length > 0 ? { traceProblems } : {}),
+  };
 }
 
 const total = (r: Run) =>
@@ -273,6 +347,7 @@ function lines(runs: Run[], restoreFailures: string[]): string[] {
       .map(([n, v]) => `${n} ${ms(v)}`)
       .join(", ");
     out.push(`  kubeproxy_network_programming_duration_seconds, mean over the roll: ${prog}`);
+    for (const p of r.traceProblems ?? []) out.push(`  conntrack -E on ${p}`);
     out.push(
       `  lookups by client node: ${Object.entries(r.lookups.byNode)
         .map(([n, x]) => `${n} ${ratio(x)}`)
@@ -286,19 +361,42 @@ function lines(runs: Run[], restoreFailures: string[]): string[] {
             ", ",
           )}; sent, seconds after the latest deletion: ${r.lookups.offsets.map((x) => x.toFixed(1)).join(" ")}`,
         `  sent to a pod past its lameduck, by that node's rules of the moment: ${r.lookups.exited}; others: ${total(r).failures - r.lookups.exited}`,
-        ...r.lookups.failed
-          .slice(0, shownFailures)
-          .map(
-            (f) =>
-              `    ${f.node} source port ${f.port ?? "?"}: ${f.error}${f.offset === undefined ? "" : `, sent ${f.offset.toFixed(2)} s after a deletion`}`,
-          ),
+        ...r.lookups.failed.slice(0, shownFailures).flatMap(failureLines),
         ...(r.lookups.failed.length > shownFailures
           ? [`    and ${r.lookups.failed.length - shownFailures} more`]
           : []),
       );
   }
+  if (runs.some((r) => r.pods)) {
+    out.push("", "DNS pods seen in the traced rolls (address: pod, node):");
+    out.push(...[...new Set(runs.flatMap((r) => r.pods ?? []))].map((p) => `  ${p}`));
+  }
   if (restoreFailures.length > 0) out.push("", "NOT RESTORED:", ...restoreFailures.map((f) => `  ${f}`));
   return out;
+}
+
+/** A failed lookup's line, and with `trace` its conntrack entry's events. */
+function failureLines(f: FailedLookup): string[] {
+  const sent = f.offset === undefined ? "" : `, sent ${f.offset.toFixed(2)} s after a deletion`;
+  const timer = f.timerMs ? `, timer fired at ${f.timerMs} ms` : "";
+  const late = f.replyMs
+    ? `, answer came at ${f.replyMs} ms`
+    : f.error === "ETIMEOUT"
+      ? ", no answer within 3 s more"
+      : "";
+  const head = `    ${f.node} source port ${f.port ?? "?"}: ${f.error}${sent}${timer}${late}`;
+  if (!f.events) return [head];
+  if (f.events.length === 0) return [head, "      conntrack: no event for this port"];
+  return [head, ...f.events.map((e) => `      ${e}`)];
+}
+
+function podAddresses(pods: readonly Pod[]): string[] {
+  const seen = new Map<string, string>();
+  for (const p of pods) {
+    const ip = p.status?.podIP;
+    if (ip) seen.set(ip, `${ip}: ${p.metadata?.name ?? "?"}, ${p.spec?.nodeName ?? "?"}`);
+  }
+  return [...seen.values()];
 }
 
 /** The rolls of one setting as one: lookups summed per node, failures and deleted pods together. */

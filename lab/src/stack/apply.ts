@@ -13,6 +13,7 @@ const resources: Record<string, { plural: string; namespaced: boolean }> = {
   RoleBinding: { plural: "rolebindings", namespaced: true },
   Deployment: { plural: "deployments", namespaced: true },
   DaemonSet: { plural: "daemonsets", namespaced: true },
+  PodDisruptionBudget: { plural: "poddisruptionbudgets", namespaced: true },
 };
 
 /** The object's URL: /api/v1/... for the core group, /apis/<group>/<version>/... otherwise. */
@@ -35,6 +36,7 @@ const order = [
   "RoleBinding",
   "ConfigMap",
   "Service",
+  "PodDisruptionBudget",
 ];
 const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
 

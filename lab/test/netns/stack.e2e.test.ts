@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { type HttpRestClient, patchContentTypes } from "@switchyard/kube";
+import { ApiError, type HttpRestClient, patchContentTypes } from "@switchyard/kube";
 import { eventually, sleep } from "@switchyard/kube/testing";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -15,6 +15,7 @@ import { formatReport, type NodeSwitch, switchFailures } from "../../src/migrate
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
+import { resolveBinary } from "../../src/testing.js";
 import { echoAndClient, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
@@ -283,6 +284,67 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
       return l.items.flatMap((s) => s.endpoints ?? []).length === 2 ? l : undefined;
     });
     assert.ok(list.items.length > 0 && list.items.every(writtenByOurController));
+  });
+
+  test("kubectl drain of a node with a DNS pod respects the coredns PodDisruptionBudget, one eviction at a time", async () => {
+    const dnsPods = async () =>
+      (
+        await client.call<{ items: Pod[] }>(
+          "GET",
+          "/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-dns",
+        )
+      ).items;
+    const pdbPath = "/apis/policy/v1/namespaces/kube-system/poddisruptionbudgets/coredns";
+    type Budget = {
+      status?: { disruptionsAllowed?: number; currentHealthy?: number; expectedPods?: number };
+    };
+    // kube-controller-manager's disruption controller counts the healthy pods: one may go.
+    const fullBudget = () =>
+      eventually("the budget allowing one disruption", async () => {
+        const st = (await client.call<Budget>("GET", pdbPath)).status;
+        const pods = await dnsPods();
+        return (
+          st?.disruptionsAllowed === 1 && st.currentHealthy === 2 && pods.length === 2 && pods.every(isReady)
+        );
+      });
+    await fullBudget();
+    const [first, second] = await dnsPods();
+    assert.ok(first && second);
+    const evict = (p: Pod) =>
+      client.call("POST", `/api/v1/namespaces/kube-system/pods/${p.metadata?.name}/eviction`, {
+        apiVersion: "policy/v1",
+        kind: "Eviction",
+        metadata: { name: p.metadata?.name, namespace: "kube-system" },
+      });
+    // The first eviction spends the budget; the second is refused while the first pod's replacement is not Ready.
+    await evict(first);
+    const refused = await evict(second).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(refused instanceof ApiError, "the second eviction is refused");
+    assert.equal(refused.code, 429, refused.message);
+    assert.match(refused.message, /disruption budget/);
+    // Drain the second pod's node at once (only the DNS pods: the test's own pods there are not the subject):
+    // kubectl evicts, is refused while the budget is spent, retries every 5 s, and returns once the pod is gone.
+    const node = second.spec?.nodeName ?? "";
+    const kubectl = resolveBinary("kubectl").path ?? "kubectl";
+    const kubeconfig = join(labPaths(dir).controlPlane, "admin.kubeconfig");
+    const drain = ["drain", node, "--pod-selector", "k8s-app=kube-dns", "--timeout", "150s"];
+    const drained = await execFileAsync(kubectl, ["--kubeconfig", kubeconfig, ...drain], {
+      encoding: "utf8",
+    }).finally(() => execFileAsync(kubectl, ["--kubeconfig", kubeconfig, "uncordon", node]));
+    const text = `${drained.stdout}${drained.stderr}`;
+    console.log(text.trim().replace(/^/gm, "# drain: "));
+    assert.match(text, /would violate the pod's disruption budget/, "the drain waited for the budget");
+    assert.match(text, new RegExp(`node/${node} drained`));
+    // The agent honoured both evictions as a kubelet does: both pods terminated and went, and two new ones serve.
+    await fullBudget();
+    const names = (await dnsPods()).map((p) => p.metadata?.name);
+    assert.ok(
+      !names.includes(first.metadata?.name) && !names.includes(second.metadata?.name),
+      names.join(" "),
+    );
   });
 
   test("migrate one node to nftables under traffic: no leftovers, a report with numbers", async () => {

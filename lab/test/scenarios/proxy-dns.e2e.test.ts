@@ -14,7 +14,7 @@ import { finding, runScenario } from "./harness.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
 const lab = { prefix: "scp", nodes: 3, zones: 2, nodeCidr: "198.18.16.0/24", clusterCidr: "10.251.0.0/16" };
-const missingTools = ["nft", "iptables-nft-save", "dig", "curl"].filter((t) => {
+const missingTools = ["nft", "iptables-nft-save", "dig", "curl", "conntrack", "stdbuf"].filter((t) => {
   try {
     execFileSync("which", [t], { stdio: "ignore" });
     return false;
@@ -46,7 +46,9 @@ describe("proxy and DNS scenarios (lameduck, scale, proxy-down)", { skip }, () =
 
   test("lameduck: with 5s no lookup fails in any roll; with 0s some go to the exited pod; propagation is measured", async () => {
     const rolls = 2;
-    const r = await run(lameduck, { lameducks: "0s,5s", settle: "2", rolls: String(rolls) });
+    // Traced (conntrack -E on every node), so a failure lists the entry its lookup met and when its answer came.
+    const trace = join(dir, "conntrack-trace");
+    const r = await run(lameduck, { lameducks: "0s,5s", settle: "2", rolls: String(rolls), trace });
     const f = finding(r, "C16");
     assert.equal(f.verdict, "holds", `${f.measured}; ${f.note}`);
     // Every measured roll has its row: the 5s ones must have lost nothing. A lookup the rules sent to the old pod

@@ -12,7 +12,8 @@ import type { ServicePortMap } from "../model/service-change-tracker.js";
 import type { ProxierLogger } from "../proxier/backend.js";
 import type { IPFamily } from "../util/ip.js";
 import type { ConntrackTable } from "./conntrack.js";
-import { drainedConntrackFlows, staleConntrackFlows } from "./reconcile.js";
+import type { ConntrackFlow } from "./flow.js";
+import { drainedConntrackFlows, expirableFlows, staleConntrackFlows } from "./reconcile.js";
 
 /**
  * How long an answered entry to a drained endpoint lives on. Deleting it outright lost a lookup now and then in a
@@ -51,6 +52,11 @@ export interface CleanStaleResult {
   readonly drained: number;
 }
 
+/** The distinct endpoints (reply source IP:port) of these flows, for a log line. */
+const endpointsOf = (flows: readonly ConntrackFlow[]): string[] => [
+  ...new Set(flows.map((f) => `${f.reply.src}:${f.reply.sport}`)),
+];
+
 export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<CleanStaleResult> {
   const start = o.clock.now();
   let entries: Awaited<ReturnType<ConntrackTable["listUDP"]>>;
@@ -66,17 +72,26 @@ export async function cleanStaleEntries(o: CleanStaleEntriesInput): Promise<Clea
     o.drainTerminatingOn === undefined
       ? { answered: [], waiting: [] }
       : drainedConntrackFlows(entries, o.services, o.endpoints, o.drainTerminatingOn);
+  const expirable = expirableFlows(drained);
   const none = { deleted: 0, errors: [] };
   const r = stale.length === 0 ? none : await o.table.delete(o.family, stale);
-  const d =
-    drained.answered.length === 0
-      ? none
-      : await o.table.expire(o.family, drained.answered, DRAINED_ENTRY_SECONDS);
+  const d = expirable.length === 0 ? none : await o.table.expire(o.family, expirable, DRAINED_ENTRY_SECONDS);
   for (const error of r.errors) {
     o.logger.warn("deleting a stale conntrack entry failed", { family: o.family, error });
   }
   for (const error of d.errors) {
     o.logger.warn("shortening a drained conntrack entry's timeout failed", { family: o.family, error });
+  }
+  if (r.deleted > 0 || d.deleted > 0) {
+    // What this round did to the table, to put beside `conntrack -E` when a flow is traced.
+    o.logger.info("conntrack entries reconciled", {
+      family: o.family,
+      deleted: r.deleted,
+      deletedTo: endpointsOf(stale),
+      expiring: d.deleted,
+      expiringTo: endpointsOf(expirable),
+      waiting: drained.waiting.length,
+    });
   }
   recordConntrackReconcile(o.metrics, o.family, (o.clock.now() - start) / 1000, r.deleted);
   return {

@@ -19,9 +19,10 @@ export interface ConntrackTable {
   /** Deletes exactly these entries; failures are returned, not thrown. */
   delete(family: IPFamily, flows: readonly ConntrackFlow[]): Promise<ConntrackResult>;
   /**
-   * Gives the answered ones of these entries `seconds` to live instead of deleting them: a datagram already on its way
-   * through one (a new socket that got an old entry's port sends through it) still has its reply translated back,
-   * and with no more traffic the kernel removes the entry itself. Entries still waiting for a reply are left alone.
+   * Gives every entry of these entries' groups (`deleteGroups`) `seconds` to live instead of deleting them: a datagram
+   * already on its way through one (a new socket that got an old entry's port sends through it) still has its reply
+   * translated back, and with no more traffic the kernel removes the entry itself. The filter cannot tell answered
+   * entries from waiting ones: the caller passes only groups with none waiting (`expirableFlows`).
    */
   expire(family: IPFamily, flows: readonly ConntrackFlow[], seconds: number): Promise<ConntrackResult>;
 }
@@ -45,16 +46,12 @@ export function conntrackDeleteArgs(family: IPFamily, f: ConntrackFlow): string[
 }
 
 /**
- * The same filter for `conntrack -U`, limited to answered entries (conntrack compares the status bits given), with
- * the new timeout: conntrack lists the matching entries and updates each one's timeout, not its tuples.
+ * The same filter for `conntrack -U` with the new timeout: conntrack lists the matching entries and updates each
+ * one's timeout, not its tuples. No `--status`: for -U conntrack sets the bits given rather than matching them, so
+ * `--status SEEN_REPLY` marked an entry still waiting for its reply as answered (seen in the kernel, 2026-12-05).
  */
 export function conntrackExpireArgs(family: IPFamily, f: ConntrackFlow, seconds: number): string[] {
-  return [
-    ...familyArgs(family),
-    "-U",
-    ...flowFilter(f),
-    ...["--status", "SEEN_REPLY", "--timeout", String(seconds)],
-  ];
+  return [...familyArgs(family), "-U", ...flowFilter(f), ...["--timeout", String(seconds)]];
 }
 
 function flowFilter(f: ConntrackFlow): string[] {

@@ -124,3 +124,18 @@ export function drainedConntrackFlows(
   }
   return drained;
 }
+
+/**
+ * The answered entries it is safe to shorten now: those of endpoints (per service address and port, the groups one
+ * `conntrack -U` filter covers) with no entry still waiting for its reply. `conntrack -U` cannot filter on status:
+ * given `--status SEEN_REPLY` it sets the bit, so a waiting entry in the group was marked answered and given the
+ * short timeout with its query still out, and an answer later than that timeout came back untranslated and was
+ * dropped. Once the rules no longer choose an endpoint no new entry to it can be made, so the waiting ones only get
+ * their answers or expire: the caller looks again a moment later (they count as drained) and shortens the group then.
+ */
+export function expirableFlows(drained: DrainedFlows): ConntrackFlow[] {
+  const key = (f: ConntrackFlow) =>
+    `${f.protocol}#${hostPort(f.orig.dst, f.orig.dport)}#${hostPort(f.reply.src, f.reply.sport)}`;
+  const busy = new Set(drained.waiting.map(key));
+  return drained.answered.filter((f) => !busy.has(key(f)));
+}

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
-import { drainedConntrackFlows, staleConntrackFlows } from "../../src/conntrack/reconcile.js";
+import { drainedConntrackFlows, expirableFlows, staleConntrackFlows } from "../../src/conntrack/reconcile.js";
 import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
 
 const CLUSTER_IP = "172.30.1.1";
@@ -269,6 +269,19 @@ describe("drainedConntrackFlows: answered flows to a terminating endpoint the ru
       staleConntrackFlows([viaClusterIP, viaNodePort, waiting, toReady], m.services, m.endpoints),
       [],
     );
+  });
+
+  test("an endpoint with an entry still waiting for its reply is not shortened yet; the others are", () => {
+    const viaClusterIP = flow("udp", CLUSTER_IP, SERVICE_PORT, TERMINATING, ENDPOINT_PORT);
+    const waiting = { ...viaClusterIP, orig: { ...viaClusterIP.orig, sport: 40001 }, unreplied: true };
+    const viaNodePort = flow("udp", NODE_IP, NODE_PORT, TERMINATING, ENDPOINT_PORT);
+    const other = flow("udp", CLUSTER_IP, SERVICE_PORT, READY, ENDPOINT_PORT);
+    // The ClusterIP group of the endpoint has a query out: one -U for it would shorten that entry too.
+    assert.deepEqual(expirableFlows({ answered: [viaClusterIP, viaNodePort, other], waiting: [waiting] }), [
+      viaNodePort,
+      other,
+    ]);
+    assert.deepEqual(expirableFlows({ answered: [viaClusterIP], waiting: [] }), [viaClusterIP]);
   });
 
   test("when nothing is ready the rules fall back to terminating endpoints, and their flows stay", () => {

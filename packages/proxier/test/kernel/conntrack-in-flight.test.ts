@@ -8,8 +8,12 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import { inNetns, realExec } from "../../src/apply/exec.js";
-import { ConntrackCLI } from "../../src/conntrack/conntrack.js";
+import { cleanStaleEntries } from "../../src/conntrack/clean-stale.js";
+import { ConntrackCLI, conntrackExpireArgs } from "../../src/conntrack/conntrack.js";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
+import { newProxyMetrics } from "../../src/metrics/metrics.js";
+import { silentLogger } from "../../src/proxier/backend.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
 import { kernelTestsUnavailable } from "./topology.js";
 
 const NS = `sy-kcf${process.pid}`;
@@ -18,10 +22,11 @@ const ENDPOINT = "10.181.0.1";
 const skip = await kernelTestsUnavailable(["nft", "conntrack"]);
 if (skip) console.log(`# skipping conntrack in-flight kernel tests: ${skip}`);
 
-// Answers "fast" at once and "slow" after 600 ms, from the endpoint (the DNAT target).
+// Answers "fast" at once, "slow" after 600 ms and "slower" after 1500 ms, from the endpoint (the DNAT target).
 const SERVER = `
 const s = require("node:dgram").createSocket("udp4");
-s.on("message", (m, r) => setTimeout(() => s.send(m, r.port, r.address), String(m) === "slow" ? 600 : 0));
+const delay = { slow: 600, slower: 1500 };
+s.on("message", (m, r) => setTimeout(() => s.send(m, r.port, r.address), delay[String(m)] ?? 0));
 s.bind(5353, "${ENDPOINT}", () => console.log("ready"));
 `;
 // From a fixed source port to the Service: one answered exchange, then on "go" a slow one; prints what came back.
@@ -34,6 +39,14 @@ s.on("message", (m) => {
   console.log("reply"); process.exit(0);
 });
 rl.on("line", () => { s.send("slow"); console.log("sent"); setTimeout(() => { console.log("lost"); process.exit(0); }, 2500); });
+`;
+
+// A new flow whose first datagram is answered late ("slower"): its entry waits [UNREPLIED] meanwhile.
+const WAITING_CLIENT = `
+const s = require("node:dgram").createSocket("udp4");
+s.bind(Number(process.argv[1]), () => s.connect(80, "${SERVICE}", () => { s.send("slower"); console.log("sent"); }));
+s.on("message", () => { console.log("reply"); process.exit(0); });
+setTimeout(() => { console.log("lost"); process.exit(0); }, 3000);
 `;
 
 const exec = inNetns(NS, realExec);
@@ -135,6 +148,92 @@ describe("a drained entry with a datagram in flight", { skip: skip ?? false }, (
     for (const deadline = Date.now() + 5000; (await toService(40062)).length > 0; ) {
       assert.ok(Date.now() < deadline, "the expired entry is still listed after 5 s");
       await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  /** A flow whose query is still out; `act` runs on its [UNREPLIED] entry; what the client saw. */
+  async function waitingAnswerAfter(sport: number, act: (flows: ConntrackFlow[]) => Promise<unknown>) {
+    const client = start(WAITING_CLIENT, [String(sport)]);
+    try {
+      assert.equal(await client.next(), "sent");
+      const flows = await toService(sport);
+      assert.equal(flows.length, 1);
+      assert.equal(flows[0]?.unreplied, true, "the entry waits for its reply");
+      await act(flows);
+      return await client.next();
+    } finally {
+      client.child.kill();
+    }
+  }
+
+  test("conntrack -U --status SEEN_REPLY does not match answered entries: it marks a waiting one answered, and its late answer is lost", async () => {
+    const outcome = await waitingAnswerAfter(40063, async (flows) => {
+      const f = flows[0];
+      assert.ok(f);
+      const args = [...conntrackExpireArgs("IPv4", f, 1), "--status", "SEEN_REPLY"];
+      const r = await exec("conntrack", args);
+      assert.match(r.stderr, /1 flow entries have been updated/);
+      const after = await toService(40063);
+      assert.equal(after[0]?.unreplied, undefined, "the waiting entry was marked answered");
+    });
+    assert.equal(outcome, "lost", "the entry expired before the answer, which came back untranslated");
+  });
+
+  test("a round leaves an endpoint with a waiting entry alone, its late answer arrives, and the next round shortens it", async () => {
+    // The endpoint is terminating and a ready one exists, so the rules no longer choose it: its entries are drained.
+    const maps = buildMaps(
+      "IPv4",
+      [
+        makeService("ns1", "dns", {
+          clusterIP: SERVICE,
+          ports: [{ name: "dns", port: 80, protocol: "UDP" }],
+        }),
+      ],
+      [
+        makeSlice(
+          "ns1",
+          "dns",
+          "a",
+          [
+            { addresses: ["10.181.0.2"], nodeName: NODE_NAME },
+            {
+              addresses: [ENDPOINT],
+              nodeName: NODE_NAME,
+              conditions: { ready: false, serving: true, terminating: true },
+            },
+          ],
+          [{ name: "dns", port: 5353, protocol: "UDP" }],
+        ),
+      ],
+    );
+    const round = () =>
+      cleanStaleEntries({
+        table,
+        family: "IPv4",
+        ...maps,
+        metrics: newProxyMetrics("nftables"),
+        clock: { now: () => 0 },
+        logger: silentLogger,
+        drainTerminatingOn: NODE_NAME,
+      });
+    // An answered entry to the same endpoint: one `conntrack -U` for it covers the waiting one too.
+    const answered = start(CLIENT, ["40065"]);
+    try {
+      assert.equal(await answered.next(), "answered");
+      let first: Awaited<ReturnType<typeof round>> | undefined;
+      const outcome = await waitingAnswerAfter(40064, async () => {
+        first = await round();
+      });
+      assert.deepEqual(
+        first,
+        { deleted: 0, expiring: 0, drained: 2 },
+        "found one waiting, shortened nothing",
+      );
+      assert.equal(outcome, "reply", "the late answer came back through its entry");
+      // Both answered now: the next round (the proxy's look a second later) gives both their second to live.
+      assert.deepEqual(await round(), { deleted: 0, expiring: 2, drained: 2 });
+    } finally {
+      answered.child.kill();
     }
   });
 });
