@@ -14,18 +14,10 @@ import {
   newRealExec,
   realExec,
 } from "../../src/apply/exec.js";
+import { alive } from "../processes.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sy-exec-timeout-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Waits (a bounded while) for a pid to go; the kernel reaps a killed process asynchronously. */
 async function gone(pid: number): Promise<boolean> {

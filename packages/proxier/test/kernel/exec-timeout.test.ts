@@ -16,6 +16,7 @@ import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
 import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+import { alive } from "../processes.js";
 import { kernelTestsUnavailable } from "./topology.js";
 
 const skip = await kernelTestsUnavailable(["nft"]);
@@ -28,15 +29,6 @@ async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void
   while (!ok()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
