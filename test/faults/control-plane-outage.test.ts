@@ -14,10 +14,10 @@
 //    established connections go silent and new ones get no SYN-ACK): two switchyard slice controllers elected on
 //    one Lease replace the un-elected one first. Both DNS servers keep answering, identically; traffic keeps
 //    flowing; the leader, unable to renew within its renew deadline, stops leading and exits 1 as
-//    kube-controller-manager does; the standby takes the Lease only after the leader is gone, and the test restarts
-//    the exited one as a kubelet would (it stays standby). Every sync each controller logs lies inside its own time
-//    as leader. After the lift a new Service and a deleted Pod are sliced once (one slice per Service), programmed
-//    and answered.
+//    kube-controller-manager does; the standby takes the Lease only after the lift, the leader long gone, and the
+//    test restarts the exited one after the lift as a kubelet would (it stays standby). Every sync each controller
+//    logs lies inside its own time as leader. After the lift a new Service and a deleted Pod are sliced once (one
+//    slice per Service), programmed and answered.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
@@ -323,10 +323,11 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
     const before = await answers(queries);
 
     const hole = new NftBlackhole(Number(new URL(cp.server).port));
-    hole.on();
-    const cutAt = Date.now();
+    let cutAt = 0;
     let liftAt: number;
     try {
+      hole.on();
+      cutAt = Date.now();
       // The blackhole is real: a new connection's SYN goes unanswered, neither accepted nor refused.
       assert.equal(await connectOutcome(hole.port, 1000), "silence");
       while (Date.now() - cutAt < BLACKHOLE_MS) {
@@ -337,8 +338,8 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
         await new Promise((r) => setTimeout(r, 3000));
       }
     } finally {
-      hole.off();
       liftAt = Date.now();
+      hole.off();
     }
     // Renew deadline 10 s, blackhole 60 s: the leader gave up and exited 1, as kube-controller-manager does.
     assert.equal(leader.child.exitCode, 1, leader.log());
@@ -393,6 +394,7 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
       `leader stopped leading +${stoppedAt - cutAt} ms and exited +${leaderExit.at - cutAt} ms after the cut; ` +
         `standby led +${tookOverAt - liftAt} ms and the change after was everywhere +${recoveredAt - liftAt} ms after the lift`,
     );
+    assert.ok(tookOverAt >= liftAt, "the standby took the Lease only once the apiserver answered again");
     assert.ok(
       leaderExit.at < tookOverAt,
       `the old leader exited at +${leaderExit.at - cutAt} ms, the standby led at +${tookOverAt - cutAt} ms`,
