@@ -10,6 +10,14 @@
 //  - kube-apiserver killed: watches break and reconnecting is refused. Both DNS servers answer from their caches
 //    (client-go keeps an informer's cache through failed watches; so does ours), identically, /ready says the
 //    same on both, and after the restart both follow a change.
+//  - kube-apiserver blackholed for 60 s (an nftables table drops its port's packets both ways on loopback, so
+//    established connections go silent and new ones get no SYN-ACK): two switchyard slice controllers elected on
+//    one Lease replace the un-elected one first. Both DNS servers keep answering, identically; traffic keeps
+//    flowing; the leader, unable to renew within its renew deadline, stops leading and exits 1 as
+//    kube-controller-manager does; the standby takes the Lease only after the lift, the leader long gone, and the
+//    test restarts the exited one after the lift as a kubelet would (it stays standby). Every sync each controller
+//    logs lies inside its own time as leader. After the lift a new Service and a deleted Pod are sliced once (one
+//    slice per Service), programmed and answered.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
@@ -20,6 +28,7 @@ import {
   createNamespace,
   createPod,
   createService,
+  deletePod,
   listSlices,
   missingControlPlane,
   startControlPlane,
@@ -36,6 +45,7 @@ import {
   type ProxyRun,
   startProxy,
 } from "../../apps/kube-proxy/test/netns.js";
+import { connectOutcome, NftBlackhole } from "./nft-blackhole.js";
 
 const SLICE_CONTROLLER = fileURLToPath(
   new URL("../../apps/slice-controller/bin/switchyard-slice-controller.js", import.meta.url),
@@ -43,6 +53,7 @@ const SLICE_CONTROLLER = fileURLToPath(
 const NS = "outage";
 const ZONE = "cluster.local";
 const ETCD_DOWN_MS = 30_000;
+const BLACKHOLE_MS = 60_000;
 const POD_IPS = ["10.180.0.1", "10.180.0.2", "10.180.0.3"];
 
 const skip = missingKernelTools(["nft"]) ?? missingControlPlane() ?? differentialSkip();
@@ -61,25 +72,64 @@ const fqdn = (service: string) => `${service}.${NS}.svc.${ZONE}`;
 const sorted = (answer: string) => answer.split("\n").sort().join("\n");
 const withoutSerial = (answer: string) => sorted(answer.replace(/(IN SOA \S+ \S+) \d+/g, "$1 SERIAL"));
 
+interface LogEntry {
+  ts: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
 interface SliceController {
   child: ChildProcess;
   log: () => string;
+  entries: () => LogEntry[];
+  /** When the test saw the process end, and how. */
+  exited: Promise<{ code: number | null; at: number }>;
 }
 
-function startSliceController(kubeconfig: string): SliceController {
-  // Without leader election: renewing a Lease needs etcd, and what a leader does when it cannot is the
-  // leader-election tests' subject; what the program keeps through an outage is this one's.
+/** Without leader election by default: renewing a Lease needs etcd, and the etcd outage is about what the program
+ * keeps, not about what a leader does when it cannot renew (the blackhole phase's subject). */
+function startSliceController(
+  kubeconfig: string,
+  args: readonly string[] = ["--leader-elect=false"],
+): SliceController {
   const child = spawn(
     process.execPath,
-    [SLICE_CONTROLLER, `--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--metrics-bind-address=0"],
+    [SLICE_CONTROLLER, `--kubeconfig=${kubeconfig}`, "--metrics-bind-address=0", ...args],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   let text = "";
   child.stderr?.on("data", (b: Buffer) => {
     text += b.toString();
   });
-  return { child, log: () => text };
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) =>
+    child.on("exit", (code) => resolve({ code, at: Date.now() })),
+  );
+  const entries = () =>
+    text
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as LogEntry);
+  return { child, log: () => text, entries, exited };
 }
+
+/** Two elected controllers on one Lease with kube-controller-manager's default timings; -v=4 logs every sync. */
+const ELECTED = [
+  "--leader-elect=true",
+  "--leader-elect-lease-duration=15s",
+  "--leader-elect-renew-deadline=10s",
+  "--leader-elect-retry-period=2s",
+  "-v=4",
+];
+
+const timesOf = (c: SliceController, msg: string) =>
+  c
+    .entries()
+    .filter((e) => e.msg === msg)
+    .map((e) => Date.parse(e.ts));
+const identityOf = (c: SliceController) => c.entries().find((e) => e.msg === "started")?.identity;
+/** Whether c has been told `leader` holds the Lease. */
+const follows = (c: SliceController, leader: SliceController) =>
+  c.entries().some((e) => e.msg === "new leader elected" && e.leader === identityOf(leader));
 
 describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7", { skip }, () => {
   let cp: TestControlPlane;
@@ -88,6 +138,7 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
   let proxy: ProxyRun;
   let pair: Pair;
   let controller: SliceController;
+  const elected: SliceController[] = [];
   const clusterIPs = new Map<string, string>();
 
   /**
@@ -153,7 +204,7 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
   });
 
   after(async () => {
-    controller?.child.kill("SIGKILL");
+    for (const c of [controller, ...elected]) c?.child.kill("SIGKILL");
     await pair?.stop();
     const code = await proxy?.stop();
     await net?.destroy();
@@ -246,5 +297,119 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
       const [late] = await answers([[fqdn("late"), "A"]]);
       return late?.includes("status: NXDOMAIN");
     });
+  });
+
+  test("kube-apiserver blackholed for 60 s: answers, traffic, one slice controller at a time; all recover", async (t) => {
+    // The un-elected controller makes way for two elected ones on one Lease.
+    controller.child.kill("SIGTERM");
+    assert.equal((await controller.exited).code, 0, controller.log());
+    const a = startSliceController(cp.kubeconfigPath, ELECTED);
+    const b = startSliceController(cp.kubeconfigPath, ELECTED);
+    elected.push(a, b);
+    const [leader, standby] = await eventually("one controller to lead and the other to know it", () => {
+      for (const [l, s] of [
+        [a, b],
+        [b, a],
+      ] as const) {
+        if (timesOf(l, "acquired leader lease").length > 0 && follows(s, l)) return [l, s] as const;
+      }
+      return undefined;
+    });
+    const queries = [
+      [fqdn("web"), "A"],
+      [fqdn("db"), "A"],
+      [fqdn("nope"), "A"],
+    ] as const;
+    const before = await answers(queries);
+
+    const hole = new NftBlackhole(Number(new URL(cp.server).port));
+    let cutAt = 0;
+    let liftAt: number;
+    try {
+      hole.on();
+      cutAt = Date.now();
+      // The blackhole is real: a new connection's SYN goes unanswered, neither accepted nor refused.
+      assert.equal(await connectOutcome(hole.port, 1000), "silence");
+      while (Date.now() - cutAt < BLACKHOLE_MS) {
+        assert.deepEqual(await answers(queries), before);
+        assert.equal(await readyStatus(pair.ours), await readyStatus(pair.coredns));
+        assert.ok(await serves("web", ["pod-0", "pod-1", "pod-2"]), "traffic to web during the blackhole");
+        assert.equal(standby.child.exitCode, null, standby.log());
+        await new Promise((r) => setTimeout(r, 3000));
+      }
+    } finally {
+      liftAt = Date.now();
+      hole.off();
+    }
+    // Renew deadline 10 s, blackhole 60 s: the leader gave up and exited 1, as kube-controller-manager does.
+    assert.equal(leader.child.exitCode, 1, leader.log());
+    assert.equal(
+      timesOf(leader, "failed to renew lease within the renew deadline, stopping leading").length,
+      1,
+    );
+    assert.equal(timesOf(leader, "leader election lost").length, 1);
+    const leaderExit = await leader.exited;
+    assert.ok(leaderExit.at < liftAt, "the leader exited during the blackhole");
+
+    const [tookOverAt = 0] = await eventually("the standby to take the Lease", () => {
+      const t = timesOf(standby, "acquired leader lease");
+      return t.length > 0 ? t : undefined;
+    });
+    // A kubelet restarts the exited controller; it finds the Lease held and stays standby.
+    const restarted = startSliceController(cp.kubeconfigPath, ELECTED);
+    elected.push(restarted);
+    await eventually("the restarted controller to follow the new leader", () => follows(restarted, standby));
+
+    await addService("after");
+    await deletePod(api, NS, "web-2", 0);
+    await eventually(
+      "a Service and a Pod change after the lift sliced once, programmed and answered",
+      async () => {
+        for (const service of ["web", "after"]) {
+          const { slices } = await listSlices(api, NS, service);
+          const endpoints = slices.flatMap((s) => s.endpoints.flatMap((e) => e.addresses)).sort();
+          if (slices.length !== 1 || endpoints.join() !== "10.180.0.1,10.180.0.2") return undefined;
+        }
+        const [after, db] = await answers([
+          [fqdn("after"), "A"],
+          [fqdn("db"), "A"],
+        ]);
+        return (
+          after?.includes(`IN A ${clusterIPs.get("after")}`) &&
+          !db?.includes("10.180.0.3") &&
+          (await serves("after", ["pod-0", "pod-1"])) &&
+          (await serves("web", ["pod-0", "pod-1"]))
+        );
+      },
+    );
+    const recoveredAt = Date.now();
+
+    // One controller acted at a time: the old leader was gone before the standby took the Lease, each one's syncs
+    // (logged at -v=4 as each finishes) lie inside its own time as leader, and the restarted one never synced.
+    const [stoppedAt = 0] = timesOf(
+      leader,
+      "failed to renew lease within the renew deadline, stopping leading",
+    );
+    t.diagnostic(
+      `leader stopped leading +${stoppedAt - cutAt} ms and exited +${leaderExit.at - cutAt} ms after the cut; ` +
+        `standby led +${tookOverAt - liftAt} ms and the change after was everywhere +${recoveredAt - liftAt} ms after the lift`,
+    );
+    assert.ok(tookOverAt >= liftAt, "the standby took the Lease only once the apiserver answered again");
+    assert.ok(
+      leaderExit.at < tookOverAt,
+      `the old leader exited at +${leaderExit.at - cutAt} ms, the standby led at +${tookOverAt - cutAt} ms`,
+    );
+    const leaderSyncs = timesOf(leader, "finished syncing Service");
+    const standbySyncs = timesOf(standby, "finished syncing Service");
+    assert.ok(
+      leaderSyncs.length > 0 && standbySyncs.length > 0,
+      "both leaders synced Services in their turn",
+    );
+    assert.ok(Math.max(...leaderSyncs) <= leaderExit.at, leader.log());
+    assert.ok(Math.min(...standbySyncs) >= tookOverAt, standby.log());
+    assert.deepEqual(timesOf(restarted, "acquired leader lease"), []);
+    assert.deepEqual(timesOf(restarted, "finished syncing Service"), []);
+    assert.equal(standby.child.exitCode, null, standby.log());
+    assert.equal(restarted.child.exitCode, null, restarted.log());
   });
 });
