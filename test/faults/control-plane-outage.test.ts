@@ -196,11 +196,21 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
       "--nftables-min-sync-period=100ms",
     ]);
     pair = await startPair(corefile(cp.kubeconfigPath));
-    await eventually("the Pods sliced, programmed and answered", async () => {
-      if ((await endpointsOf("web")).join() !== "10.180.0.1,10.180.0.2") return undefined;
-      const [db] = await answers([[fqdn("db"), "A"]]);
-      return /10\.180\.0\.2/.test(db ?? "") && (await serves("web", ["pod-0", "pod-1"]));
-    });
+    // What each step saw last, so that a start that never gets there says which part did not.
+    const seen: Record<string, string> = {};
+    await eventually(
+      "the Pods sliced, programmed and answered",
+      async () => {
+        seen.slices = (await endpointsOf("web")).join();
+        if (seen.slices !== "10.180.0.1,10.180.0.2") return undefined;
+        const [db] = await answers([[fqdn("db"), "A"]]);
+        seen.db = db ?? "";
+        if (!/10\.180\.0\.2/.test(db ?? "")) return undefined;
+        seen.served = [...names(await net.probe(clusterIPs.get("web") ?? "", 80, 20))].sort().join();
+        return seen.served === "pod-0,pod-1";
+      },
+      { describe: () => `last seen: ${JSON.stringify(seen)}\nproxy log:\n${proxy?.log().slice(-2000)}` },
+    );
   });
 
   after(async () => {
