@@ -109,3 +109,19 @@ export function svc(o: Partial<ServicePortInfo> = {}): ServicePortInfo {
     ...o,
   };
 }
+
+/** One TCP Service, ns1/svc1 at 172.30.0.41:80 (port "p80"), for the sync-loop suites. */
+export const svc1 = makeService("ns1", "svc1", {
+  clusterIP: "172.30.0.41",
+  ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+});
+
+/** svc1's one slice ("a"), with these ready endpoint addresses on this node. */
+export const svc1Slice = (ips: string[]): EndpointSlice =>
+  makeSlice(
+    "ns1",
+    "svc1",
+    "a",
+    ips.map((ip) => ({ addresses: [ip], nodeName: NODE_NAME })),
+    [{ name: "p80", port: 80 }],
+  );

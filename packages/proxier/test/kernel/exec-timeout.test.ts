@@ -15,7 +15,7 @@ import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+import { makeService, makeSlice, NODE_NAME, nftOptions, svc1, svc1Slice } from "../fixtures.js";
 import { alive } from "../processes.js";
 import { kernelTestsUnavailable } from "./topology.js";
 
@@ -76,18 +76,8 @@ describe("a hung nft", { skip: skip ?? false }, () => {
       syncPeriodMs: 200,
       logger,
     });
-    const svc = makeService("ns1", "svc1", {
-      clusterIP: "172.30.0.41",
-      ports: [{ name: "p80", port: 80, protocol: "TCP" }],
-    });
-    const slice = (ips: string[]) =>
-      makeSlice(
-        "ns1",
-        "svc1",
-        "a",
-        ips.map((ip) => ({ addresses: [ip], nodeName: NODE_NAME })),
-        [{ name: "p80", port: 80 }],
-      );
+    const svc = svc1;
+    const slice = svc1Slice;
     const table = () =>
       execFileSync("ip", ["netns", "exec", ns, "nft", "list", "table", "ip", "kube-proxy"], {
         encoding: "utf8",

@@ -11,7 +11,7 @@ import { traceIPVSPacket } from "../../src/ipvs/tracer.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { IPVSProxyBackend } from "../../src/proxier/ipvs-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_IP, NODE_NAME } from "../fixtures.js";
+import { makeService, makeSlice, NODE_IP, NODE_NAME, svc1, svc1Slice } from "../fixtures.js";
 import { FakeKernelExec } from "../ipvs/fake-kernel-exec.js";
 import { ipvsOptions } from "../ipvs/helpers.js";
 
@@ -56,18 +56,8 @@ function setup() {
   return { time, step, kernel, metrics, proxier, trace };
 }
 
-const svc = makeService("ns1", "svc1", {
-  clusterIP: "172.30.0.41",
-  ports: [{ name: "p80", port: 80, protocol: "TCP" }],
-});
-const slice = (ips: string[]) =>
-  makeSlice(
-    "ns1",
-    "svc1",
-    "a",
-    ips.map((ip) => ({ addresses: [ip], nodeName: NODE_NAME })),
-    [{ name: "p80", port: 80 }],
-  );
+const svc = svc1;
+const slice = svc1Slice;
 const ipvsPrograms = (k: FakeKernelExec) => k.callsOf("ipvsadm", "-R").map((c) => c.stdin ?? "");
 const ipsetPrograms = (k: FakeKernelExec) => k.callsOf("ipset", "restore").map((c) => c.stdin ?? "");
 

@@ -12,7 +12,7 @@ import type { Transaction } from "../../src/nftables/transaction.js";
 import { MetaProxier } from "../../src/proxier/meta-proxier.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_IP, NODE_NAME, nftOptions } from "../fixtures.js";
+import { makeService, makeSlice, NODE_IP, NODE_NAME, nftOptions, svc1, svc1Slice } from "../fixtures.js";
 
 const SYNC_PERIOD = 30_000;
 
@@ -53,18 +53,8 @@ function setup() {
   return { time, fake, runs, metrics, health, proxier, meta, failNext, trace };
 }
 
-const svc = makeService("ns1", "svc1", {
-  clusterIP: "172.30.0.41",
-  ports: [{ name: "p80", port: 80, protocol: "TCP" }],
-});
-const slice = (ips: string[]) =>
-  makeSlice(
-    "ns1",
-    "svc1",
-    "a",
-    ips.map((ip) => ({ addresses: [ip], nodeName: NODE_NAME })),
-    [{ name: "p80", port: 80 }],
-  );
+const svc = svc1;
+const slice = svc1Slice;
 
 test("events before start wait; start syncs fully, later changes sync partially", async () => {
   const t = setup();
