@@ -11,6 +11,7 @@ WORKDIR /src
 # Manifests first, so a source change does not rerun npm ci. Every workspace's package.json must be present
 # for `npm ci` to accept the lockfile (a new workspace needs a line here).
 COPY package.json package-lock.json turbo.json tsconfig.base.json ./
+COPY packages/basics/package.json packages/basics/
 COPY packages/kube/package.json packages/kube/
 COPY packages/proxier/package.json packages/proxier/
 COPY packages/resolver/package.json packages/resolver/

@@ -1,5 +1,5 @@
+import { familyOf } from "@switchyard/basics";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { familyOf } from "../netns/ip.js";
 
 /** One `hostPort` of a pod: traffic to the node on (hostIp, protocol, hostPort) goes to the pod's containerPort. */
 export interface HostPortMapping {

@@ -1,4 +1,4 @@
-import { type Cidr, cidrSize, fromBig, parseCidr, toBig } from "../netns/ip.js";
+import { type Cidr, cidrSize, fromBig, parseCidr, toBig } from "@switchyard/basics";
 
 /**
  * Pod addresses of one node in one family: the CIDR's first address is the gateway (cbr0); pods take the next free

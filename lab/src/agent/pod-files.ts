@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { hostPort } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
 import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
 import { firstServiceIp } from "../controlplane/options.js";
-import { hostPort } from "../netns/ip.js";
 import type { LabPlan } from "../netns/plan.js";
 import { writePrivateFile } from "../private-files.js";
 import { containerPathDirs } from "./container-path.js";

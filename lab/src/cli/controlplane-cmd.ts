@@ -1,6 +1,6 @@
+import { parseCidr } from "@switchyard/basics";
 import { down, status, up } from "../controlplane/controlplane.js";
 import { defaultStateDir, withDefaults } from "../controlplane/options.js";
-import { parseCidr } from "../netns/ip.js";
 import { resolveBinary } from "../upstream/binaries.js";
 import type { Command, FlagSpec, Invocation } from "./command.js";
 import { controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";

@@ -1,3 +1,4 @@
+import { familyOf, hostPort } from "@switchyard/basics";
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import { explain } from "../explain/explain.js";
 import { openLabFor } from "../explain/open-lab.js";
@@ -16,7 +17,6 @@ import {
   type ToSpec,
 } from "../explain/targets.js";
 import { realExec } from "../netns/exec.js";
-import { familyOf, hostPort } from "../netns/ip.js";
 import { labNode, type ScenarioLab, serviceSlices } from "../scenarios/scenario-lab.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";

@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { cidrList, nth } from "../netns/ip.js";
+import { cidrList, nth } from "@switchyard/basics";
 
 export interface ControlPlanePorts {
   apiserver: number;

@@ -1,9 +1,10 @@
 // `explain`'s pure core: a node's live ruleset and what the API says about the destination in, the report's
 // text out. The command only reads them (explain-cmd.ts).
+
+import { familyOf } from "@switchyard/basics";
 import type { TracePacket } from "@switchyard/proxier/testing";
 import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { familyOf } from "../netns/ip.js";
 import { type LiveRuleset, loadRuleset } from "./load.js";
 import { endpointNames, formatExplainReport } from "./report.js";
 import { type PacketTrace, tracePacketThrough } from "./trace.js";

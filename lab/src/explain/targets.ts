@@ -1,8 +1,9 @@
 // What `explain --from` and `--to` name, and how they are found among the API's objects. Pure: the command
 // lists the objects, these functions pick from them, and every miss is a one-line error saying what was
 // looked for and what exists.
+
+import { contains, toBig } from "@switchyard/basics";
 import type { Node, Service, ServicePort } from "kubernetes-types/core/v1.js";
-import { contains, toBig } from "../netns/ip.js";
 import type { ServiceEntry } from "./why.js";
 
 export type FromSpec = { kind: "pod"; namespace: string; name: string } | { kind: "ip"; ip: string };

@@ -1,5 +1,5 @@
+import { nth } from "@switchyard/basics";
 import yaml from "js-yaml";
-import { nth } from "../netns/ip.js";
 import { applyOrder } from "../stack/apply.js";
 import { type KubeObject, labStack, type ProxyMode } from "../stack/manifests.js";
 import type { KindLabInput } from "./options.js";

@@ -1,4 +1,4 @@
-import { cidrList, type Family, familyOf, nth, parseCidr } from "./ip.js";
+import { cidrList, type Family, familyOf, nth, parseCidr } from "@switchyard/basics";
 
 /**
  * The lab's shape as data: names and addresses of the bridge, the nodes and their namespaces. Everything the

@@ -1,5 +1,5 @@
+import { familyOf } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
-import { familyOf } from "../netns/ip.js";
 
 /**
  * The address families the cluster gives ClusterIPs in, the primary first: those of the `kubernetes` ServiceCIDR

@@ -1,10 +1,10 @@
+import { hostPort } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { firstServiceIp } from "../controlplane/options.js";
 import type { Exec } from "../netns/exec.js";
-import { hostPort } from "../netns/ip.js";
 import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { repoRoot } from "../self.js";

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { familyOf } from "@switchyard/basics";
 import yaml from "js-yaml";
-import { familyOf } from "../netns/ip.js";
 
 /** A manifest's object: only what applying and rewriting it needs is typed. */
 export interface KubeObject {

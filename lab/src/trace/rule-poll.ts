@@ -1,11 +1,12 @@
 // Every node's kernel, read over and over while a trace runs: each read is the proxy's ruleset traced for one
 // new connection from the node to the Service's ClusterIP, kept as the set of endpoint addresses it reaches.
+
+import { familyOf } from "@switchyard/basics";
 import { realClock, sleep } from "@switchyard/kube";
 import { loadRuleset } from "../explain/load.js";
 import { type NodeRuleset, nodeAddresses, nodeProxyMode, readNodeRuleset } from "../explain/read-node.js";
 import { tracePacketThrough } from "../explain/trace.js";
 import type { Exec } from "../netns/exec.js";
-import { familyOf } from "../netns/ip.js";
 import type { LabNode } from "../scenarios/scenario-lab.js";
 
 /** One read of one node: when it finished and the endpoint addresses the ClusterIP reached. */

@@ -1,9 +1,10 @@
 // `trace`'s shell: the watches, the rule reads and the changes it makes, fed into ChangeFollower, whose
 // changes are printed as they complete.
+
+import { familyOf } from "@switchyard/basics";
 import { realClock, sleep } from "@switchyard/kube";
 import type { Node, Service, ServicePort } from "kubernetes-types/core/v1.js";
 import { pickServicePort } from "../explain/targets.js";
-import { familyOf } from "../netns/ip.js";
 import { proxyMetrics } from "../scenarios/node-proxy.js";
 import { histogram, programmingHistogram } from "../scenarios/prom.js";
 import { type LabNode, type ScenarioLab, serviceSlices } from "../scenarios/scenario-lab.js";

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { contains, fromBig, hostPort, nth, toBig } from "@switchyard/basics";
 import type { Pod, PodCondition } from "kubernetes-types/core/v1.js";
 import { imageName, resolveImage } from "../../src/agent/images.js";
 import { Ipam } from "../../src/agent/ipam.js";
 import { resolvConf } from "../../src/agent/pod-files.js";
 import { podStatus } from "../../src/agent/pod-status.js";
 import { sandboxArgv } from "../../src/agent/sandbox-command.js";
-import { contains, fromBig, hostPort, nth, toBig } from "../../src/netns/ip.js";
 import { defaultLabInput, networksFor, planLab } from "../../src/netns/plan.js";
 import { bridgeSteps, nodeSteps, podRouteSteps, podSandboxSteps } from "../../src/netns/steps.js";
 import { teardown } from "../../src/netns/teardown.js";
