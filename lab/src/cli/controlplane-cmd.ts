@@ -1,4 +1,4 @@
-import { parseCidr } from "@switchyard/basics";
+import { cidrRange } from "@switchyard/basics";
 import { down, status, up } from "../controlplane/controlplane.js";
 import { defaultStateDir, withDefaults } from "../controlplane/options.js";
 import { resolveBinary } from "../upstream/binaries.js";
@@ -55,7 +55,7 @@ async function runUp(inv: Invocation): Promise<number> {
   for (const name of ["service-cidr", "cluster-cidr"]) {
     for (const entry of flag(name)?.split(",") ?? []) {
       try {
-        parseCidr(entry);
+        cidrRange(entry);
       } catch {
         throw new UsageError(`${cmd}: --${name} takes CIDRs separated by commas, got "${flag(name)}"`);
       }

@@ -1,2 +1,5 @@
 // The basics every Switchyard package shares, with no dependencies: addresses and CIDRs in both families.
+export * from "./cidr.js";
 export * from "./ip.js";
+export * from "./ip-math.js";
+export * from "./ip-text.js";
