@@ -12,6 +12,8 @@ export const PURE_FOLDERS = [
   "packages/proxier/src/iptables",
   "packages/proxier/src/nftables",
   "packages/proxier/src/ipvs",
+  // Held pure here so that the renderers may import it (PURE_PACKAGES).
+  "packages/basics/src",
 ];
 
 /** Node's modules that reach the outside world: processes, files, sockets, the terminal, other threads. */
@@ -40,8 +42,8 @@ const IO_BUILTINS = new Set([
 /** Folders of a package's source whose modules are the I/O shell, whatever they import. */
 const IO_FOLDERS = ["apply"];
 
-/** Packages a pure folder may import: declarations only, nothing runs. */
-const PURE_PACKAGES = new Set(["kubernetes-types"]);
+/** Packages a pure folder may import: declarations only, or a package whose whole source is a pure folder above. */
+const PURE_PACKAGES = new Set(["kubernetes-types", "@switchyard/basics"]);
 
 const STATEMENT =
   /^\s*(?:import|export)\s+(type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;

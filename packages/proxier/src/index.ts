@@ -1,6 +1,7 @@
 // @switchyard/proxier: the pure core of a kube-proxy-compatible service proxy. The fakes and
 // packet tracers are in "@switchyard/proxier/testing" (src/testing/).
 
+export type { IPFamily } from "@switchyard/basics";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
@@ -85,4 +86,3 @@ export * from "./sysctl/kernel-version.js";
 export * from "./sysctl/node-setting.js";
 export * from "./sysctl/proc-files.js";
 export * from "./sysctl/route-localnet.js";
-export type { IPFamily } from "./util/ip.js";

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { join } from "node:path";
+import type { IPFamily } from "@switchyard/basics";
 import type { TestControlPlane } from "@switchyard/lab/testing";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -17,7 +18,6 @@ import {
   type ServiceCIDRObject,
   serviceCIDRsOfFamily,
 } from "../src/proxier/service-cidrs.js";
-import type { IPFamily } from "../src/util/ip.js";
 import { NODE_IP, NODE_NAME } from "./fixtures.js";
 import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";

@@ -1,6 +1,6 @@
 // One backend of one Service port, as the proxy sees it.
+import { formatIP, hostPort, type IPFamily, parseIP } from "@switchyard/basics";
 import type { EndpointSlice, Endpoint as SliceEndpoint } from "kubernetes-types/discovery/v1.js";
-import { formatIP, type IPFamily, parseIP } from "../util/ip.js";
 import { isProtocol, type Protocol, type ServicePortName, servicePortKey } from "./service-port-name.js";
 
 /** EndpointHints.forNodes arrived after kubernetes-types 1.30. */
@@ -27,7 +27,7 @@ export interface EndpointInfo {
 
 /** "ip:port", with the IPv6 address in brackets, as Go's net.JoinHostPort writes it. */
 export function endpointString(ep: Pick<EndpointInfo, "ip" | "port">): string {
-  return ep.ip.includes(":") ? `[${ep.ip}]:${ep.port}` : `${ep.ip}:${ep.port}`;
+  return hostPort(ep.ip, ep.port);
 }
 
 /** Endpoints of each Service port (keyed by servicePortKey), sorted by endpointString. */

@@ -2,7 +2,7 @@
 // object, then one family's share for each proxier. kube-proxy keeps a running set of CIDR
 // strings; we recompute the union from the whole cache instead, so two objects that share a
 // CIDR cannot remove it for each other.
-import { type IPFamily, parseCIDR } from "../util/ip.js";
+import { type IPFamily, parseCIDR } from "@switchyard/basics";
 
 /** The little of a ServiceCIDR object that matters here. */
 export interface ServiceCIDRObject {

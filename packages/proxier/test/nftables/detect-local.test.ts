@@ -3,11 +3,11 @@
 // interface modes against the real kube-proxy.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { IPFamily } from "@switchyard/basics";
 import type { LocalDetector } from "../../src/model/local-detector.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
 import { tracePacket } from "../../src/nftables/tracer.js";
-import type { IPFamily } from "../../src/util/ip.js";
 import {
   buildMaps,
   EXTERNAL_CLIENT,
