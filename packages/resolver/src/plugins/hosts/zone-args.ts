@@ -1,5 +1,5 @@
+import { isIPv4Mapped, parseGoIP } from "@switchyard/basics";
 import { normalizeZone } from "../../plugin/zones.js";
-import { isIPv4, parseGoIP } from "./go-ip.js";
 
 /**
  * Zones written as plugin arguments, normalised as CoreDNS's Host.NormalizeExact does: a transport prefix
@@ -26,7 +26,7 @@ function normalizeZoneArg(arg: string): string[] {
 function reverseZonesOf(address: string, maskText: string): string[] | undefined {
   const ip = parseGoIP(address);
   if (!ip || !/^\d{1,3}$/.test(maskText)) return undefined;
-  const v4 = isIPv4(ip) && !address.includes(":");
+  const v4 = isIPv4Mapped(ip) && !address.includes(":");
   const bits = v4 ? 32 : 128;
   const ones = Number(maskText);
   if (ones > bits) return undefined;
