@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseGoDuration } from "@switchyard/kube/go-duration";
+import { parseGoDuration } from "@switchyard/basics";
 import { parseCorefile } from "../../src/corefile/parse.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { buildConfig } from "../../src/plugin/build.js";

@@ -1,4 +1,4 @@
-import { parseGoDuration } from "@switchyard/kube/go-duration";
+import { parseGoDuration } from "@switchyard/basics";
 import type { Stanza } from "../../corefile/parse.js";
 import { stanzaError } from "../../plugin/setup.js";
 import { normalizeZoneArgs } from "./zone-args.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { formatGoDuration, parseGoDuration } from "../../src/util/go-duration.js";
+import { formatGoDuration, parseGoDuration } from "../src/go-duration.js";
 
 test("formatGoDuration writes what Go's Duration.String() writes, and parses back", () => {
   // Go: fmt.Println(30*time.Second, 15*time.Minute, 24*time.Hour, ...)
