@@ -1,9 +1,10 @@
 // Generated API objects for the property test of issue #11: every kind Switchyard watches, as a valid "full"
 // object plus the paths of its optional lists, maps and pointers, and variants where those paths are absent,
 // null (as the apiserver writes a Go nil without omitempty), empty, or full.
+import type { EndpointHints, ServiceCIDR } from "@switchyard/basics";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Endpoints, Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
-import type { EndpointHints, EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 // The repo's one seeded PRNG (mulberry32), so a failing seed replays the same objects.
 import { prng } from "../../apps/slice-controller/test/churn.js";
 
@@ -22,15 +23,6 @@ export type KindName =
   | "ServiceCIDR"
   | "Lease";
 
-/** networking.k8s.io/v1 ServiceCIDR; kubernetes-types 1.30 predates its GA. */
-export interface ServiceCIDRObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: Namespace["metadata"];
-  spec?: { cidrs?: string[] };
-  status?: { conditions?: NonNullable<Service["status"]>["conditions"] };
-}
-
 /** The objects of one generated cluster, by kind. Services and Pods come in pairs (see fullCluster). */
 export interface Cluster {
   Service: Service[];
@@ -39,7 +31,7 @@ export interface Cluster {
   Pod: Pod[];
   Node: Node[];
   Namespace: Namespace[];
-  ServiceCIDR: ServiceCIDRObject[];
+  ServiceCIDR: ServiceCIDR[];
   Lease: Lease[];
 }
 
@@ -329,7 +321,7 @@ export function fullNamespace(): Namespace {
   };
 }
 
-export function fullServiceCIDR(): ServiceCIDRObject {
+export function fullServiceCIDR(): ServiceCIDR {
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "ServiceCIDR",

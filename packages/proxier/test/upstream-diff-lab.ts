@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { join } from "node:path";
-import type { IPFamily } from "@switchyard/basics";
+import type { IPFamily, ServiceCIDR } from "@switchyard/basics";
 import type { TestControlPlane } from "@switchyard/lab/testing";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -13,11 +13,7 @@ import { NetlinkNftApplier } from "../src/apply/netlink-applier.js";
 import { ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
 import { CT_STATE_INVALID_NFACCT, LOCALHOST_NODEPORTS_NFACCT } from "../src/metrics/nfacct-metrics.js";
 import type { Transaction } from "../src/nftables/transaction.js";
-import {
-  allServiceCIDRs,
-  type ServiceCIDRObject,
-  serviceCIDRsOfFamily,
-} from "../src/proxier/service-cidrs.js";
+import { allServiceCIDRs, serviceCIDRsOfFamily } from "../src/proxier/service-cidrs.js";
 import { NODE_IP, NODE_NAME } from "./fixtures.js";
 import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";
@@ -66,7 +62,7 @@ export async function createCluster(
 /** ServiceCIDRs as the app gets them: every object the API server holds, this family's share. */
 export async function serviceCIDRsFromAPI(api: H.ApiClient, family: IPFamily): Promise<string[]> {
   const objects = (
-    (await api.call("GET", "/apis/networking.k8s.io/v1/servicecidrs")) as { items: ServiceCIDRObject[] }
+    (await api.call("GET", "/apis/networking.k8s.io/v1/servicecidrs")) as { items: ServiceCIDR[] }
   ).items;
   return serviceCIDRsOfFamily(allServiceCIDRs(objects), family).cidrs;
 }
