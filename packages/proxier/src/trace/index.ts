@@ -1,6 +1,8 @@
-// Test doubles for code built on @switchyard/proxier; import from "@switchyard/proxier/testing".
-// Each fake implements the interface of the real thing it stands in for (NFTRunner,
-// IPTablesRestorer, IPVSRestorer, IPSetRestorer), and each tracer walks a packet through fakes.
+// Each backend's model of the kernel it programs and the tracer that walks a packet through it; import from
+// "@switchyard/proxier/trace". The in-memory kernels (FakeNFTables, FakeIPTables, FakeIPVS, FakeIPSet) take the
+// same scripts the real ones do and implement the interface of what they stand in for (NFTRunner,
+// IPTablesRestorer, IPVSRestorer, IPSetRestorer), so they serve tests as fakes and `switchyard-lab explain` as
+// the kernel it loads a node's saved rules into; the tracers say where a packet goes through them.
 export {
   BUILTIN_TARGETS,
   type FakeChain as FakeIPTablesChain,
