@@ -13,7 +13,7 @@ import {
   iptOptions,
   NODE_IP,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "../golden-cluster.js";
 
 const ipt = new FakeIPTables();

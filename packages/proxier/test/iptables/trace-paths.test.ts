@@ -14,7 +14,7 @@ import {
   makeSlice,
   NODE_IP,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 
 function rendered(ips: string[]): FakeIPTables {
   const ipt = new FakeIPTables();

@@ -3,7 +3,7 @@
 import { describe, test } from "node:test";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
 import { assertNFTEqual, dedent } from "../nft-helpers.js";
 
 const baseRules = dedent(`

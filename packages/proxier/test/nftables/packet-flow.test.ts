@@ -16,7 +16,7 @@ import {
   NODE_NAME,
   nftOptions,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 
 interface PacketFlowTest {
   name: string;
