@@ -1,5 +1,5 @@
 // Behaviour tests: packets traced through the golden cluster's rules in a FakeIPTables.
-// Address plan: ../fixtures.ts and ../golden-cluster.ts.
+// Address plan: ../../src/testing/fixtures.ts and ../golden-cluster.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FakeIPTables } from "../../src/iptables/fake.js";

@@ -1,5 +1,5 @@
 // The tracer's paths through iptables: the rules matched, the statistic match's probabilities, and
-// the forms iptables-save prints back (--set-xmark). Address plan: ../fixtures.ts.
+// the forms iptables-save prints back (--set-xmark). Address plan: ../../src/testing/fixtures.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FakeIPTables } from "../../src/iptables/fake.js";

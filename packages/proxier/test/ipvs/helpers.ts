@@ -1,4 +1,4 @@
-// Shared setup for the IPVS tests; the address plan is test/fixtures.ts's.
+// Shared setup for the IPVS tests; the address plan is src/testing/fixtures.ts's.
 import { FakeIPTables } from "../../src/iptables/fake.js";
 import { FakeIPVS } from "../../src/ipvs/fake.js";
 import { FakeIPSet } from "../../src/ipvs/fake-ipset.js";

@@ -1,5 +1,5 @@
 // Golden tests: the full table for representative clusters, compared after canonical sorting.
-// Address plan: see ../fixtures.ts.
+// Address plan: see ../../src/testing/fixtures.ts.
 import { describe, test } from "node:test";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";

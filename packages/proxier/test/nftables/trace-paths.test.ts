@@ -1,5 +1,5 @@
 // The tracer's paths: every way a packet can go, with the rules it matched and how likely it is.
-// Address plan: ../fixtures.ts.
+// Address plan: ../../src/testing/fixtures.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Service } from "kubernetes-types/core/v1.js";
