@@ -1,5 +1,5 @@
-import { encodeMessage } from "../../src/wire/encode.js";
-import { newQuery } from "../../src/wire/message.js";
+import { encodeMessage } from "../../wire/encode.js";
+import { newQuery } from "../../wire/message.js";
 
 const NAMES = [
   "svc1.testns.svc.cluster.local.",

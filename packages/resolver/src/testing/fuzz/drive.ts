@@ -4,10 +4,10 @@
 import * as dgram from "node:dgram";
 import * as net from "node:net";
 import { prng } from "@switchyard/kube/testing";
-import { FrameSplitter, frame } from "../../src/server/frames.js";
-import { decodeMessage } from "../../src/wire/decode.js";
-import { encodeMessage } from "../../src/wire/encode.js";
-import { newQuery } from "../../src/wire/message.js";
+import { FrameSplitter, frame } from "../../server/frames.js";
+import { decodeMessage } from "../../wire/decode.js";
+import { encodeMessage } from "../../wire/encode.js";
+import { newQuery } from "../../wire/message.js";
 import { mutant, seeds } from "./mutate.js";
 
 const BATCH = 100;
