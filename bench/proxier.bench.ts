@@ -10,7 +10,7 @@
 //     [--impls kube-proxy,switchyard,switchyard-nft] [--no-render] [--out bench/results/proxier.md]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { NODE_IP } from "../apps/kube-proxy/test/netns.js";
+import { NODE_IP } from "@switchyard/kube-proxy-app/testing";
 import { startControlPlane, type TestControlPlane } from "../lab/src/testing.js";
 import { readVersions } from "../lab/src/upstream/versions.js";
 import { machineLine, median } from "./machine.js";
