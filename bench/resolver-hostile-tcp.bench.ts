@@ -23,7 +23,7 @@ import {
   samplePeakRss,
   slowClients,
   tcpQueryOnce,
-} from "../apps/cluster-dns/test/helpers/hostile-clients.js";
+} from "@switchyard/cluster-dns/testing";
 import { freePort } from "../lab/src/controlplane/ports.js";
 import { machineLine, median, percentile } from "./machine.js";
 import { COREDNS_BIN, type ServerKind, startServer } from "./resolver/servers.js";
