@@ -17,7 +17,6 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { freePort } from "../lab/src/controlplane/ports.js";
 import {
   Api,
   applyManifests,
@@ -25,8 +24,9 @@ import {
   serviceAccountFolder,
   serviceAccountToken,
   startControlPlane,
-} from "../lab/src/testing.js";
-import { readVersions } from "../lab/src/upstream/versions.js";
+} from "@switchyard/testbed";
+import { freePort } from "@switchyard/testbed/controlplane";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine } from "./machine.js";
 import { type ClusterShape, populate } from "./resolver/cluster.js";
 import { kubeadmCorefile, upstreamCorefile } from "./resolver/corefiles.js";

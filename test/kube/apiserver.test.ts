@@ -22,7 +22,7 @@ import {
   type RestClient,
 } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import type { ConfigMap, Event } from "kubernetes-types/core/v1.js";
 import { BlackholeProxy } from "./fixtures/blackhole-proxy.js";
 

@@ -27,7 +27,6 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { eventually } from "@switchyard/kube/testing";
-import { readVersions, resolveBinary } from "@switchyard/lab";
 import {
   Api,
   bridgeGateway,
@@ -41,7 +40,8 @@ import {
   serviceAccountToken,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
+import { readVersions, resolveBinary } from "@switchyard/testbed/upstream";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const ns = "sy-dns-kubeadm";

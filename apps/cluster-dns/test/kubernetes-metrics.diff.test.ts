@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { differentialSkip, type Pair, type Server, startPair } from "./helpers/differential.js";
 
 // The kubernetes plugin's API client metrics, compared with CoreDNS's binary: both servers watch the same real

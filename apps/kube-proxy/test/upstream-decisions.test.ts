@@ -19,7 +19,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { resolveBinary } from "@switchyard/lab/testing";
+import { resolveBinary } from "@switchyard/testbed";
 import { argvOf, oursDecide, removeScratch, title, upstreamDecide } from "./upstream-decisions.js";
 import { FIELD_ROWS } from "./upstream-field-rows.js";
 import { COMMAND_FLAGS, FLAG_ROWS } from "./upstream-flag-rows.js";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { resolveBinary } from "@switchyard/lab/testing";
+import { resolveBinary } from "@switchyard/testbed";
 import { main } from "../src/main.js";
 import { KUBEADM } from "./kubeadm-config.js";
 

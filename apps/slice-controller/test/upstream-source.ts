@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { readVersions } from "@switchyard/lab";
+import { readVersions } from "@switchyard/testbed/upstream";
 
 export interface UpstreamSource {
   /** The module folder, e.g. ~/go/pkg/mod/k8s.io/kubernetes@v1.37.2; undefined when absent. */

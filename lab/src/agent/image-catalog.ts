@@ -1,4 +1,4 @@
-import type { UpstreamBinary } from "../upstream/binaries.js";
+import type { UpstreamBinary } from "@switchyard/testbed/upstream";
 import type { Busybox } from "./busybox.js";
 
 /** One file an image adds on top of the host's: a symbolic link, an empty folder, or a copy of a host file. */

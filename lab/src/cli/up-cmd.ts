@@ -1,3 +1,4 @@
+import { readVersions } from "@switchyard/testbed/upstream";
 import { defaultKindTimeoutSeconds, kindLabUp } from "../kind/lab-up.js";
 import { defaultKindInput } from "../kind/options.js";
 import { machineFacts } from "../kind/probes.js";
@@ -8,7 +9,6 @@ import { defaultNetnsReadyTimeoutMs, labUp } from "../netns/lab-up.js";
 import { defaultLabInput, type IpFamily, ipFamilies, networksFor } from "../netns/plan.js";
 import { readLabRuntime } from "../netns/state.js";
 import { type ProxyMode, proxyModes, type StackKind, stackKinds } from "../stack/manifests.js";
-import { readVersions } from "../upstream/versions.js";
 import type { Command, FlagSpec, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
 import { controlPlanePortFlagNames, controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";

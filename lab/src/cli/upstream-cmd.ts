@@ -1,12 +1,12 @@
 import {
   binarySpecs,
+  buildUpstream,
   cacheBinDir,
   onDemandSpecs,
+  readVersions,
   resolveAll,
   type UpstreamBinary,
-} from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
-import { readVersions } from "../upstream/versions.js";
+} from "@switchyard/testbed/upstream";
 import type { Command } from "./command.js";
 import { UsageError } from "./usage.js";
 

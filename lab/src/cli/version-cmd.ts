@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { repoRoot } from "../self.js";
-import { readVersions } from "../upstream/versions.js";
 import type { Command } from "./command.js";
 
 /** The lab package's own version (lab/package.json), from src or dist alike. */

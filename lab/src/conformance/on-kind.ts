@@ -1,12 +1,11 @@
 import { join } from "node:path";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
+import { buildUpstream, resolveBinary } from "@switchyard/testbed/upstream";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { kindPaths } from "../kind/paths.js";
 import { spawnExec } from "../kind/spawn-exec.js";
 import { readKindState } from "../kind/state.js";
-import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot } from "../self.js";
-import { resolveBinary } from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
 import { e2eImagesOnKind } from "./kind-images.js";
 import type { RunSummary } from "./report.js";
 import { runConformance } from "./run.js";

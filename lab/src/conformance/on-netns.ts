@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { cacheBinDir, missingBinariesMessage, resolveBinary } from "@switchyard/testbed/upstream";
 import { readLabState } from "../netns/state.js";
-import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
 import { ensureSuite, type KindConformanceRun, numNodes } from "./on-kind.js";
 import type { RunSummary } from "./report.js";
 import { runConformance } from "./run.js";

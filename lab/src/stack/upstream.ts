@@ -1,13 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
+import type { Progress } from "@switchyard/testbed/progress";
+import { buildUpstream, readVersions, resolveBinary } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
 import type { Exec } from "../netns/exec.js";
 import type { LabPlan } from "../netns/plan.js";
-import type { Progress } from "../progress.js";
-import { resolveBinary } from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
-import { readVersions } from "../upstream/versions.js";
 import { waitForStack } from "./deploy.js";
 import type { ProxyMode } from "./manifests.js";
 

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { upstreamDir } from "../../src/upstream/versions.js";
+import { upstreamDir } from "@switchyard/testbed/upstream";
 
 const run = promisify(execFile);
 const moduleDir = join(upstreamDir, "kubernetes");

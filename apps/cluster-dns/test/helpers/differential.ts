@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { resolveBinary } from "@switchyard/lab";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import { freePort } from "./process.js";
 
 const execFileAsync = promisify(execFile);

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { readVersions, type UpstreamVersions } from "./versions.js";
 
-/** Which Go module under lab/upstream builds each binary, and from which package. */
+/** Which Go module under upstream/ builds each binary, and from which package. */
 export interface BinarySpec {
   name: UpstreamBinary;
   module: "kubernetes" | "etcd" | "coredns" | "kind";

@@ -1,7 +1,7 @@
 // Tests' verbs for a test control plane's kube-apiserver: @switchyard/kube's client on paths, with the admin
 // client certificate from the control plane's state folder. Failures are @switchyard/kube's ApiError.
 import { type HttpRestClient, type KubeObject, patchContentTypes, type WatchEvent } from "@switchyard/kube";
-import { adminCredentials, labClient } from "../kubeapi/client.js";
+import { adminCredentials, labClient } from "../controlplane/client.js";
 
 export interface Watch {
   stop(): void;

@@ -1,4 +1,4 @@
-// YAML files that are not manifests (golden files, Lists) for tests that compare with them; lab owns the parser.
+// YAML files that are not manifests (golden files, Lists) for tests that compare with them.
 import { readFileSync } from "node:fs";
 import yaml from "js-yaml";
 

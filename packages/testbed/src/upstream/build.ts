@@ -158,7 +158,7 @@ async function buildModule(
   progress.done(`built ${specs.map((s) => s.name).join(", ")}`);
 }
 
-/** Builds whatever is missing (or everything with force) from lab/upstream into the cache. */
+/** Builds whatever is missing (or everything with force) from the Go modules under upstream/ into the cache. */
 export async function buildUpstream(options: BuildOptions = {}): Promise<BuildResult> {
   const env = options.env ?? process.env;
   const out = options.out ?? process.stderr;

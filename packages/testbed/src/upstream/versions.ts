@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The pinned upstream releases. lab/upstream/versions.json is the one place they are written down. */
+/** The pinned upstream releases. upstream/versions.json (beside src/) is the one place they are written down. */
 export interface UpstreamVersions {
   kubernetes: string;
   etcd: string;
@@ -11,7 +11,7 @@ export interface UpstreamVersions {
   kind?: string;
 }
 
-/** lab/upstream, found relative to this file whether it runs from src (tsx) or dist. */
+/** This package's upstream/ folder, found relative to this file whether it runs from src (tsx) or dist. */
 export const upstreamDir: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "upstream");
 
 export function readVersions(dir: string = upstreamDir): UpstreamVersions {

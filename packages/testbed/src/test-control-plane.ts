@@ -168,14 +168,3 @@ async function restart(state: ControlPlaneState, stateDir: string, name: Compone
   }
   throw new Error(`${name} not ready after restart:\n${lastLines(record.log)}`);
 }
-
-// A kube-apiserver client and object builders for tests that run against a control plane. Everything
-// these modules export is meant for tests, so they are re-exported whole.
-export { freeControlPlanePorts } from "./controlplane/ports.js";
-export * from "./testing/api.js";
-export * from "./testing/cluster.js";
-export * from "./testing/docker.js";
-export * from "./testing/serviceaccount.js";
-export * from "./testing/upstream-slice-controller.js";
-export * from "./testing/yaml.js";
-export { resolveBinary } from "./upstream/binaries.js";

@@ -4,8 +4,8 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// lab/src/testing and lab/dist/testing are both three levels below the repository root.
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+// packages/testbed/src/helpers and packages/testbed/dist/helpers are both four levels below the repository root.
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 
 export interface DockerEngine {
   /** Why image tests cannot run here (not root and no `docker info` answers), or undefined. */

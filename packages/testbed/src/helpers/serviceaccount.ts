@@ -1,26 +1,10 @@
-// What a test needs to run a program as a pod would, on its ServiceAccount: the shipped manifests applied
-// through the API, a token from the TokenRequest API, and the folder a kubelet mounts at
-// /var/run/secrets/kubernetes.io/serviceaccount.
+// What a test needs to run a program as a pod would, on its ServiceAccount: a token from the TokenRequest API,
+// and the folder a kubelet mounts at /var/run/secrets/kubernetes.io/serviceaccount. Applying the shipped
+// manifests (RBAC) is the lab's (`applyManifests` of @switchyard/lab/testing).
 import { chmodSync, copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { objectPath } from "../stack/apply.js";
-import type { KubeObject } from "../stack/manifests.js";
 import type { Api } from "./api.js";
-
-export { applyOrder, objectPath } from "../stack/apply.js";
-export { type KubeObject, readManifests } from "../stack/manifests.js";
-
-/** Server-side apply of each object in turn, as `kubectl apply --server-side` would (in the order given). */
-export async function applyManifests(api: Api, objects: readonly KubeObject[]): Promise<void> {
-  for (const obj of objects)
-    await api.call(
-      "PATCH",
-      `${objectPath(obj)}?fieldManager=switchyard-test&force=true`,
-      obj,
-      "application/apply-patch+yaml",
-    );
-}
 
 /** A bound token for the ServiceAccount (TokenRequest, the API a kubelet uses for projected tokens). */
 export async function serviceAccountToken(

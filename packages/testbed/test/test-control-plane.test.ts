@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
 import { isOurs } from "../src/controlplane/processes.js";
-import { missingControlPlane, startControlPlane } from "../src/testing.js";
+import { missingControlPlane, startControlPlane } from "../src/test-control-plane.js";
 import { resolveBinary } from "../src/upstream/binaries.js";
 
 const run = promisify(execFile);
