@@ -17,14 +17,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import {
-  Api,
-  applyManifests,
-  readManifests,
-  serviceAccountFolder,
-  serviceAccountToken,
-  startControlPlane,
-} from "@switchyard/testbed";
+import { applyManifests, readManifests } from "@switchyard/lab/testing";
+import { Api, serviceAccountFolder, serviceAccountToken, startControlPlane } from "@switchyard/testbed";
 import { freePort } from "@switchyard/testbed/controlplane";
 import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine } from "./machine.js";
