@@ -1,6 +1,6 @@
-// @switchyard/kube against a real etcd + kube-apiserver from @switchyard/lab/testing. These tests live in the
-// root test workspace because the lab depends on kube, so kube cannot depend on the lab. Skips, saying why,
-// when the upstream binaries are missing.
+// @switchyard/kube against a real etcd + kube-apiserver from @switchyard/testbed. These tests live in the
+// root test workspace because the testbed depends on kube, so kube cannot depend on the testbed. Skips, saying
+// why, when the upstream binaries are missing.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

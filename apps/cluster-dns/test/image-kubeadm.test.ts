@@ -263,8 +263,9 @@ describe("switchyard/cluster-dns image with kubeadm's Corefile on the real contr
     assert.match(metrics, /^coredns_dns_requests_total\{/m);
   });
 
-  // The same Corefile, settings and credentials on upstream's CoreDNS image (lab/upstream/images/coredns,
-  // built by `scripts/images.mjs --upstream` from the binary lab/upstream built): both must answer alike.
+  // The same Corefile, settings and credentials on upstream's CoreDNS image
+  // (packages/testbed/upstream/images/coredns, built by `scripts/images.mjs --upstream` from the binary
+  // packages/testbed/upstream built): both must answer alike.
   const noCoredns = resolveBinary("coredns").path ? undefined : "no upstream coredns binary";
   test("answers as upstream CoreDNS's image does under the same settings", { skip: noCoredns }, async () => {
     assert.ok(cp);

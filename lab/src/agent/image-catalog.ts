@@ -52,7 +52,7 @@ const dnsutilsNames = [e2e("glibc-dns-testing"), e2e("jessie-dnsutils")];
 const nginxNames = ["nginx", "library/nginx", "docker.io/library/nginx", e2e("nginx")];
 
 const upstreamMissing = (image: string, binary: UpstreamBinary): MissingImage => ({
-  missing: `image ${image} runs the ${binary} binary of lab/upstream, which is missing (npx switchyard-lab upstream build --only ${binary})`,
+  missing: `image ${image} runs the ${binary} binary of packages/testbed/upstream, which is missing (npx switchyard-lab upstream build --only ${binary})`,
 });
 const hostMissing = (image: string, program: string, pkg: string): MissingImage => ({
   missing: `image ${image} runs the host's ${program}, which is missing (apt-get install ${pkg})`,

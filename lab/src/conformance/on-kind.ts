@@ -23,7 +23,10 @@ export interface KindConformanceRun {
   sink: ProgressSink;
 }
 
-/** The suite, its test programs and ginkgo of the pinned release, built from lab/upstream when first wanted. */
+/**
+ * The suite, its test programs and ginkgo of the pinned release, built from packages/testbed/upstream when
+ * first wanted.
+ */
 export async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
   const wanted = ["e2e.test", "agnhost", "ginkgo", "regression-issue-74839"] as const;
   if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });

@@ -11,8 +11,8 @@ export type NetnsConformanceRun = KindConformanceRun;
 /**
  * Runs the suite against a netns lab that is up with a stack, through its admin kubeconfig and the pinned kubectl.
  * Nothing is loaded: the node agents resolve the suite's images themselves (src/agent/images.ts: agnhost from
- * lab/upstream's binary, busybox from the host's, pause); a pod whose image they cannot run gets an event, and its
- * spec fails.
+ * packages/testbed/upstream's binary, busybox from the host's, pause); a pod whose image they cannot run gets
+ * an event, and its spec fails.
  */
 export async function conformanceOnNetns(r: NetnsConformanceRun): Promise<RunSummary> {
   const state = readLabState(r.stateDir);

@@ -33,7 +33,9 @@ function onPath(name: string): boolean {
   });
 }
 
-/** The newest `go` directive among lab/upstream's modules: the Go the pinned sources build with. */
+/**
+ * The newest `go` directive among packages/testbed/upstream's modules: the Go the pinned sources build with.
+ */
 function wantedGo(): string {
   const versions = readdirSync(upstreamDir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(upstreamDir, d.name, "go.mod")))

@@ -50,9 +50,9 @@ export function kubeadmAddonConfig(o: {
 /**
  * Upstream's stack on a netns lab, installed as kubeadm installs it: `kubeadm init phase addon all` creates the
  * kube-proxy DaemonSet and CoreDNS Deployment with their ConfigMaps, RBAC and the kube-dns Service, exactly as in
- * a kubeadm cluster. The node agents run their images from lab/upstream's binaries (agent/images.ts), and the
- * controller-manager runs its own EndpointSlice controllers (the lab's control plane was started with them).
- * kubeadm is built on demand when missing, as the kind node image build does.
+ * a kubeadm cluster. The node agents run their images from packages/testbed/upstream's binaries
+ * (agent/images.ts), and the controller-manager runs its own EndpointSlice controllers (the lab's control
+ * plane was started with them). kubeadm is built on demand when missing, as the kind node image build does.
  */
 export async function deployUpstreamStack(
   client: HttpRestClient,
@@ -62,7 +62,7 @@ export async function deployUpstreamStack(
   exec: Exec,
 ) {
   if (!resolveBinary("kubeadm").path) {
-    progress.update("building kubeadm from lab/upstream (once; cached)", true);
+    progress.update("building kubeadm from packages/testbed/upstream (once; cached)", true);
     await buildUpstream({ only: ["kubeadm"] });
   }
   const kubeadm = resolveBinary("kubeadm").path ?? "kubeadm";

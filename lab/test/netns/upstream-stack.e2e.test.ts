@@ -14,8 +14,9 @@ import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController, writtenByUpstream } from "../../src/stack/deploy.js";
 import { sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
-// `--stack upstream` on the netns runtime: kubeadm's own addons, run by the node agents from lab/upstream's
-// binaries, and kube-controller-manager's slice controllers. Its own prefix and networks.
+// `--stack upstream` on the netns runtime: kubeadm's own addons, run by the node agents from
+// packages/testbed/upstream's binaries, and kube-controller-manager's slice controllers. Its own prefix and
+// networks.
 const lab = { prefix: "syu", nodes: 2, zones: 2, nodeCidr: "198.18.20.0/24", clusterCidr: "10.252.0.0/16" };
 const skip = stackLabSkip(["kube-proxy", "coredns", "kubeadm"]);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Rewrites the wrapper modules (kubernetes/, etcd/, coredns/, kind/) from versions.json, then `go mod tidy`s
-// them. Run it after changing versions.json: node lab/upstream/gen-gomod.mjs
+// them. Run it after changing versions.json: node packages/testbed/upstream/gen-gomod.mjs
 //
 // Why a generator: k8s.io/kubernetes requires its staging modules at v0.0.0 and points them at local folders
 // with replace lines, which Go ignores in a dependency. Our main module has to replace each staging module with
@@ -13,8 +13,7 @@ import { join } from "node:path";
 const here = import.meta.dirname;
 const versions = JSON.parse(readFileSync(join(here, "versions.json"), "utf8"));
 const env = { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=mod" };
-const header =
-  "// Generated from ../versions.json by lab/upstream/gen-gomod.mjs; edit versions.json, not this file.";
+const header = "// Generated from ../versions.json by ../gen-gomod.mjs; edit versions.json, not this file.";
 
 function go(args, cwd) {
   return execFileSync("go", args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
@@ -76,7 +75,7 @@ writeFileSync(
 write(
   "kubernetes",
   [
-    "module switchyard.dev/lab/upstream/kubernetes",
+    "module switchyard.dev/testbed/upstream/kubernetes",
     "",
     "go 1.26.0",
     "",
@@ -97,7 +96,7 @@ write(
 write(
   "etcd",
   [
-    "module switchyard.dev/lab/upstream/etcd",
+    "module switchyard.dev/testbed/upstream/etcd",
     "",
     "go 1.26.0",
     "",
@@ -110,7 +109,7 @@ write(
 write(
   "coredns",
   [
-    "module switchyard.dev/lab/upstream/coredns",
+    "module switchyard.dev/testbed/upstream/coredns",
     "",
     "go 1.26.0",
     "",
@@ -124,7 +123,7 @@ write(
 write(
   "kind",
   [
-    "module switchyard.dev/lab/upstream/kind",
+    "module switchyard.dev/testbed/upstream/kind",
     "",
     "go 1.26.0",
     "",

@@ -140,7 +140,7 @@ export function missingBinariesMessage(
     "Get them in one of three ways:",
     `  1. build them from source with Go >= 1.26: npx switchyard-lab upstream build   (into ${cacheDir})`,
     `  2. download the official releases (Kubernetes ${versions.kubernetes}, etcd ${versions.etcd}, CoreDNS ${versions.coredns};`,
-    "     see lab/README.md) into one folder and set SWITCHYARD_UPSTREAM_BIN=<folder>",
+    "     see packages/testbed/README.md) into one folder and set SWITCHYARD_UPSTREAM_BIN=<folder>",
     `  3. point at each one: ${missing.map((name) => `${envVarFor(name)}=<path>`).join(" ")} (or put them on PATH)`,
   ].join("\n");
 }

@@ -1,5 +1,5 @@
-// Generated from ../versions.json by lab/upstream/gen-gomod.mjs; edit versions.json, not this file.
-module switchyard.dev/lab/upstream/kind
+// Generated from ../versions.json by ../gen-gomod.mjs; edit versions.json, not this file.
+module switchyard.dev/testbed/upstream/kind
 
 go 1.26.0
 

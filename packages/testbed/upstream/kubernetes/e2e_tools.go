@@ -1,4 +1,4 @@
-// Generated from ../versions.json by lab/upstream/gen-gomod.mjs; edit versions.json, not this file.
+// Generated from ../versions.json by ../gen-gomod.mjs; edit versions.json, not this file.
 
 //go:build tools
 
