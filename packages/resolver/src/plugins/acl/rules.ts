@@ -4,7 +4,7 @@ import { parseCidr } from "../../plugin/cidr.js";
 import { stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
 import { normalizeZoneArgs } from "../hosts/zone-args.js";
-import { typeByName } from "../template/names.js";
+import { typeByName } from "../../plugin/pkg/mnemonics.js";
 
 export type AclAction = "allow" | "block" | "filter" | "drop";
 
