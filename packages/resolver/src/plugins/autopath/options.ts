@@ -1,6 +1,6 @@
 import type { Stanza } from "../../corefile/parse.js";
 import { PluginError } from "../../plugin/handler.js";
-import { normalizeZoneArgs } from "../hosts/zone-args.js";
+import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 import { readSearchList } from "./resolv-conf.js";
 
 export const PLUGIN = "autopath";
