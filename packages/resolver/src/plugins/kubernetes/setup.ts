@@ -1,11 +1,11 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { PluginError } from "../../plugin/handler.js";
+import { readSearchList } from "../../plugin/pkg/resolv-conf.js";
+import { offerAutoPath } from "../../plugin/pkg/search-source.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
-import { readSearchList } from "../autopath/resolv-conf.js";
-import { offerAutoPath } from "../autopath/search-source.js";
 import type { Upstream } from "./answer.js";
 import { kubernetesAutoPath } from "./autopath.js";
 import type { ClusterView } from "./cluster-view.js";
