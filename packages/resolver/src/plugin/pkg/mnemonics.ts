@@ -1,7 +1,9 @@
 /**
- * miekg/dns's mnemonic tables as the template plugin reads them: looked up exactly as written (upstream
- * indexes Go maps, so `in` or `a` is not a class or type), and turned back into text for `.Class`, `.Type`
- * and the metric labels, where a number miekg has no name for becomes "".
+ * miekg/dns's mnemonic tables (StringToType, StringToClass, StringToRcode), the one copy every plugin reads.
+ * Looked up exactly as written, as upstream indexes Go maps: `in` or `a` is not a class or type, and `None` and
+ * `Reserved` are types only under that spelling. A plugin that upper-cases first (rewrite) does so itself.
+ * Turned back into text for template's `.Class`, `.Type` and metric labels, where a number miekg has no name for
+ * becomes "".
  */
 
 // biome-ignore format: a lookup table reads better packed

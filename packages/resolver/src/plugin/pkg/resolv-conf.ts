@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { normalizeZone } from "../../plugin/zones.js";
+import { normalizeZone } from "../zones.js";
 
 /**
  * The search list of a resolv.conf(5) text, read as miekg/dns reads it (CoreDNS's parser): the last

@@ -1,5 +1,11 @@
 import * as http from "node:http";
 
+/** What the plugins that serve HTTP (health, ready, prometheus) take from the embedding program. */
+export interface HttpEndpointDeps {
+  /** Told where each endpoint listens (useful with port 0). */
+  onHttpListen?: (plugin: string, port: number) => void;
+}
+
 /** Splits CoreDNS's `[HOST]:PORT` listen form; an empty host means all addresses. */
 export function parseListenAddress(text: string): { host: string; port: number } | undefined {
   const m = /^(.*):(\d{1,5})$/.exec(text);
@@ -20,14 +26,7 @@ export function listenHttp(
     res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
     res.end(body);
   });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host === "" ? undefined : host, () => {
-      server.off("error", reject);
-      const addr = server.address();
-      resolve({ server, port: typeof addr === "object" && addr ? addr.port : port });
-    });
-  });
+  return listen(server, host, port);
 }
 
 export function closeHttp(server: http.Server): Promise<void> {
@@ -59,6 +58,15 @@ export function listenHttpAsync(
       },
     );
   });
+  return listen(server, host, port);
+}
+
+/** Binds `server`; resolves with it and the bound port, or rejects with the bind error. */
+function listen(
+  server: http.Server,
+  host: string,
+  port: number,
+): Promise<{ server: http.Server; port: number }> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host === "" ? undefined : host, () => {

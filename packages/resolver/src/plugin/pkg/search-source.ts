@@ -1,4 +1,4 @@
-import type { Peer } from "../../plugin/handler.js";
+import type { Peer } from "../handler.js";
 
 /** What a plugin is told about a query when autopath asks it for a search path. */
 export interface AutoPathRequest {

@@ -1,5 +1,5 @@
-import { normalizeZone } from "../../plugin/zones.js";
-import { isIPv4, parseGoIP } from "./go-ip.js";
+import { isIPv4, parseGoIP } from "../../plugins/hosts/go-ip.js";
+import { normalizeZone } from "../zones.js";
 
 /**
  * Zones written as plugin arguments, normalised as CoreDNS's Host.NormalizeExact does: a transport prefix
