@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../lab/src/controlplane/ports.js";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { drive } from "../packages/resolver/test/fuzz/drive.js";
 import { machineLine } from "./machine.js";
 import { COREDNS_BIN, cpuSeconds, peakRssMiB, type ServerKind, startServer } from "./resolver/servers.js";

@@ -16,6 +16,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "@switchyard/testbed/controlplane";
 import {
   openFileLimit,
   pipelineWithoutReading,
@@ -24,7 +25,6 @@ import {
   slowClients,
   tcpQueryOnce,
 } from "../apps/cluster-dns/test/helpers/hostile-clients.js";
-import { freePort } from "../lab/src/controlplane/ports.js";
 import { machineLine, median, percentile } from "./machine.js";
 import { COREDNS_BIN, type ServerKind, startServer } from "./resolver/servers.js";
 

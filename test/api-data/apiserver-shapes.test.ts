@@ -22,7 +22,7 @@ import {
   resourcePath,
   services,
 } from "@switchyard/kube";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { serviceCIDRs } from "../../apps/kube-proxy/src/service-cidrs.js";
 import { type KindName, OPTIONAL_PATHS } from "./generate.js";
 import { type Outcome, outcomes, pathsOf, withoutPaths } from "./shapes.js";

@@ -33,7 +33,7 @@ import {
   missingControlPlane,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import { differentialSkip, type Pair, startPair } from "../../apps/cluster-dns/test/helpers/differential.js";
 import { createNode } from "../../apps/kube-proxy/test/api.js";
 import {

@@ -1,6 +1,6 @@
 // The lab's admin client for the test control plane (client certificate from its PKI), and the objects these
 // tests write: Services and EndpointSlices created directly, as an EndpointSlice controller would have left them.
-import { Api as LabApi } from "@switchyard/lab/testing";
+import { Api as LabApi } from "@switchyard/testbed";
 import type { Service, ServiceSpec } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 

@@ -12,7 +12,7 @@ import {
   resolveBinary,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
 import { CLIENT_IP, CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names, startProxy } from "./netns.js";
 

@@ -5,7 +5,7 @@
 // renderer makes from that family's maps, first in full, then after a partial sync in IPv6.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { renderIPTables } from "../src/iptables/render.js";
 import { renderNFTables } from "../src/nftables/render.js";
 import type { IPFamily } from "../src/util/ip.js";
