@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drive } from "@switchyard/resolver/testing";
-import { freePort } from "../lab/src/controlplane/ports.js";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { machineLine } from "./machine.js";
 import { COREDNS_BIN, cpuSeconds, peakRssMiB, type ServerKind, startServer } from "./resolver/servers.js";
 

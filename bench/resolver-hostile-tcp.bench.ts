@@ -24,7 +24,7 @@ import {
   slowClients,
   tcpQueryOnce,
 } from "@switchyard/cluster-dns/testing";
-import { freePort } from "../lab/src/controlplane/ports.js";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { machineLine, median, percentile } from "./machine.js";
 import { COREDNS_BIN, type ServerKind, startServer } from "./resolver/servers.js";
 

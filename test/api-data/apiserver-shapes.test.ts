@@ -23,7 +23,7 @@ import {
   services,
 } from "@switchyard/kube";
 import { serviceCIDRs } from "@switchyard/kube-proxy-app";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { type KindName, OPTIONAL_PATHS } from "./generate.js";
 import { type Outcome, outcomes, pathsOf, withoutPaths } from "./shapes.js";
 

@@ -43,7 +43,7 @@ import {
   missingControlPlane,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import { differentialSkip, type Pair, startPair } from "../../apps/cluster-dns/test/helpers/differential.js";
 import { connectOutcome, NftBlackhole } from "./nft-blackhole.js";
 

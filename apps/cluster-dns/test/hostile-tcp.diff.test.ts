@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as dgram from "node:dgram";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { resolveBinary } from "@switchyard/lab";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import {
   openFileLimit,
   pipelineWithoutReading,

@@ -24,7 +24,7 @@ import {
   removeContainers,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import yaml from "js-yaml";
 import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";

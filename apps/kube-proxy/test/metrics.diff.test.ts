@@ -12,7 +12,7 @@ import {
   resolveBinary,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, startProxy } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
 import { expositionLines, familyLines, UPSTREAM_METRICS } from "./upstream-metrics.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import {
   CLUSTER_CIDR,
   missingKernelTools,

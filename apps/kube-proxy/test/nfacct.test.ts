@@ -12,7 +12,7 @@ import {
   resolveBinary,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import {
   CLIENT_IP,
   CLUSTER_CIDR,

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { join } from "node:path";
-import type { TestControlPlane } from "@switchyard/lab/testing";
+import type { TestControlPlane } from "@switchyard/testbed";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { NetlinkNftApplier } from "../src/apply/netlink-applier.js";

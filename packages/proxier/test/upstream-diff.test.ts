@@ -6,7 +6,7 @@
 // IPv4 single-stack here; IPv6 and dual-stack in upstream-diff-dual.test.ts.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { parseConntrackList } from "../src/conntrack/flow.js";
 import { drainedConntrackFlows, staleConntrackFlows } from "../src/conntrack/reconcile.js";

@@ -7,7 +7,7 @@ import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Api, resolveBinary } from "@switchyard/lab/testing";
+import { Api, resolveBinary } from "@switchyard/testbed";
 
 /**
  * Upstream's kube-proxy where the project's resolver finds it (SWITCHYARD_KUBE_PROXY, SWITCHYARD_UPSTREAM_BIN,

@@ -1,6 +1,6 @@
-// Differential tests: our switchyard-dns and CoreDNS's own binary (lab/upstream's build of the pinned release)
-// run the same Corefile with the same files beside it, get the same queries from the real `dig`, and their
-// answers are compared after the parts that must differ (message id, timing) are taken out.
+// Differential tests: our switchyard-dns and CoreDNS's own binary (packages/testbed/upstream's build of the
+// pinned release) run the same Corefile with the same files beside it, get the same queries from the real
+// `dig`, and their answers are compared after the parts that must differ (message id, timing) are taken out.
 import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { resolveBinary } from "@switchyard/lab";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import { freePort } from "../../src/testing/process.js";
 
 const execFileAsync = promisify(execFile);

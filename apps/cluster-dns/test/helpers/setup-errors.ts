@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { resolveBinary } from "@switchyard/lab";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import { BIN, type Server, startServer, stopServer } from "./differential.js";
 
 /**
