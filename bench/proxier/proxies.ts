@@ -10,8 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Net } from "@switchyard/kube-proxy-app/testing";
-import type { TestControlPlane } from "@switchyard/testbed";
-import { startKubeProxy } from "../../packages/proxier/test/upstream-harness.js";
+import { startKubeProxy, type TestControlPlane } from "@switchyard/testbed";
 import { REAL_POD_IPS } from "./cluster.js";
 import type { KernelWriteLog } from "./shim.js";
 
