@@ -22,6 +22,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { differentialSkip, type Pair, startPair } from "@switchyard/cluster-dns/testing";
 import { eventually } from "@switchyard/kube/testing";
 import {
   CLUSTER_CIDR,
@@ -44,7 +45,6 @@ import {
   startControlPlane,
   type TestControlPlane,
 } from "@switchyard/testbed";
-import { differentialSkip, type Pair, startPair } from "../../apps/cluster-dns/test/helpers/differential.js";
 import { connectOutcome, NftBlackhole } from "./nft-blackhole.js";
 
 const SLICE_CONTROLLER = fileURLToPath(

@@ -4,14 +4,6 @@ import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { resolveBinary } from "@switchyard/testbed/upstream";
 import {
-  openFileLimit,
-  pipelineWithoutReading,
-  rssBytes,
-  samplePeakRss,
-  slowClients,
-  tcpQueryOnce,
-} from "../src/testing/hostile-clients.js";
-import {
   BIN,
   differentialSkip,
   type Pair,
@@ -19,7 +11,15 @@ import {
   startPair,
   startServer,
   stopServer,
-} from "./helpers/differential.js";
+} from "../src/testing/differential.js";
+import {
+  openFileLimit,
+  pipelineWithoutReading,
+  rssBytes,
+  samplePeakRss,
+  slowClients,
+  tcpQueryOnce,
+} from "../src/testing/hostile-clients.js";
 
 // Hostile clients against switchyard-dns and CoreDNS v1.14.7 side by side (issue 32): a client that pipelines
 // TCP queries and never reads must cost our server bounded memory and not stop it answering others; 1200

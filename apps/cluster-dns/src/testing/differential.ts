@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { resolveBinary } from "@switchyard/testbed/upstream";
-import { freePort } from "../../src/testing/process.js";
+import { freePort } from "./process.js";
 
 const execFileAsync = promisify(execFile);
 export const BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "switchyard-dns.js");
