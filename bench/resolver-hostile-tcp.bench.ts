@@ -16,7 +16,6 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "@switchyard/testbed/controlplane";
 import {
   openFileLimit,
   pipelineWithoutReading,
@@ -24,7 +23,8 @@ import {
   samplePeakRss,
   slowClients,
   tcpQueryOnce,
-} from "../apps/cluster-dns/test/helpers/hostile-clients.js";
+} from "@switchyard/cluster-dns/testing";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { machineLine, median, percentile } from "./machine.js";
 import { COREDNS_BIN, type ServerKind, startServer } from "./resolver/servers.js";
 

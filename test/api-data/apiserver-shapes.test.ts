@@ -22,8 +22,8 @@ import {
   resourcePath,
   services,
 } from "@switchyard/kube";
+import { serviceCIDRs } from "@switchyard/kube-proxy-app";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
-import { serviceCIDRs } from "../../apps/kube-proxy/src/service-cidrs.js";
 import { type KindName, OPTIONAL_PATHS } from "./generate.js";
 import { type Outcome, outcomes, pathsOf, withoutPaths } from "./shapes.js";
 

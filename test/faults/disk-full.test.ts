@@ -23,9 +23,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { differentialSkip, startPair } from "@switchyard/cluster-dns/testing";
 import { freeControlPlanePorts, missingControlPlane, resolveBinary } from "@switchyard/testbed";
 import { type ControlPlaneState, statePaths, up, writeState } from "@switchyard/testbed/controlplane";
-import { differentialSkip, startPair } from "../../apps/cluster-dns/test/helpers/differential.js";
 
 const run = promisify(execFile);
 const LAB = fileURLToPath(new URL("../../lab/bin/switchyard-lab.js", import.meta.url));

@@ -26,8 +26,8 @@ import {
   type TestControlPlane,
 } from "@switchyard/testbed";
 import yaml from "js-yaml";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names } from "./netns.js";
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const engine = dockerEngine();

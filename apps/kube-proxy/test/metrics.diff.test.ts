@@ -13,8 +13,8 @@ import {
   startControlPlane,
   type TestControlPlane,
 } from "@switchyard/testbed";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, startProxy } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, startProxy } from "./netns.js";
 import { expositionLines, familyLines, UPSTREAM_METRICS } from "./upstream-metrics.js";
 
 const UPSTREAM = resolveBinary("kube-proxy").path;

@@ -17,8 +17,8 @@ import {
   type ServiceCIDRObject,
   serviceCIDRsOfFamily,
 } from "../src/proxier/service-cidrs.js";
+import { NODE_IP, NODE_NAME } from "../src/testing/fixtures.js";
 import type { IPFamily } from "../src/util/ip.js";
-import { NODE_IP, NODE_NAME } from "./fixtures.js";
 import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";
 import * as H from "./upstream-harness.js";

@@ -13,7 +13,7 @@ import { drainedConntrackFlows, staleConntrackFlows } from "../src/conntrack/rec
 import { renderIPTables } from "../src/iptables/render.js";
 import { renderNFTables } from "../src/nftables/render.js";
 import type { Transaction } from "../src/nftables/transaction.js";
-import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "./fixtures.js";
+import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "./golden-cluster.js";
 import { sortIPTables } from "./ipt-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
 import { resolveBinary } from "@switchyard/testbed/upstream";
-import { BIN, type Server, startServer, stopServer } from "./differential.js";
+import { BIN, type Server, startServer, stopServer } from "../../src/testing/differential.js";
 
 /**
  * What a server said when it gave up on the Corefile, or `(started)` once it printed its banner (both name

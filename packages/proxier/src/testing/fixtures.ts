@@ -6,12 +6,12 @@
 //   LB VIPs         1.2.3.4, 5.6.7.8                                         fd00:1:2:3::4
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { IPTablesOptions } from "../src/iptables/options.js";
-import { EndpointsChangeTracker, type EndpointsMap } from "../src/model/endpoints-change-tracker.js";
-import { ServiceChangeTracker, type ServicePortMap } from "../src/model/service-change-tracker.js";
-import type { ServicePortInfo } from "../src/model/service-port.js";
-import type { NFTablesOptions } from "../src/nftables/options.js";
-import type { IPFamily } from "../src/util/ip.js";
+import type { IPTablesOptions } from "../iptables/options.js";
+import { EndpointsChangeTracker, type EndpointsMap } from "../model/endpoints-change-tracker.js";
+import { ServiceChangeTracker, type ServicePortMap } from "../model/service-change-tracker.js";
+import type { ServicePortInfo } from "../model/service-port.js";
+import type { NFTablesOptions } from "../nftables/options.js";
+import type { IPFamily } from "../util/ip.js";
 
 export const NODE_NAME = "node1";
 export const NODE_IP = "192.168.0.2";

@@ -18,7 +18,7 @@ export const NODE_IP = "192.168.0.2";
 export const CLIENT_IP = "192.168.0.3";
 export const BRIDGE_IP = "10.180.0.254";
 export const CLUSTER_CIDR = "10.180.0.0/16";
-const APP_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
+const APP_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 export function sh(args: readonly string[], input?: string): string {
   const [cmd = "", ...rest] = args;

@@ -1,17 +1,5 @@
-import { encodeMessage } from "../../src/wire/encode.js";
-import { newQuery } from "../../src/wire/message.js";
-
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { encodeMessage } from "../../wire/encode.js";
+import { newQuery } from "../../wire/message.js";
 
 const NAMES = [
   "svc1.testns.svc.cluster.local.",

@@ -3,11 +3,12 @@
 // resolver in a child process) and by bench/fuzz.bench.ts (ours and CoreDNS, a million packets each).
 import * as dgram from "node:dgram";
 import * as net from "node:net";
-import { FrameSplitter, frame } from "../../src/server/frames.js";
-import { decodeMessage } from "../../src/wire/decode.js";
-import { encodeMessage } from "../../src/wire/encode.js";
-import { newQuery } from "../../src/wire/message.js";
-import { mutant, prng, seeds } from "./mutate.js";
+import { prng } from "@switchyard/kube/testing";
+import { FrameSplitter, frame } from "../../server/frames.js";
+import { decodeMessage } from "../../wire/decode.js";
+import { encodeMessage } from "../../wire/encode.js";
+import { newQuery } from "../../wire/message.js";
+import { mutant, seeds } from "./mutate.js";
 
 const BATCH = 100;
 /** A sentinel not answered within this is lost: long enough that a busy machine is not mistaken for a loss. */
