@@ -11,7 +11,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { freeControlPlanePorts } from "../lab/src/controlplane/ports.js";
+import { freeControlPlanePorts } from "@switchyard/testbed/controlplane";
 import { realExec } from "../lab/src/netns/exec.js";
 import { labDown } from "../lab/src/netns/lab-down.js";
 import { labUp } from "../lab/src/netns/lab-up.js";

@@ -23,7 +23,14 @@ import {
 } from "@switchyard/kube";
 import { FakeApi } from "@switchyard/kube/testing";
 import type { ResolvedOptions } from "@switchyard/kube-proxy-app";
-import { defaultConfig, resolve } from "@switchyard/kube-proxy-app";
+import {
+  defaultConfig,
+  fetchNode,
+  localDetector,
+  resolve,
+  serviceCIDRs,
+  watchServiceCIDRs,
+} from "@switchyard/kube-proxy-app";
 import {
   IPTablesProxyBackend,
   IptablesRestoreApplier,
@@ -53,9 +60,6 @@ import {
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { Registry } from "prom-client";
-import { localDetector } from "../../apps/kube-proxy/src/network.js";
-import { fetchNode } from "../../apps/kube-proxy/src/node-info.js";
-import { serviceCIDRs, watchServiceCIDRs } from "../../apps/kube-proxy/src/service-cidrs.js";
 import { nodeStatus } from "../../lab/src/agent/node-object.js";
 import { containerEnv, resolvConf } from "../../lab/src/agent/pod-files.js";
 import { podStatus } from "../../lab/src/agent/pod-status.js";

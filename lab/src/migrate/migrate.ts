@@ -1,10 +1,10 @@
 import { type HttpRestClient, patchContentTypes, realClock, sleep } from "@switchyard/kube";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
 import { type Exec, realExec } from "../netns/exec.js";
-import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
 import { deploymentReady } from "../stack/deploy.js";

@@ -1,8 +1,8 @@
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
+import type { Progress } from "@switchyard/testbed/progress";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { proxyMetricsGet } from "../migrate/measure.js";
 import type { Exec } from "../netns/exec.js";
-import type { Progress } from "../progress.js";
 import { waitUntil } from "../stack/wait.js";
 import { histogram, syncHistogram } from "./prom.js";
 import type { LabNode } from "./scenario-lab.js";

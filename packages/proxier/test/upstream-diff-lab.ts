@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { join } from "node:path";
 import type { IPFamily, ServiceCIDR } from "@switchyard/basics";
-import type { TestControlPlane } from "@switchyard/lab/testing";
+import type { TestControlPlane } from "@switchyard/testbed";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { NetlinkNftApplier } from "../src/apply/netlink-applier.js";
@@ -14,7 +14,7 @@ import { ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.j
 import { CT_STATE_INVALID_NFACCT, LOCALHOST_NODEPORTS_NFACCT } from "../src/metrics/nfacct-metrics.js";
 import type { Transaction } from "../src/nftables/transaction.js";
 import { allServiceCIDRs, serviceCIDRsOfFamily } from "../src/proxier/service-cidrs.js";
-import { NODE_IP, NODE_NAME } from "./fixtures.js";
+import { NODE_IP, NODE_NAME } from "../src/testing/fixtures.js";
 import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";
 import * as H from "./upstream-harness.js";

@@ -17,7 +17,7 @@ import {
   NODE_IPV6,
   NODE_NAME,
   nftOptions,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 const CHAIN = "external-ULMVA6XW-ns1/svc1/tcp/p80";

@@ -1,7 +1,7 @@
 import { formatIPv6, isIPv4Mapped, parseGoIP } from "@switchyard/basics";
+import { classByName, typeByName } from "../../plugin/pkg/mnemonics.js";
 import type { ResourceRecord } from "../../wire/message.js";
 import { nameToLabels } from "../../wire/name.js";
-import { classByName, typeByName } from "./names.js";
 import type { ZoneField } from "./zone-lex.js";
 import { RecordError, zoneFields } from "./zone-lex.js";
 
