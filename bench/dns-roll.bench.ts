@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { freeControlPlanePorts } from "../lab/src/controlplane/ports.js";
-import { realExec } from "../lab/src/netns/exec.js";
+import { realExec } from "../lab/src/exec.js";
 import { labDown } from "../lab/src/netns/lab-down.js";
 import { labUp } from "../lab/src/netns/lab-up.js";
 import { lameduck } from "../lab/src/scenarios/lameduck.js";

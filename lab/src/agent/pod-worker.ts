@@ -10,7 +10,7 @@ import {
   patchContentTypes,
 } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { applySteps } from "../netns/executor.js";
 import type { Journal } from "../netns/journal.js";
 import type { LabPlan, NodePlan } from "../netns/plan.js";

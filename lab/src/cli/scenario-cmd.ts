@@ -1,8 +1,8 @@
+import { realExec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { kindPaths } from "../kind/paths.js";
 import { spawnExec } from "../kind/spawn-exec.js";
 import { kindWorkloadImages } from "../migrate/migrate-lab.js";
-import { realExec } from "../netns/exec.js";
 import { readLabRuntime } from "../netns/state.js";
 import { scenarios } from "../scenarios/index.js";
 import { formatScenarioReport } from "../scenarios/report.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
+import type { Exec } from "../exec.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
-import type { Exec } from "../netns/exec.js";
 import type { Progress } from "../progress.js";
 
 /** The e2e suite's images this repository can make (lab/upstream/images/e2e-<name>), as scripts/images.mjs lists them. */

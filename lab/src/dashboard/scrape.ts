@@ -1,6 +1,6 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
+import type { Exec } from "../exec.js";
 import { proxyMetricsGet, ruleCounts } from "../migrate/measure.js";
-import type { Exec } from "../netns/exec.js";
 import { histogram, syncHistogram } from "../scenarios/prom.js";
 import type { DnsScrape } from "./dns-view.js";
 import type { ProxyScrape } from "./proxies-view.js";

@@ -1,6 +1,6 @@
 // Reading a node's kernel for `explain` and `trace`: its proxy's mode, the proxy's ruleset and the node's own
 // addresses, through the argv prefix that runs a command on the node (ip netns exec / docker exec).
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { proxyMode } from "../scenarios/node-proxy.js";
 import { runAt } from "../scenarios/pod-run.js";
 import type { LiveRuleset, ProxyMode } from "./load.js";

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { ProgressSink } from "../progress.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
 import { kindClusterLabel } from "./node-container.js";

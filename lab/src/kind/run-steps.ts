@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { Progress } from "../progress.js";
 import type { KindClusterSpec } from "./provision.js";
 import type { KindStep } from "./steps.js";

@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { ProxyMode } from "../stack/manifests.js";
 
 /** What a proxy's /metrics says about its syncs: kubeproxy_sync_proxy_rules_duration_seconds' count and sum. */

@@ -3,7 +3,7 @@ import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
-import { type Exec, realExec } from "../netns/exec.js";
+import { type Exec, realExec } from "../exec.js";
 import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";

@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { down as controlPlaneDown } from "../controlplane/controlplane.js";
 import { isOurs, stopProcess } from "../controlplane/processes.js";
-import type { Exec } from "./exec.js";
+import type { Exec } from "../exec.js";
 import { Journal } from "./journal.js";
 import { labPaths, readLabState } from "./state.js";
 import { realTeardownDeps, teardown } from "./teardown.js";

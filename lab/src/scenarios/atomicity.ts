@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { runAt } from "./pod-run.js";
 
 export interface AtomicityResult {

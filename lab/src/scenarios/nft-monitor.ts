@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 
 /**
  * `nft monitor` in a node's namespace: every change the kernel's nf_tables commits there, one line each, as

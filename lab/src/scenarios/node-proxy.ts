@@ -1,7 +1,7 @@
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
+import type { Exec } from "../exec.js";
 import { proxyMetricsGet } from "../migrate/measure.js";
-import type { Exec } from "../netns/exec.js";
 import type { Progress } from "../progress.js";
 import { waitUntil } from "../stack/wait.js";
 import { histogram, syncHistogram } from "./prom.js";

@@ -1,5 +1,5 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 
 /** Runs a command through an argv prefix (a node's or a pod's); "" when it fails (a probe's failure is data). */
 export const runAt = (exec: Exec, at: readonly string[], argv: readonly string[]) =>

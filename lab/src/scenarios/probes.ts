@@ -1,5 +1,5 @@
 import { aQuery, replyError } from "../agent/dns-lookup.js";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { runAt } from "./pod-run.js";
 
 /**

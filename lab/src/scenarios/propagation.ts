@@ -1,6 +1,6 @@
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { nodeRules, sendsTo } from "./rules.js";
 import type { LabNode } from "./scenario-lab.js";
 

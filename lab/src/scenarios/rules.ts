@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { runAt } from "./pod-run.js";
 
 /** Everything a node's namespace holds of proxy rules: both iptables backends' dumps and the nftables ruleset. */

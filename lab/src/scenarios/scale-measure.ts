@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { ProxyMode } from "../stack/manifests.js";
 import { runAt } from "./pod-run.js";
 import type { LabNode } from "./scenario-lab.js";

@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { ProgressSink } from "../progress.js";
 
 /** What a measurement says about a claim of claims.md. */

@@ -4,7 +4,7 @@ import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { firstServiceIp } from "../controlplane/options.js";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { repoRoot } from "../self.js";

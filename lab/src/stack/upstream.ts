@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
 import yaml from "js-yaml";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { resolveBinary } from "../upstream/binaries.js";

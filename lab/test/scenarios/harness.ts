@@ -1,6 +1,6 @@
 // Running a scenario inside a test: its report printed as TAP comments, and a claim's finding looked up.
 import assert from "node:assert/strict";
-import { realExec } from "../../src/netns/exec.js";
+import { realExec } from "../../src/exec.js";
 import { formatScenarioReport } from "../../src/scenarios/report.js";
 import type {
   ClaimFinding,
