@@ -3,12 +3,11 @@ import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
 import yaml from "js-yaml";
 import type { Exec } from "../exec.js";
-import type { LabPlan } from "../netns/plan.js";
 import type { Progress } from "../progress.js";
 import { resolveBinary } from "../upstream/binaries.js";
 import { buildUpstream } from "../upstream/build.js";
 import { readVersions } from "../upstream/versions.js";
-import { waitForStack } from "./deploy.js";
+import { type StackLab, waitForStack } from "./deploy.js";
 import type { ProxyMode } from "./manifests.js";
 
 export interface UpstreamStackOptions {
@@ -58,7 +57,7 @@ export function kubeadmAddonConfig(o: {
  */
 export async function deployUpstreamStack(
   client: HttpRestClient,
-  plan: LabPlan,
+  plan: StackLab,
   o: UpstreamStackOptions,
   progress: Progress,
   exec: Exec,
