@@ -2,7 +2,6 @@ import { defaultKindTimeoutSeconds, kindLabUp } from "../kind/lab-up.js";
 import { defaultKindInput } from "../kind/options.js";
 import { machineFacts } from "../kind/probes.js";
 import { type LabRuntime, labRuntimes, selectRuntime } from "../kind/select-runtime.js";
-import { kindUpSummary } from "../kind/summary.js";
 import { withLabLock } from "../lock.js";
 import { defaultNetnsReadyTimeoutMs, labUp } from "../netns/lab-up.js";
 import { defaultLabInput, type IpFamily, ipFamilies, networksFor } from "../netns/plan.js";
@@ -11,6 +10,7 @@ import { type ProxyMode, proxyModes, type StackKind, stackKinds } from "../stack
 import { readVersions } from "../upstream/versions.js";
 import type { Command, FlagSpec, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
+import { kindUpSummary } from "./kind-up-summary.js";
 import { controlPlanePortFlagNames, controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";
 import { upSummary } from "./up-summary.js";
 import { positiveIntFlag, UsageError } from "./usage.js";

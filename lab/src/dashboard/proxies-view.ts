@@ -1,4 +1,3 @@
-import type { RuleCounts } from "../migrate/measure.js";
 import {
   histogram,
   lastSyncGauge,
@@ -6,6 +5,7 @@ import {
   programmingHistogram,
   syncHistogram,
 } from "../scenarios/prom.js";
+import type { RuleCounts } from "../stack/proxy-measure.js";
 import { bucketsOf, quantile } from "./histogram.js";
 import type { ProxyView, SyncSample } from "./view-model.js";
 

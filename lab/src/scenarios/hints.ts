@@ -1,6 +1,6 @@
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { proxyView } from "../migrate/measure.js";
+import { proxyView } from "../stack/proxy-measure.js";
 import { formatAnswers, spread } from "./answer-stats.js";
 import { namespace, type Params, perNodePod, podList, port, startWorkloads } from "./hints-setup.js";
 import {

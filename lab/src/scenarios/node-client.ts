@@ -1,6 +1,6 @@
 import { realClock, sleep } from "@switchyard/kube";
-import { proxyView } from "../migrate/measure.js";
 import { labEntry } from "../self.js";
+import { proxyView } from "../stack/proxy-measure.js";
 import type { LabNode, ScenarioLab } from "./scenario-lab.js";
 
 export interface Answers {

@@ -1,8 +1,8 @@
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { Exec } from "../exec.js";
-import { proxyMetricsGet } from "../migrate/measure.js";
 import type { Progress } from "../progress.js";
+import { proxyMetricsGet } from "../stack/proxy-measure.js";
 import { waitUntil } from "../stack/wait.js";
 import { histogram, syncHistogram } from "./prom.js";
 import type { LabNode } from "./scenario-lab.js";

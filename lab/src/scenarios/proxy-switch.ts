@@ -1,9 +1,8 @@
 import { isNotFound, patchContentTypes } from "@switchyard/kube";
 import type { ConfigMap, Node, Pod } from "kubernetes-types/core/v1.js";
-import { modeConfigMap, modeDaemonSet, modeLabel } from "../migrate/canary.js";
-import { prepare } from "../migrate/migrate.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
+import { modeConfigMap, modeDaemonSet, modeLabel, prepare } from "../stack/canary.js";
 import { configMode, type KubeObject, type ProxyMode, readManifests } from "../stack/manifests.js";
 import { waitUntil } from "../stack/wait.js";
 import { proxyMode, proxyPodsOn, waitProxySynced } from "./node-proxy.js";
@@ -11,7 +10,7 @@ import type { LabNode, ScenarioLab } from "./scenario-lab.js";
 import type { Undo } from "./undo.js";
 
 /**
- * A node's proxy, switched the way migrate does it (migrate/canary.ts): the original DaemonSet keeps off nodes
+ * A node's proxy, switched the way migrate does it (stack/canary.ts): the original DaemonSet keeps off nodes
  * labelled `switchyard.dev/kube-proxy-mode`, and the label's value picks the per-mode DaemonSet. A value no
  * DaemonSet selects (`off`) is how an operator keeps a node's proxy away: the DaemonSet controller deletes the
  * pod, and nothing recreates it until the label goes.

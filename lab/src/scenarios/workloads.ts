@@ -1,9 +1,9 @@
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { imageName } from "../agent/images.js";
+import { imageName, loadgenImage } from "../agent/images.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
-import { loadgenImage, loadgenStatsPort } from "../migrate/workload.js";
+import { loadgenStatsPort } from "../agent/loadgen-stats.js";
 import type { Progress } from "../progress.js";
 import type { KubeObject } from "../stack/manifests.js";
 import { httpGet, waitUntil } from "../stack/wait.js";

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
+import { echoImage } from "../../src/agent/images.js";
 import { main } from "../../src/cli/main.js";
 import { realExec } from "../../src/exec.js";
-import { echoImage } from "../../src/migrate/workload.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { openLab, type ScenarioLab } from "../../src/scenarios/scenario-lab.js";
 import {

@@ -1,5 +1,5 @@
 import type { Exec } from "../exec.js";
-import type { ProxyMode } from "../stack/manifests.js";
+import type { ProxyMode } from "./manifests.js";
 
 /** What a proxy's /metrics says about its syncs: kubeproxy_sync_proxy_rules_duration_seconds' count and sum. */
 export interface SyncStats {

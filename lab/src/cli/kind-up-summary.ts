@@ -1,6 +1,6 @@
 import { dashboardHint } from "../dashboard/defaults.js";
+import type { KindLabState } from "../kind/state.js";
 import { labDirHint } from "../netns/state.js";
-import type { KindLabState } from "./state.js";
 
 /** What `up --runtime kind` prints at the end: the nodes, where the kubeconfig is, and things to try. */
 export function kindUpSummary(state: KindLabState, stateDir: string): string {

@@ -1,5 +1,12 @@
-import type { KubeObject, ProxyMode } from "../stack/manifests.js";
-import { withMode } from "../stack/manifests.js";
+import type { HttpRestClient } from "@switchyard/kube";
+import type { DaemonSet } from "kubernetes-types/apps/v1.js";
+import type { Exec } from "../exec.js";
+import type { Progress } from "../progress.js";
+import { applyObjects } from "./apply.js";
+import type { KubeObject, ProxyMode } from "./manifests.js";
+import { withMode } from "./manifests.js";
+import { type NodeShell, proxyView } from "./proxy-measure.js";
+import { waitUntil } from "./wait.js";
 
 /**
  * Per-node proxy modes, the way operators roll a kube-proxy change out node by node: kube-proxy has one
@@ -52,4 +59,57 @@ export function modeDaemonSet(ds: KubeObject, mode: ProxyMode): KubeObject {
   const volumes = (podSpec.volumes as Array<{ configMap?: { name: string } }>) ?? [];
   for (const v of volumes) if (v.configMap?.name === "kube-proxy") v.configMap.name = name;
   return { apiVersion: "apps/v1", kind: "DaemonSet", metadata: meta(ds, name), spec };
+}
+
+/**
+ * Once per lab: the original DaemonSet learns to keep off labelled nodes. Its pods roll in place in the same mode
+ * (rules stay, the new pod resyncs them); the time is reported apart from the switches.
+ */
+export async function prepare(
+  client: HttpRestClient,
+  ds: KubeObject,
+  nodes: readonly { name: string; run: NodeShell }[],
+  exec: Exec,
+  deadline: number,
+  progress: Progress,
+) {
+  const live = await client.call<DaemonSet>(
+    "GET",
+    "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+  );
+  const terms =
+    live.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+      ?.nodeSelectorTerms ?? [];
+  if (terms.some((t) => t.matchExpressions?.some((e) => e.key === modeLabel))) return undefined;
+  const started = Date.now();
+  progress.update(
+    "preparing: the kube-proxy DaemonSet keeps off nodes labelled for another mode (rolls in place)",
+    true,
+  );
+  await applyObjects(client, [withoutLabelledNodes(ds)]);
+  await waitUntil(
+    "the kube-proxy DaemonSet to roll",
+    async () => {
+      const d = await client.call<DaemonSet>(
+        "GET",
+        "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+      );
+      const s = d.status;
+      const done =
+        (s?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+        s?.updatedNumberScheduled === s?.desiredNumberScheduled &&
+        s?.numberReady === s?.desiredNumberScheduled;
+      return done ? true : `${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated`;
+    },
+    deadline,
+    progress,
+  );
+  for (const n of nodes)
+    await waitUntil(
+      `${n.name}'s proxy to sync`,
+      async () => ((await proxyView(exec, n.run)).sync.count > 0 ? true : "no sync yet"),
+      deadline,
+      progress,
+    );
+  return (Date.now() - started) / 1000;
 }
