@@ -17,7 +17,7 @@ import {
   serviceAt,
   type ToSpec,
 } from "../explain/targets.js";
-import { labNode, type ScenarioLab, serviceSlices } from "../scenarios/scenario-lab.js";
+import { labNode, type ScenarioLab, serviceSlices } from "../scenarios/kit/scenario-lab.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
 import { UsageError } from "./usage.js";

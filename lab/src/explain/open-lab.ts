@@ -5,7 +5,7 @@ import type { Exec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { readLabRuntime } from "../netns/state.js";
 import type { ProgressSink } from "../progress.js";
-import { openLab, type ScenarioLab } from "../scenarios/scenario-lab.js";
+import { openLab, type ScenarioLab } from "../scenarios/kit/scenario-lab.js";
 
 export async function openLabFor(
   command: string,

@@ -12,7 +12,7 @@ import { echoImage } from "../../src/agent/images.js";
 import { main } from "../../src/cli/main.js";
 import { realExec } from "../../src/exec.js";
 import { labDown } from "../../src/netns/lab-down.js";
-import { openLab, type ScenarioLab } from "../../src/scenarios/scenario-lab.js";
+import { openLab, type ScenarioLab } from "../../src/scenarios/kit/scenario-lab.js";
 import {
   clusterIpService,
   deployment,
@@ -20,7 +20,7 @@ import {
   namespaceReady,
   podsOf,
   rolledOut,
-} from "../../src/scenarios/workloads.js";
+} from "../../src/scenarios/kit/workloads.js";
 import { applyObjects } from "../../src/stack/apply.js";
 import { stackLabSkip, upTestLab } from "../netns/test-lab.js";
 
