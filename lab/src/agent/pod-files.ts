@@ -4,9 +4,9 @@ import { hostPort } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
 import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
 import { firstServiceIp } from "../controlplane/options.js";
-import type { LabPlan } from "../netns/plan.js";
 import { writePrivateFile } from "../private-files.js";
 import { containerPathDirs } from "./container-path.js";
+import type { LabPlan } from "./host/netns.js";
 
 /** The pod's resolv.conf as the kubelet writes it for its DNS policy. */
 export function resolvConf(pod: Pod, plan: LabPlan, hostResolv: string): string {
