@@ -4,11 +4,12 @@
  * each (empty when the command is right). Synopsis placeholders (`DIR`, `<pod>`, `$NODE`, `iptables|nftables`)
  * stand for any value; a choice list is checked choice by choice.
  */
-import type { Command } from "../../lab/src/cli/command.js";
-import { parseInvocation } from "../../lab/src/cli/parse-args.js";
-import { resolveCommand, UnknownCommandError } from "../../lab/src/cli/resolve.js";
-import { didYouMean, suggestionsFor } from "../../lab/src/cli/suggest.js";
-import { labCommandLine } from "../../scripts/lab-args.mjs";
+
+import { labCommandLine } from "../../../scripts/lab-args.mjs";
+import type { Command } from "../../src/cli/command.js";
+import { parseInvocation } from "../../src/cli/parse-args.js";
+import { resolveCommand, UnknownCommandError } from "../../src/cli/resolve.js";
+import { didYouMean, suggestionsFor } from "../../src/cli/suggest.js";
 import type { ShownCommand } from "./shown-commands.js";
 
 /** What the check needs to know about the CLI and the packages; the test gives it the real ones. */
