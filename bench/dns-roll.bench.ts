@@ -11,13 +11,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { labDown, labUp, type ProxyMode, realExec } from "@switchyard/lab/netns";
+import { formatScenarioReport, scenarioByName } from "@switchyard/lab/scenarios";
 import { freeControlPlanePorts } from "../lab/src/controlplane/ports.js";
-import { realExec } from "../lab/src/exec.js";
-import { labDown } from "../lab/src/netns/lab-down.js";
-import { labUp } from "../lab/src/netns/lab-up.js";
-import { formatScenarioReport } from "../lab/src/scenarios/kit/report.js";
-import { lameduck } from "../lab/src/scenarios/lameduck/lameduck.js";
-import type { ProxyMode } from "../lab/src/stack/manifests.js";
 import { machineLine } from "./machine.js";
 
 const argv = process.argv.slice(2);
@@ -59,7 +55,7 @@ async function main(): Promise<void> {
       readyTimeoutMs: 300_000,
       out: process.stderr,
     });
-    const report = await lameduck.run({
+    const report = await scenarioByName("lameduck").run({
       stateDir: dir,
       params: new Map([
         ["lameducks", lameducks],

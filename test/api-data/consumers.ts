@@ -24,6 +24,9 @@ import {
 import { FakeApi } from "@switchyard/kube/testing";
 import type { ResolvedOptions } from "@switchyard/kube-proxy-app";
 import { defaultConfig, resolve } from "@switchyard/kube-proxy-app";
+import { containerEnv, nodeStatus, podStatus, resolvConf } from "@switchyard/lab/agent";
+import { kindStatusText } from "@switchyard/lab/kind";
+import { defaultLabInput, type NodePlan, planLab } from "@switchyard/lab/netns";
 import {
   IPTablesProxyBackend,
   IptablesRestoreApplier,
@@ -56,11 +59,6 @@ import { Registry } from "prom-client";
 import { localDetector } from "../../apps/kube-proxy/src/network.js";
 import { fetchNode } from "../../apps/kube-proxy/src/node-info.js";
 import { serviceCIDRs, watchServiceCIDRs } from "../../apps/kube-proxy/src/service-cidrs.js";
-import { nodeStatus } from "../../lab/src/agent/node-object.js";
-import { containerEnv, resolvConf } from "../../lab/src/agent/pod-files.js";
-import { podStatus } from "../../lab/src/agent/pod-status.js";
-import { kindStatusText } from "../../lab/src/kind/status-text.js";
-import { defaultLabInput, type NodePlan, planLab } from "../../lab/src/netns/plan.js";
 import { type Cluster, LEASE_NAMESPACE, NODE, NS, SERVICE_UID } from "./generate.js";
 
 /** What one consumer made of a cluster, and every error its informers or handlers logged on the way. */

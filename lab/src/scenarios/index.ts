@@ -13,3 +13,9 @@ export function scenarioByName(name: string): Scenario {
   if (!s) throw new Error(`no scenario "${name}"; there are ${scenarios.map((x) => x.name).join(", ")}`);
   return s;
 }
+
+// What other packages' benchmarks use (`@switchyard/lab/scenarios`): the registry above, the report as printed, and
+// the connect-timing script the proxy benchmark runs in its client namespace too.
+export { CONNECT_TIMES_SCRIPT } from "./kit/probes.js";
+export { formatScenarioReport } from "./kit/report.js";
+export type { ClaimFinding, Scenario, ScenarioContext, ScenarioReport } from "./kit/scenario.js";
