@@ -16,6 +16,7 @@ COPY packages/kube/package.json packages/kube/
 COPY packages/proxier/package.json packages/proxier/
 COPY packages/resolver/package.json packages/resolver/
 COPY packages/slice-controller/package.json packages/slice-controller/
+COPY packages/testbed/package.json packages/testbed/
 COPY apps/cluster-dns/package.json apps/cluster-dns/
 COPY apps/kube-proxy/package.json apps/kube-proxy/
 COPY apps/slice-controller/package.json apps/slice-controller/

@@ -4,9 +4,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { down, up } from "../lab/src/controlplane/controlplane.js";
-import { freePort } from "../lab/src/controlplane/ports.js";
-import { readVersions } from "../lab/src/upstream/versions.js";
+import { down, freePort, up } from "@switchyard/testbed/controlplane";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine, median } from "./machine.js";
 
 const runs = Number(process.argv[2] ?? 5);

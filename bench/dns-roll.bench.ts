@@ -13,7 +13,7 @@ import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { labDown, labUp, type ProxyMode, realExec } from "@switchyard/lab/netns";
 import { formatScenarioReport, scenarioByName } from "@switchyard/lab/scenarios";
-import { freeControlPlanePorts } from "../lab/src/controlplane/ports.js";
+import { freeControlPlanePorts } from "@switchyard/testbed/controlplane";
 import { machineLine } from "./machine.js";
 
 const argv = process.argv.slice(2);

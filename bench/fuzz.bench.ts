@@ -1,4 +1,4 @@
-// A million mutated DNS packets (bit flips, truncation, noise, pointer loops; packages/resolver/test/fuzz/) at
+// A million mutated DNS packets (bit flips, truncation, noise, pointer loops; packages/resolver/src/testing/fuzz/) at
 // switchyard-dns and at CoreDNS, the same packets (same seed) and the same Corefile: does each stay up, answer
 // every valid query sent after a batch of garbage, and what does its memory do. The test (fuzz.test.ts) runs
 // 200k against ours; this is the long run with the anchor beside it.
@@ -7,8 +7,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../lab/src/controlplane/ports.js";
-import { drive } from "../packages/resolver/test/fuzz/drive.js";
+import { drive } from "@switchyard/resolver/testing";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { machineLine } from "./machine.js";
 import { COREDNS_BIN, cpuSeconds, peakRssMiB, type ServerKind, startServer } from "./resolver/servers.js";
 

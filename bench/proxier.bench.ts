@@ -10,9 +10,9 @@
 //     [--impls kube-proxy,switchyard,switchyard-nft] [--no-render] [--out bench/results/proxier.md]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { NODE_IP } from "../apps/kube-proxy/test/netns.js";
-import { startControlPlane, type TestControlPlane } from "../lab/src/testing.js";
-import { readVersions } from "../lab/src/upstream/versions.js";
+import { NODE_IP } from "@switchyard/kube-proxy-app/testing";
+import { startControlPlane, type TestControlPlane } from "@switchyard/testbed";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine, median } from "./machine.js";
 import { BenchApi, createBase, createServices } from "./proxier/cluster.js";
 import {

@@ -23,8 +23,8 @@ import {
   samplePeakRss,
   slowClients,
   tcpQueryOnce,
-} from "../apps/cluster-dns/test/helpers/hostile-clients.js";
-import { freePort } from "../lab/src/controlplane/ports.js";
+} from "@switchyard/cluster-dns/testing";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { machineLine, median, percentile } from "./machine.js";
 import { COREDNS_BIN, type ServerKind, startServer } from "./resolver/servers.js";
 

@@ -17,16 +17,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { freePort } from "../lab/src/controlplane/ports.js";
-import {
-  Api,
-  applyManifests,
-  readManifests,
-  serviceAccountFolder,
-  serviceAccountToken,
-  startControlPlane,
-} from "../lab/src/testing.js";
-import { readVersions } from "../lab/src/upstream/versions.js";
+import { applyManifests, readManifests } from "@switchyard/lab/testing";
+import { Api, serviceAccountFolder, serviceAccountToken, startControlPlane } from "@switchyard/testbed";
+import { freePort } from "@switchyard/testbed/controlplane";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine } from "./machine.js";
 import { type ClusterShape, populate } from "./resolver/cluster.js";
 import { kubeadmCorefile, upstreamCorefile } from "./resolver/corefiles.js";

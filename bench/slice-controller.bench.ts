@@ -3,8 +3,8 @@
 // pod change in it, a 1000-pod rolling update, 2000 Services x 10 pods. `--quick` scales it down 10x.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { startControlPlane } from "../lab/src/testing.js";
-import { readVersions } from "../lab/src/upstream/versions.js";
+import { startControlPlane } from "@switchyard/testbed";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine } from "./machine.js";
 import {
   type ControllerKind,

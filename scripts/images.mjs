@@ -9,9 +9,10 @@
 //   node scripts/images.mjs [kube-proxy] [cluster-dns] [slice-controller] [echo] [loadgen] [--upstream] [--local-bases]
 // echo and loadgen are the lab's own workloads (lab/Dockerfile), built only when named.
 // --local-bases skips the pull attempt. --upstream builds, instead, upstream's CoreDNS and kube-proxy images
-// from lab/upstream/images/<name>/Dockerfile around the binaries lab/upstream built, tagged
-// switchyard-upstream/<name>:<upstream version>, for comparing sizes (and for the kind runtime's upstream
-// stack). Plain Node with no dependencies (it runs before npm ci); only --upstream reads lab's build output.
+// from packages/testbed/upstream/images/<name>/Dockerfile around the binaries packages/testbed/upstream
+// built, tagged switchyard-upstream/<name>:<upstream version>, for comparing sizes (and for the kind
+// runtime's upstream stack). Plain Node with no dependencies (it runs before npm ci); only --upstream and --e2e
+// read the testbed's build output.
 import { spawn, spawnSync } from "node:child_process";
 import {
   copyFileSync,
@@ -32,14 +33,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const apps = ["kube-proxy", "cluster-dns", "slice-controller"];
 // The lab's own workloads (lab/Dockerfile, one target each), for lab clusters on kind; built only when named.
 export const labImages = ["echo", "loadgen"];
-// Upstream's images: the binary each one wraps and the entry of lab/upstream/versions.json that tags it.
+// Upstream's images: the binary each one wraps and the entry of packages/testbed/upstream/versions.json that
+// tags it.
 export const upstreamImages = [
   { name: "coredns", binary: "coredns", version: "coredns" },
   { name: "kube-proxy", binary: "kube-proxy", version: "kubernetes" },
 ];
-// The e2e suite's test images this repository can make where they cannot be pulled (lab/upstream/images/e2e-<name>),
-// tagged as the suite asks for them (`e2e.test --list-images`); built only with --e2e.
-// Most live under e2e-test-images; the privileged host-network pods of the conntrack specs use a build image.
+// The e2e suite's test images this repository can make where they cannot be pulled
+// (packages/testbed/upstream/images/e2e-<name>), tagged as the suite asks for them (`e2e.test
+// --list-images`); built only with --e2e. Most live under e2e-test-images; the privileged host-network pods
+// of the conntrack specs use a build image.
 const e2eRegistry = "registry.k8s.io/e2e-test-images";
 export const e2eImages = [
   { name: "agnhost", binaries: ["agnhost", "coredns"], registry: e2eRegistry },
@@ -93,18 +96,19 @@ function appTarget(app) {
 
 // An upstream image's context is a fresh directory with only its Dockerfile and binary: the cache folder
 // holds every upstream binary (~550 MB), which docker would otherwise send whole. The binary is found as
-// the lab finds it (lab/src/upstream/binaries.ts, built into lab/dist).
+// the lab finds it (packages/testbed/src/upstream/binaries.ts, built into packages/testbed/dist).
 async function upstreamTarget(image) {
-  const lab = join(root, "lab", "dist", "upstream");
-  if (!existsSync(join(lab, "binaries.js"))) throw new Error("lab is not built: run npm run build first");
-  const { resolveBinary } = await import(join(lab, "binaries.js"));
-  const { readVersions } = await import(join(lab, "versions.js"));
+  const dist = join(root, "packages", "testbed", "dist", "upstream");
+  if (!existsSync(join(dist, "binaries.js")))
+    throw new Error("the testbed is not built: run npm run build first");
+  const { resolveBinary } = await import(join(dist, "binaries.js"));
+  const { readVersions } = await import(join(dist, "versions.js"));
   const binary = resolveBinary(image.binary);
   if (!binary.path)
     throw new Error(`no upstream ${image.binary} binary: run npx switchyard-lab upstream build`);
   const context = mkdtempSync(join(tmpdir(), `switchyard-upstream-${image.name}-`));
   const dockerfile = join(context, "Dockerfile");
-  copyFileSync(join(root, "lab", "upstream", "images", image.name, "Dockerfile"), dockerfile);
+  copyFileSync(join(root, "packages", "testbed", "upstream", "images", image.name, "Dockerfile"), dockerfile);
   copyFileSync(binary.path, join(context, image.binary));
   return {
     name: `upstream ${image.name}`,
@@ -126,14 +130,18 @@ function e2eRefs(e2eTest, registry, name) {
 
 // An e2e image's context: its Dockerfile and the binaries it wraps, found as the lab finds them.
 async function e2eTarget(image) {
-  const lab = join(root, "lab", "dist", "upstream");
-  if (!existsSync(join(lab, "binaries.js"))) throw new Error("lab is not built: run npm run build first");
-  const { resolveBinary } = await import(join(lab, "binaries.js"));
+  const dist = join(root, "packages", "testbed", "dist", "upstream");
+  if (!existsSync(join(dist, "binaries.js")))
+    throw new Error("the testbed is not built: run npm run build first");
+  const { resolveBinary } = await import(join(dist, "binaries.js"));
   const e2eTest = resolveBinary("e2e.test").path;
   if (!e2eTest) throw new Error("no e2e.test: run npx switchyard-lab upstream build --only e2e.test,agnhost");
   const context = mkdtempSync(join(tmpdir(), `switchyard-e2e-${image.name}-`));
   const dockerfile = join(context, "Dockerfile");
-  copyFileSync(join(root, "lab", "upstream", "images", `e2e-${image.name}`, "Dockerfile"), dockerfile);
+  copyFileSync(
+    join(root, "packages", "testbed", "upstream", "images", `e2e-${image.name}`, "Dockerfile"),
+    dockerfile,
+  );
   for (const name of image.binaries) {
     const binary = resolveBinary(name).path;
     if (!binary)

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Builds a kind node image on this machine, with no container registry:
 //   switchyard-local/kind-node:<kubernetes>-r<recipe>
-// from lab/upstream/images/kind-node/: Debian bookworm + systemd, containerd and crictl (built from their Go
-// modules into ~/.cache/switchyard/kind-node/), Debian's runc and CNI plugins, kubelet/kubeadm/kubectl from
-// lab/upstream's cache, and, imported into containerd's k8s.io namespace (content only, unpacked on first use),
-// the images `kubeadm config images list` names, made from the cached binaries:
+// from packages/testbed/upstream/images/kind-node/: Debian bookworm + systemd, containerd and crictl (built
+// from their Go modules into ~/.cache/switchyard/kind-node/), Debian's runc and CNI plugins,
+// kubelet/kubeadm/kubectl from packages/testbed/upstream's cache, and, imported into containerd's k8s.io
+// namespace (content only, unpacked on first use), the images `kubeadm config images list` names, made from
+// the cached binaries:
 //   kube-apiserver, kube-controller-manager, kube-scheduler, etcd   component.Dockerfile on the static base
 //   pause                                                            pause.Dockerfile (pause.c, compiled here)
 //   kube-proxy, coredns                                              scripts/images.mjs --upstream's images
@@ -19,7 +20,7 @@ import { ensureEngine } from "./docker-engine.mjs";
 import { ensureLocalBaseImages, ensureUpstreamBaseImages, imageExists } from "./local-base-images.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const recipeDir = join(root, "lab", "upstream", "images", "kind-node");
+const recipeDir = join(root, "packages", "testbed", "upstream", "images", "kind-node");
 // Bumped when what goes into the image changes, so an image made by an older recipe is not reused.
 const recipe = "3";
 // Built from their Go modules (the Go proxy serves them); kubelet >= 1.36 needs containerd 2.x, Debian
@@ -58,15 +59,16 @@ function dockerBuild(dockerfile, context, tag, buildArgs = {}) {
   say(`  built ${tag}`);
 }
 
-async function lab() {
-  const dist = join(root, "lab", "dist", "upstream");
-  if (!existsSync(join(dist, "binaries.js"))) throw new Error("lab is not built: run npm run build first");
+async function testbed() {
+  const dist = join(root, "packages", "testbed", "dist", "upstream");
+  if (!existsSync(join(dist, "binaries.js")))
+    throw new Error("the testbed is not built: run npm run build first");
   const binaries = await import(join(dist, "binaries.js"));
   const versions = await import(join(dist, "versions.js"));
   return { binaries, versions: versions.readVersions(), build: () => import(join(dist, "build.js")) };
 }
 
-// kubelet, kubeadm and the rest from lab/upstream's cache; the missing ones are built first.
+// kubelet, kubeadm and the rest from packages/testbed/upstream's cache; the missing ones are built first.
 async function upstreamBinaries(l) {
   const names = [
     "kubelet",
@@ -138,7 +140,7 @@ function buildPause(k8s, out) {
   let src = join(gomodcache, `k8s.io/kubernetes@${k8s}`, "build/pause/linux/pause.c");
   if (!existsSync(src)) {
     run("go", ["mod", "download", `k8s.io/kubernetes@${k8s}`], {
-      cwd: join(root, "lab", "upstream", "kubernetes"),
+      cwd: join(root, "packages", "testbed", "upstream", "kubernetes"),
       env: { ...process.env, GOTOOLCHAIN: "local" },
     });
     src = join(gomodcache, `k8s.io/kubernetes@${k8s}`, "build/pause/linux/pause.c");
@@ -151,7 +153,7 @@ async function main() {
   const force = process.argv.includes("--force");
   const host = await ensureEngine();
   if (host) process.env.DOCKER_HOST = host;
-  const l = await lab();
+  const l = await testbed();
   const k8s = l.versions.kubernetes;
   const tag = `switchyard-local/kind-node:${k8s}-r${recipe}`;
   if (!force && imageExists(tag)) {
@@ -159,7 +161,7 @@ async function main() {
     console.log(tag);
     return;
   }
-  phase("phase 1/6: upstream binaries (lab/upstream's cache)");
+  phase("phase 1/6: upstream binaries (packages/testbed/upstream's cache)");
   const bins = await upstreamBinaries(l);
   phase("phase 2/6: containerd and crictl");
   const rt = runtimeBinaries();

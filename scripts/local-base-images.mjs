@@ -258,7 +258,8 @@ export function ensureLocalBaseImages() {
   return tags;
 }
 
-// The bases of upstream's own images, for building them side by side with ours (lab/upstream/images):
+// The bases of upstream's own images, for building them side by side with ours
+// (packages/testbed/upstream/images):
 //   switchyard-local/static-debian12:nonroot     distroless static-like (CoreDNS's base): base-files, netbase,
 //                                                 tzdata, ca-certificates; no libc, no shell, uid 65532
 //   switchyard-local/distroless-iptables:bookworm distroless-like with what kube-proxy calls (kube-proxy's

@@ -4,7 +4,8 @@
 //   1. system tools (Debian packages; installed with apt-get when root, else the exact command is printed)
 //   2. npm dependencies (npm ci when node_modules is missing or older than package-lock.json)
 //   3. the TypeScript build (turbo, cached)
-//   4. the upstream binaries (built from lab/upstream into ~/.cache/switchyard, reused when present)
+//   4. the upstream binaries (built from packages/testbed/upstream into ~/.cache/switchyard, reused when
+//      present)
 //   5. for `test`: a Docker engine for the container tests (scripts/docker-engine.mjs: the one `docker info`
 //      answers, else a private one when root on Linux; without either those tests skip and say why)
 // `npm run images` needs only 0 and the engine: the images are built inside Docker (scripts/images.mjs).

@@ -49,8 +49,9 @@ describe("packaging", () => {
     );
   });
 
-  test("there are four public packages, each with a types-first exports map and a files whitelist", () => {
+  test("there are five public packages, each with a types-first exports map and a files whitelist", () => {
     assert.deepEqual(publicPackages.map((p) => p.manifest.name).sort(), [
+      "@switchyard/basics",
       "@switchyard/kube",
       "@switchyard/proxier",
       "@switchyard/resolver",

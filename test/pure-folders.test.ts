@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
-import { findImpurities, PURE_FOLDERS, runtimeImports } from "../scripts/check-pure-folders.mjs";
+import {
+  allImports,
+  findImpurities,
+  findPluginCrossings,
+  PURE_FOLDERS,
+  runtimeImports,
+} from "../scripts/check-pure-folders.mjs";
 
 /** A repository of the given files (path → text) in a fresh folder. */
 function tree(files: Record<string, string>): string {
@@ -63,4 +69,43 @@ test("the proxier's renderer folders import nothing that does I/O", () => {
     "packages/proxier/src/ipvs",
   ]);
   assert.deepEqual(findImpurities(join(import.meta.dirname, "..")), []);
+});
+
+test("allImports keeps type-only imports too", () => {
+  const text =
+    'import type { A } from "./a.js";\nexport type { B } from "./b.js";\nimport { c } from "./c.js";\n';
+  assert.deepEqual(allImports(text), ["./a.js", "./b.js", "./c.js"]);
+});
+
+test("a plugin importing another plugin, or the framework importing a plugin, is one line each", () => {
+  const root = tree({
+    "pkg/src/plugins/acl/acl.ts":
+      'import { edeOpt } from "../template/handler.js";\nimport { rules } from "./rules.js";\n',
+    "pkg/src/plugins/acl/rules.ts": 'import type { Upstream } from "../kubernetes/answer.js";\n',
+    "pkg/src/plugins/template/handler.ts": 'import { edeOpt } from "../../plugin/pkg/ede.js";\n',
+    "pkg/src/plugins/health/health.ts": 'import { listenHttp } from "../http-endpoint.js";\n',
+    "pkg/src/plugins/kubernetes/answer.ts": 'import { parseGoIP } from "../hosts/go-ip.js";\n',
+    "pkg/src/plugin/cidr.ts": 'import { parseGoIP } from "../plugins/hosts/go-ip.js";\n',
+    "pkg/src/plugin/pkg/ede.ts": 'import type { Message } from "../../wire/message.js";\n',
+    "pkg/src/server/dispatch.ts": 'import { CacheHandler } from "../plugins/cache/handler.js";\n',
+    "pkg/src/registry.ts": 'import { setupAcl } from "./plugins/acl/acl.js";\n',
+  });
+  const rules = { src: "pkg/src", plugins: "plugins", assembly: ["registry.ts"] };
+  const pending = [
+    "pkg/src/plugins/kubernetes/answer.ts -> ../hosts/go-ip.js",
+    "pkg/src/plugins/bind/bind.ts -> ../hosts/go-ip.js",
+  ];
+  const another = "a plugin imports another plugin; what both need goes in src/plugin/pkg/";
+  assert.deepEqual(findPluginCrossings(root, rules, pending).sort(), [
+    "pkg/src/plugin/cidr.ts -> ../plugins/hosts/go-ip.js (a plugin may be imported only by registry.ts)",
+    `pkg/src/plugins/acl/acl.ts -> ../template/handler.js (${another})`,
+    `pkg/src/plugins/acl/rules.ts -> ../kubernetes/answer.js (${another})`,
+    "pkg/src/plugins/bind/bind.ts -> ../hosts/go-ip.js (no longer imported: take it off PENDING_CROSSINGS in scripts/check-pure-folders.mjs)",
+    `pkg/src/plugins/health/health.ts -> ../http-endpoint.js (${another})`,
+    "pkg/src/server/dispatch.ts -> ../plugins/cache/handler.js (a plugin may be imported only by registry.ts)",
+  ]);
+});
+
+test("the resolver's plugins import no other plugin, and only its registry and index import them", () => {
+  assert.deepEqual(findPluginCrossings(join(import.meta.dirname, "..")), []);
 });

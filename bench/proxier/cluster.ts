@@ -2,8 +2,9 @@
 // no controllers), as an EndpointSlice controller would have left them. Service #1 and the last Service
 // of every size get the real listeners of the node namespace's pods; every other endpoint is an address
 // nothing answers on, which is enough for rules to be written.
+
+import { Api as BenchApi } from "@switchyard/testbed";
 import type { Service } from "kubernetes-types/core/v1.js";
-import { Api as BenchApi } from "../../lab/src/testing.js";
 
 export const BENCH_NS = "bench";
 export const NODE_NAME = "node1";

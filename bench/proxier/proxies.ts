@@ -1,6 +1,6 @@
 // One proxy under test: switchyard-proxy (its built bin, as a user runs it) or the
 // real kube-proxy v1.37.2 (as packages/proxier's upstream diff runs it), alone in a fresh node network
-// namespace built by apps/kube-proxy's test Net (node, client and pod namespaces; API server reached
+// namespace built by @switchyard/kube-proxy-app/testing's Net (node, client and pod namespaces; API server reached
 // through a veth and a TCP forwarder). Metrics are served on the node side of the host veth so the
 // bench can scrape them from the host.
 import { spawn } from "node:child_process";
@@ -9,9 +9,8 @@ import { mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Net } from "../../apps/kube-proxy/test/netns.js";
-import type { TestControlPlane } from "../../lab/src/testing.js";
-import { startKubeProxy } from "../../packages/proxier/test/upstream-harness.js";
+import { Net } from "@switchyard/kube-proxy-app/testing";
+import { startKubeProxy, type TestControlPlane } from "@switchyard/testbed";
 import { REAL_POD_IPS } from "./cluster.js";
 import type { KernelWriteLog } from "./shim.js";
 

@@ -4,17 +4,10 @@
 // result keeps (heapUsed after minus before, both after a forced GC).
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { renderIPTables, renderNFTables } from "@switchyard/proxier";
+import { buildMaps, iptOptions, makeService, makeSlice, nftOptions } from "@switchyard/proxier/testing";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { renderIPTables } from "../../packages/proxier/src/iptables/render.js";
-import { renderNFTables } from "../../packages/proxier/src/nftables/render.js";
-import {
-  buildMaps,
-  iptOptions,
-  makeService,
-  makeSlice,
-  nftOptions,
-} from "../../packages/proxier/test/fixtures.js";
 import { ENDPOINTS_PER_SERVICE, fakeIP, serviceName } from "./cluster.js";
 
 setFlagsFromString("--expose-gc");

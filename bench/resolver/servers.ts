@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveBinary } from "../../lab/src/upstream/binaries.js";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 
 export type ServerKind = "switchyard" | "coredns";
 

@@ -4,8 +4,8 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort } from "../../lab/src/controlplane/ports.js";
-import { startUpstreamSliceController, stopChild } from "../../lab/src/testing.js";
+import { startUpstreamSliceController, stopChild } from "@switchyard/testbed";
+import { freePort } from "@switchyard/testbed/controlplane";
 
 /**
  * "upstream-unthrottled" is the same kube-controller-manager with its client's rate limit (default

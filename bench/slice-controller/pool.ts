@@ -1,7 +1,7 @@
 // Many requests at once against the lab apiserver, spread round robin over several clients (each with its own
 // keep-alive connections).
 import { ApiError } from "@switchyard/kube";
-import { Api } from "../../lab/src/testing.js";
+import { Api } from "@switchyard/testbed";
 
 export class ApiPool {
   readonly #apis: Api[];

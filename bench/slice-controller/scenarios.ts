@@ -1,8 +1,9 @@
 // The four measurements, each in its own namespace with its own slice watch. Every scenario first
 // builds its Pods, then makes one change at a known moment (t0) and waits until the slices are
 // right and have stopped changing; "converge" is t0 to the last slice write.
+
+import { setPodReady } from "@switchyard/testbed";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { setPodReady } from "../../lab/src/testing.js";
 import { cpuSeconds, memoryKiB, type RunningController } from "./controllers.js";
 import { type ApiPool, forEachConcurrent, retrying } from "./pool.js";
 import { endpointsOf, jsonBytes, readyCount, SliceWatch, type WriteTally } from "./slice-watch.js";

@@ -1,8 +1,9 @@
 // Everything the benchmark knows about a controller's output comes from one watch per namespace on
 // EndpointSlices: the live slices, every write (ADDED/MODIFIED/DELETED) with its size, and when the
 // last one arrived. Settling means "done, and no write for a quiet period".
+
+import { type Api, SLICES, type Watch } from "@switchyard/testbed";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { type Api, SLICES, type Watch } from "../../lab/src/testing.js";
 
 const MANAGED_BY = "endpointslice.kubernetes.io/managed-by";
 const CONTROLLER = "endpointslice-controller.k8s.io";

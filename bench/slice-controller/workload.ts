@@ -1,6 +1,6 @@
 // Objects the scenarios create, the way a scheduler and kubelet would have left them: Pods bound to
 // a Node by spec.nodeName, their IP and readiness set through /status.
-import { type Api, createNamespace, createNode, createService, setPodReady } from "../../lab/src/testing.js";
+import { type Api, createNamespace, createNode, createService, setPodReady } from "@switchyard/testbed";
 import { type ApiPool, forEachConcurrent, retrying } from "./pool.js";
 
 /** Requests in flight while creating objects. */

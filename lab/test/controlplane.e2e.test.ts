@@ -17,13 +17,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { readState } from "../src/controlplane/controlplane.js";
-import { probe } from "../src/controlplane/health.js";
-import { pkiPaths } from "../src/controlplane/pki.js";
-import { freePort } from "../src/controlplane/ports.js";
-import { isOurs } from "../src/controlplane/processes.js";
-import { missingControlPlane } from "../src/testing.js";
-import { resolveBinary } from "../src/upstream/binaries.js";
+import { missingControlPlane } from "@switchyard/testbed";
+import { freePort, isOurs, pkiPaths, probe, readState } from "@switchyard/testbed/controlplane";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 
 const run = promisify(execFile);
 const cli = join(import.meta.dirname, "..", "bin", "switchyard-lab.js");
@@ -87,7 +83,7 @@ describe("switchyard-lab controlplane", { skip }, () => {
   test("the apiserver reports the pinned Kubernetes version", async () => {
     const { stdout } = await kubectl("version", "-o", "json");
     const version = JSON.parse(stdout) as { serverVersion: { gitVersion: string } };
-    const { readVersions } = await import("../src/upstream/versions.js");
+    const { readVersions } = await import("@switchyard/testbed/upstream");
     assert.equal(version.serverVersion.gitVersion, readVersions().kubernetes);
   });
 

@@ -22,8 +22,8 @@ import {
   resourcePath,
   services,
 } from "@switchyard/kube";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
-import { serviceCIDRs } from "../../apps/kube-proxy/src/service-cidrs.js";
+import { serviceCIDRs } from "@switchyard/kube-proxy-app";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { type KindName, OPTIONAL_PATHS } from "./generate.js";
 import { type Outcome, outcomes, pathsOf, withoutPaths } from "./shapes.js";
 

@@ -23,7 +23,14 @@ import {
 } from "@switchyard/kube";
 import { FakeApi } from "@switchyard/kube/testing";
 import type { ResolvedOptions } from "@switchyard/kube-proxy-app";
-import { defaultConfig, resolve } from "@switchyard/kube-proxy-app";
+import {
+  defaultConfig,
+  fetchNode,
+  localDetector,
+  resolve,
+  serviceCIDRs,
+  watchServiceCIDRs,
+} from "@switchyard/kube-proxy-app";
 import { containerEnv, nodeStatus, podStatus, resolvConf } from "@switchyard/lab/agent";
 import { kindStatusText } from "@switchyard/lab/kind";
 import { defaultLabInput, type NodePlan, planLab } from "@switchyard/lab/netns";
@@ -56,9 +63,6 @@ import {
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { Registry } from "prom-client";
-import { localDetector } from "../../apps/kube-proxy/src/network.js";
-import { fetchNode } from "../../apps/kube-proxy/src/node-info.js";
-import { serviceCIDRs, watchServiceCIDRs } from "../../apps/kube-proxy/src/service-cidrs.js";
 import { type Cluster, LEASE_NAMESPACE, NODE, NS, SERVICE_UID } from "./generate.js";
 
 /** What one consumer made of a cluster, and every error its informers or handlers logged on the way. */

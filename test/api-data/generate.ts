@@ -1,11 +1,12 @@
 // Generated API objects for the property test of issue #11: every kind Switchyard watches, as a valid "full"
 // object plus the paths of its optional lists, maps and pointers, and variants where those paths are absent,
 // null (as the apiserver writes a Go nil without omitempty), empty, or full.
+
+// The repo's one seeded PRNG (mulberry32), so a failing seed replays the same objects.
+import { prng } from "@switchyard/kube/testing";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Endpoints, Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointHints, EndpointSlice } from "kubernetes-types/discovery/v1.js";
-// The repo's one seeded PRNG (mulberry32), so a failing seed replays the same objects.
-import { prng } from "../../apps/slice-controller/test/churn.js";
 
 export { prng };
 

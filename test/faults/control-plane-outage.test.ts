@@ -1,6 +1,6 @@
 // The three programs while part of the control plane is gone, on the real etcd and kube-apiserver, with CoreDNS
 // 1.14.7 beside switchyard-dns on the same kubeconfig and Corefile. The slice controller writes the slices of Pods
-// whose addresses live in a netns lab (apps/kube-proxy/test/netns.ts); switchyard-proxy (nftables) programs them
+// whose addresses live in a netns lab (apps/kube-proxy/src/testing/netns.ts); switchyard-proxy (nftables) programs them
 // on the node and DNS answers their names, so one chain runs from the Pods to a connection.
 //  - etcd killed for 30 s, kube-apiserver left up: the apiserver fails /readyz and every write but keeps the
 //    watches it serves open (none of the programs logs a failure), so they see silence. Both DNS servers keep
@@ -22,7 +22,18 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { differentialSkip, type Pair, startPair } from "@switchyard/cluster-dns/testing";
 import { eventually } from "@switchyard/kube/testing";
+import {
+  CLUSTER_CIDR,
+  createNode,
+  missingKernelTools,
+  Net,
+  NODE_IP,
+  names,
+  type ProxyRun,
+  startProxy,
+} from "@switchyard/kube-proxy-app/testing";
 import {
   Api,
   createNamespace,
@@ -33,18 +44,7 @@ import {
   missingControlPlane,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
-import { differentialSkip, type Pair, startPair } from "../../apps/cluster-dns/test/helpers/differential.js";
-import { createNode } from "../../apps/kube-proxy/test/api.js";
-import {
-  CLUSTER_CIDR,
-  missingKernelTools,
-  Net,
-  NODE_IP,
-  names,
-  type ProxyRun,
-  startProxy,
-} from "../../apps/kube-proxy/test/netns.js";
+} from "@switchyard/testbed";
 import { connectOutcome, NftBlackhole } from "./nft-blackhole.js";
 
 const SLICE_CONTROLLER = fileURLToPath(

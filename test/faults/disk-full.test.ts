@@ -23,10 +23,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freeControlPlanePorts, missingControlPlane, resolveBinary } from "@switchyard/lab/testing";
-import { differentialSkip, startPair } from "../../apps/cluster-dns/test/helpers/differential.js";
-import { statePaths } from "../../lab/src/controlplane/args.js";
-import { type ControlPlaneState, up, writeState } from "../../lab/src/controlplane/controlplane.js";
+import { differentialSkip, startPair } from "@switchyard/cluster-dns/testing";
+import { freeControlPlanePorts, missingControlPlane, resolveBinary } from "@switchyard/testbed";
+import { type ControlPlaneState, statePaths, up, writeState } from "@switchyard/testbed/controlplane";
 
 const run = promisify(execFile);
 const LAB = fileURLToPath(new URL("../../lab/bin/switchyard-lab.js", import.meta.url));

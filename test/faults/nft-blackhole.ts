@@ -1,7 +1,7 @@
 // Cuts loopback traffic to and from one TCP port with a real nftables table in the host namespace: the SYNs of new
 // connections and every segment of established ones are dropped, not refused, so clients see silence.
 import { connect } from "node:net";
-import { sh } from "../../apps/kube-proxy/test/netns.js";
+import { sh } from "@switchyard/kube-proxy-app/testing";
 
 export class NftBlackhole {
   readonly table = `sy_blackhole_${process.pid}`;

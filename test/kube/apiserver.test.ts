@@ -1,6 +1,6 @@
-// @switchyard/kube against a real etcd + kube-apiserver from @switchyard/lab/testing. These tests live in the
-// root test workspace because the lab depends on kube, so kube cannot depend on the lab. Skips, saying why,
-// when the upstream binaries are missing.
+// @switchyard/kube against a real etcd + kube-apiserver from @switchyard/testbed. These tests live in the
+// root test workspace because the testbed depends on kube, so kube cannot depend on the testbed. Skips, saying
+// why, when the upstream binaries are missing.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +22,7 @@ import {
   type RestClient,
 } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import type { ConfigMap, Event } from "kubernetes-types/core/v1.js";
 import { BlackholeProxy } from "./fixtures/blackhole-proxy.js";
 

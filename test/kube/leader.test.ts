@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { BlackholeProxy } from "./fixtures/blackhole-proxy.js";
 import { Candidate } from "./fixtures/candidate-process.js";
 

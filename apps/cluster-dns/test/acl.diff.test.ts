@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 
 // The acl plugin, compared with CoreDNS's binary. dig asks from 127.0.0.1, so rules naming 127.0.0.0/8 (or
 // not) decide; a dropped query gets no answer from either server.

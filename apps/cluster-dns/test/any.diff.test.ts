@@ -1,6 +1,6 @@
 import { after, before, describe } from "node:test";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 
 // The any plugin, compared with CoreDNS's binary: ANY gets the RFC 8482 HINFO, other types reach hosts and cache.
 const skip = differentialSkip();

@@ -6,7 +6,7 @@ import {
   type Pair,
   type Server,
   startPair,
-} from "./helpers/differential.js";
+} from "../src/testing/differential.js";
 
 // The autopath plugin's file form, compared with CoreDNS's binary. The search path is a pod's in
 // namespace `ns` plus one site domain; templates answer the cluster names (NXDOMAIN for all but one) and

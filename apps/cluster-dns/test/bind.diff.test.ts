@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { differentialSkip, normaliseDig, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, normaliseDig, type Pair, startPair } from "./helpers/differential.js";
 
 // The bind plugin, compared with CoreDNS's binary: two blocks for the same zone on one port, bound to 127.0.0.2
 // and (by `except`) 127.0.0.3, answer differently on each address; 127.0.0.1 gets no answer from either.

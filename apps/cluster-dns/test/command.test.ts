@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import { promisify } from "node:util";
 import { eventually } from "@switchyard/kube/testing";
 import { main } from "../src/main.js";
-import { freePort, nxdomainUpstream, startApp } from "./helpers/process.js";
+import { freePort, nxdomainUpstream, startApp } from "../src/testing/process.js";
 
 const run = promisify(execFile);
 

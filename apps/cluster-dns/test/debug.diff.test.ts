@@ -1,6 +1,6 @@
 import { after, before, describe } from "node:test";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 
 // The debug plugin, compared with CoreDNS's binary: it changes nothing a client sees while the chain works
 // (what it changes, a crash ending the process, is covered by the unit test), so answers must stay the same.

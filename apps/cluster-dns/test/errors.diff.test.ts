@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { differentialSkip, type Pair, type Server, startPair } from "./helpers/differential.js";
+import { differentialSkip, type Pair, type Server, startPair } from "../src/testing/differential.js";
 import { compareSetupErrors } from "./helpers/setup-errors.js";
 
 // The errors plugin, compared with CoreDNS's binary: the lines it logs for the same failing queries (a template

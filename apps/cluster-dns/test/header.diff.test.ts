@@ -1,7 +1,7 @@
 import { after, before, describe } from "node:test";
 import { replyTo } from "@switchyard/resolver";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 import { scriptedUpstream } from "./helpers/upstream.js";
 
 // The header plugin, compared with CoreDNS's binary: response rules on whoami, hosts (behind cache) and forward

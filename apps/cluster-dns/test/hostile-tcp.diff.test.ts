@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as dgram from "node:dgram";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { resolveBinary } from "@switchyard/lab";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import {
   BIN,
   differentialSkip,
@@ -11,7 +11,7 @@ import {
   startPair,
   startServer,
   stopServer,
-} from "./helpers/differential.js";
+} from "../src/testing/differential.js";
 import {
   openFileLimit,
   pipelineWithoutReading,
@@ -19,7 +19,7 @@ import {
   samplePeakRss,
   slowClients,
   tcpQueryOnce,
-} from "./helpers/hostile-clients.js";
+} from "../src/testing/hostile-clients.js";
 
 // Hostile clients against switchyard-dns and CoreDNS v1.14.7 side by side (issue 32): a client that pipelines
 // TCP queries and never reads must cost our server bounded memory and not stop it answering others; 1200

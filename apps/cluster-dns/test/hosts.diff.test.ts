@@ -3,8 +3,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { compareQueries, differentialSkip, type Pair, startPair } from "./helpers/differential.js";
-import { nxdomainUpstream } from "./helpers/process.js";
+import { compareQueries, differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
+import { nxdomainUpstream } from "../src/testing/process.js";
 
 // The hosts plugin, compared with CoreDNS's binary: the same Corefile and hosts file, the same dig, the same answer.
 const skip = differentialSkip();

@@ -27,7 +27,6 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { eventually } from "@switchyard/kube/testing";
-import { readVersions, resolveBinary } from "@switchyard/lab";
 import {
   Api,
   bridgeGateway,
@@ -41,7 +40,8 @@ import {
   serviceAccountToken,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
+import { readVersions, resolveBinary } from "@switchyard/testbed/upstream";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const ns = "sy-dns-kubeadm";
@@ -263,8 +263,9 @@ describe("switchyard/cluster-dns image with kubeadm's Corefile on the real contr
     assert.match(metrics, /^coredns_dns_requests_total\{/m);
   });
 
-  // The same Corefile, settings and credentials on upstream's CoreDNS image (lab/upstream/images/coredns,
-  // built by `scripts/images.mjs --upstream` from the binary lab/upstream built): both must answer alike.
+  // The same Corefile, settings and credentials on upstream's CoreDNS image
+  // (packages/testbed/upstream/images/coredns, built by `scripts/images.mjs --upstream` from the binary
+  // packages/testbed/upstream built): both must answer alike.
   const noCoredns = resolveBinary("coredns").path ? undefined : "no upstream coredns binary";
   test("answers as upstream CoreDNS's image does under the same settings", { skip: noCoredns }, async () => {
     assert.ok(cp);

@@ -24,7 +24,7 @@ import {
   dockerEngine,
   docker as dockerIn,
   removeContainers,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const image = "switchyard/cluster-dns:dev";

@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
-import { differentialSkip, type Pair, type Server, startPair } from "./helpers/differential.js";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
+import { differentialSkip, type Pair, type Server, startPair } from "../src/testing/differential.js";
 
 // The kubernetes plugin's API client metrics, compared with CoreDNS's binary: both servers watch the same real
-// kube-apiserver (lab/upstream's build). Every line CoreDNS shows for the client-go families (HELP, TYPE, each
-// series' labels) must be in ours; counts and times may differ. CoreDNS 1.14.7's client-go (0.35, WatchListClient
-// on by default) streams its initial lists over the watches, so it shows one request per resource and no timed
-// ones; ours lists and then watches, so it also shows the lists' request_duration and rate_limiter samples.
+// kube-apiserver (packages/testbed/upstream's build). Every line CoreDNS shows for the client-go families
+// (HELP, TYPE, each series' labels) must be in ours; counts and times may differ. CoreDNS 1.14.7's client-go
+// (0.35, WatchListClient on by default) streams its initial lists over the watches, so it shows one request
+// per resource and no timed ones; ours lists and then watches, so it also shows the lists' request_duration
+// and rate_limiter samples.
 const skip = differentialSkip() ?? missingControlPlane();
 
 const corefile = (kubeconfig: string) => `.:{{PORT}} {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as dgram from "node:dgram";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "./helpers/process.js";
+import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "../src/testing/process.js";
 
 const LAMEDUCK_MS = 4000;
 

@@ -1,6 +1,6 @@
 import { after, before, describe } from "node:test";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 
 // The local plugin, compared with CoreDNS's binary: localhost and the loopback reverse zones, with and without
 // the legacy `localhost.<domain>` prefix, other names reaching hosts.

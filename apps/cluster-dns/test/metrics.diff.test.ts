@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { differentialSkip, type Pair, type Server, startPair } from "./helpers/differential.js";
-import { nxdomainUpstream } from "./helpers/process.js";
+import { differentialSkip, type Pair, type Server, startPair } from "../src/testing/differential.js";
+import { nxdomainUpstream } from "../src/testing/process.js";
 
 // The metrics a Prometheus user scrapes, compared with CoreDNS's binary on the same Corefile: every coredns_*
 // family that CoreDNS exposes after the same queries must be exposed by ours with the same HELP and TYPE lines.

@@ -1,8 +1,8 @@
 import { after, before, describe } from "node:test";
 import type { Message } from "@switchyard/resolver";
 import { parseRecord, replyTo } from "@switchyard/resolver";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 import { scriptedUpstream } from "./helpers/upstream.js";
 
 // The minimal plugin, compared with CoreDNS's binary, over forward to an upstream whose replies fill every section.

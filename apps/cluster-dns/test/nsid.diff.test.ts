@@ -1,6 +1,6 @@
 import { after, before, describe } from "node:test";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 
 // The nsid plugin, compared with CoreDNS's binary: dig's +nsid against whoami, and against hosts behind cache.
 const skip = differentialSkip();

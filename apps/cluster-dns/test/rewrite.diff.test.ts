@@ -6,7 +6,7 @@ import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import type { Message, ResourceRecord } from "@switchyard/resolver";
 import { decodeMessage, encodeMessage, parseRecord, replyTo } from "@switchyard/resolver";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 
 /**
  * Answers every name: `nx.*` is NXDOMAIN, `cname.<rest>` is a CNAME to `target.<rest>` plus its address,

@@ -1,5 +1,5 @@
 import { describe } from "node:test";
-import { differentialSkip } from "./helpers/differential.js";
+import { differentialSkip } from "../src/testing/differential.js";
 import { compareSetupErrors } from "./helpers/setup-errors.js";
 
 // Malformed Corefiles, compared with CoreDNS's binary: the same file makes both refuse to start with the same

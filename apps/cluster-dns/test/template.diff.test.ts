@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
-import { nxdomainUpstream } from "./helpers/process.js";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
+import { nxdomainUpstream } from "../src/testing/process.js";
 
 // The template plugin, compared with CoreDNS's binary: one server block holding several templates, a
 // forward behind them for whatever falls through, the same dig, the same answer.

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import * as net from "node:net";
 import { after, before, describe, test } from "node:test";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 import { compareQueries } from "./helpers/compare.js";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
 
 // The timeouts plugin, compared with CoreDNS's binary: answers are unchanged, and a TCP connection that never
 // sends a query is closed by both after `read 1s` (not the default 3 s).

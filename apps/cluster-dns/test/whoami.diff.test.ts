@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { differentialSkip, type Pair, startPair } from "./helpers/differential.js";
+import { differentialSkip, type Pair, startPair } from "../src/testing/differential.js";
 
 // whoami and the built-in default Corefile, compared with CoreDNS's binary: same start, same dig, same answer.
 const skip = differentialSkip();

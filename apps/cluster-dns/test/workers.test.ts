@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "./helpers/process.js";
+import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "../src/testing/process.js";
 
 /** Sends `count` queries one after another from one socket; resolves with how many got their reply. */
 async function ask(port: number, count: number): Promise<number> {

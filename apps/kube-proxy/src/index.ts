@@ -12,3 +12,6 @@ export { defaultConfig, type ProxyConfig, type ResolvedOptions, resolve } from "
 export { CONFIG_API_VERSION, CONFIG_KIND, ConfigError, parseConfigFile } from "./config/config-file.js";
 export { FAULTS_ENV, withInjectedFaults } from "./faults.js";
 export { loadConfiguration, type MainIO, main, PROGRAM } from "./main.js";
+export { localDetector } from "./network.js";
+export { fetchNode, type NodeInfo } from "./node-info.js";
+export { type ServiceCIDR, type ServiceCIDRWatch, serviceCIDRs, watchServiceCIDRs } from "./service-cidrs.js";

@@ -24,10 +24,10 @@ import {
   removeContainers,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import yaml from "js-yaml";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names } from "./netns.js";
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const engine = dockerEngine();

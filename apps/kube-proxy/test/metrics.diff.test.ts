@@ -12,9 +12,9 @@ import {
   resolveBinary,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
+import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, startProxy } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, startProxy } from "./netns.js";
 import { expositionLines, familyLines, UPSTREAM_METRICS } from "./upstream-metrics.js";
 
 const UPSTREAM = resolveBinary("kube-proxy").path;

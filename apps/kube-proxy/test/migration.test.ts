@@ -8,9 +8,17 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
+import {
+  CLUSTER_CIDR,
+  missingKernelTools,
+  Net,
+  NODE_IP,
+  names,
+  type ProxyRun,
+  startProxy,
+} from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names, type ProxyRun, startProxy } from "./netns.js";
 
 const skip =
   missingKernelTools(["nft", "iptables-legacy-save", "iptables-nft-save"]) ?? missingControlPlane();

@@ -12,9 +12,17 @@ import {
   resolveBinary,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
+import {
+  CLIENT_IP,
+  CLUSTER_CIDR,
+  missingKernelTools,
+  Net,
+  NODE_IP,
+  names,
+  startProxy,
+} from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice } from "./api.js";
-import { CLIENT_IP, CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names, startProxy } from "./netns.js";
 
 const skip = missingKernelTools(["nfacct", "python3", "curl", "iptables-nft-save"]) ?? missingControlPlane();
 const upstream = resolveBinary("kube-proxy").path;

@@ -8,10 +8,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { FAULTS_ENV } from "../src/faults.js";
+import {
+  CLUSTER_CIDR,
+  missingKernelTools,
+  Net,
+  NODE_IP,
+  names,
+  type ProxyRun,
+  startProxy,
+} from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice, setSlice } from "./api.js";
-import { CLUSTER_CIDR, missingKernelTools, Net, NODE_IP, names, type ProxyRun, startProxy } from "./netns.js";
 
 const skip = missingKernelTools(["nft"]) ?? missingControlPlane();
 

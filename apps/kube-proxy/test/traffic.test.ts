@@ -5,8 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
-import { type Api, apiClient, createNode, createService, createSlice, setSlice } from "./api.js";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import {
   CLIENT_IP,
   CLUSTER_CIDR,
@@ -16,7 +15,8 @@ import {
   names,
   type ProxyRun,
   startProxy,
-} from "./netns.js";
+} from "../src/testing/netns.js";
+import { type Api, apiClient, createNode, createService, createSlice, setSlice } from "./api.js";
 
 const TOOLS = ["nft", "iptables-legacy", "iptables-nft", "iptables-legacy-save", "iptables-nft-save"];
 const skip = missingKernelTools(TOOLS) ?? missingControlPlane();

@@ -12,14 +12,14 @@
 //   pflag v1.0.10 (int32 by strconv.ParseInt base 0, float32 by ParseFloat, bools by ParseBool, durations by
 //     time.ParseDuration, string slices as one CSV record) and k8s.io/component-base/cli/flag (IPVar, IPPortVar,
 //     MapStringBool).
-// When kube-proxy v1.37.2's binary is built (lab/upstream), every row also runs through it, which checks the
-// expectations themselves. Rows marked "deviation" are where we decide differently on purpose; the row says why
-// and what we decide.
+// When kube-proxy v1.37.2's binary is built (packages/testbed/upstream), every row also runs through it,
+// which checks the expectations themselves. Rows marked "deviation" are where we decide differently on
+// purpose; the row says why and what we decide.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { resolveBinary } from "@switchyard/lab/testing";
+import { resolveBinary } from "@switchyard/testbed";
 import { argvOf, oursDecide, removeScratch, title, upstreamDecide } from "./upstream-decisions.js";
 import { FIELD_ROWS } from "./upstream-field-rows.js";
 import { COMMAND_FLAGS, FLAG_ROWS } from "./upstream-flag-rows.js";

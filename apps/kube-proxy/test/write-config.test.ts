@@ -1,5 +1,5 @@
-// --write-config-to against kube-proxy v1.37.2 itself (lab/upstream's binary): the same flags, or the same
-// --config file, and the two files written must be byte for byte the same.
+// --write-config-to against kube-proxy v1.37.2 itself (packages/testbed/upstream's binary): the same flags,
+// or the same --config file, and the two files written must be byte for byte the same.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { resolveBinary } from "@switchyard/lab/testing";
+import { resolveBinary } from "@switchyard/testbed";
 import { main } from "../src/main.js";
 import { KUBEADM } from "./kubeadm-config.js";
 

@@ -3,18 +3,6 @@ import { type EndpointSlice, finalize, LABEL_SERVICE_NAME, reconcile } from "@sw
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import { type Api, createPod, deletePod, endpointLines, SLICES, setPodReady } from "./helpers.js";
 
-/** mulberry32: a small seeded PRNG, so a failing churn can be replayed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Live {
   ip: string;
   ready: boolean;

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import type { Event as CoreEvent, Endpoints } from "kubernetes-types/core/v1.js";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
 import {

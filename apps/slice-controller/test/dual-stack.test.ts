@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
-import { down, up } from "@switchyard/lab";
-import { freeControlPlanePorts, missingControlPlane } from "@switchyard/lab/testing";
+import { freeControlPlanePorts, missingControlPlane } from "@switchyard/testbed";
+import { down, up } from "@switchyard/testbed/controlplane";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
 import { Api, createNamespace, createNode, createPods, createService, slicesOf, summary } from "./helpers.js";
 

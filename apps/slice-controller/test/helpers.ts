@@ -1,8 +1,8 @@
-// Shared by the control-plane suites: the lab's minimal API client and object builders (from
-// @switchyard/lab/testing), plus polling and slice summaries for this program's tests.
+// Shared by the control-plane suites: the test bed's minimal API client and object builders (from
+// @switchyard/testbed), plus polling and slice summaries for this program's tests.
 
-import { Api, listSlices, SLICES } from "@switchyard/lab/testing";
 import type { EndpointSlice } from "@switchyard/slice-controller";
+import { Api, listSlices, SLICES } from "@switchyard/testbed";
 import type { Pod } from "kubernetes-types/core/v1.js";
 
 export {
@@ -15,7 +15,7 @@ export {
   listSlices,
   type PodSpecOptions,
   setPodReady,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 export { Api, SLICES };
 
 /** One endpoint as a test cares about it: "ip ready/serving/terminating". */

@@ -15,10 +15,9 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@switchyard/kube/testing";
+import { applyManifests, applyOrder, type KubeObject, readManifests } from "@switchyard/lab/testing";
 import {
   Api,
-  applyManifests,
-  applyOrder,
   buildImage,
   containerLog,
   createNamespace,
@@ -27,16 +26,14 @@ import {
   createService,
   docker,
   dockerEngine,
-  type KubeObject,
   listSlices,
   missingControlPlane,
-  readManifests,
   removeContainers,
   serviceAccountFolder,
   serviceAccountToken,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const engine = dockerEngine();

@@ -11,17 +11,14 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { ApiError, discardLogger, endpointSlices, HttpRestClient, loadKubeConfig } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
+import { applyManifests, applyOrder, type KubeObject, readManifests } from "@switchyard/lab/testing";
+import type { EndpointSlice } from "@switchyard/slice-controller";
 import {
-  applyManifests,
-  applyOrder,
-  type KubeObject,
   missingControlPlane,
-  readManifests,
   serviceAccountToken,
   startControlPlane,
   type TestControlPlane,
-} from "@switchyard/lab/testing";
-import type { EndpointSlice } from "@switchyard/slice-controller";
+} from "@switchyard/testbed";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
 import { Api, createNamespace, createNode, createPod, createService, slicesOf } from "./helpers.js";
 

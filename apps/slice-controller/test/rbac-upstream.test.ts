@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type KubeObject, readManifests, readYamlDocuments } from "@switchyard/lab/testing";
+import { type KubeObject, readManifests } from "@switchyard/lab/testing";
+import { readYamlDocuments } from "@switchyard/testbed";
 import { kubernetesSource } from "./upstream-source.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");

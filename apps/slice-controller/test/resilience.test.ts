@@ -10,14 +10,14 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { discardLogger } from "@switchyard/kube";
-import { eventually } from "@switchyard/kube/testing";
-import { resolveBinary } from "@switchyard/lab";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { eventually, prng } from "@switchyard/kube/testing";
 import type { EndpointSlice } from "@switchyard/slice-controller";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.js";
 import { DEFAULT_FLAGS, startApp } from "../src/index.js";
-import { Churn, expectedLines, mismatch, namespaceMismatch, prng } from "./churn.js";
+import { Churn, expectedLines, mismatch, namespaceMismatch } from "./churn.js";
 import {
   Api,
   createNamespace,

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { discardLogger } from "@switchyard/kube";
-import { sleep } from "@switchyard/kube/testing";
+import { prng, sleep } from "@switchyard/kube/testing";
+import type { EndpointSlice } from "@switchyard/slice-controller";
 import {
   logTail,
   missingControllerManager,
@@ -18,11 +19,9 @@ import {
   startUpstreamSliceController,
   type TestControlPlane,
   type UpstreamSliceController,
-} from "@switchyard/lab/testing";
-import type { EndpointSlice } from "@switchyard/slice-controller";
+} from "@switchyard/testbed";
 import type { Event as CoreEvent } from "kubernetes-types/core/v1.js";
 import { type App, DEFAULT_FLAGS, startApp } from "../src/index.js";
-import { prng } from "./churn.js";
 import { Api, createNamespace, createNode, deletePod, setPodReady } from "./helpers.js";
 
 const NS = "topology-auto";

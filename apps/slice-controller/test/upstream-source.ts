@@ -1,9 +1,9 @@
-// Where the Go module cache holds kubernetes at the tag lab/upstream/versions.json pins: tests read upstream's
-// golden files from there instead of copies that could drift from the release the lab builds.
+// Where the Go module cache holds kubernetes at the tag packages/testbed/upstream/versions.json pins: tests
+// read upstream's golden files from there instead of copies that could drift from the release the lab builds.
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { readVersions } from "@switchyard/lab";
+import { readVersions } from "@switchyard/testbed/upstream";
 
 export interface UpstreamSource {
   /** The module folder, e.g. ~/go/pkg/mod/k8s.io/kubernetes@v1.37.2; undefined when absent. */

@@ -1,4 +1,4 @@
-import type { UpstreamBinary } from "../upstream/binaries.js";
+import type { UpstreamBinary } from "@switchyard/testbed/upstream";
 import type { Busybox } from "./busybox.js";
 
 /** One file an image adds on top of the host's: a symbolic link, an empty folder, or a copy of a host file. */
@@ -52,7 +52,7 @@ const dnsutilsNames = [e2e("glibc-dns-testing"), e2e("jessie-dnsutils")];
 const nginxNames = ["nginx", "library/nginx", "docker.io/library/nginx", e2e("nginx")];
 
 const upstreamMissing = (image: string, binary: UpstreamBinary): MissingImage => ({
-  missing: `image ${image} runs the ${binary} binary of lab/upstream, which is missing (npx switchyard-lab upstream build --only ${binary})`,
+  missing: `image ${image} runs the ${binary} binary of packages/testbed/upstream, which is missing (npx switchyard-lab upstream build --only ${binary})`,
 });
 const hostMissing = (image: string, program: string, pkg: string): MissingImage => ({
   missing: `image ${image} runs the host's ${program}, which is missing (apt-get install ${pkg})`,

@@ -8,11 +8,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Logger } from "@switchyard/kube";
-import { ensureKubeletServingCert } from "../controlplane/pki.js";
+import { adminCredentials, ensureKubeletServingCert, labClient } from "@switchyard/testbed/controlplane";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import { realExec } from "../exec.js";
-import { adminCredentials, labClient } from "../kubeapi/client.js";
 import { labEntry, repoRoot } from "../self.js";
-import { resolveBinary } from "../upstream/binaries.js";
 import { hostBusybox } from "./busybox.js";
 import { hostProgramInContainerPath } from "./container-path.js";
 import {

@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostPort } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
+import { firstServiceIp } from "@switchyard/testbed/controlplane";
+import { writePrivateFile } from "@switchyard/testbed/private-files";
 import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
-import { firstServiceIp } from "../controlplane/options.js";
-import { writePrivateFile } from "../private-files.js";
 import { containerPathDirs } from "./container-path.js";
 import type { LabPlan } from "./host/netns.js";
 

@@ -23,8 +23,8 @@ const compareCmd: Command = {
   summary: "every spec that passes with upstream's stack must pass with ours; exit 1 when one does not",
   description:
     "Compares two runs' summary.json files (or the folders holding them): every spec that passed with " +
-    "upstream's stack must pass with Switchyard's. Prints both counts and each regression; exits 1 when there " +
-    "is one.",
+    "upstream's stack must pass with Switchyard's. Prints both counts and each regression; exits 1 when " +
+    "there is one.",
   args: [
     { name: "OURS", help: "the summary of a run against Switchyard's stack (file or folder)" },
     { name: "UPSTREAM", help: "the summary of a run against upstream's stack (file or folder)" },
@@ -67,8 +67,8 @@ export const conformanceCommand: Command = {
   group: "Scenarios and tests",
   summary: "Kubernetes' own e2e suite (sig-network) against the running lab",
   description:
-    "Runs Kubernetes' own e2e suite (e2e.test of the pinned release, built from lab/upstream on first use) " +
-    "against the running lab in --state-dir, kind or netns, whichever stack it runs (up --stack " +
+    "Runs Kubernetes' own e2e suite (e2e.test of the pinned release, built from packages/testbed/upstream on " +
+    "first use) against the running lab in --state-dir, kind or netns, whichever stack it runs (up --stack " +
     "switchyard|upstream), and prints each spec that ran with its result. On netns nothing is loaded: the node " +
     "agents resolve the suite's images, and a spec whose image they cannot run fails. The JUnit report, the " +
     "suite's log and summary.json go to --out. Arguments after -- go to e2e.test.",

@@ -1,7 +1,6 @@
 import { parseCidr } from "@switchyard/basics";
-import { down, status, up } from "../controlplane/controlplane.js";
-import { defaultStateDir, withDefaults } from "../controlplane/options.js";
-import { resolveBinary } from "../upstream/binaries.js";
+import { defaultStateDir, down, status, up, withDefaults } from "@switchyard/testbed/controlplane";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import type { Command, FlagSpec, Invocation } from "./command.js";
 import { controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";
 import { UsageError } from "./usage.js";

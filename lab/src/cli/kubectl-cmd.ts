@@ -7,11 +7,11 @@ export const kubectlCommand: Command = {
   group: "Using the lab",
   summary: "kubectl against the lab, its kubeconfig set for you",
   description:
-    "Runs kubectl (the one built from lab/upstream, or SWITCHYARD_KUBECTL, or kubectl on PATH) with KUBECONFIG " +
-    "set to the lab's admin kubeconfig: the lab cluster's when one is up (SWITCHYARD_LAB_DIR, else the default " +
-    "folder), else a bare control plane's (SWITCHYARD_STATE_DIR, else its default). Every argument goes to " +
-    "kubectl; only a lone --help prints this, so `switchyard-lab kubectl get --help` is kubectl's help for get. " +
-    "Exits with kubectl's code.",
+    "Runs kubectl (the one built from packages/testbed/upstream, or SWITCHYARD_KUBECTL, or kubectl on " +
+    "PATH) with KUBECONFIG set to the lab's admin kubeconfig: the lab cluster's when one is up " +
+    "(SWITCHYARD_LAB_DIR, else the default folder), else a bare control plane's (SWITCHYARD_STATE_DIR, " +
+    "else its default). Every argument goes to kubectl; only a lone --help prints this, so `switchyard-lab " +
+    "kubectl get --help` is kubectl's help for get. Exits with kubectl's code.",
   synopsis: "KUBECTL_ARGS...",
   passthrough: "all",
   args: [

@@ -1,10 +1,9 @@
 import { existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { readState } from "../controlplane/controlplane.js";
-import { defaultStateDir } from "../controlplane/options.js";
+import { defaultStateDir, readState } from "@switchyard/testbed/controlplane";
+import { cacheBinDir, missingBinariesMessage, resolveBinary } from "@switchyard/testbed/upstream";
 import { currentLabDir, readLabState } from "../netns/state.js";
 import { repoRoot } from "../self.js";
-import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
 import type { FlagSpec } from "./command.js";
 
 /** `--state-dir` of `env` and `shell`: the lab whose kubeconfig they set (`kubectl` reads SWITCHYARD_LAB_DIR). */

@@ -1,5 +1,4 @@
-import type { ControlPlanePorts } from "../controlplane/options.js";
-import { defaultPorts } from "../controlplane/options.js";
+import { type ControlPlanePorts, defaultPorts } from "@switchyard/testbed/controlplane";
 import type { FlagSpec, Invocation } from "./command.js";
 import { portFlag } from "./usage.js";
 

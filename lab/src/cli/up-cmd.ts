@@ -1,3 +1,4 @@
+import { readVersions } from "@switchyard/testbed/upstream";
 import { defaultKindTimeoutSeconds, kindLabUp } from "../kind/lab-up.js";
 import { defaultKindInput } from "../kind/options.js";
 import { machineFacts } from "../kind/probes.js";
@@ -7,7 +8,6 @@ import { defaultNetnsReadyTimeoutMs, labUp } from "../netns/lab-up.js";
 import { defaultLabInput, type IpFamily, ipFamilies, networksFor } from "../netns/plan.js";
 import { readLabRuntime } from "../netns/state.js";
 import { type ProxyMode, proxyModes, type StackKind, stackKinds } from "../stack/manifests.js";
-import { readVersions } from "../upstream/versions.js";
 import type { Command, FlagSpec, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
 import { kindUpSummary } from "./kind-up-summary.js";
@@ -197,10 +197,11 @@ export const upCommand: Command = {
   summary: "bring a lab up: a control plane, nodes, and Switchyard's stack deployed from its manifests",
   description:
     "Brings a lab cluster up: a real control plane (kube-apiserver, etcd, kube-controller-manager, " +
-    "kube-scheduler built from lab/upstream), nodes that run pods, and Switchyard's stack (slice controller, " +
-    "kube-proxy, cluster DNS) deployed from apps/<app>/deploy, then prints the nodes, the kubeconfig and what " +
-    "to try next.\n\nRuntimes: netns (nodes and pods are network namespaces of this machine; Linux, root) and " +
-    "kind (nodes are Docker containers; a Docker engine and kubectl, no kind CLI).",
+    "kube-scheduler built from packages/testbed/upstream), nodes that run pods, and Switchyard's stack " +
+    "(slice controller, kube-proxy, cluster DNS) deployed from apps/<app>/deploy, then prints the nodes, " +
+    "the kubeconfig and what to try next.\n\nRuntimes: netns (nodes and pods are network namespaces of " +
+    "this machine; Linux, root) and kind (nodes are Docker containers; a Docker engine and kubectl, no " +
+    "kind CLI).",
   flags,
   examples: [
     "# the default: 3 nodes in 2 zones, Switchyard's stack, kube-proxy in iptables mode",

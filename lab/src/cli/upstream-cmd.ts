@@ -1,12 +1,12 @@
 import {
   binarySpecs,
+  buildUpstream,
   cacheBinDir,
   onDemandSpecs,
+  readVersions,
   resolveAll,
   type UpstreamBinary,
-} from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
-import { readVersions } from "../upstream/versions.js";
+} from "@switchyard/testbed/upstream";
 import type { Command } from "./command.js";
 import { UsageError } from "./usage.js";
 
@@ -16,9 +16,9 @@ const buildCmd: Command = {
   name: "build",
   summary: "build the missing upstream binaries from source (Go) into the cache",
   description:
-    `Builds the upstream binaries that are missing from lab/upstream's pinned Go modules into ${cacheBinDir()}, ` +
-    "with progress; a second run finds them and returns in seconds. A cold build takes about ten minutes on " +
-    "two cores and about 2.5 GB of Go module cache.",
+    "Builds the upstream binaries that are missing from packages/testbed/upstream's pinned Go modules into " +
+    `${cacheBinDir()}, with progress; a second run finds them and returns in seconds. A cold build takes ` +
+    "about ten minutes on two cores and about 2.5 GB of Go module cache.",
   flags: [
     { name: "force", help: "build even the binaries already there" },
     {
@@ -66,7 +66,7 @@ const whereCmd: Command = {
 
 const versionsCmd: Command = {
   name: "versions",
-  summary: "the pinned upstream releases (lab/upstream/versions.json), as JSON",
+  summary: "the pinned upstream releases (packages/testbed/upstream/versions.json), as JSON",
   examples: ["switchyard-lab upstream versions"],
   async run() {
     console.log(JSON.stringify(readVersions(), null, 2));
@@ -80,7 +80,7 @@ export const upstreamCommand: Command = {
   summary: "the upstream binaries the lab runs (kube-apiserver, etcd, kubectl ...), built from source",
   description:
     "The upstream programs the lab runs and Switchyard is compared with, built from source at the releases " +
-    "pinned in lab/upstream/versions.json.",
+    "pinned in packages/testbed/upstream/versions.json.",
   subcommands: [buildCmd, whereCmd, versionsCmd],
   examples: ["switchyard-lab upstream where", "switchyard-lab upstream build"],
 };

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { repoRoot } from "../self.js";
-import { readVersions } from "../upstream/versions.js";
 import type { Command } from "./command.js";
 
 /** The lab package's own version (lab/package.json), from src or dist alike. */
@@ -42,9 +42,9 @@ export const versionCommand: Command = {
   group: "Other",
   summary: "the lab's version, the pinned upstream releases and the Node running it",
   description:
-    "Prints the lab's version (and the commit of the checkout it runs from), the upstream releases pinned in " +
-    "lab/upstream/versions.json (the binaries built from source and the kind node image are these), and the " +
-    "version of Node running the lab. `switchyard-lab --version` prints the same.",
+    "Prints the lab's version (and the commit of the checkout it runs from), the upstream releases pinned " +
+    "in packages/testbed/upstream/versions.json (the binaries built from source and the kind node image " +
+    "are these), and the version of Node running the lab. `switchyard-lab --version` prints the same.",
   examples: ["switchyard-lab version", "switchyard-lab --version"],
   async run() {
     console.log(versionLines().join("\n"));

@@ -1,10 +1,13 @@
 import { join } from "node:path";
+import type { Progress } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
-import type { Progress } from "../progress.js";
 
-/** The e2e suite's images this repository can make (lab/upstream/images/e2e-<name>), as scripts/images.mjs lists them. */
+/**
+ * The e2e suite's images this repository can make (packages/testbed/upstream/images/e2e-<name>), as
+ * scripts/images.mjs lists them.
+ */
 const makeable =
   /^registry\.k8s\.io\/(e2e-test-images\/(agnhost|busybox|nginx|glibc-dns-testing|regression-issue-74839)|build-image\/distroless-iptables):/;
 
@@ -19,8 +22,9 @@ export function providedImages(listImages: string): string[] {
 /**
  * Gets the suite's test images into every node of a kind lab, never through a registry from inside the nodes:
  * each one present in the engine or pulled there (a laptop with internet gets upstream's own), else built here
- * from lab/upstream's binaries (`node scripts/images.mjs --e2e`), then loaded as the lab's own images are. Images
- * the lab cannot make (the suite lists more) stay out; specs that need them fail, on both stacks alike.
+ * from packages/testbed/upstream's binaries (`node scripts/images.mjs --e2e`), then loaded as the lab's own
+ * images are. Images the lab cannot make (the suite lists more) stay out; specs that need them fail, on both
+ * stacks alike.
  */
 export async function e2eImagesOnKind(
   exec: Exec,

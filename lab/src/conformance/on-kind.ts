@@ -1,12 +1,11 @@
 import { join } from "node:path";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
+import { buildUpstream, resolveBinary } from "@switchyard/testbed/upstream";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { kindPaths } from "../kind/paths.js";
 import { spawnExec } from "../kind/spawn-exec.js";
 import { readKindState } from "../kind/state.js";
-import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot } from "../self.js";
-import { resolveBinary } from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
 import { e2eImagesOnKind } from "./kind-images.js";
 import type { RunSummary } from "./report.js";
 import { runConformance } from "./run.js";
@@ -24,7 +23,10 @@ export interface KindConformanceRun {
   sink: ProgressSink;
 }
 
-/** The suite, its test programs and ginkgo of the pinned release, built from lab/upstream when first wanted. */
+/**
+ * The suite, its test programs and ginkgo of the pinned release, built from packages/testbed/upstream when
+ * first wanted.
+ */
 export async function ensureSuite(): Promise<{ e2eTest: string; ginkgo: string }> {
   const wanted = ["e2e.test", "agnhost", "ginkgo", "regression-issue-74839"] as const;
   if (wanted.some((name) => !resolveBinary(name).path)) await buildUpstream({ only: wanted });

@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { cacheBinDir, missingBinariesMessage, resolveBinary } from "@switchyard/testbed/upstream";
 import { readLabState } from "../netns/state.js";
-import { cacheBinDir, missingBinariesMessage, resolveBinary } from "../upstream/binaries.js";
 import { ensureSuite, type KindConformanceRun, numNodes } from "./on-kind.js";
 import type { RunSummary } from "./report.js";
 import { runConformance } from "./run.js";
@@ -11,8 +11,8 @@ export type NetnsConformanceRun = KindConformanceRun;
 /**
  * Runs the suite against a netns lab that is up with a stack, through its admin kubeconfig and the pinned kubectl.
  * Nothing is loaded: the node agents resolve the suite's images themselves (src/agent/images.ts: agnhost from
- * lab/upstream's binary, busybox from the host's, pause); a pod whose image they cannot run gets an event, and its
- * spec fails.
+ * packages/testbed/upstream's binary, busybox from the host's, pause); a pod whose image they cannot run gets
+ * an event, and its spec fails.
  */
 export async function conformanceOnNetns(r: NetnsConformanceRun): Promise<RunSummary> {
   const state = readLabState(r.stateDir);

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Progress, type ProgressSink } from "../progress.js";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import { parseJunit } from "./junit.js";
 import type { RunSummary } from "./report.js";
 

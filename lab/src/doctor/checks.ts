@@ -4,7 +4,10 @@ import type { LabRuntime } from "../netns/state.js";
 export interface DoctorFacts {
   uid: number | undefined;
   node: { running: string; wanted: string };
-  /** `go version`'s version ("1.26.8"), or undefined when there is no go; what lab/upstream's go.mod files want. */
+  /**
+   * `go version`'s version ("1.26.8"), or undefined when there is no go; what packages/testbed/upstream's
+   * go.mod files want.
+   */
   go: { found?: string; wanted: string };
   /** Each upstream binary a runtime needs, and where it was found. */
   binaries: ReadonlyArray<{ name: string; path?: string }>;
@@ -97,14 +100,14 @@ export function binaryChecks(f: DoctorFacts, runtime: LabRuntime | undefined): C
   return [
     result("binaries", missing.length === 0, true, `${wanted.join(", ")}: found`, {
       what: `missing ${missing.join(", ")}`,
-      fix: 'switchyard-lab upstream build (or lab/README.md, "Already have the binaries?")',
+      fix: 'switchyard-lab upstream build (or packages/testbed/README.md, "Already have the binaries?")',
     }),
     result(
       "go",
       goOk || missing.length === 0,
       true,
       goOk
-        ? `${goText} (lab/upstream wants ${f.go.wanted} or newer, to build the binaries)`
+        ? `${goText} (packages/testbed/upstream wants ${f.go.wanted} or newer, to build the binaries)`
         : `${goText}; not needed: the binaries are there`,
       {
         what: `${goText}; building the missing binaries needs Go ${f.go.wanted} or newer`,

@@ -1,14 +1,11 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { readState } from "../controlplane/controlplane.js";
-import { defaultPorts, defaultStateDir } from "../controlplane/options.js";
-import { checkPortFree } from "../controlplane/ports.js";
+import { checkPortFree, defaultPorts, defaultStateDir, readState } from "@switchyard/testbed/controlplane";
+import { cacheBinDir, resolveBinary, type UpstreamBinary, upstreamDir } from "@switchyard/testbed/upstream";
 import type { LabRuntime } from "../netns/state.js";
 import { readLabRuntime } from "../netns/state.js";
 import { repoRoot } from "../self.js";
-import { cacheBinDir, resolveBinary, type UpstreamBinary } from "../upstream/binaries.js";
-import { upstreamDir } from "../upstream/versions.js";
 import { binariesFor, type DoctorFacts, netnsTools, versionAtLeast } from "./checks.js";
 
 const GiB = 2 ** 30;
@@ -36,7 +33,9 @@ function onPath(name: string): boolean {
   });
 }
 
-/** The newest `go` directive among lab/upstream's modules: the Go the pinned sources build with. */
+/**
+ * The newest `go` directive among packages/testbed/upstream's modules: the Go the pinned sources build with.
+ */
 function wantedGo(): string {
   const versions = readdirSync(upstreamDir, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(upstreamDir, d.name, "go.mod")))

@@ -2,7 +2,7 @@
 // text out. The command only reads them (explain-cmd.ts).
 
 import { familyOf } from "@switchyard/basics";
-import type { TracePacket } from "@switchyard/proxier/testing";
+import type { TracePacket } from "@switchyard/proxier/trace";
 import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { type LiveRuleset, loadRuleset } from "./load.js";

@@ -1,7 +1,7 @@
 // `iptables-save` output made ready for the proxier's FakeIPTables: only the filter and nat tables (the only
 // ones kube-proxy's packet path uses), and without the rules whose target neither the fake nor the tracer
 // knows (a LOG, a TCPMSS another program added). Each rule left out is named, so nothing is dropped silently.
-import { BUILTIN_TARGETS } from "@switchyard/proxier/testing";
+import { BUILTIN_TARGETS } from "@switchyard/proxier/trace";
 
 export interface SavedTables {
   /** iptables-restore input for the filter and nat tables. */

@@ -1,6 +1,6 @@
 // A node's live ruleset loaded into the proxier's fakes, ready for its tracers.
 import { Transaction } from "@switchyard/proxier";
-import { FakeIPTables, FakeNFTables } from "@switchyard/proxier/testing";
+import { FakeIPTables, FakeNFTables } from "@switchyard/proxier/trace";
 import { savedTables } from "./iptables-save.js";
 import { parseNftListing } from "./nft-listing.js";
 

@@ -1,10 +1,10 @@
 // The running lab as `explain` and `trace` see it: the scenarios' ScenarioLab, on either runtime. Neither
 // command starts workloads of its own images, so a kind lab's image loading is left out.
 
+import type { ProgressSink } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { readLabRuntime } from "../netns/state.js";
-import type { ProgressSink } from "../progress.js";
 import { openLab, type ScenarioLab } from "../scenarios/kit/scenario-lab.js";
 
 export async function openLabFor(

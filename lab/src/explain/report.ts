@@ -1,6 +1,6 @@
 // `explain`'s text: the rules the packet matched (the part every path shares, then each path's own), where it
 // ends up and how likely, whether it is masqueraded and by which rule, and the API's side of the story.
-import type { TracePath, TraceStep } from "@switchyard/proxier/testing";
+import type { TracePath, TraceStep } from "@switchyard/proxier/trace";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { ProxyMode } from "./load.js";
 import { type Destination, masqueradeCause, type PacketTrace } from "./trace.js";

@@ -1,7 +1,7 @@
 // One packet through a loaded ruleset, with the proxier's tracers: the paths it can take, grouped into the
 // destinations it reaches with their chances, whether it is masqueraded and which rule decided that.
-import type { TracePacket, TracePath, TraceStep } from "@switchyard/proxier/testing";
-import { traceIPTablesPacket, tracePacket } from "@switchyard/proxier/testing";
+import type { TracePacket, TracePath, TraceStep } from "@switchyard/proxier/trace";
+import { traceIPTablesPacket, tracePacket } from "@switchyard/proxier/trace";
 import type { LoadedRuleset } from "./load.js";
 
 /** One destination and everything that reaches it. */

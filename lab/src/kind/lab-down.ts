@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ProgressSink } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
-import type { ProgressSink } from "../progress.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
 import { kindClusterLabel, kindNetwork } from "./node-container.js";
 import { kindPaths } from "./paths.js";

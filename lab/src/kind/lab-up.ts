@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { realClock, sleep } from "@switchyard/kube";
-import { ensurePrivateDir } from "../private-files.js";
-import { Progress, type ProgressSink } from "../progress.js";
+import { ensurePrivateDir } from "@switchyard/testbed/private-files";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
+import { readVersions } from "@switchyard/testbed/upstream";
 import { repoRoot as defaultRepoRoot } from "../self.js";
 import { type ProxyMode, readManifests, type StackKind } from "../stack/manifests.js";
-import { readVersions } from "../upstream/versions.js";
 import { imagePlan } from "./images.js";
 import { kubeconfigServer } from "./kubeconfig.js";
 import { exportNodeLogs, kindDown, removeKindNodes } from "./lab-down.js";

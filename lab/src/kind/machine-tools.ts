@@ -1,7 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import type { ProgressSink } from "../progress.js";
-import { cacheBinDir, type Env, resolveBinary } from "../upstream/binaries.js";
+import type { ProgressSink } from "@switchyard/testbed/progress";
+import { cacheBinDir, type Env, resolveBinary } from "@switchyard/testbed/upstream";
 import { dockerProbe } from "./probes.js";
 import { findKindTools, type KindTools } from "./tools.js";
 

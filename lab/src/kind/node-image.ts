@@ -4,7 +4,10 @@ import type { Exec } from "../exec.js";
 export interface NodeImageChoice {
   /** The image every node container runs. */
   image: string;
-  /** How it was found: on the engine already, pulled, or built here from Debian packages and lab/upstream. */
+  /**
+   * How it was found: on the engine already, pulled, or built here from Debian packages and
+   * packages/testbed/upstream.
+   */
   how: "present" | "pulled" | "built";
 }
 

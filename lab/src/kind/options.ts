@@ -1,5 +1,5 @@
+import type { UpstreamVersions } from "@switchyard/testbed/upstream";
 import { defaultLabInput, zoneName } from "../netns/plan.js";
-import type { UpstreamVersions } from "../upstream/versions.js";
 
 /** A kind lab's shape: everything the cluster config, the node names and the stack are derived from. */
 export interface KindLabInput {

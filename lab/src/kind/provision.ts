@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { writePrivateFile } from "@switchyard/testbed/private-files";
 import {
   type ContainerRuntimeClient,
   getContainerRuntimeClient,
   type StartedTestContainer,
 } from "testcontainers";
-import { writePrivateFile } from "../private-files.js";
 import { apiServerPort, type KubeadmCluster, renderKubeadmConfig } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";
 import { KindNodeContainer, kindNetwork } from "./node-container.js";

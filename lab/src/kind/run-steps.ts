@@ -1,5 +1,5 @@
+import type { Progress } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
-import type { Progress } from "../progress.js";
 import type { KindClusterSpec } from "./provision.js";
 import type { KindStep } from "./steps.js";
 

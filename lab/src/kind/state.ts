@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { ensurePrivateDir } from "../private-files.js";
+import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { KindLabInput, KindNodePlan } from "./options.js";
 import { kindPaths } from "./paths.js";

@@ -1,4 +1,4 @@
-import { envVarFor } from "../upstream/binaries.js";
+import { envVarFor } from "@switchyard/testbed/upstream";
 
 /** The programs the kind runtime drives, as paths. The kind CLI is not one of them (provision.ts does its work). */
 export interface KindTools {

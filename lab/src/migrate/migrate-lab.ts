@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { labWorkloads } from "../kind/images.js";
@@ -9,7 +10,6 @@ import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
 import type { KindTools } from "../kind/tools.js";
-import { adminCredentials, labClient } from "../kubeapi/client.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { loadgenStats, statsThroughApiserver } from "../scenarios/kit/workloads.js";

@@ -1,9 +1,9 @@
 import { type HttpRestClient, patchContentTypes, realClock, sleep } from "@switchyard/kube";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
 import { type Exec, realExec } from "../exec.js";
-import { Progress, type ProgressSink } from "../progress.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, prepare } from "../stack/canary.js";

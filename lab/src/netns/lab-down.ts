@@ -1,6 +1,5 @@
 import { existsSync, rmSync } from "node:fs";
-import { down as controlPlaneDown } from "../controlplane/controlplane.js";
-import { isOurs, stopProcess } from "../controlplane/processes.js";
+import { down as controlPlaneDown, isOurs, stopProcess } from "@switchyard/testbed/controlplane";
 import type { Exec } from "../exec.js";
 import { Journal } from "./journal.js";
 import { labPaths, readLabState } from "./state.js";

@@ -1,6 +1,5 @@
+import { adminCredentials, isOurs, labClient } from "@switchyard/testbed/controlplane";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
-import { isOurs } from "../controlplane/processes.js";
-import { adminCredentials, labClient } from "../kubeapi/client.js";
 import { stackLine } from "../stack/manifests.js";
 import { labPaths, readLabState } from "./state.js";
 

@@ -1,14 +1,19 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type HttpRestClient, isAlreadyExists, realClock, sleep } from "@switchyard/kube";
+import {
+  adminCredentials,
+  type ControlPlanePorts,
+  up as controlPlaneUp,
+  isOurs,
+  labClient,
+  lastLines,
+  startDetached,
+} from "@switchyard/testbed/controlplane";
+import { ensurePrivateDir } from "@switchyard/testbed/private-files";
+import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import type { Node } from "kubernetes-types/core/v1.js";
-import { up as controlPlaneUp } from "../controlplane/controlplane.js";
-import type { ControlPlanePorts } from "../controlplane/options.js";
-import { isOurs, lastLines, startDetached } from "../controlplane/processes.js";
 import { type Exec, realExec } from "../exec.js";
-import { adminCredentials, labClient } from "../kubeapi/client.js";
-import { ensurePrivateDir } from "../private-files.js";
-import { Progress, type ProgressSink } from "../progress.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";

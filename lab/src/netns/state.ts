@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { ProcessRecord } from "../controlplane/processes.js";
-import { ensurePrivateDir } from "../private-files.js";
+import type { ProcessRecord } from "@switchyard/testbed/controlplane";
+import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { LabPlan } from "./plan.js";
 

@@ -1,7 +1,7 @@
 import type { HttpRestClient } from "@switchyard/kube";
+import type { Progress } from "@switchyard/testbed/progress";
 import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { Exec } from "../exec.js";
-import type { Progress } from "../progress.js";
 import { applyObjects } from "./apply.js";
 import type { KubeObject, ProxyMode } from "./manifests.js";
 import { withMode } from "./manifests.js";

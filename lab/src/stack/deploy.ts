@@ -1,11 +1,11 @@
 import { hostPort } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
+import { firstServiceIp } from "@switchyard/testbed/controlplane";
+import type { Progress } from "@switchyard/testbed/progress";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { firstServiceIp } from "../controlplane/options.js";
 import type { Exec } from "../exec.js";
-import type { Progress } from "../progress.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "./apply.js";
 import { labStack, type ProxyMode, readManifests, type StackKind } from "./manifests.js";

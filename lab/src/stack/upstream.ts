@@ -1,12 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
+import type { Progress } from "@switchyard/testbed/progress";
+import { buildUpstream, readVersions, resolveBinary } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
 import type { Exec } from "../exec.js";
-import type { Progress } from "../progress.js";
-import { resolveBinary } from "../upstream/binaries.js";
-import { buildUpstream } from "../upstream/build.js";
-import { readVersions } from "../upstream/versions.js";
 import { type StackLab, waitForStack } from "./deploy.js";
 import type { ProxyMode } from "./manifests.js";
 
@@ -51,9 +49,9 @@ export function kubeadmAddonConfig(o: {
 /**
  * Upstream's stack on a netns lab, installed as kubeadm installs it: `kubeadm init phase addon all` creates the
  * kube-proxy DaemonSet and CoreDNS Deployment with their ConfigMaps, RBAC and the kube-dns Service, exactly as in
- * a kubeadm cluster. The node agents run their images from lab/upstream's binaries (agent/images.ts), and the
- * controller-manager runs its own EndpointSlice controllers (the lab's control plane was started with them).
- * kubeadm is built on demand when missing, as the kind node image build does.
+ * a kubeadm cluster. The node agents run their images from packages/testbed/upstream's binaries
+ * (agent/images.ts), and the controller-manager runs its own EndpointSlice controllers (the lab's control
+ * plane was started with them). kubeadm is built on demand when missing, as the kind node image build does.
  */
 export async function deployUpstreamStack(
   client: HttpRestClient,
@@ -63,7 +61,7 @@ export async function deployUpstreamStack(
   exec: Exec,
 ) {
   if (!resolveBinary("kubeadm").path) {
-    progress.update("building kubeadm from lab/upstream (once; cached)", true);
+    progress.update("building kubeadm from packages/testbed/upstream (once; cached)", true);
     await buildUpstream({ only: ["kubeadm"] });
   }
   const kubeadm = resolveBinary("kubeadm").path ?? "kubeadm";

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { realClock, sleep } from "@switchyard/kube";
-import type { Progress } from "../progress.js";
+import type { Progress } from "@switchyard/testbed/progress";
 
 /**
  * Polls `check` until it returns true; its string answers say what is still missing (shown as progress and, at

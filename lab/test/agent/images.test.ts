@@ -136,7 +136,7 @@ describe("images: the files each known image lays over the host's", () => {
       ],
       [
         agnhost,
-        `image ${agnhost} runs the agnhost binary of lab/upstream, which is missing (npx switchyard-lab upstream build --only agnhost)`,
+        `image ${agnhost} runs the agnhost binary of packages/testbed/upstream, which is missing (npx switchyard-lab upstream build --only agnhost)`,
       ],
     ];
     for (const [image, message] of cases)

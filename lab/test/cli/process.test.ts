@@ -99,7 +99,7 @@ describe("switchyard-lab as a process", () => {
 
   test("version and --version: the lab's version, the pinned releases, the Node running it", async () => {
     const pinned = JSON.parse(
-      readFileSync(join(repoRoot, "lab", "upstream", "versions.json"), "utf8"),
+      readFileSync(join(repoRoot, "packages", "testbed", "upstream", "versions.json"), "utf8"),
     ) as Record<string, string>;
     const labVersion = (
       JSON.parse(readFileSync(join(repoRoot, "lab", "package.json"), "utf8")) as { version: string }

@@ -7,7 +7,7 @@ import {
   renderNFTables,
   ServiceChangeTracker,
 } from "@switchyard/proxier";
-import { FakeIPTables, FakeNFTables } from "@switchyard/proxier/testing";
+import { FakeIPTables, FakeNFTables } from "@switchyard/proxier/trace";
 import { CLUSTER_CIDR, NODE, NODE_LABELS, SERVICE_CIDR, services, slices } from "./fixture-cluster.js";
 
 const common = {

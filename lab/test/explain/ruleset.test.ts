@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { traceIPTablesPacket, tracePacket } from "@switchyard/proxier/testing";
+import { traceIPTablesPacket, tracePacket } from "@switchyard/proxier/trace";
 import { savedTables } from "../../src/explain/iptables-save.js";
 import { type LoadedRuleset, loadRuleset } from "../../src/explain/load.js";
 import { parseNftListing, parsePriority } from "../../src/explain/nft-listing.js";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { readVersions } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
 import {
   controllersWithoutSlices,
@@ -10,7 +11,6 @@ import {
   renderKubeadmConfig,
 } from "../../src/kind/kubeadm-config.js";
 import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "../../src/kind/options.js";
-import { readVersions } from "../../src/upstream/versions.js";
 
 const input: KindLabInput = { ...defaultKindInput(readVersions()), nodes: 3, zones: 2 };
 const ours: KubeadmCluster = {

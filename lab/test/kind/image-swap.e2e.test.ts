@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { docker, dockerEngine } from "@switchyard/testbed";
 import { kindDown } from "../../src/kind/lab-down.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import { repoRoot } from "../../src/self.js";
-import { docker, dockerEngine } from "../../src/testing/docker.js";
 import { countersBetween, lastCounters, newServiceScript, trafficScript, webServer } from "./swap-traffic.js";
 import { runProbe, upTestCluster } from "./test-cluster.js";
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { readVersions } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
 import { imagePlan } from "../../src/kind/images.js";
 import {
@@ -13,7 +14,6 @@ import {
 import { defaultKindInput } from "../../src/kind/options.js";
 import { repoRoot } from "../../src/self.js";
 import { type KubeObject, readManifests } from "../../src/stack/manifests.js";
-import { readVersions } from "../../src/upstream/versions.js";
 
 const input = { ...defaultKindInput(readVersions()), name: "lab" };
 const original = readManifests(repoRoot);

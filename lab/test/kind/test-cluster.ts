@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import type { DockerEngine } from "@switchyard/testbed";
 import { removeKindNodes } from "../../src/kind/lab-down.js";
 import { kindLabUp } from "../../src/kind/lab-up.js";
 import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
@@ -7,7 +8,6 @@ import { spawnExec } from "../../src/kind/spawn-exec.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
 import type { StackKind } from "../../src/stack/manifests.js";
-import type { DockerEngine } from "../../src/testing/docker.js";
 
 /**
  * An e2e test's kind cluster on this machine's engine: two workers in two zones (inside two cores), kube-proxy

@@ -1,7 +1,7 @@
 /**
- * Builds lab/upstream/kubernetes/cmd/stream-probe, a client-go exec/port-forward client, so the streaming tests
- * talk to the kubelet-api module through upstream's SPDY code. The binary is cached by the hash of its source
- * (the module's go.sum pins everything else); undefined when no Go toolchain is on PATH.
+ * Builds packages/testbed/upstream/kubernetes/cmd/stream-probe, a client-go exec/port-forward client, so the
+ * streaming tests talk to the kubelet-api module through upstream's SPDY code. The binary is cached by the
+ * hash of its source (the module's go.sum pins everything else); undefined when no Go toolchain is on PATH.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { upstreamDir } from "../../src/upstream/versions.js";
+import { upstreamDir } from "@switchyard/testbed/upstream";
 
 const run = promisify(execFile);
 const moduleDir = join(upstreamDir, "kubernetes");
@@ -34,7 +34,8 @@ export async function buildStreamProbe(): Promise<string | undefined> {
   }
   mkdirSync(cacheDir, { recursive: true });
   const staging = `${binary}.${process.pid}`;
-  // The same environment lab/src/upstream/build.ts builds with: no toolchain downloads, static, no VCS stamping.
+  // The same environment packages/testbed/src/upstream/build.ts builds with: no toolchain downloads, static,
+  // no VCS stamping.
   const env = { ...process.env, GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-buildvcs=false" };
   await run("go", ["build", "-trimpath", "-ldflags", "-s -w", "-o", staging, "./cmd/stream-probe"], {
     cwd: moduleDir,

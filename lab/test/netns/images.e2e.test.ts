@@ -6,13 +6,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
+import { resolveBinary } from "@switchyard/testbed";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Container, Pod } from "kubernetes-types/core/v1.js";
 import { hostBusybox } from "../../src/agent/busybox.js";
 import { hostProgramInContainerPath } from "../../src/agent/container-path.js";
-import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
-import { resolveBinary } from "../../src/testing.js";
 import { stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.

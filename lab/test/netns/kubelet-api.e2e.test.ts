@@ -10,11 +10,11 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
+import { missingControlPlane, resolveBinary } from "@switchyard/testbed";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
-import { missingControlPlane, resolveBinary } from "../../src/testing.js";
 import { upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.

@@ -6,11 +6,11 @@ import { after, before, describe, test } from "node:test";
 import { contains } from "@switchyard/basics";
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
+import { missingControlPlane } from "@switchyard/testbed";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
-import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
-import { missingControlPlane } from "../../src/testing.js";
 import { sh, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so a lab brought up by hand on this host is left alone.

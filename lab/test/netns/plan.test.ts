@@ -217,7 +217,7 @@ describe("node agent, pure parts", () => {
     });
   });
 
-  test("images: kubeadm's kube-proxy and CoreDNS are lab/upstream's binaries where the images have them", () => {
+  test("images: kubeadm's kube-proxy and CoreDNS are packages/testbed/upstream's binaries where the images have them", () => {
     const bins: Record<string, string> = { "kube-proxy": "/cache/kube-proxy", coredns: "/cache/coredns" };
     const up = { ...ctx, upstream: (name: string) => bins[name] };
     const proxy = {
@@ -254,7 +254,7 @@ describe("node agent, pure parts", () => {
     assert.deepEqual(resolveImage(dns, ctx), {
       kind: "unknown",
       message:
-        "image registry.k8s.io/coredns/coredns:v1.14.6 runs the coredns binary of lab/upstream, which is missing (npx switchyard-lab upstream build --only coredns)",
+        "image registry.k8s.io/coredns/coredns:v1.14.6 runs the coredns binary of packages/testbed/upstream, which is missing (npx switchyard-lab upstream build --only coredns)",
     });
   });
 

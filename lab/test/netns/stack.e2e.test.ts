@@ -7,15 +7,15 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { ApiError, type HttpRestClient, patchContentTypes } from "@switchyard/kube";
 import { eventually, sleep } from "@switchyard/kube/testing";
+import { resolveBinary } from "@switchyard/testbed";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { formatReport, type NodeSwitch, switchFailures } from "../../src/migrate/report.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
-import { resolveBinary } from "../../src/testing.js";
 import { echoAndClient, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.

@@ -5,15 +5,15 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
+import { missingControlPlane } from "@switchyard/testbed";
+import { freeControlPlanePorts } from "@switchyard/testbed/controlplane";
+import type { UpstreamBinary } from "@switchyard/testbed/upstream";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { freeControlPlanePorts } from "../../src/controlplane/ports.js";
 import { labUp } from "../../src/netns/lab-up.js";
 import type { LabInput } from "../../src/netns/plan.js";
 import type { LabState } from "../../src/netns/state.js";
 import { repoRoot } from "../../src/self.js";
 import type { ProxyMode, StackKind } from "../../src/stack/manifests.js";
-import { missingControlPlane } from "../../src/testing.js";
-import type { UpstreamBinary } from "../../src/upstream/binaries.js";
 
 /** Why a test of a lab with the stack cannot run here (not root, apps not built, binaries missing), or undefined. */
 export function stackLabSkip(extra: readonly UpstreamBinary[] = []): string | undefined {

@@ -5,17 +5,18 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { adminCredentials, labClient } from "../../src/kubeapi/client.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController, writtenByUpstream } from "../../src/stack/deploy.js";
 import { sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
-// `--stack upstream` on the netns runtime: kubeadm's own addons, run by the node agents from lab/upstream's
-// binaries, and kube-controller-manager's slice controllers. Its own prefix and networks.
+// `--stack upstream` on the netns runtime: kubeadm's own addons, run by the node agents from
+// packages/testbed/upstream's binaries, and kube-controller-manager's slice controllers. Its own prefix and
+// networks.
 const lab = { prefix: "syu", nodes: 2, zones: 2, nodeCidr: "198.18.20.0/24", clusterCidr: "10.252.0.0/16" };
 const skip = stackLabSkip(["kube-proxy", "coredns", "kubeadm"]);
 

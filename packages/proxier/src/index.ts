@@ -1,5 +1,6 @@
-// @switchyard/proxier: the pure core of a kube-proxy-compatible service proxy. The fakes and
-// packet tracers are in "@switchyard/proxier/testing" (src/testing/).
+// @switchyard/proxier: the pure core of a kube-proxy-compatible service proxy. The in-memory kernels and
+// packet tracers are in "@switchyard/proxier/trace" (src/trace/), the test fixtures in
+// "@switchyard/proxier/testing" (src/testing/).
 
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";

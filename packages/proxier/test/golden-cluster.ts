@@ -4,7 +4,7 @@
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { renderNFTables } from "../src/nftables/render.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "./fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../src/testing/fixtures.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 const here = { nodeName: NODE_NAME };

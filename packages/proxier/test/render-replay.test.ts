@@ -9,7 +9,14 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { renderIPTables } from "../src/iptables/render.js";
 import { FakeNFTables } from "../src/nftables/fake.js";
 import { type NFTablesState, renderNFTables } from "../src/nftables/render.js";
-import { buildMaps, iptOptions, makeService, makeSlice, NODE_NAME, nftOptions } from "./fixtures.js";
+import {
+  buildMaps,
+  iptOptions,
+  makeService,
+  makeSlice,
+  NODE_NAME,
+  nftOptions,
+} from "../src/testing/fixtures.js";
 
 /** One step of the cluster's history: extra endpoints for svc-1, and whether svc-2 exists. */
 interface Step {

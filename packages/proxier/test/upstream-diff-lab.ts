@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { join } from "node:path";
-import type { TestControlPlane } from "@switchyard/lab/testing";
+import type { TestControlPlane } from "@switchyard/testbed";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { NetlinkNftApplier } from "../src/apply/netlink-applier.js";
@@ -17,8 +17,8 @@ import {
   type ServiceCIDRObject,
   serviceCIDRsOfFamily,
 } from "../src/proxier/service-cidrs.js";
+import { NODE_IP, NODE_NAME } from "../src/testing/fixtures.js";
 import type { IPFamily } from "../src/util/ip.js";
-import { NODE_IP, NODE_NAME } from "./fixtures.js";
 import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";
 import * as H from "./upstream-harness.js";

@@ -6,14 +6,14 @@
 // IPv4 single-stack here; IPv6 and dual-stack in upstream-diff-dual.test.ts.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/lab/testing";
+import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { parseConntrackList } from "../src/conntrack/flow.js";
 import { drainedConntrackFlows, staleConntrackFlows } from "../src/conntrack/reconcile.js";
 import { renderIPTables } from "../src/iptables/render.js";
 import { renderNFTables } from "../src/nftables/render.js";
 import type { Transaction } from "../src/nftables/transaction.js";
-import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "./fixtures.js";
+import { buildMaps, iptOptions, NODE_IP, NODE_NAME, nftOptions } from "../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "./golden-cluster.js";
 import { sortIPTables } from "./ipt-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";

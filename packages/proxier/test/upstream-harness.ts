@@ -1,13 +1,15 @@
 // Runs the real kube-proxy in a network namespace against a real API server, and applies
 // our rendered rules to the real iptables-restore / nft in a second namespace, so both
 // can be dumped by the same tools and compared.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Api, resolveBinary } from "@switchyard/lab/testing";
+import { Api, resolveBinary } from "@switchyard/testbed";
+
+export { type KubeProxyRun, startKubeProxy } from "@switchyard/testbed";
 
 /**
  * Upstream's kube-proxy where the project's resolver finds it (SWITCHYARD_KUBE_PROXY, SWITCHYARD_UPSTREAM_BIN,
@@ -100,29 +102,6 @@ export function kubeconfigVia(kubeconfigPath: string, server: string): string {
   const path = join(mkdtempSync(join(tmpdir(), "switchyard-kp-")), "kubeconfig");
   writeFileSync(path, text);
   return path;
-}
-
-export interface KubeProxyRun {
-  readonly process: ChildProcess;
-  readonly logPath: string;
-  stop(): Promise<void>;
-}
-
-export function startKubeProxy(ns: string, args: readonly string[]): KubeProxyRun {
-  const logPath = join(mkdtempSync(join(tmpdir(), "switchyard-kp-log-")), "kube-proxy.log");
-  const fd = openSync(logPath, "w");
-  const child = spawn("ip", ["netns", "exec", ns, KUBE_PROXY, ...args], { stdio: ["ignore", fd, fd] });
-  return {
-    process: child,
-    logPath,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await Promise.race([exited, sleep(5000)]);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    },
-  };
 }
 
 /** Polls `dump` until `ready` holds and two dumps in a row agree; the stable dump. */

@@ -28,7 +28,7 @@ import {
   setPodReady,
   startUpstreamSliceController,
   type UpstreamSliceController,
-} from "@switchyard/lab/testing";
+} from "@switchyard/testbed";
 import type { Container, Pod, ServiceSpec } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "../src/index.js";
 import { comparable, hintFlows, layout, type OurResult, runOurs, withoutHints } from "./upstream/compare.js";

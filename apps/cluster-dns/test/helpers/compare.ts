@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Pair } from "./differential.js";
+import type { Pair } from "../../src/testing/differential.js";
 
 /**
  * One test per query: both servers get it from dig and must print the same normalised answer. `expect`, when

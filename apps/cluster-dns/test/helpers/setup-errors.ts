@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { resolveBinary } from "@switchyard/lab";
-import { BIN, type Server, startServer, stopServer } from "./differential.js";
+import { resolveBinary } from "@switchyard/testbed/upstream";
+import { BIN, type Server, startServer, stopServer } from "../../src/testing/differential.js";
 
 /**
  * What a server said when it gave up on the Corefile, or `(started)` once it printed its banner (both name

@@ -1,7 +1,7 @@
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
+import type { Progress } from "@switchyard/testbed/progress";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { Exec } from "../../exec.js";
-import type { Progress } from "../../progress.js";
 import { proxyMetricsGet } from "../../stack/proxy-measure.js";
 import { waitUntil } from "../../stack/wait.js";
 import { histogram, syncHistogram } from "./prom.js";

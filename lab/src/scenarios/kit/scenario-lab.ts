@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
+import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
+import { Progress } from "@switchyard/testbed/progress";
 import type { Container, Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { echoImage, loadgenImage } from "../../agent/images.js";
 import type { Exec } from "../../exec.js";
 import { kindCredentials } from "../../kind/kubeconfig.js";
 import { type KindLabState, readKindState } from "../../kind/state.js";
-import { adminCredentials, labClient } from "../../kubeapi/client.js";
 import { labPaths, readLabState } from "../../netns/state.js";
-import { Progress } from "../../progress.js";
 import { needOurStack } from "../../stack/manifests.js";
 import { waitUntil } from "../../stack/wait.js";
 import { kindContainerRun, kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";

@@ -1,5 +1,5 @@
+import type { ProgressSink } from "@switchyard/testbed/progress";
 import type { Exec } from "../../exec.js";
-import type { ProgressSink } from "../../progress.js";
 
 /** What a measurement says about a claim of claims.md. */
 export type Verdict = "holds" | "half right" | "wrong" | "not measured";

@@ -1,4 +1,4 @@
-import type { Progress } from "../../progress.js";
+import type { Progress } from "@switchyard/testbed/progress";
 
 /**
  * What a scenario changed, undone newest first when it ends, also after a failure: every step runs even when

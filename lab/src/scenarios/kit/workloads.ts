@@ -1,10 +1,10 @@
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
+import type { Progress } from "@switchyard/testbed/progress";
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { imageName, loadgenImage } from "../../agent/images.js";
 import type { LoadStats } from "../../agent/loadgen-stats.js";
 import { loadgenStatsPort } from "../../agent/loadgen-stats.js";
-import type { Progress } from "../../progress.js";
 import type { KubeObject } from "../../stack/manifests.js";
 import { httpGet, waitUntil } from "../../stack/wait.js";
 

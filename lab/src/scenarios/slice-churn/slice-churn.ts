@@ -1,7 +1,7 @@
 import { isNotFound } from "@switchyard/kube";
+import { resolveBinary } from "@switchyard/testbed/upstream";
 import type { Endpoints, Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { resolveBinary } from "../../upstream/binaries.js";
 import { HollowNodes, inPool } from "../kit/hollow-nodes.js";
 import type {
   ClaimFinding,

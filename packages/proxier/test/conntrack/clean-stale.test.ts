@@ -7,9 +7,9 @@ import { cleanStaleEntries } from "../../src/conntrack/clean-stale.js";
 import { ConntrackCLI } from "../../src/conntrack/conntrack.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import type { ProxierLogger } from "../../src/proxier/backend.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../../src/testing/fixtures.js";
 import type { IPFamily } from "../../src/util/ip.js";
 import { fakeExec } from "../apply/fake-exec.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
 
 const entry = (sport: number, endpoint: string, dst = "172.30.0.10") =>
   `udp      17 29 src=10.180.0.99 dst=${dst} sport=${sport} dport=53 src=${endpoint} dst=10.180.0.99 sport=53 dport=${sport} [ASSURED] mark=0 use=1`;

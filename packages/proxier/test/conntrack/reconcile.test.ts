@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
 import { drainedConntrackFlows, expirableFlows, staleConntrackFlows } from "../../src/conntrack/reconcile.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../../src/testing/fixtures.js";
 
 const CLUSTER_IP = "172.30.1.1";
 const EXTERNAL_IP = "192.168.99.100";

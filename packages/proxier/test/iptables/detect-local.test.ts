@@ -16,7 +16,7 @@ import {
   makeSlice,
   NODE_IP,
   NODE_NAME,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 
 const SVC = "KUBE-SVC-XPGD46QRK7WJZT7O";
 const EXT = "KUBE-EXT-XPGD46QRK7WJZT7O";

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FakeIPTables } from "../../src/iptables/fake.js";
 import { LARGE_CLUSTER_ENDPOINTS_THRESHOLD, renderIPTables } from "../../src/iptables/render.js";
-import { buildMaps, iptOptions, makeService, makeSlice } from "../fixtures.js";
+import { buildMaps, iptOptions, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "../golden-cluster.js";
 import { assertIPTablesEqual } from "../ipt-helpers.js";
 import { dedent } from "../nft-helpers.js";

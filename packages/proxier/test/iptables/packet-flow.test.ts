@@ -1,5 +1,5 @@
 // Behaviour tests: packets traced through the golden cluster's rules in a FakeIPTables.
-// Address plan: ../fixtures.ts and ../golden-cluster.ts.
+// Address plan: ../../src/testing/fixtures.ts and ../golden-cluster.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FakeIPTables } from "../../src/iptables/fake.js";
@@ -13,7 +13,7 @@ import {
   iptOptions,
   NODE_IP,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "../golden-cluster.js";
 
 const ipt = new FakeIPTables();

@@ -4,7 +4,7 @@ import { describe, test } from "node:test";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { FakeIPTables, IPTablesError } from "../../src/iptables/fake.js";
 import { type IPTablesState, renderIPTables } from "../../src/iptables/render.js";
-import { buildMaps, iptOptions } from "../fixtures.js";
+import { buildMaps, iptOptions } from "../../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "../golden-cluster.js";
 
 const services = goldenServices((n) => `172.30.0.${n}`);

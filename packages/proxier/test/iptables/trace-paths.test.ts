@@ -1,5 +1,5 @@
 // The tracer's paths through iptables: the rules matched, the statistic match's probabilities, and
-// the forms iptables-save prints back (--set-xmark). Address plan: ../fixtures.ts.
+// the forms iptables-save prints back (--set-xmark). Address plan: ../../src/testing/fixtures.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { FakeIPTables } from "../../src/iptables/fake.js";
@@ -14,7 +14,7 @@ import {
   makeSlice,
   NODE_IP,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 
 function rendered(ips: string[]): FakeIPTables {
   const ipt = new FakeIPTables();

@@ -14,7 +14,7 @@ import { IPVSApplier } from "../../src/apply/ipvs-applier.js";
 import { renderIPVS } from "../../src/ipvs/render.js";
 import { ensureIPVSJumpChains } from "../../src/ipvs/skeleton.js";
 import { runSkeleton } from "../../src/proxier/run-skeleton.js";
-import { buildMaps, makeService, makeSlice } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import { kernelTestsUnavailable } from "../kernel/topology.js";
 import { ipvsOptions } from "./helpers.js";
 

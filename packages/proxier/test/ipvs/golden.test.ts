@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { renderIPVS } from "../../src/ipvs/render.js";
-import { buildMaps, makeService, makeSlice } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import { dedent } from "../nft-helpers.js";
 import { ipvsOptions } from "./helpers.js";
 

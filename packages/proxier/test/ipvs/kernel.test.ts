@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { inNetns, realExec } from "../../src/apply/exec.js";
 import { canonicalIPSetList, FakeIPSet } from "../../src/ipvs/fake-ipset.js";
 import { renderIPVS } from "../../src/ipvs/render.js";
-import { buildMaps, makeService, makeSlice } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import { kernelTestsUnavailable } from "../kernel/topology.js";
 import { FakeKernel, ipvsOptions } from "./helpers.js";
 

@@ -10,7 +10,7 @@ import {
   makeService,
   makeSlice,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 import { FakeKernel, ipvsOptions } from "./helpers.js";
 
 const p80 = [{ name: "p80", port: 80 }];

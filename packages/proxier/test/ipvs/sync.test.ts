@@ -5,7 +5,7 @@ import type { Endpoint } from "kubernetes-types/discovery/v1.js";
 import { FakeIPVS, IPVSError } from "../../src/ipvs/fake.js";
 import { realServerName } from "../../src/ipvs/ipvsadm.js";
 import { type IPVSState, renderIPVS } from "../../src/ipvs/render.js";
-import { buildMaps, makeService, makeSlice } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import { FakeKernel, ipvsOptions } from "./helpers.js";
 
 const p80 = [{ name: "p80", port: 80 }];

@@ -16,7 +16,7 @@ import { NftApplier } from "../../src/apply/nft-applier.js";
 import { renderIPTables } from "../../src/iptables/render.js";
 import { renderNFTables } from "../../src/nftables/render.js";
 import { ensureIPTablesSkeleton } from "../../src/proxier/iptables-backend.js";
-import { buildMaps, iptOptions, makeService, makeSlice, nftOptions } from "../fixtures.js";
+import { buildMaps, iptOptions, makeService, makeSlice, nftOptions } from "../../src/testing/fixtures.js";
 import { kernelTestsUnavailable, Topology } from "./topology.js";
 
 const CLUSTER_IP = "172.30.0.42";

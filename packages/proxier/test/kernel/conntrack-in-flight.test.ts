@@ -13,7 +13,7 @@ import { ConntrackCLI, conntrackExpireArgs } from "../../src/conntrack/conntrack
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { silentLogger } from "../../src/proxier/backend.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME } from "../../src/testing/fixtures.js";
 import { kernelTestsUnavailable } from "./topology.js";
 
 const NS = `sy-kcf${process.pid}`;

@@ -13,7 +13,7 @@ import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+import { makeService, makeSlice, NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
 import { kernelTestsUnavailable, Topology } from "./topology.js";
 
 const CLUSTER_IP = "172.30.0.53";

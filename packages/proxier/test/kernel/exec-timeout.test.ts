@@ -15,7 +15,14 @@ import { ProxyHealth } from "../../src/healthcheck/proxy-health.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_NAME, nftOptions, svc1, svc1Slice } from "../fixtures.js";
+import {
+  makeService,
+  makeSlice,
+  NODE_NAME,
+  nftOptions,
+  svc1,
+  svc1Slice,
+} from "../../src/testing/fixtures.js";
 import { alive } from "../processes.js";
 import { kernelTestsUnavailable } from "./topology.js";
 

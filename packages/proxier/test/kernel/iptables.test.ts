@@ -13,8 +13,8 @@ import { type IPTablesState, renderIPTables } from "../../src/iptables/render.js
 import { ensureCanaryChains, ensureJumpChains } from "../../src/iptables/skeleton.js";
 import { skeletonRestore } from "../../src/iptables/skeleton-restore.js";
 import { ensureIPTablesSkeleton } from "../../src/proxier/iptables-backend.js";
+import { buildMaps, iptOptions, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import type { IPFamily } from "../../src/util/ip.js";
-import { buildMaps, iptOptions, makeService, makeSlice } from "../fixtures.js";
 import { inFamily, kernelTestsUnavailable, Topology } from "./topology.js";
 
 const NODE_PORT = 30080;

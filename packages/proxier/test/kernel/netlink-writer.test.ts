@@ -13,7 +13,7 @@ import { isNotFound } from "../../src/nftables/errors.js";
 import type { NFTablesOptions } from "../../src/nftables/options.js";
 import { type NFTablesState, renderNFTables } from "../../src/nftables/render.js";
 import { Transaction } from "../../src/nftables/transaction.js";
-import { buildMaps, nftOptions } from "../fixtures.js";
+import { buildMaps, nftOptions } from "../../src/testing/fixtures.js";
 import { goldenNFTablesFullSync, goldenServices, goldenSlices } from "../golden-cluster.js";
 import { dualServices, dualSlices } from "../golden-dual.js";
 import { tableState } from "../netlink-state.js";

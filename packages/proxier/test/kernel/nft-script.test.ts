@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { renderNFTables } from "../../src/nftables/render.js";
-import { buildMaps, nftOptions } from "../fixtures.js";
+import { buildMaps, nftOptions } from "../../src/testing/fixtures.js";
 import { goldenServices, goldenSlices } from "../golden-cluster.js";
 import { canonicalNFTList } from "../nft-list.js";
 import * as H from "../upstream-harness.js";

@@ -9,7 +9,7 @@ import type { Endpoint } from "kubernetes-types/discovery/v1.js";
 import { NetlinkNftApplier } from "../../src/apply/netlink-applier.js";
 import { NftApplier } from "../../src/apply/nft-applier.js";
 import { type NFTablesState, renderNFTables } from "../../src/nftables/render.js";
-import { buildMaps, makeService, makeSlice, nftOptions } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, nftOptions } from "../../src/testing/fixtures.js";
 import { inFamily, kernelTestsUnavailable, Topology } from "./topology.js";
 
 const NODE_PORT = 30080;

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import type { EndpointInfo } from "../../src/model/endpoint.js";
 import type { ServicePortInfo } from "../../src/model/service-port.js";
 import { categorizeEndpoints } from "../../src/model/topology.js";
-import { svc } from "../fixtures.js";
+import { svc } from "../../src/testing/fixtures.js";
 
 function ep(ip: string, o: Partial<EndpointInfo> = {}): EndpointInfo {
   return {

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { EndpointsChangeTracker } from "../../src/model/endpoints-change-tracker.js";
 import { ServiceChangeTracker } from "../../src/model/service-change-tracker.js";
 import { servicePortsFromService } from "../../src/model/service-port.js";
-import { makeService, makeSlice, NODE_NAME } from "../fixtures.js";
+import { makeService, makeSlice, NODE_NAME } from "../../src/testing/fixtures.js";
 
 const svc1 = (port = 80) =>
   makeService("ns1", "svc1", { clusterIP: "172.30.0.41", ports: [{ name: "p80", port, protocol: "TCP" }] });

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import type { EndpointInfo } from "../../src/model/endpoint.js";
 import type { ServicePortInfo } from "../../src/model/service-port.js";
 import { policyChain, trafficPolicyPlan } from "../../src/model/traffic-policy.js";
-import { svc } from "../fixtures.js";
+import { svc } from "../../src/testing/fixtures.js";
 
 // Only the list lengths matter to the plan.
 const one = [{ ip: "10.180.0.1" } as EndpointInfo];

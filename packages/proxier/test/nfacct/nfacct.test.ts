@@ -12,8 +12,8 @@ import {
 } from "../../src/metrics/nfacct-metrics.js";
 import { NfacctCLI, NfacctNotFoundError, parseNfacctObject } from "../../src/nfacct/nfacct.js";
 import { IPTablesProxyBackend } from "../../src/proxier/iptables-backend.js";
+import { buildMaps, iptOptions } from "../../src/testing/fixtures.js";
 import { type Call, fakeExec } from "../apply/fake-exec.js";
-import { buildMaps, iptOptions } from "../fixtures.js";
 import { goldenServices, goldenSlices } from "../golden-cluster.js";
 
 const ENOENT = { code: 1, stderr: "nfacct v1.0.2: error: No such file or directory\n" };

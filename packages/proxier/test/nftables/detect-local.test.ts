@@ -7,7 +7,6 @@ import type { LocalDetector } from "../../src/model/local-detector.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
 import { tracePacket } from "../../src/nftables/tracer.js";
-import type { IPFamily } from "../../src/util/ip.js";
 import {
   buildMaps,
   EXTERNAL_CLIENT,
@@ -17,7 +16,8 @@ import {
   NODE_IPV6,
   NODE_NAME,
   nftOptions,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
+import type { IPFamily } from "../../src/util/ip.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 const CHAIN = "external-ULMVA6XW-ns1/svc1/tcp/p80";

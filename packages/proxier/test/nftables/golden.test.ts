@@ -1,9 +1,9 @@
 // Golden tests: the full table for representative clusters, compared after canonical sorting.
-// Address plan: see ../fixtures.ts.
+// Address plan: see ../../src/testing/fixtures.ts.
 import { describe, test } from "node:test";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
 import { assertNFTEqual, dedent } from "../nft-helpers.js";
 
 const baseRules = dedent(`

@@ -1,4 +1,4 @@
-// Behaviour tests: packets traced through the rendered table. Address plan: ../fixtures.ts.
+// Behaviour tests: packets traced through the rendered table. Address plan: ../../src/testing/fixtures.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Service } from "kubernetes-types/core/v1.js";
@@ -16,7 +16,7 @@ import {
   NODE_NAME,
   nftOptions,
   POD_CLIENT,
-} from "../fixtures.js";
+} from "../../src/testing/fixtures.js";
 
 interface PacketFlowTest {
   name: string;

@@ -5,7 +5,7 @@ import { isNotFound } from "../../src/nftables/errors.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
 import { Transaction } from "../../src/nftables/transaction.js";
-import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
+import { buildMaps, makeService, makeSlice, NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 const svc = (name: string, ip: string) =>

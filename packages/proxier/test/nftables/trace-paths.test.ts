@@ -1,5 +1,5 @@
 // The tracer's paths: every way a packet can go, with the rules it matched and how likely it is.
-// Address plan: ../fixtures.ts.
+// Address plan: ../../src/testing/fixtures.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Service } from "kubernetes-types/core/v1.js";
@@ -7,7 +7,14 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
 import { tracePacket } from "../../src/nftables/tracer.js";
-import { buildMaps, makeService, makeSlice, NODE_IP, nftOptions, POD_CLIENT } from "../fixtures.js";
+import {
+  buildMaps,
+  makeService,
+  makeSlice,
+  NODE_IP,
+  nftOptions,
+  POD_CLIENT,
+} from "../../src/testing/fixtures.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 

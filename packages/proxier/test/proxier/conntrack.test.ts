@@ -13,8 +13,8 @@ import { FakeNFTables } from "../../src/nftables/fake.js";
 import type { Transaction } from "../../src/nftables/transaction.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
+import { makeService, makeSlice, NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
 import type { IPFamily } from "../../src/util/ip.js";
-import { makeService, makeSlice, NODE_NAME, nftOptions } from "../fixtures.js";
 
 /** A conntrack table in memory: lists what it holds, deletes what it is asked to; expiring ones are noted. */
 class FakeTable implements ConntrackTable {

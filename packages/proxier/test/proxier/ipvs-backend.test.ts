@@ -11,7 +11,7 @@ import { traceIPVSPacket } from "../../src/ipvs/tracer.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import { IPVSProxyBackend } from "../../src/proxier/ipvs-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_IP, NODE_NAME, svc1, svc1Slice } from "../fixtures.js";
+import { makeService, makeSlice, NODE_IP, NODE_NAME, svc1, svc1Slice } from "../../src/testing/fixtures.js";
 import { FakeKernelExec } from "../ipvs/fake-kernel-exec.js";
 import { ipvsOptions } from "../ipvs/helpers.js";
 

@@ -12,7 +12,15 @@ import type { Transaction } from "../../src/nftables/transaction.js";
 import { MetaProxier } from "../../src/proxier/meta-proxier.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
-import { makeService, makeSlice, NODE_IP, NODE_NAME, nftOptions, svc1, svc1Slice } from "../fixtures.js";
+import {
+  makeService,
+  makeSlice,
+  NODE_IP,
+  NODE_NAME,
+  nftOptions,
+  svc1,
+  svc1Slice,
+} from "../../src/testing/fixtures.js";
 
 const SYNC_PERIOD = 30_000;
 

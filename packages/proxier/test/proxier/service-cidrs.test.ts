@@ -11,7 +11,7 @@ import { MetaProxier } from "../../src/proxier/meta-proxier.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
 import { allServiceCIDRs, serviceCIDRsOfFamily } from "../../src/proxier/service-cidrs.js";
-import { NODE_NAME, nftOptions } from "../fixtures.js";
+import { NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
 
 test("allServiceCIDRs: the union of every object, sorted, once each", () => {
   const objects = [

@@ -76,7 +76,8 @@ export interface Handler {
    * The fast path for the plainest queries, synchronous and without decoding: the finished reply
    * (without OPT, with `reserve` spare bytes at the end), or undefined to take the query through
    * `serveDNS` instead. Returning a reply must leave the same trace (reply, metrics, state) as
-   * `serveDNS` would have for this query. Handlers that cannot tell leave it out.
+   * `serveDNS` would have for this query. Handlers that cannot tell leave it out; one that lets these
+   * queries through untouched takes `passOnFromWire` (`pkg/pass-through.ts`).
    */
   answerFromWire?(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined;
   /**

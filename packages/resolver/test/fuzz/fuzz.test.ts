@@ -8,10 +8,10 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { drive } from "../../src/testing/fuzz/drive.js";
 import { decodeMessage } from "../../src/wire/decode.js";
 import { encodeMessage } from "../../src/wire/encode.js";
 import { newQuery } from "../../src/wire/message.js";
-import { drive } from "./drive.js";
 
 const TOTAL = Number(process.env.FUZZ_PACKETS ?? 200_000);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);

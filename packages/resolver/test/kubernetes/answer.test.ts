@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Outcome, Upstream } from "../../src/plugins/kubernetes/answer.js";
+import type { Upstream } from "../../src/plugin/pkg/upstream.js";
+import type { Outcome } from "../../src/plugins/kubernetes/answer.js";
 import { answer } from "../../src/plugins/kubernetes/answer.js";
 import type { KubernetesOptions } from "../../src/plugins/kubernetes/options.js";
 import { defaultOptions } from "../../src/plugins/kubernetes/options.js";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseCorefile } from "../../src/corefile/parse.js";
-import { parseDuration, parseKubernetes } from "../../src/plugins/kubernetes/setup.js";
+import { parseDuration } from "../../src/plugin/pkg/duration.js";
+import { parseKubernetes } from "../../src/plugins/kubernetes/setup.js";
 
 function parse(body: string, keys = "cluster.local") {
   const [block] = parseCorefile(`${keys} {\n${body}\n}\n`, { env: {} });

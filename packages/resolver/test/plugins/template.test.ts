@@ -4,7 +4,7 @@ import { parseCorefile } from "../../src/corefile/parse.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { buildConfig } from "../../src/plugin/build.js";
 import type { Handler, ResponseWriter } from "../../src/plugin/handler.js";
-import { parseUint } from "../../src/plugins/template/parse-uint.js";
+import { parseUint } from "../../src/plugin/pkg/parse-uint.js";
 import { parseTemplatedRR } from "../../src/plugins/template/rr-parse.js";
 import type { TemplateData } from "../../src/plugins/template/tmpl-exec.js";
 import { executeTemplate } from "../../src/plugins/template/tmpl-exec.js";

@@ -3,7 +3,7 @@
 // upstream takes from Go map iteration (endpoints within a slice, which endpoints share a slice,
 // ports within a slice).
 
-import { type Api, SLICES } from "@switchyard/lab/testing";
+import { type Api, SLICES } from "@switchyard/testbed";
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import {
   EMPTY_TOPOLOGY_CACHE,

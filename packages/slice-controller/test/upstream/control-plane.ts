@@ -4,8 +4,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { down, up } from "@switchyard/lab";
-import { freeControlPlanePorts } from "@switchyard/lab/testing";
+import { freeControlPlanePorts } from "@switchyard/testbed";
+import { down, up } from "@switchyard/testbed/controlplane";
 
 export const SERVICE_CIDRS = "10.96.0.0/16,fd00:10:96::/112";
 

@@ -1,6 +1,6 @@
 // Waiting for upstream's controller to settle, and counting what it wrote meanwhile.
 import { setTimeout as sleep } from "node:timers/promises";
-import { type Api, listSlices, SLICES, sliceCollectionVersion, type Watch } from "@switchyard/lab/testing";
+import { type Api, listSlices, SLICES, sliceCollectionVersion, type Watch } from "@switchyard/testbed";
 import type { EndpointSlice } from "../../src/index.js";
 
 export interface WriteCounts {

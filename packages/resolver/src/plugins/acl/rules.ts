@@ -1,10 +1,10 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { Cidr } from "../../plugin/cidr.js";
 import { parseCidr } from "../../plugin/cidr.js";
+import { typeByName } from "../../plugin/pkg/mnemonics.js";
+import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 import { stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
-import { normalizeZoneArgs } from "../hosts/zone-args.js";
-import { typeByName } from "../template/names.js";
 
 export type AclAction = "allow" | "block" | "filter" | "drop";
 

@@ -1,16 +1,10 @@
-import type {
-  Handler,
-  QueryContext,
-  ResponseWriter,
-  Result,
-  WireAnswerContext,
-} from "../../plugin/handler.js";
+import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import { refuseArgs } from "../../plugin/no-args.js";
+import { passOnFromWire } from "../../plugin/pkg/pass-through.js";
 import type { Setup } from "../../plugin/setup.js";
 import type { Message, ResourceRecord } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
-import type { PeekedQuery } from "../../wire/peek.js";
 
 const ANY = 255;
 const HINFO = 13;
@@ -21,16 +15,14 @@ const HINFO = 13;
  */
 export class AnyHandler implements Handler {
   readonly name = "any";
-
-  constructor(private readonly next: Handler | undefined) {}
-
   /**
    * Only ANY queries are answered here, and those go the full way; for the rest this plugin is invisible, so a
    * fast answer from further down (a cache hit) is the same one serveDNS would give.
    */
-  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
-    if (q.qtype === ANY) return undefined;
-    return this.next?.answerFromWire?.(q, ctx);
+  readonly answerFromWire: Handler["answerFromWire"];
+
+  constructor(private readonly next: Handler | undefined) {
+    this.answerFromWire = passOnFromWire(next, { fullPathFor: (q) => q.qtype === ANY });
   }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {

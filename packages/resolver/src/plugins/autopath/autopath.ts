@@ -1,13 +1,13 @@
 import type { CounterFamily } from "../../metrics/series.js";
 import type { Handler, Peer, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { clientWrote, nextOrFailure } from "../../plugin/handler.js";
+import type { AutoPathFunc } from "../../plugin/pkg/search-source.js";
 import { matchZone } from "../../plugin/zones.js";
 import type { Transport } from "../../wire/edns.js";
 import type { Message } from "../../wire/message.js";
 import { fqdn, isSubdomain, lowerName, splitLabels } from "../../wire/name.js";
 import { cnameFromOriginal } from "./cname.js";
 import { PLUGIN } from "./options.js";
-import type { AutoPathFunc } from "./search-source.js";
 
 const NXDOMAIN = 3;
 

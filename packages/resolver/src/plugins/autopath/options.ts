@@ -1,7 +1,7 @@
 import type { Stanza } from "../../corefile/parse.js";
 import { PluginError } from "../../plugin/handler.js";
-import { normalizeZoneArgs } from "../hosts/zone-args.js";
-import { readSearchList } from "./resolv-conf.js";
+import { readSearchList } from "../../plugin/pkg/resolv-conf.js";
+import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 
 export const PLUGIN = "autopath";
 

@@ -1,10 +1,10 @@
 import { Metrics } from "../../metrics/metrics.js";
 import { PluginError } from "../../plugin/handler.js";
+import { offeredAutoPath } from "../../plugin/pkg/search-source.js";
 import type { Setup } from "../../plugin/setup.js";
 import { AutoPathHandler, type SearchPathSource } from "./autopath.js";
 import { autoPathSuccess } from "./metrics.js";
 import { PLUGIN, parseAutoPath } from "./options.js";
-import { offeredAutoPath } from "./search-source.js";
 
 export interface AutoPathDeps {
   metrics?: Metrics;

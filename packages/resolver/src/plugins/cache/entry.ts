@@ -1,8 +1,8 @@
+import type { ResponseKind } from "../../plugin/pkg/response.js";
 import { encodeMessage, ownedCopy } from "../../wire/encode.js";
 import type { Message, ResourceRecord } from "../../wire/message.js";
 import { lowerName, nameToLabels } from "../../wire/name.js";
 import type { PeekedQuery } from "../../wire/peek.js";
-import type { ResponseKind } from "./classify.js";
 
 /**
  * A stored reply. It keeps the message and its encoding; a hit copies the bytes and patches the ID, the

@@ -7,12 +7,13 @@ import type {
   WireAnswerContext,
 } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import { classify, matchesQuestion } from "../../plugin/pkg/response.js";
 import { matchZone } from "../../plugin/zones.js";
 import { decodeMessage } from "../../wire/decode.js";
 import type { Message, Question, ResourceRecord } from "../../wire/message.js";
 import { lowerName } from "../../wire/name.js";
 import type { PeekedQuery } from "../../wire/peek.js";
-import { cacheable, classify, matchesQuestion, minimalTtl, storeFor } from "./classify.js";
+import { cacheable, minimalTtl, storeFor } from "./classify.js";
 import type { Entry } from "./entry.js";
 import { newEntry, remaining, replyFromEntry, wireReplyFromEntry } from "./entry.js";
 import type { CacheMetrics } from "./metrics.js";

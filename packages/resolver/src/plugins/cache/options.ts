@@ -1,8 +1,8 @@
 import type { Stanza } from "../../corefile/parse.js";
 import { PluginError } from "../../plugin/handler.js";
+import { parseDuration } from "../../plugin/pkg/duration.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
-import { parseDuration } from "../kubernetes/setup.js";
 
 export interface CacheOptions {
   zones: string[];

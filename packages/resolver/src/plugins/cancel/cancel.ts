@@ -1,19 +1,13 @@
 import { caddyLines } from "../../plugin/caddy-lines.js";
 import { parseGoDuration } from "../../plugin/go-duration.js";
-import type {
-  Handler,
-  QueryContext,
-  ResponseWriter,
-  Result,
-  WireAnswerContext,
-} from "../../plugin/handler.js";
+import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure, PluginError } from "../../plugin/handler.js";
+import { passOnFromWire } from "../../plugin/pkg/pass-through.js";
 import type { Setup } from "../../plugin/setup.js";
 import { stanzaError } from "../../plugin/setup.js";
 import type { Timers } from "../../server/timers.js";
 import { systemTimers } from "../../server/timers.js";
 import type { Message } from "../../wire/message.js";
-import type { PeekedQuery } from "../../wire/peek.js";
 
 /** Upstream's default: a millisecond more than forward's 5 s, so forward gives up on its own first. */
 const DEFAULT_TIMEOUT_MS = 5001;
@@ -24,16 +18,15 @@ const DEFAULT_TIMEOUT_MS = 5001;
  */
 export class CancelHandler implements Handler {
   readonly name = "cancel";
+  /** Answers from bytes are synchronous, with nothing to cancel; this plugin is invisible to them. */
+  readonly answerFromWire: Handler["answerFromWire"];
 
   constructor(
     private readonly next: Handler | undefined,
     private readonly timeoutMs: number,
     private readonly timers: Timers = systemTimers,
-  ) {}
-
-  /** Answers from bytes are synchronous, with nothing to cancel; this plugin is invisible to them. */
-  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
-    return this.next?.answerFromWire?.(q, ctx);
+  ) {
+    this.answerFromWire = passOnFromWire(next);
   }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {

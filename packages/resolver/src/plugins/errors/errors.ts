@@ -1,19 +1,13 @@
 import { CorefileSyntaxError } from "../../corefile/errors.js";
 import type { Stanza } from "../../corefile/parse.js";
-import type {
-  Handler,
-  QueryContext,
-  ResponseWriter,
-  Result,
-  WireAnswerContext,
-} from "../../plugin/handler.js";
+import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import { passOnFromWire } from "../../plugin/pkg/pass-through.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import type { Timers } from "../../server/timers.js";
 import { typeName } from "../../wire/constants.js";
 import type { Message } from "../../wire/message.js";
-import type { PeekedQuery } from "../../wire/peek.js";
 import { type ConsolidatePattern, Consolidator, type LogLevel, parseConsolidate } from "./consolidate.js";
 
 export type ErrorLogger = (line: string) => void;
@@ -25,16 +19,15 @@ export type ErrorLogger = (line: string) => void;
  */
 export class ErrorsHandler implements Handler {
   readonly name = "errors";
+  /** A reply from bytes carries no error, so there is nothing to log: pass it through. */
+  readonly answerFromWire: Handler["answerFromWire"];
 
   constructor(
     private readonly next: Handler | undefined,
     private readonly log: (level: LogLevel, text: string) => void,
     private readonly consolidator: Consolidator,
-  ) {}
-
-  /** A reply from bytes carries no error, so there is nothing to log: pass it through. */
-  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
-    return this.next?.answerFromWire?.(q, ctx);
+  ) {
+    this.answerFromWire = passOnFromWire(next);
   }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {

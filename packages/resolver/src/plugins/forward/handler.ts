@@ -7,6 +7,7 @@ import type {
   WireRelay,
 } from "../../plugin/handler.js";
 import { nextOrFailure, PluginError } from "../../plugin/handler.js";
+import { matchesQuestion } from "../../plugin/pkg/response.js";
 import { matchZone } from "../../plugin/zones.js";
 import type { Timers } from "../../server/timers.js";
 import { decodeMessage } from "../../wire/decode.js";
@@ -16,7 +17,6 @@ import type { Message } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
 import type { PeekedQuery } from "../../wire/peek.js";
 import { sameQuestion, scanMessage } from "../../wire/scan.js";
-import { matchesQuestion } from "../cache/classify.js";
 import { exchange } from "./exchange.js";
 import { type ForwardMetrics, UpstreamSeries } from "./metrics.js";
 import type { ForwardOptions } from "./options.js";

@@ -1,10 +1,10 @@
 import * as net from "node:net";
 import type { CorefileError } from "../../corefile/errors.js";
 import type { Stanza } from "../../corefile/parse.js";
+import { parseDuration } from "../../plugin/pkg/duration.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
 import { rcodeName } from "../../wire/constants.js";
-import { parseDuration } from "../kubernetes/setup.js";
 import type { HostPort } from "./exchange.js";
 
 export type Policy = "random" | "round_robin" | "sequential";

@@ -2,17 +2,16 @@ import type * as http from "node:http";
 import type { Metrics } from "../../metrics/metrics.js";
 import { goDurationError, parseGoDuration } from "../../plugin/go-duration.js";
 import { PluginError } from "../../plugin/handler.js";
+import type { HttpEndpointDeps } from "../../plugin/pkg/http-endpoint.js";
+import { closeHttp, listenHttp, parseListenAddress } from "../../plugin/pkg/http-endpoint.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { systemTimers, type Timers } from "../../server/timers.js";
-import { closeHttp, listenHttp, parseListenAddress } from "../http-endpoint.js";
 import { startSelfProbe } from "./self-probe.js";
 
-export interface HealthDeps {
+export interface HealthDeps extends HttpEndpointDeps {
   /** Waits `ms`; injectable so tests need not sleep through a lameduck. */
   sleep?: (ms: number) => Promise<void>;
-  /** Told where the health and ready endpoints listen (useful with port 0). */
-  onHttpListen?: (plugin: string, port: number) => void;
   /** Where the self-probe's duration and failures are counted (self-probe.ts); without it there is no probe. */
   metrics?: Metrics;
   timers?: Timers;

@@ -1,7 +1,7 @@
 import { parseGoDuration } from "@switchyard/kube/go-duration";
 import type { Stanza } from "../../corefile/parse.js";
+import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 import { stanzaError } from "../../plugin/setup.js";
-import { normalizeZoneArgs } from "./zone-args.js";
 
 const PLUGIN = "hosts";
 

@@ -1,3 +1,4 @@
+import type { Upstream } from "../../plugin/pkg/upstream.js";
 import { matchZone } from "../../plugin/zones.js";
 import { Rcode } from "../../wire/constants.js";
 import type { Message, Question, ResourceRecord } from "../../wire/message.js";
@@ -8,9 +9,6 @@ import type { Lookup } from "./lookup.js";
 import { lookup } from "./lookup.js";
 import type { KubernetesOptions } from "./options.js";
 import { soaRecord } from "./soa.js";
-
-/** Resolves a name outside the cluster zone through the whole server (CoreDNS's upstream). */
-export type Upstream = (name: string, qtype: number) => Promise<Message | undefined>;
 
 /**
  * What the plugin does with a query: write `reply`, or pass it on (`next`: outside our zones, or a name

@@ -1,5 +1,5 @@
+import type { AutoPathFunc } from "../../plugin/pkg/search-source.js";
 import { matchZone } from "../../plugin/zones.js";
-import type { AutoPathFunc } from "../autopath/search-source.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { KubernetesOptions } from "./options.js";
 

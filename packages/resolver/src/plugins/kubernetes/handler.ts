@@ -7,13 +7,13 @@ import type {
   WireRelay,
 } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import type { Upstream } from "../../plugin/pkg/upstream.js";
 import type { Readiness } from "../../plugin/setup.js";
 import { matchZone } from "../../plugin/zones.js";
 import { encodeMessage } from "../../wire/encode.js";
 import type { Message } from "../../wire/message.js";
 import { nameToLabels } from "../../wire/name.js";
 import type { PeekedQuery } from "../../wire/peek.js";
-import type { Upstream } from "./answer.js";
 import { answer } from "./answer.js";
 import type { ClusterView } from "./cluster-view.js";
 import type { KubernetesOptions } from "./options.js";

@@ -1,12 +1,13 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { PluginError } from "../../plugin/handler.js";
+import { parseDuration } from "../../plugin/pkg/duration.js";
+import { readSearchList } from "../../plugin/pkg/resolv-conf.js";
+import { offerAutoPath } from "../../plugin/pkg/search-source.js";
+import type { Upstream } from "../../plugin/pkg/upstream.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
-import { readSearchList } from "../autopath/resolv-conf.js";
-import { offerAutoPath } from "../autopath/search-source.js";
-import type { Upstream } from "./answer.js";
 import { kubernetesAutoPath } from "./autopath.js";
 import type { ClusterView } from "./cluster-view.js";
 import { KubernetesHandler } from "./handler.js";
@@ -150,15 +151,8 @@ function selectorOption(line: Stanza, what: string, args: readonly string[]): La
   }
 }
 
-/** Go-style durations as CoreDNS writes them: `5s`, `1m30s`, `250ms`. Milliseconds, or undefined. */
-export function parseDuration(text: string): number | undefined {
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 };
-  let total = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
-    total += Number(m[1]) * (unit[m[2] ?? "s"] ?? 0);
-  return total;
-}
+// The framework's go-duration.ts reads it from here until @switchyard/basics replaces that file (issue 36).
+export { parseDuration };
 
 export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
   const stanza = onlyOnce(ctx, PLUGIN);

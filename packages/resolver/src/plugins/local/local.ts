@@ -1,20 +1,14 @@
 import type { Metrics } from "../../metrics/metrics.js";
 import { Metrics as NewMetrics } from "../../metrics/metrics.js";
 import type { CounterSeries } from "../../metrics/series.js";
-import type {
-  Handler,
-  QueryContext,
-  ResponseWriter,
-  Result,
-  WireAnswerContext,
-} from "../../plugin/handler.js";
+import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import { passOnFromWire } from "../../plugin/pkg/pass-through.js";
 import type { Setup } from "../../plugin/setup.js";
 import { stanzaError } from "../../plugin/setup.js";
 import { matchZone } from "../../plugin/zones.js";
 import type { Message } from "../../wire/message.js";
 import { lowerName } from "../../wire/name.js";
-import type { PeekedQuery } from "../../wire/peek.js";
 import { loopbackReply, zoneReply } from "./answers.js";
 
 const ZONES = ["localhost.", "0.in-addr.arpa.", "127.in-addr.arpa.", "255.in-addr.arpa."];
@@ -25,17 +19,17 @@ const ZONES = ["localhost.", "0.in-addr.arpa.", "127.in-addr.arpa.", "255.in-add
  */
 export class LocalHandler implements Handler {
   readonly name = "local";
+  /** Names this plugin answers take the full path (which counts them); for the others it is invisible. */
+  readonly answerFromWire: Handler["answerFromWire"];
 
   constructor(
     private readonly next: Handler | undefined,
     private readonly legacyPrefix: boolean,
     private readonly subdomainQueries: CounterSeries,
-  ) {}
-
-  /** Names this plugin answers take the full path (which counts them); for the others it is invisible. */
-  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
-    if (this.loopbackName(q.name) || matchZone(q.name, ZONES) !== undefined) return undefined;
-    return this.next?.answerFromWire?.(q, ctx);
+  ) {
+    this.answerFromWire = passOnFromWire(next, {
+      fullPathFor: (q) => this.loopbackName(q.name) || matchZone(q.name, ZONES) !== undefined,
+    });
   }
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {

@@ -1,6 +1,7 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { clientWrote, nextOrFailure, PluginError } from "../../plugin/handler.js";
+import { classify } from "../../plugin/pkg/response.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
 import { normalizeZone } from "../../plugin/zones.js";
@@ -8,7 +9,6 @@ import { encodedLength } from "../../wire/encode.js";
 import type { Message } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
 import { isSubdomain } from "../../wire/name.js";
-import { classify } from "../cache/classify.js";
 import { COMMON_FORMAT, expandFormat, formatEntry } from "./format.js";
 
 export type LogClass = "all" | "success" | "denial" | "error";

@@ -2,13 +2,13 @@ import { randomInt } from "node:crypto";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import { refuseArgs } from "../../plugin/no-args.js";
+import type { Upstream } from "../../plugin/pkg/upstream.js";
 import type { Setup } from "../../plugin/setup.js";
 import { onlyOnce } from "../../plugin/setup.js";
 import type { Timers } from "../../server/timers.js";
 import { systemTimers } from "../../server/timers.js";
 import type { Message } from "../../wire/message.js";
 import { lowerName } from "../../wire/name.js";
-import type { Upstream } from "../kubernetes/answer.js";
 
 const HINFO = 13;
 /** CoreDNS gives up probing after 30 s and treats a third sighting of its probe as a loop. */

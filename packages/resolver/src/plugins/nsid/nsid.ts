@@ -1,17 +1,11 @@
 import { hostname } from "node:os";
 import { PluginOnceError } from "../../corefile/errors.js";
-import type {
-  Handler,
-  QueryContext,
-  ResponseWriter,
-  Result,
-  WireAnswerContext,
-} from "../../plugin/handler.js";
+import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import { passOnFromWire } from "../../plugin/pkg/pass-through.js";
 import type { Setup } from "../../plugin/setup.js";
 import { onlyOnce } from "../../plugin/setup.js";
 import type { Edns, Message } from "../../wire/message.js";
-import type { PeekedQuery } from "../../wire/peek.js";
 
 const NSID = 3;
 
@@ -21,18 +15,17 @@ const NSID = 3;
  */
 export class NsidHandler implements Handler {
   readonly name = "nsid";
-
-  constructor(
-    private readonly next: Handler | undefined,
-    private readonly id: Buffer,
-  ) {}
-
   /**
    * The fast path only takes queries whose OPT record has no options at all (see peekQuery), so none of them
    * asks for an NSID and this plugin has nothing to add: it passes them on.
    */
-  answerFromWire(q: PeekedQuery, ctx: WireAnswerContext): Buffer | undefined {
-    return this.next?.answerFromWire?.(q, ctx);
+  readonly answerFromWire: Handler["answerFromWire"];
+
+  constructor(
+    private readonly next: Handler | undefined,
+    private readonly id: Buffer,
+  ) {
+    this.answerFromWire = passOnFromWire(next);
   }
 
   serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {

@@ -1,12 +1,12 @@
 import type * as http from "node:http";
 import { Metrics } from "../../metrics/metrics.js";
+import type { HttpEndpointDeps } from "../../plugin/pkg/http-endpoint.js";
+import { closeHttp, listenHttpAsync, parseListenAddress } from "../../plugin/pkg/http-endpoint.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
-import type { HealthDeps } from "../health/health.js";
-import { closeHttp, listenHttpAsync, parseListenAddress } from "../http-endpoint.js";
 import { dnsObserver } from "./dns-metrics.js";
 
-export interface PrometheusDeps extends HealthDeps {
+export interface PrometheusDeps extends HttpEndpointDeps {
   metrics?: Metrics;
   /** What /metrics serves; default this resolver's registry (a worker process serves every worker's sum). */
   scrape?: () => Promise<string>;

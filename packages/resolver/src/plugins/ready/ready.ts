@@ -1,8 +1,8 @@
 import type * as http from "node:http";
+import type { HttpEndpointDeps } from "../../plugin/pkg/http-endpoint.js";
+import { closeHttp, listenHttp, parseListenAddress } from "../../plugin/pkg/http-endpoint.js";
 import type { Readiness, Setup } from "../../plugin/setup.js";
 import { argError, onlyOnce, stanzaError } from "../../plugin/setup.js";
-import type { HealthDeps } from "../health/health.js";
-import { closeHttp, listenHttp, parseListenAddress } from "../http-endpoint.js";
 
 /**
  * Whether every reporter is ready: 200 `OK`, or 503 with the names of those that are not (CoreDNS's body),
@@ -25,7 +25,7 @@ export function readiness(
 }
 
 /** `ready [ADDRESS]`: `/ready` on :8181. It closes first on shutdown, before health's lameduck wait. */
-export const setupReady: Setup<HealthDeps> = (ctx) => {
+export const setupReady: Setup<HttpEndpointDeps> = (ctx) => {
   const stanza = onlyOnce(ctx, "ready");
   if (stanza.args.length > 1) throw argError(stanza, "ready");
   const listen = parseListenAddress(stanza.args[0] ?? ":8181");

@@ -1,5 +1,5 @@
+import { parseUint } from "../../plugin/pkg/parse-uint.js";
 import { supportOption } from "../../wire/edns.js";
-import { parseUint } from "../template/parse-uint.js";
 import { isMetadataVariable, LOCAL_VARIABLES, UNKNOWN_VARIABLES } from "./edns0-data.js";
 import { NSID, SUBNET } from "./edns0-opt.js";
 import type { Edns0Action } from "./edns0-rules.js";

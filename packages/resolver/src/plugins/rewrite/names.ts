@@ -1,37 +1,11 @@
+import * as mnemonic from "../../plugin/pkg/mnemonics.js";
+
 /**
- * The mnemonics upstream's rule parser accepts (miekg/dns's tables, looked up upper-cased). They are fuller
- * than what the wire code names, because a Corefile may name any type.
+ * The mnemonics upstream's rule parser accepts: miekg/dns's tables, looked up upper-cased. They are fuller than
+ * what the wire code names, because a Corefile may name any type.
  */
-
-// biome-ignore format: a lookup table reads better packed
-const TYPES: Record<string, number> = {
-  A: 1, NS: 2, MD: 3, MF: 4, CNAME: 5, SOA: 6, MB: 7, MG: 8, MR: 9, NULL: 10, PTR: 12, HINFO: 13,
-  MINFO: 14, MX: 15, TXT: 16, RP: 17, AFSDB: 18, X25: 19, ISDN: 20, RT: 21, "NSAP-PTR": 23, SIG: 24,
-  KEY: 25, PX: 26, GPOS: 27, AAAA: 28, LOC: 29, NXT: 30, EID: 31, NIMLOC: 32, SRV: 33, ATMA: 34,
-  NAPTR: 35, KX: 36, CERT: 37, DNAME: 39, OPT: 41, APL: 42, DS: 43, SSHFP: 44, IPSECKEY: 45, RRSIG: 46,
-  NSEC: 47, DNSKEY: 48, DHCID: 49, NSEC3: 50, NSEC3PARAM: 51, TLSA: 52, SMIMEA: 53, HIP: 55, NINFO: 56,
-  RKEY: 57, TALINK: 58, CDS: 59, CDNSKEY: 60, OPENPGPKEY: 61, CSYNC: 62, ZONEMD: 63, SVCB: 64, HTTPS: 65,
-  SPF: 99, UINFO: 100, UID: 101, GID: 102, UNSPEC: 103, NID: 104, L32: 105, L64: 106, LP: 107,
-  EUI48: 108, EUI64: 109, NXNAME: 128, TKEY: 249, TSIG: 250, IXFR: 251, AXFR: 252, MAILB: 253,
-  MAILA: 254, ANY: 255, URI: 256, CAA: 257, AVC: 258, AMTRELAY: 260, RESINFO: 261, TA: 32768, DLV: 32769,
-};
-
-const CLASSES: Record<string, number> = { IN: 1, CS: 2, CH: 3, HS: 4, NONE: 254, ANY: 255 };
-
-// biome-ignore format: a lookup table reads better packed
-const RCODES: Record<string, number> = {
-  NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, NOTIMPL: 4, REFUSED: 5, YXDOMAIN: 6,
-  YXRRSET: 7, NXRRSET: 8, NOTAUTH: 9, NOTZONE: 10, DSOTYPENI: 11, BADSIG: 16, BADKEY: 17, BADTIME: 18,
-  BADMODE: 19, BADNAME: 20, BADALG: 21, BADTRUNC: 22, BADCOOKIE: 23,
-};
-
-function lookup(table: Record<string, number>, name: string): number | undefined {
-  const upper = name.toUpperCase();
-  return Object.hasOwn(table, upper) ? table[upper] : undefined;
-}
-
-export const typeByName = (name: string): number | undefined => lookup(TYPES, name);
-export const classByName = (name: string): number | undefined => lookup(CLASSES, name);
+export const typeByName = (name: string): number | undefined => mnemonic.typeByName(name.toUpperCase());
+export const classByName = (name: string): number | undefined => mnemonic.classByName(name.toUpperCase());
 
 /** An rcode given as 0..23 or as a mnemonic. */
 export function rcodeByName(value: string): number | undefined {
@@ -39,5 +13,5 @@ export function rcodeByName(value: string): number | undefined {
     const n = Number(value);
     if (n <= 23) return n;
   }
-  return lookup(RCODES, value);
+  return mnemonic.rcodeByName(value.toUpperCase());
 }

@@ -1,5 +1,7 @@
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
+import { edeOpt } from "../../plugin/pkg/ede.js";
+import type { Upstream } from "../../plugin/pkg/upstream.js";
 import { matchZone } from "../../plugin/zones.js";
 import { Rcode } from "../../wire/constants.js";
 import type { Message } from "../../wire/message.js";
@@ -11,14 +13,8 @@ import type { TemplateRule } from "./options.js";
 import { renderRecord } from "./render.js";
 import type { TemplateData } from "./tmpl-exec.js";
 
-/** Resolves a CNAME target through the whole server again, as upstream's plugin/pkg/upstream does. */
-export type TemplateUpstream = (name: string, qtype: number) => Promise<Message | undefined>;
-
 const A = 1;
 const AAAA = 28;
-const EDE_OPTION = 15;
-/** miekg's SetEdns0(4096, true) for replies that carry an Extended DNS Error. */
-const EDE_UDP_SIZE = 4096;
 
 /**
  * `template`: answers from Go templates. It has no `answerFromWire`: every reply is built per query (the
@@ -32,7 +28,7 @@ export class TemplateHandler implements Handler {
     private readonly zones: readonly string[],
     private readonly rules: readonly TemplateRule[],
     private readonly metrics: TemplateMetrics,
-    private readonly upstream: TemplateUpstream | undefined,
+    private readonly upstream: Upstream | undefined,
   ) {}
 
   async serveDNS(ctx: QueryContext, w: ResponseWriter, r: Message): Promise<Result> {
@@ -104,23 +100,4 @@ export class TemplateHandler implements Handler {
       return undefined;
     }
   }
-}
-
-/**
- * The OPT upstream adds with SetEdns0(4096, true). CoreDNS's reply shaping then takes the client's buffer
- * size but its "clear flags" mask leaves the DO bit standing, so such replies say DO whatever the client
- * asked; setting it here makes the server's OPT say the same. A client without EDNS gets this OPT as it is.
- */
-export function edeOpt(ede: { code: number; reason: string }): NonNullable<Message["edns"]> {
-  const text = Buffer.from(ede.reason, "utf8");
-  const data = Buffer.alloc(2 + text.length);
-  data.writeUInt16BE(ede.code, 0);
-  text.copy(data, 2);
-  return {
-    udpSize: EDE_UDP_SIZE,
-    version: 0,
-    dnssecOk: true,
-    options: [{ code: EDE_OPTION, data }],
-    keep: true,
-  };
 }

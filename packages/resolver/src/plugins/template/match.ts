@@ -1,6 +1,6 @@
+import { CLASS_ANY, classText, TYPE_ANY, typeText } from "../../plugin/pkg/mnemonics.js";
 import { matchZone } from "../../plugin/zones.js";
 import type { Question } from "../../wire/message.js";
-import { CLASS_ANY, classText, TYPE_ANY, typeText } from "./names.js";
 import type { TemplateRule } from "./options.js";
 import { matchName } from "./regex.js";
 import type { TemplateData } from "./tmpl-exec.js";

@@ -1,9 +1,9 @@
 import type { Stanza } from "../../corefile/parse.js";
 import type { GoRegex } from "../../plugin/go-regex.js";
+import { classByName, rcodeByName, typeByName } from "../../plugin/pkg/mnemonics.js";
+import { parseUint } from "../../plugin/pkg/parse-uint.js";
+import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 import { argError, stanzaError } from "../../plugin/setup.js";
-import { normalizeZoneArgs } from "../hosts/zone-args.js";
-import { classByName, rcodeByName, typeByName } from "./names.js";
-import { parseUint } from "./parse-uint.js";
 import { compileMatch } from "./regex.js";
 import { compileSection, type Section, SectionError } from "./section.js";
 import type { ParsedTemplate } from "./tmpl-ast.js";

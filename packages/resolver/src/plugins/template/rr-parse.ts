@@ -1,8 +1,8 @@
+import { classByName, typeByName } from "../../plugin/pkg/mnemonics.js";
 import { formatIPv6 } from "../../wire/decode.js";
 import type { ResourceRecord } from "../../wire/message.js";
 import { nameToLabels } from "../../wire/name.js";
 import { isIPv4, parseGoIP } from "../hosts/go-ip.js";
-import { classByName, typeByName } from "./names.js";
 import type { ZoneField } from "./zone-lex.js";
 import { RecordError, zoneFields } from "./zone-lex.js";
 

@@ -1,4 +1,4 @@
-import { typeByName } from "./names.js";
+import { typeByName } from "../../plugin/pkg/mnemonics.js";
 import { TEXT_TYPES } from "./rr-parse.js";
 import type { ParsedTemplate } from "./tmpl-ast.js";
 import { literalText } from "./tmpl-ast.js";

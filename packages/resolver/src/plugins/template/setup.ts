@@ -1,6 +1,6 @@
 import { Metrics } from "../../metrics/metrics.js";
+import type { Upstream } from "../../plugin/pkg/upstream.js";
 import type { Setup } from "../../plugin/setup.js";
-import type { TemplateUpstream } from "./handler.js";
 import { TemplateHandler } from "./handler.js";
 import { templateMetrics } from "./metrics.js";
 import { parseTemplates } from "./options.js";
@@ -8,7 +8,7 @@ import { parseTemplates } from "./options.js";
 export interface TemplateDeps {
   metrics?: Metrics;
   /** Where CNAME targets are resolved; the resolver points it back at its own servers. */
-  upstream?: TemplateUpstream;
+  upstream?: Upstream;
 }
 
 /** `template CLASS TYPE [ZONE...] { ... }`, any number per server block; they are tried in Corefile order. */

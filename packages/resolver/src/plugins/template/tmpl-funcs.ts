@@ -1,5 +1,5 @@
+import { parseUint } from "../../plugin/pkg/parse-uint.js";
 import { sprint, sprintf, sprintln } from "./go-fmt.js";
-import { parseUint } from "./parse-uint.js";
 import { eq, ge, gt, le, lt, ne, not, truth } from "./tmpl-compare.js";
 import type { Value } from "./tmpl-value.js";
 import { ExecError, goType, int, str } from "./tmpl-value.js";
