@@ -5,11 +5,15 @@
  * stand for any value; a choice list is checked choice by choice.
  */
 
-import { labCommandLine } from "../../../scripts/lab-args.mjs";
-import type { Command } from "../../src/cli/command.js";
-import { parseInvocation } from "../../src/cli/parse-args.js";
-import { resolveCommand, UnknownCommandError } from "../../src/cli/resolve.js";
-import { didYouMean, suggestionsFor } from "../../src/cli/suggest.js";
+import {
+  type Command,
+  didYouMean,
+  parseInvocation,
+  resolveCommand,
+  suggestionsFor,
+  UnknownCommandError,
+} from "@switchyard/lab/cli";
+import { labCommandLine } from "../../scripts/lab-args.mjs";
 import type { ShownCommand } from "./shown-commands.js";
 
 /** What the check needs to know about the CLI and the packages; the test gives it the real ones. */

@@ -7,15 +7,13 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, test } from "node:test";
-import { commandTable } from "../../src/cli/commands.js";
-import { scenarioParams } from "../../src/cli/scenario-cmd.js";
-import { scenarios } from "../../src/scenarios/index.js";
-import { runMain } from "../cli/harness.js";
-import { type CommandFacts, commandProblems } from "./check-command.js";
-import { codeSnippets } from "./markdown-code.js";
-import { shownCommands } from "./shown-commands.js";
+import { commandTable, runMain, scenarioParams } from "@switchyard/lab/cli";
+import { scenarios } from "@switchyard/lab/scenarios";
+import { type CommandFacts, commandProblems } from "./docs/check-command.js";
+import { codeSnippets } from "./docs/markdown-code.js";
+import { shownCommands } from "./docs/shown-commands.js";
 
-const root = join(import.meta.dirname, "..", "..", "..");
+const root = join(import.meta.dirname, "..");
 
 /** The pages a newcomer reads: the root README, docs/, lab's README and every app's and package's. */
 function docPages(): string[] {
