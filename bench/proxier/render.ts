@@ -27,7 +27,7 @@ export interface RenderResult {
   readonly partialBytes: number;
 }
 
-function cluster(n: number, alt = false): { services: Service[]; slices: EndpointSlice[] } {
+export function cluster(n: number, alt = false): { services: Service[]; slices: EndpointSlice[] } {
   const services: Service[] = [];
   const slices: EndpointSlice[] = [];
   for (let i = 0; i < n; i++) {

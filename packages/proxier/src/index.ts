@@ -63,6 +63,8 @@ export * from "./model/traffic-policy.js";
 export * from "./nfacct/nfacct.js";
 export * from "./nftables/errors.js";
 export * from "./nftables/names.js";
+// The netlink encoder alone (pure): what the netlink writer sends for a transaction, for benchmarks and tools.
+export { type AnonymousSetNamer, type EncodedBatch, encodeTransaction } from "./nftables/netlink/batch.js";
 export * from "./nftables/objects.js";
 export { masqueradeMark, type NFTablesOptions } from "./nftables/options.js";
 export * from "./nftables/render.js";
