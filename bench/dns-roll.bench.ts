@@ -1,7 +1,7 @@
-// Lookups lost per roll of the DNS Deployment: the lab's lameduck scenario (lab/src/scenarios/lameduck.ts) run for
-// many consecutive rolls on a netns lab of its own, lameduck 0s (the contrast: the pod exits at SIGTERM) and 5s (the
-// setting that should lose nothing), with `conntrack -E` recorded on every node so each lost lookup is shown with
-// the conntrack entry it met. Not a CI test: a rare loss needs many rolls to show, and they take ~20 s each.
+// Lookups lost per roll of the DNS Deployment: the lab's lameduck scenario (lab/src/scenarios/lameduck/lameduck.ts)
+// run for many consecutive rolls on a netns lab of its own, lameduck 0s (the contrast: the pod exits at SIGTERM) and
+// 5s (the setting that should lose nothing), with `conntrack -E` recorded on every node so each lost lookup is shown
+// with the conntrack entry it met. Not a CI test: a rare loss needs many rolls to show, and they take ~20 s each.
 // Writes bench/results/dns-roll.md.
 //
 //   npm run bench -- dns-roll [--rolls 20] [--lameducks 0s,5s] [--mode iptables|nftables] [--keep-trace DIR]
@@ -11,13 +11,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { labDown, labUp, type ProxyMode, realExec } from "@switchyard/lab/netns";
+import { formatScenarioReport, scenarioByName } from "@switchyard/lab/scenarios";
 import { freeControlPlanePorts } from "@switchyard/testbed/controlplane";
-import { realExec } from "../lab/src/netns/exec.js";
-import { labDown } from "../lab/src/netns/lab-down.js";
-import { labUp } from "../lab/src/netns/lab-up.js";
-import { lameduck } from "../lab/src/scenarios/lameduck.js";
-import { formatScenarioReport } from "../lab/src/scenarios/report.js";
-import type { ProxyMode } from "../lab/src/stack/manifests.js";
 import { machineLine } from "./machine.js";
 
 const argv = process.argv.slice(2);
@@ -59,7 +55,7 @@ async function main(): Promise<void> {
       readyTimeoutMs: 300_000,
       out: process.stderr,
     });
-    const report = await lameduck.run({
+    const report = await scenarioByName("lameduck").run({
       stateDir: dir,
       params: new Map([
         ["lameducks", lameducks],

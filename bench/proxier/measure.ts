@@ -1,7 +1,7 @@
 // What is measured on one running proxy: its start-up (full) sync, single-endpoint (partial) syncs, the
 // bytes each sync sends to the kernel, and the first-packet latency of a TCP connect through its rules.
 import { setTimeout as sleep } from "node:timers/promises";
-import { CONNECT_TIMES_SCRIPT } from "../../lab/src/scenarios/probes.js";
+import { CONNECT_TIMES_SCRIPT } from "@switchyard/lab/scenarios";
 import { type BenchApi, flipOneEndpoint } from "./cluster.js";
 import {
   type HistogramTotals,

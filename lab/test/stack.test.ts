@@ -8,17 +8,10 @@ import { resolveImage } from "../src/agent/images.js";
 import { emptyLoadStats, loadDelta, recordFailure } from "../src/agent/loadgen-stats.js";
 import { sandboxArgv } from "../src/agent/sandbox-command.js";
 import { planVolumes } from "../src/agent/volumes.js";
-import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "../src/migrate/canary.js";
-import {
-  countKubeLines,
-  countNftProxyLines,
-  leftovers,
-  meanSyncMs,
-  parseSyncStats,
-} from "../src/migrate/measure.js";
 import { failures, formatReport } from "../src/migrate/report.js";
 import { repoRoot } from "../src/self.js";
 import { applyOrder, objectPath } from "../src/stack/apply.js";
+import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "../src/stack/canary.js";
 import {
   configMode,
   type KubeObject,
@@ -27,6 +20,13 @@ import {
   readManifests,
   stackLine,
 } from "../src/stack/manifests.js";
+import {
+  countKubeLines,
+  countNftProxyLines,
+  leftovers,
+  meanSyncMs,
+  parseSyncStats,
+} from "../src/stack/proxy-measure.js";
 import { kubeadmAddonConfig } from "../src/stack/upstream.js";
 
 const stack = readManifests(repoRoot);

@@ -31,6 +31,9 @@ import {
   serviceCIDRs,
   watchServiceCIDRs,
 } from "@switchyard/kube-proxy-app";
+import { containerEnv, nodeStatus, podStatus, resolvConf } from "@switchyard/lab/agent";
+import { kindStatusText } from "@switchyard/lab/kind";
+import { defaultLabInput, type NodePlan, planLab } from "@switchyard/lab/netns";
 import {
   IPTablesProxyBackend,
   IptablesRestoreApplier,
@@ -60,11 +63,6 @@ import {
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { Registry } from "prom-client";
-import { nodeStatus } from "../../lab/src/agent/node-object.js";
-import { containerEnv, resolvConf } from "../../lab/src/agent/pod-files.js";
-import { podStatus } from "../../lab/src/agent/pod-status.js";
-import { kindStatusText } from "../../lab/src/kind/status-text.js";
-import { defaultLabInput, type NodePlan, planLab } from "../../lab/src/netns/plan.js";
 import { type Cluster, LEASE_NAMESPACE, NODE, NS, SERVICE_UID } from "./generate.js";
 
 /** What one consumer made of a cluster, and every error its informers or handlers logged on the way. */

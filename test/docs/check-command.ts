@@ -4,10 +4,15 @@
  * each (empty when the command is right). Synopsis placeholders (`DIR`, `<pod>`, `$NODE`, `iptables|nftables`)
  * stand for any value; a choice list is checked choice by choice.
  */
-import type { Command } from "../../lab/src/cli/command.js";
-import { parseInvocation } from "../../lab/src/cli/parse-args.js";
-import { resolveCommand, UnknownCommandError } from "../../lab/src/cli/resolve.js";
-import { didYouMean, suggestionsFor } from "../../lab/src/cli/suggest.js";
+
+import {
+  type Command,
+  didYouMean,
+  parseInvocation,
+  resolveCommand,
+  suggestionsFor,
+  UnknownCommandError,
+} from "@switchyard/lab/cli";
 import { labCommandLine } from "../../scripts/lab-args.mjs";
 import type { ShownCommand } from "./shown-commands.js";
 

@@ -21,6 +21,14 @@ export interface ImageContext extends CatalogContext {
   node: string;
 }
 
+/**
+ * The lab's own images (echo.ts, loadgen.ts; lab/Dockerfile builds them), tagged so that a kind node finds the
+ * loaded image without a pull (an untagged reference means :latest and a pull every time); the netns lab's agent
+ * runs its own programs for the name, any tag.
+ */
+export const echoImage = "switchyard/echo:0.1.0";
+export const loadgenImage = "switchyard/loadgen:0.1.0";
+
 /** The lab's own programs by image name (the netns runtime only; lab/Dockerfile builds echo and loadgen). */
 function ownImages(ctx: ImageContext): Record<string, string[] | undefined> {
   return {

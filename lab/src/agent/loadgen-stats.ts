@@ -1,4 +1,8 @@
 /** The traffic generator's counters (loadgen.ts), and their difference between two readings. */
+
+/** Where the lab's workloads tell the traffic generator to serve its counters (`--stats-port`). */
+export const loadgenStatsPort = 8080;
+
 export interface LoadFailure {
   /** When the failed attempt was sent (not when it timed out): what a deletion or lameduck is compared with. */
   at: string;

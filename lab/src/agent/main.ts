@@ -10,16 +10,22 @@ import { parseArgs } from "node:util";
 import { Logger } from "@switchyard/kube";
 import { adminCredentials, ensureKubeletServingCert, labClient } from "@switchyard/testbed/controlplane";
 import { resolveBinary } from "@switchyard/testbed/upstream";
-import { realExec } from "../netns/exec.js";
-import { applySteps } from "../netns/executor.js";
-import { Journal } from "../netns/journal.js";
-import { type NodePlan, nodeByName } from "../netns/plan.js";
-import { type LabPaths, labPaths, readLabState } from "../netns/state.js";
-import { podBridgeSteps } from "../netns/steps.js";
-import { realTeardownDeps, teardown } from "../netns/teardown.js";
+import { realExec } from "../exec.js";
 import { labEntry, repoRoot } from "../self.js";
 import { hostBusybox } from "./busybox.js";
 import { hostProgramInContainerPath } from "./container-path.js";
+import {
+  applySteps,
+  Journal,
+  type LabPaths,
+  labPaths,
+  type NodePlan,
+  nodeByName,
+  podBridgeSteps,
+  readLabState,
+  realTeardownDeps,
+  teardown,
+} from "./host/netns.js";
 import { hostPortRuleset } from "./host-ports.js";
 import { Ipam } from "./ipam.js";
 import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";

@@ -7,7 +7,7 @@ import {
 } from "@switchyard/kube";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Node } from "kubernetes-types/core/v1.js";
-import type { NodePlan } from "../netns/plan.js";
+import type { NodePlan } from "./host/netns.js";
 import { nodeObject, nodeStatus } from "./node-object.js";
 
 const leaseSeconds = 40;

@@ -1,6 +1,6 @@
 import { formatTime } from "@switchyard/kube";
 import type { Node, NodeCondition, NodeStatus } from "kubernetes-types/core/v1.js";
-import type { NodePlan } from "../netns/plan.js";
+import type { NodePlan } from "./host/netns.js";
 
 /** What every lab node offers the scheduler; pods are processes, so these are nominal. */
 export const nodeCapacity = { cpu: "2", memory: "4Gi", pods: "110", "ephemeral-storage": "10Gi" };

@@ -5,8 +5,8 @@ import type { HttpRestClient } from "@switchyard/kube";
 import { firstServiceIp } from "@switchyard/testbed/controlplane";
 import { writePrivateFile } from "@switchyard/testbed/private-files";
 import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
-import type { LabPlan } from "../netns/plan.js";
 import { containerPathDirs } from "./container-path.js";
+import type { LabPlan } from "./host/netns.js";
 
 /** The pod's resolv.conf as the kubelet writes it for its DNS policy. */
 export function resolvConf(pod: Pod, plan: LabPlan, hostResolv: string): string {

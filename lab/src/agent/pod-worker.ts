@@ -10,16 +10,20 @@ import {
   patchContentTypes,
 } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import type { Exec } from "../netns/exec.js";
-import { applySteps } from "../netns/executor.js";
-import type { Journal } from "../netns/journal.js";
-import type { LabPlan, NodePlan } from "../netns/plan.js";
-import { podSandboxSteps } from "../netns/steps.js";
-import { realTeardownDeps, teardown } from "../netns/teardown.js";
+import type { Exec } from "../exec.js";
 import { Container, type RestartPolicy } from "./container.js";
 import { onPty } from "./container-input.js";
 import { ContainerLog } from "./container-log.js";
 import { execInContainerFor } from "./exec-hook.js";
+import {
+  applySteps,
+  type Journal,
+  type LabPlan,
+  type NodePlan,
+  podSandboxSteps,
+  realTeardownDeps,
+  teardown,
+} from "./host/netns.js";
 import { hostTopLevelMounts } from "./host-mounts.js";
 import { hostPortCommands, hostPortMappings } from "./host-ports.js";
 import { ensureLayer } from "./image-layer.js";

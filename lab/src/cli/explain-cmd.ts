@@ -1,5 +1,6 @@
 import { familyOf, hostPort } from "@switchyard/basics";
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
+import { realExec } from "../exec.js";
 import { explain } from "../explain/explain.js";
 import { openLabFor } from "../explain/open-lab.js";
 import { nodeAddresses, nodeProxyMode, readNodeRuleset } from "../explain/read-node.js";
@@ -16,8 +17,7 @@ import {
   serviceAt,
   type ToSpec,
 } from "../explain/targets.js";
-import { realExec } from "../netns/exec.js";
-import { labNode, type ScenarioLab, serviceSlices } from "../scenarios/scenario-lab.js";
+import { labNode, type ScenarioLab, serviceSlices } from "../scenarios/kit/scenario-lab.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
 import { UsageError } from "./usage.js";

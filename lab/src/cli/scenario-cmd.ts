@@ -1,13 +1,13 @@
+import { realExec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { kindPaths } from "../kind/paths.js";
 import { spawnExec } from "../kind/spawn-exec.js";
 import { kindWorkloadImages } from "../migrate/migrate-lab.js";
-import { realExec } from "../netns/exec.js";
 import { readLabRuntime } from "../netns/state.js";
 import { scenarios } from "../scenarios/index.js";
-import { formatScenarioReport } from "../scenarios/report.js";
-import type { Scenario, ScenarioContext, ScenarioParam } from "../scenarios/scenario.js";
-import { scenarioKindState } from "../scenarios/scenario-lab.js";
+import { formatScenarioReport } from "../scenarios/kit/report.js";
+import type { Scenario, ScenarioContext, ScenarioParam } from "../scenarios/kit/scenario.js";
+import { scenarioKindState } from "../scenarios/kit/scenario-lab.js";
 import { repoRoot } from "../self.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";

@@ -1,6 +1,6 @@
+import { realExec } from "../exec.js";
 import { openLabFor } from "../explain/open-lab.js";
 import { parseTo } from "../explain/targets.js";
-import { realExec } from "../netns/exec.js";
 import { runTrace, type TraceOptions } from "../trace/run.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";

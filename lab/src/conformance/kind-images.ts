@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import type { Progress } from "@switchyard/testbed/progress";
+import type { Exec } from "../exec.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
-import type { Exec } from "../netns/exec.js";
 
 /**
  * The e2e suite's images this repository can make (packages/testbed/upstream/images/e2e-<name>), as

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { HttpRestClient } from "@switchyard/kube";
-import { type Exec, realExec } from "../netns/exec.js";
+import { type Exec, realExec } from "../exec.js";
 import { repoRoot } from "../self.js";
 import { DashboardCore } from "./dashboard-core.js";
 import { defaultDashboardPort } from "./defaults.js";

@@ -1,7 +1,7 @@
 import { parseGoDuration } from "@switchyard/basics";
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { lameduckOf } from "../scenarios/corefile.js";
-import { metricSum } from "../scenarios/prom.js";
+import { lameduckOf } from "../scenarios/kit/corefile.js";
+import { metricSum } from "../scenarios/kit/prom.js";
 import type { DnsPodState, DnsPodView, DnsView } from "./view-model.js";
 
 /** One reading of a DNS pod's /metrics (the prometheus plugin's :9153), from the pod's node. */

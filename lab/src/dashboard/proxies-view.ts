@@ -1,11 +1,11 @@
-import type { RuleCounts } from "../migrate/measure.js";
 import {
   histogram,
   lastSyncGauge,
   metricSamples,
   programmingHistogram,
   syncHistogram,
-} from "../scenarios/prom.js";
+} from "../scenarios/kit/prom.js";
+import type { RuleCounts } from "../stack/proxy-measure.js";
 import { bucketsOf, quantile } from "./histogram.js";
 import type { ProxyView, SyncSample } from "./view-model.js";
 

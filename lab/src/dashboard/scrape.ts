@@ -1,7 +1,7 @@
 import type { Pod } from "kubernetes-types/core/v1.js";
-import { proxyMetricsGet, ruleCounts } from "../migrate/measure.js";
-import type { Exec } from "../netns/exec.js";
-import { histogram, syncHistogram } from "../scenarios/prom.js";
+import type { Exec } from "../exec.js";
+import { histogram, syncHistogram } from "../scenarios/kit/prom.js";
+import { proxyMetricsGet, ruleCounts } from "../stack/proxy-measure.js";
 import type { DnsScrape } from "./dns-view.js";
 import type { ProxyScrape } from "./proxies-view.js";
 

@@ -1,7 +1,7 @@
 import { serviceNameLabel } from "@switchyard/kube";
 import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { nodeHints, zoneHints } from "../scenarios/topology-path.js";
+import { nodeHints, zoneHints } from "../scenarios/kit/topology-path.js";
 import type { EndpointCounts, EndpointView, HintState, ServiceView, SliceView } from "./view-model.js";
 
 const topologyModeAnnotation = "service.kubernetes.io/topology-mode";

@@ -2,10 +2,10 @@
 // command starts workloads of its own images, so a kind lab's image loading is left out.
 
 import type { ProgressSink } from "@switchyard/testbed/progress";
+import type { Exec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
-import type { Exec } from "../netns/exec.js";
 import { readLabRuntime } from "../netns/state.js";
-import { openLab, type ScenarioLab } from "../scenarios/scenario-lab.js";
+import { openLab, type ScenarioLab } from "../scenarios/kit/scenario-lab.js";
 
 export async function openLabFor(
   command: string,

@@ -1,8 +1,8 @@
 // Reading a node's kernel for `explain` and `trace`: its proxy's mode, the proxy's ruleset and the node's own
 // addresses, through the argv prefix that runs a command on the node (ip netns exec / docker exec).
-import type { Exec } from "../netns/exec.js";
-import { proxyMode } from "../scenarios/node-proxy.js";
-import { runAt } from "../scenarios/pod-run.js";
+import type { Exec } from "../exec.js";
+import { proxyMode } from "../scenarios/kit/node-proxy.js";
+import { runAt } from "../scenarios/kit/pod-run.js";
 import type { LiveRuleset, ProxyMode } from "./load.js";
 import { parseAddresses } from "./node-addresses.js";
 

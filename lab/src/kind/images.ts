@@ -1,4 +1,4 @@
-import { echoImage, loadgenImage } from "../migrate/workload.js";
+import { echoImage, loadgenImage } from "../agent/images.js";
 import type { KubeObject } from "../stack/manifests.js";
 
 /** One of Switchyard's images: built from its app's Dockerfile, then loaded into every kind node. */

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgressSink } from "@switchyard/testbed/progress";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import { kindToolsOnThisMachine } from "./machine-tools.js";
-import { kindClusterLabel } from "./node-container.js";
+import { kindClusterLabel, kindNetwork } from "./node-container.js";
 import { kindPaths } from "./paths.js";
 import type { StepDeps } from "./run-steps.js";
 import { spawnExec } from "./spawn-exec.js";
@@ -79,9 +79,6 @@ export async function exportNodeLogs(
     await save("inspect.json", [docker, "inspect", node]);
   }
 }
-
-/** The network kind makes for every cluster it creates, and never removes. */
-export const kindNetwork = "kind";
 
 /**
  * kind's network goes when no container, running or stopped, is attached to it: another kind cluster (or anything

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { parseApiJson } from "@switchyard/kube";
 import { writePrivateFile } from "@switchyard/testbed/private-files";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
-import { type Exec, realExec } from "../netns/exec.js";
+import { type Exec, realExec } from "../exec.js";
 import { stackLine } from "../stack/manifests.js";
 import { apiServerPort } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";

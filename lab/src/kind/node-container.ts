@@ -6,6 +6,9 @@ import type { KindNodePlan } from "./options.js";
 export const kindClusterLabel = "io.x-k8s.kind.cluster";
 export const kindRoleLabel = "io.x-k8s.kind.role";
 
+/** The network kind makes for every cluster it creates, and never removes. */
+export const kindNetwork = "kind";
+
 /**
  * One kind node as testcontainers starts it, with the flags kind's docker provider passes `docker run`
  * (pkg/cluster/internal/providers/docker/provision.go): privileged with seccomp and AppArmor off (a container

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 
 export interface NodeImageChoice {
   /** The image every node container runs. */

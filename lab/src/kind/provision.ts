@@ -8,8 +8,7 @@ import {
 } from "testcontainers";
 import { apiServerPort, type KubeadmCluster, renderKubeadmConfig } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";
-import { kindNetwork } from "./lab-down.js";
-import { KindNodeContainer } from "./node-container.js";
+import { KindNodeContainer, kindNetwork } from "./node-container.js";
 import type { KindNodePlan } from "./options.js";
 
 /** What `kind create cluster` does for a lab, as data: the cluster, its nodes, where the results go. */

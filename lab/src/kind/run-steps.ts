@@ -1,5 +1,5 @@
 import type { Progress } from "@switchyard/testbed/progress";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 import type { KindClusterSpec } from "./provision.js";
 import type { KindStep } from "./steps.js";
 

@@ -1,4 +1,4 @@
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 
 /**
  * The reaper image testcontainers starts (its reaper.ts; RYUK_CONTAINER_IMAGE overrides it, as there). Kept in step

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { Exec } from "../netns/exec.js";
+import type { Exec } from "../exec.js";
 
 /**
  * An Exec for long, chatty commands (docker build, kind create cluster): output streams line by line to

@@ -12,7 +12,7 @@ import { type KindLabState, readKindState } from "../kind/state.js";
 import type { KindTools } from "../kind/tools.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
-import { loadgenStats, statsThroughApiserver } from "../scenarios/workloads.js";
+import { loadgenStats, statsThroughApiserver } from "../scenarios/kit/workloads.js";
 import { needOurStack } from "../stack/manifests.js";
 import { trafficNamespace } from "./workload.js";
 

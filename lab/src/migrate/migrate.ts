@@ -1,17 +1,16 @@
 import { type HttpRestClient, patchContentTypes, realClock, sleep } from "@switchyard/kube";
 import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
-import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
-import { type Exec, realExec } from "../netns/exec.js";
+import { type Exec, realExec } from "../exec.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
+import { modeConfigMap, modeDaemonSet, modeLabel, prepare } from "../stack/canary.js";
 import { deploymentReady } from "../stack/deploy.js";
 import { configMode, type KubeObject, type ProxyMode, readManifests } from "../stack/manifests.js";
+import { leftovers, meanSyncMs, proxyView, ruleCounts } from "../stack/proxy-measure.js";
 import { waitUntil } from "../stack/wait.js";
-import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "./canary.js";
-import { leftovers, meanSyncMs, proxyView, ruleCounts } from "./measure.js";
 import { type MigrateLab, type MigrateNode, netnsMigrateLab } from "./migrate-lab.js";
 import { MigrationProgressFile, migrationProgressPath } from "./progress-file.js";
 import type { MigrationReport, NodeSwitch, TrafficDelta } from "./report.js";
@@ -37,7 +36,7 @@ export interface MigrateOptions {
 const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
 
 /**
- * Switches kube-proxy's mode node by node under traffic (canary.ts says how), and measures each switch: traffic
+ * Switches kube-proxy's mode node by node under traffic (stack/canary.ts says how), and measures each switch: traffic
  * failures per client node, sync time and rule counts before and after, the old mode's leftovers, its duration.
  */
 export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
@@ -154,59 +153,6 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
   } finally {
     client.close();
   }
-}
-
-/**
- * Once per lab: the original DaemonSet learns to keep off labelled nodes. Its pods roll in place in the same mode
- * (rules stay, the new pod resyncs them); the time is reported apart from the switches.
- */
-export async function prepare(
-  client: HttpRestClient,
-  ds: KubeObject,
-  nodes: readonly MigrateNode[],
-  exec: Exec,
-  deadline: number,
-  progress: Progress,
-) {
-  const live = await client.call<DaemonSet>(
-    "GET",
-    "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
-  );
-  const terms =
-    live.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
-      ?.nodeSelectorTerms ?? [];
-  if (terms.some((t) => t.matchExpressions?.some((e) => e.key === modeLabel))) return undefined;
-  const started = Date.now();
-  progress.update(
-    "preparing: the kube-proxy DaemonSet keeps off nodes labelled for another mode (rolls in place)",
-    true,
-  );
-  await applyObjects(client, [withoutLabelledNodes(ds)]);
-  await waitUntil(
-    "the kube-proxy DaemonSet to roll",
-    async () => {
-      const d = await client.call<DaemonSet>(
-        "GET",
-        "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
-      );
-      const s = d.status;
-      const done =
-        (s?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
-        s?.updatedNumberScheduled === s?.desiredNumberScheduled &&
-        s?.numberReady === s?.desiredNumberScheduled;
-      return done ? true : `${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated`;
-    },
-    deadline,
-    progress,
-  );
-  for (const n of nodes)
-    await waitUntil(
-      `${n.name}'s proxy to sync`,
-      async () => ((await proxyView(exec, n.run)).sync.count > 0 ? true : "no sync yet"),
-      deadline,
-      progress,
-    );
-  return (Date.now() - started) / 1000;
 }
 
 /** One proxy pod on the node, running, serving the new mode and past its first sync. */

@@ -1,6 +1,6 @@
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import type { ProxyMode } from "../stack/manifests.js";
-import type { RuleCounts } from "./measure.js";
+import type { RuleCounts } from "../stack/proxy-measure.js";
 
 export type TrafficDelta = Pick<LoadStats, "tcp" | "dns">;
 

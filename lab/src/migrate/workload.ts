@@ -1,16 +1,10 @@
+import { echoImage, loadgenImage } from "../agent/images.js";
+import { loadgenStatsPort } from "../agent/loadgen-stats.js";
 import type { KubeObject } from "../stack/manifests.js";
 
 /** The migration's traffic: echo servers behind a ClusterIP and a NodePort Service, and a client on every node. */
 export const trafficNamespace = "switchyard-migration";
 export const echoNodePort = 30900;
-export const loadgenStatsPort = 8080;
-
-/**
- * The lab's own images, tagged so that a kind node finds the loaded image without a pull (an untagged reference
- * means :latest and a pull every time); the netns lab's agent runs its own programs for the name, any tag.
- */
-export const echoImage = "switchyard/echo:0.1.0";
-export const loadgenImage = "switchyard/loadgen:0.1.0";
 
 /** `replicas` echo servers, and a traffic generator on every node that runs pods, aimed at each node's NodePort. */
 export function trafficObjects(replicas: number, nodes: readonly { ip: string }[]): KubeObject[] {

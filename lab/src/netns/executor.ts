@@ -1,4 +1,4 @@
-import type { Exec } from "./exec.js";
+import type { Exec } from "../exec.js";
 import type { Journal } from "./journal.js";
 import type { Step } from "./steps.js";
 

@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from "node:fs";
 import { down as controlPlaneDown, isOurs, stopProcess } from "@switchyard/testbed/controlplane";
-import type { Exec } from "./exec.js";
+import type { Exec } from "../exec.js";
 import { Journal } from "./journal.js";
 import { labPaths, readLabState } from "./state.js";
 import { realTeardownDeps, teardown } from "./teardown.js";

@@ -13,11 +13,11 @@ import {
 import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import type { Node } from "kubernetes-types/core/v1.js";
+import { type Exec, realExec } from "../exec.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import { deployUpstreamStack } from "../stack/upstream.js";
-import { type Exec, realExec } from "./exec.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
 import { labDown } from "./lab-down.js";

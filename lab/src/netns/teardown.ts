@@ -1,5 +1,5 @@
 import { realClock, sleep } from "@switchyard/kube";
-import { type Exec, realExec } from "./exec.js";
+import { type Exec, realExec } from "../exec.js";
 import type { Undo } from "./steps.js";
 
 export interface TeardownDeps {

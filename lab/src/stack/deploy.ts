@@ -5,12 +5,24 @@ import type { Progress } from "@switchyard/testbed/progress";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.js";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { Exec } from "../netns/exec.js";
-import type { LabPlan } from "../netns/plan.js";
+import type { Exec } from "../exec.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "./apply.js";
 import { labStack, type ProxyMode, readManifests, type StackKind } from "./manifests.js";
 import { httpGet, waitUntil } from "./wait.js";
+
+/**
+ * The lab a stack is deployed into, as the stack sees it: its CIDRs, the DNS Service's address, and its nodes, each
+ * a network namespace where the node's proxy is checked (the netns runtime's LabPlan is one).
+ */
+export interface StackLab {
+  clusterCidr: string;
+  serviceCidr: string;
+  dnsIp: string;
+  /** How many nodes run a proxy. */
+  nodes: number;
+  nodeList: readonly { name: string; ip: string; netns: string }[];
+}
 
 export interface StackDeployOptions {
   proxyMode: ProxyMode;
@@ -49,7 +61,7 @@ export const writtenBy = (stack: StackKind) =>
  */
 export async function deployStack(
   client: HttpRestClient,
-  plan: LabPlan,
+  plan: StackLab,
   o: StackDeployOptions,
   progress: Progress,
   exec: Exec,
@@ -74,7 +86,7 @@ export async function deployStack(
  */
 export async function waitForStack(
   client: HttpRestClient,
-  plan: LabPlan,
+  plan: StackLab,
   stack: StackKind,
   deadline: number,
   progress: Progress,
@@ -87,7 +99,7 @@ export async function waitForStack(
   await waitUntil("kube-dns endpoints", () => kubeDnsSliced(client, stack), deadline, progress);
 }
 
-async function proxiesHealthy(client: HttpRestClient, plan: LabPlan, exec: Exec): Promise<true | string> {
+async function proxiesHealthy(client: HttpRestClient, plan: StackLab, exec: Exec): Promise<true | string> {
   const ds = await client.call<DaemonSet>(
     "GET",
     "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",

@@ -4,9 +4,8 @@ import type { HttpRestClient } from "@switchyard/kube";
 import type { Progress } from "@switchyard/testbed/progress";
 import { buildUpstream, readVersions, resolveBinary } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
-import type { Exec } from "../netns/exec.js";
-import type { LabPlan } from "../netns/plan.js";
-import { waitForStack } from "./deploy.js";
+import type { Exec } from "../exec.js";
+import { type StackLab, waitForStack } from "./deploy.js";
 import type { ProxyMode } from "./manifests.js";
 
 export interface UpstreamStackOptions {
@@ -56,7 +55,7 @@ export function kubeadmAddonConfig(o: {
  */
 export async function deployUpstreamStack(
   client: HttpRestClient,
-  plan: LabPlan,
+  plan: StackLab,
   o: UpstreamStackOptions,
   progress: Progress,
   exec: Exec,

@@ -3,11 +3,11 @@
 
 import { familyOf } from "@switchyard/basics";
 import { realClock, sleep } from "@switchyard/kube";
+import type { Exec } from "../exec.js";
 import { loadRuleset } from "../explain/load.js";
 import { type NodeRuleset, nodeAddresses, nodeProxyMode, readNodeRuleset } from "../explain/read-node.js";
 import { tracePacketThrough } from "../explain/trace.js";
-import type { Exec } from "../netns/exec.js";
-import type { LabNode } from "../scenarios/scenario-lab.js";
+import type { LabNode } from "../scenarios/kit/scenario-lab.js";
 
 /** One read of one node: when it finished and the endpoint addresses the ClusterIP reached. */
 export interface RuleRead {

@@ -1,6 +1,6 @@
 // `trace`'s text: one timeline per change (pod → EndpointSlice write → each node's rules), then per node the
 // p50 and p99 over the changes.
-import { quantile } from "../scenarios/probes.js";
+import { quantile } from "../scenarios/kit/probes.js";
 import type { TracedChange } from "./change.js";
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(3)} s`;

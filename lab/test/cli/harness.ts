@@ -2,14 +2,11 @@ import { execFileSync, spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli/main.js";
+import type { CliResult } from "../../src/cli/captured.js";
 import { labEntry } from "../../src/self.js";
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+/** The CLI in this process, its output captured: src/cli/captured.ts (also `@switchyard/lab/cli`). */
+export { type CliResult, runMain } from "../../src/cli/captured.js";
 
 /**
  * switchyard-lab as a user runs it: a process of its own (src/cli/bin.ts through tsx, so no build is needed),
@@ -38,22 +35,6 @@ export function runCli(
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
   });
-}
-
-/** The CLI in this process, its console output captured (fast enough to run over every command of the table). */
-export async function runMain(args: string[]): Promise<CliResult> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const { log, error } = console;
-  console.log = (...a: unknown[]) => out.push(`${a.join(" ")}\n`);
-  console.error = (...a: unknown[]) => err.push(`${a.join(" ")}\n`);
-  try {
-    const code = await main(args);
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    console.log = log;
-    console.error = error;
-  }
 }
 
 /** The words fish's own completion offers for `line` (its text up to the cursor) from the script in `file`. */

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { scenarioParams } from "../../src/cli/scenario-cmd.js";
 import { UsageError } from "../../src/cli/usage.js";
 import { scenarioByName, scenarios } from "../../src/scenarios/index.js";
-import { numberParam, type ScenarioContext } from "../../src/scenarios/scenario.js";
+import { numberParam, type ScenarioContext } from "../../src/scenarios/kit/scenario.js";
 import { runMain } from "./harness.js";
 
 const churn = scenarioByName("slice-churn");

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type HttpRestClient, realClock, sleep } from "@switchyard/kube";
 import type { Pod, Service } from "kubernetes-types/core/v1.js";
+import { echoImage } from "../../src/agent/images.js";
 import { main } from "../../src/cli/main.js";
-import { echoImage } from "../../src/migrate/workload.js";
-import { realExec } from "../../src/netns/exec.js";
+import { realExec } from "../../src/exec.js";
 import { labDown } from "../../src/netns/lab-down.js";
-import { openLab, type ScenarioLab } from "../../src/scenarios/scenario-lab.js";
+import { openLab, type ScenarioLab } from "../../src/scenarios/kit/scenario-lab.js";
 import {
   clusterIpService,
   deployment,
@@ -20,7 +20,7 @@ import {
   namespaceReady,
   podsOf,
   rolledOut,
-} from "../../src/scenarios/workloads.js";
+} from "../../src/scenarios/kit/workloads.js";
 import { applyObjects } from "../../src/stack/apply.js";
 import { stackLabSkip, upTestLab } from "../netns/test-lab.js";
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { echoImage, loadgenImage } from "../../src/agent/images.js";
 import { netnsNodes } from "../../src/migrate/migrate-lab.js";
-import { echoImage, loadgenImage, trafficObjects } from "../../src/migrate/workload.js";
+import { trafficObjects } from "../../src/migrate/workload.js";
 
 describe("migrate on either runtime", () => {
   test("a netns node's commands run in its namespace, and every netns node runs pods", () => {

@@ -22,7 +22,7 @@ import { type RunningDashboard, startDashboard } from "../../src/dashboard/dashb
 import { migrate } from "../../src/migrate/migrate.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import type { LabState } from "../../src/netns/state.js";
-import { withLameduck } from "../../src/scenarios/corefile.js";
+import { withLameduck } from "../../src/scenarios/kit/corefile.js";
 import { repoRoot } from "../../src/self.js";
 import { browserSkip, openBrowser, rendered } from "../dashboard/browser.js";
 import { stackLabSkip, upTestLab } from "./test-lab.js";

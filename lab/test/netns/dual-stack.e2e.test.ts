@@ -11,7 +11,7 @@ import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
-import { sliceChurn } from "../../src/scenarios/slice-churn.js";
+import { sliceChurn } from "../../src/scenarios/slice-churn/slice-churn.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
 import { finding, runScenario } from "../scenarios/harness.js";
 import { echoAndClient, labNetns, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";

@@ -1,13 +1,13 @@
 // Running a scenario inside a test: its report printed as TAP comments, and a claim's finding looked up.
 import assert from "node:assert/strict";
-import { realExec } from "../../src/netns/exec.js";
-import { formatScenarioReport } from "../../src/scenarios/report.js";
+import { realExec } from "../../src/exec.js";
+import { formatScenarioReport } from "../../src/scenarios/kit/report.js";
 import type {
   ClaimFinding,
   Scenario,
   ScenarioContext,
   ScenarioReport,
-} from "../../src/scenarios/scenario.js";
+} from "../../src/scenarios/kit/scenario.js";
 
 /** Runs a scenario on the lab in stateDir (a kind lab's needs `kind`, as the command line passes it). */
 export async function runScenario(

@@ -9,9 +9,9 @@ import { describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { aQuery, replyError } from "../../src/agent/dns-lookup.js";
-import { answerLoop, countAnswerLines } from "../../src/scenarios/node-client.js";
-import { kindContainerRun, kindPodRun, kindSandboxImage } from "../../src/scenarios/pod-run.js";
-import { fromHexDump, udpQueryLine } from "../../src/scenarios/probes.js";
+import { answerLoop, countAnswerLines } from "../../src/scenarios/hints/node-client.js";
+import { kindContainerRun, kindPodRun, kindSandboxImage } from "../../src/scenarios/kit/pod-run.js";
+import { fromHexDump, udpQueryLine } from "../../src/scenarios/kit/probes.js";
 
 const bash = async (line: string) => (await promisify(execFile)("bash", ["-c", line])).stdout;
 

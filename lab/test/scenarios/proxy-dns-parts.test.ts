@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { withLameduck } from "../../src/scenarios/corefile.js";
-import { proxyWrites } from "../../src/scenarios/nft-monitor.js";
-import { histogram, metricSum } from "../../src/scenarios/prom.js";
-import { sendsTo } from "../../src/scenarios/rules.js";
-import { withMinSyncPeriod } from "../../src/scenarios/sync-batching.js";
+import { withLameduck } from "../../src/scenarios/kit/corefile.js";
+import { histogram, metricSum } from "../../src/scenarios/kit/prom.js";
+import { sendsTo } from "../../src/scenarios/kit/rules.js";
+import { withMinSyncPeriod } from "../../src/scenarios/proxy-down/sync-batching.js";
+import { proxyWrites } from "../../src/scenarios/scale/nft-monitor.js";
 
 // The pure parts of the proxy and DNS scenarios; the scenarios themselves run in proxy-dns.e2e.test.ts.
 describe("proxy and DNS scenario parts", () => {

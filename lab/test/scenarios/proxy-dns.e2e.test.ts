@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { labDown } from "../../src/netns/lab-down.js";
-import { lameduck } from "../../src/scenarios/lameduck.js";
-import { proxyDown } from "../../src/scenarios/proxy-down.js";
-import { scale } from "../../src/scenarios/scale.js";
-import type { Scenario } from "../../src/scenarios/scenario.js";
+import type { Scenario } from "../../src/scenarios/kit/scenario.js";
+import { lameduck } from "../../src/scenarios/lameduck/lameduck.js";
+import { proxyDown } from "../../src/scenarios/proxy-down/proxy-down.js";
+import { scale } from "../../src/scenarios/scale/scale.js";
 import { stackLabSkip, upTestLab } from "../netns/test-lab.js";
 import { finding, runScenario } from "./harness.js";
 

@@ -1,18 +1,23 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { chiSquareSurvival, spread } from "../../src/scenarios/answer-stats.js";
-import { autoCanHint, flapPoint, hintedByZone, worstLoad } from "../../src/scenarios/auto-allocation.js";
-import { c13Finding, uniformChain } from "../../src/scenarios/hints-verdicts.js";
+import { chiSquareSurvival, spread } from "../../src/scenarios/hints/answer-stats.js";
+import { c13Finding, uniformChain } from "../../src/scenarios/hints/hints-verdicts.js";
+import type { SliceEvent } from "../../src/scenarios/kit/slice-watch.js";
+import { topologyPath } from "../../src/scenarios/kit/topology-path.js";
 import {
   deletedOnScaleDown,
   describeFill,
   sample,
   slicesByPortSet,
   untouched,
-} from "../../src/scenarios/slice-stats.js";
-import type { SliceEvent } from "../../src/scenarios/slice-watch.js";
-import { topologyPath } from "../../src/scenarios/topology-path.js";
+} from "../../src/scenarios/slice-churn/slice-stats.js";
+import {
+  autoCanHint,
+  flapPoint,
+  hintedByZone,
+  worstLoad,
+} from "../../src/scenarios/topology-auto/auto-allocation.js";
 
 const ep = (node: string, zone: string, hints?: object, ready = true) => ({
   addresses: ["10.0.0.1"],

@@ -5,10 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { labDown } from "../../src/netns/lab-down.js";
-import { hints } from "../../src/scenarios/hints.js";
-import type { Scenario, ScenarioReport } from "../../src/scenarios/scenario.js";
-import { sliceChurn } from "../../src/scenarios/slice-churn.js";
-import { topologyAuto } from "../../src/scenarios/topology-auto.js";
+import { hints } from "../../src/scenarios/hints/hints.js";
+import type { Scenario, ScenarioReport } from "../../src/scenarios/kit/scenario.js";
+import { sliceChurn } from "../../src/scenarios/slice-churn/slice-churn.js";
+import { topologyAuto } from "../../src/scenarios/topology-auto/topology-auto.js";
 import { stackLabSkip, upTestLab } from "../netns/test-lab.js";
 import { finding, runScenario } from "./harness.js";
 

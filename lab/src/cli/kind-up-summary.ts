@@ -1,0 +1,40 @@
+import { dashboardHint } from "../dashboard/defaults.js";
+import type { KindLabState } from "../kind/state.js";
+import { labDirHint } from "../netns/state.js";
+
+/** What `up --runtime kind` prints at the end: the nodes, where the kubeconfig is, and things to try. */
+export function kindUpSummary(state: KindLabState, stateDir: string): string {
+  const stack = state.stack
+    ? `, ${state.stack.kind ?? "switchyard"}'s stack deployed in ${state.stack.seconds.toFixed(1)}s (kube-proxy mode ${state.stack.proxyMode})`
+    : " (no stack: --no-stack)";
+  const worker = state.nodes.find((n) => n.role === "worker");
+  return [
+    `kind lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,
+    "",
+    "NODE                        ROLE           ZONE",
+    ...state.nodes.map((n) => `${n.name.padEnd(28)}${n.role.padEnd(15)}${n.zone}`),
+    "",
+    `apiserver:  ${state.server}`,
+    `kubeconfig: ${state.kubeconfig}`,
+    dashboardHint,
+    ...labDirHint(stateDir),
+    "",
+    "Try:",
+    "  npx switchyard-lab kubectl get pods -A -o wide",
+    "  npx switchyard-lab kubectl get endpointslices -n kube-system --show-managed-fields -o yaml | grep manager:",
+    ...(worker
+      ? [
+          state.stack?.proxyMode === "nftables"
+            ? `  docker exec ${worker.name} nft list table ip kube-proxy`
+            : `  docker exec ${worker.name} iptables-save -t nat | grep KUBE-SVC`,
+        ]
+      : []),
+    ...(state.stack?.kind === "upstream"
+      ? [
+          "Swap Switchyard's images in (already loaded into the nodes):",
+          "  npx switchyard-lab kubectl -n kube-system set image daemonset/kube-proxy kube-proxy=switchyard/kube-proxy:dev",
+          "  npx switchyard-lab kubectl -n kube-system set image deployment/coredns coredns=switchyard/cluster-dns:dev",
+        ]
+      : []),
+  ].join("\n");
+}

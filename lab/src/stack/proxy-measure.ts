@@ -1,0 +1,86 @@
+import type { Exec } from "../exec.js";
+import type { ProxyMode } from "./manifests.js";
+
+/** What a proxy's /metrics says about its syncs: kubeproxy_sync_proxy_rules_duration_seconds' count and sum. */
+export interface SyncStats {
+  count: number;
+  sumSeconds: number;
+}
+
+export function parseSyncStats(metrics: string): SyncStats {
+  // Summed over the IP families' series.
+  const value = (suffix: string) =>
+    metrics
+      .split("\n")
+      .filter((l) => l.startsWith(`kubeproxy_sync_proxy_rules_duration_seconds_${suffix}`))
+      .reduce((total, l) => total + (Number(l.split(/\s+/).at(-1)) || 0), 0);
+  return { count: value("count"), sumSeconds: value("sum") };
+}
+
+/** Mean sync time between two readings of the same proxy (or since its start when `before` is zero). */
+export function meanSyncMs(before: SyncStats, after: SyncStats): number | undefined {
+  const n = after.count - before.count;
+  return n > 0 ? ((after.sumSeconds - before.sumSeconds) / n) * 1000 : undefined;
+}
+
+/** Rules of ours in one node: iptables lines mentioning KUBE- in each backend, lines of the kube-proxy tables. */
+export interface RuleCounts {
+  iptablesLegacy: number;
+  iptablesNft: number;
+  nftables: number;
+}
+
+/**
+ * KUBE-FIREWALL (the "block incoming localnet connections" rule) is left out: the kubelet creates the same chain,
+ * so kube-proxy's cleanup of the iptables mode leaves it in place, as upstream's does.
+ */
+export const countKubeLines = (save: string) =>
+  save.split("\n").filter((l) => l.startsWith("-A ") && l.includes("KUBE-") && !l.includes("KUBE-FIREWALL"))
+    .length;
+
+/** Lines inside `table ip kube-proxy` / `table ip6 kube-proxy` of an `nft list ruleset`. */
+export function countNftProxyLines(ruleset: string): number {
+  let inside = false;
+  let depth = 0;
+  let n = 0;
+  for (const line of ruleset.split("\n")) {
+    if (!inside && /^table ip6? kube-proxy \{/.test(line)) {
+      inside = true;
+      depth = 0;
+    }
+    if (!inside) continue;
+    n++;
+    depth += (line.match(/\{/g) ?? []).length - (line.match(/\}/g) ?? []).length;
+    if (depth === 0) inside = false;
+  }
+  return n;
+}
+
+/** Rules the other mode would leave behind: what must be zero once a node has switched to `mode`. */
+export const leftovers = (c: RuleCounts, mode: ProxyMode) =>
+  mode === "nftables" ? c.iptablesLegacy + c.iptablesNft : c.nftables;
+
+/** Where a node's commands run: the argv prefix that gets there (`ip netns exec <ns>`, `docker exec <node>`). */
+export type NodeShell = readonly string[];
+const prefix = (node: NodeShell) => [...node];
+
+export async function ruleCounts(exec: Exec, node: NodeShell): Promise<RuleCounts> {
+  const inNs = (...argv: string[]) => exec([...prefix(node), ...argv]).catch(() => "");
+  return {
+    iptablesLegacy: countKubeLines(await inNs("iptables-legacy-save")),
+    iptablesNft: countKubeLines(await inNs("iptables-nft-save")),
+    nftables: countNftProxyLines(await inNs("nft", "list", "ruleset")),
+  };
+}
+
+/** A GET of the node's proxy metrics address (`/metrics`, `/proxyMode`), run where `node` says. */
+export const proxyMetricsGet = (node: NodeShell, path: string): string[] => [
+  ...prefix(node),
+  ...["curl", "-s", "--max-time", "2", `http://127.0.0.1:10249${path}`],
+];
+
+/** The node's proxy metrics and mode, from its loopback metrics address (as an operator would curl them). */
+export async function proxyView(exec: Exec, node: NodeShell): Promise<{ mode: string; sync: SyncStats }> {
+  const curl = (path: string) => exec(proxyMetricsGet(node, path)).catch(() => "");
+  return { mode: (await curl("/proxyMode")).trim(), sync: parseSyncStats(await curl("/metrics")) };
+}
