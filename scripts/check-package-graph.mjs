@@ -18,9 +18,7 @@
 // workspace into the root's node_modules, the root is private and nothing depends on it (so it closes no cycle),
 // and its tests run after the whole build. They may not import one by path, like everyone else.
 //
-// Imports are read with TypeScript's parser, so a comment or a string naming a package is not an import. The
-// violations known when the check was written wait in ALLOWLIST (a file and an import per line) while they are
-// fixed; a line there that no longer occurs fails too, so the list only shrinks.
+// Imports are read with TypeScript's parser, so a comment or a string naming a package is not an import.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
@@ -31,7 +29,13 @@ const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "peerDependencies"
 const PRODUCTION_FIELDS = ["dependencies", "peerDependencies"];
 /** The root package's own folders of code. */
 const ROOT_FOLDERS = ["bench", "test", "scripts"];
-export const ALLOWLIST = "scripts/package-graph.allowlist";
+/**
+ * The one path out of a workspace that is a rule, not a violation: the lab's launcher runs from the repository
+ * on whatever `node` is first on PATH, before anything may be built or installed, and brings the project's Node
+ * with the script that `npm test`, `npm run lab` and CI use. The lab is private and repository-bound; making its
+ * programs installable on their own is issue 35's work.
+ */
+const REPOSITORY_LAUNCHERS = new Map([["lab/bin/switchyard-lab.js", "scripts/project-node.mjs"]]);
 
 const SOURCE_FILE = /\.(?:ts|tsx|mts|mjs|js)$/;
 const TEST_FILE = /\.test\.(?:ts|tsx|mts|mjs|js)$/;
@@ -196,6 +200,7 @@ function checkRelative(repo, at, from, role) {
     .split(sep)
     .join("/");
   if (resolved.startsWith("../")) return [{ message: ", outside the repository: import a package by name" }];
+  if (REPOSITORY_LAUNCHERS.get(at.file) === resolved) return [];
   const target = repo.ownerOf(resolved);
   if (target !== from) {
     const message = target.root
@@ -345,50 +350,13 @@ function edgesOf(path, manifestGraph) {
     .join("; ");
 }
 
-/** The allowlist's lines: {line, file, specifier}, skipping blank lines and # comments. */
-export function readAllowlist(text) {
-  return text
-    .split("\n")
-    .map((raw, i) => ({ raw: raw.replace(/#.*/, "").trim(), line: i + 1 }))
-    .filter(({ raw }) => raw !== "")
-    .map(({ raw, line }) => {
-      const [file, specifier] = raw.split(/\s+/);
-      return { line, file, specifier };
-    });
-}
-
-/**
- * The violations the allowlist does not name (`failures`), how many it names (`allowed`), and its lines that name
- * no violation any more (`stale`).
- */
-export function applyAllowlist(violations, allowlist) {
-  const key = ({ file, specifier }) => `${file} ${specifier}`;
-  const allowed = new Set(allowlist.map(key));
-  const occurring = new Set(violations.map(key));
-  return {
-    failures: violations.filter((v) => !allowed.has(key(v))),
-    allowed: violations.filter((v) => allowed.has(key(v))).length,
-    stale: allowlist.filter((entry) => !occurring.has(key(entry))),
-  };
-}
-
 if (import.meta.main) {
   const root = join(import.meta.dirname, "..");
   const { files, imports, violations } = checkPackageGraph(root);
-  const allowPath = join(root, ALLOWLIST);
-  const allowlist = existsSync(allowPath) ? readAllowlist(readFileSync(allowPath, "utf8")) : [];
-  const { failures, allowed, stale } = applyAllowlist(violations, allowlist);
-  for (const { message } of failures) console.error(`package graph: ${message}`);
-  for (const { line, file, specifier } of stale) {
-    console.error(
-      `package graph: ${ALLOWLIST}:${line}: ${file} ${specifier} no longer breaks a rule: delete the line (the list only shrinks)`,
-    );
-  }
-  const summary = `${readPackageGraph(root).size} packages, ${files} files, ${imports} imports read, ${violations.length} violations, allowlisted ${allowed}`;
-  if (failures.length || stale.length) {
-    console.error(
-      `package graph: ${summary}; ${failures.length} not allowlisted, ${stale.length} stale allowlist lines`,
-    );
+  for (const { message } of violations) console.error(`package graph: ${message}`);
+  const summary = `${readPackageGraph(root).size} packages, ${files} files, ${imports} imports read, ${violations.length} violations`;
+  if (violations.length) {
+    console.error(`package graph: ${summary}`);
     process.exit(1);
   }
   console.log(`package graph: ${summary}`);
