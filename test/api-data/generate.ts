@@ -2,11 +2,12 @@
 // object plus the paths of its optional lists, maps and pointers, and variants where those paths are absent,
 // null (as the apiserver writes a Go nil without omitempty), empty, or full.
 
+import type { EndpointHints, ServiceCIDR } from "@switchyard/basics";
 // The repo's one seeded PRNG (mulberry32), so a failing seed replays the same objects.
 import { prng } from "@switchyard/kube/testing";
 import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Endpoints, Namespace, Node, Pod, Service } from "kubernetes-types/core/v1.js";
-import type { EndpointHints, EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 
 export { prng };
 
@@ -23,15 +24,6 @@ export type KindName =
   | "ServiceCIDR"
   | "Lease";
 
-/** networking.k8s.io/v1 ServiceCIDR; kubernetes-types 1.30 predates its GA. */
-export interface ServiceCIDRObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: Namespace["metadata"];
-  spec?: { cidrs?: string[] };
-  status?: { conditions?: NonNullable<Service["status"]>["conditions"] };
-}
-
 /** The objects of one generated cluster, by kind. Services and Pods come in pairs (see fullCluster). */
 export interface Cluster {
   Service: Service[];
@@ -40,7 +32,7 @@ export interface Cluster {
   Pod: Pod[];
   Node: Node[];
   Namespace: Namespace[];
-  ServiceCIDR: ServiceCIDRObject[];
+  ServiceCIDR: ServiceCIDR[];
   Lease: Lease[];
 }
 
@@ -330,7 +322,7 @@ export function fullNamespace(): Namespace {
   };
 }
 
-export function fullServiceCIDR(): ServiceCIDRObject {
+export function fullServiceCIDR(): ServiceCIDR {
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "ServiceCIDR",

@@ -1,4 +1,4 @@
-export { parseGoDuration } from "@switchyard/kube";
+export { parseGoDuration } from "@switchyard/basics";
 export { type App, type AppOptions, cleanupAndExit, nodeNameOf, startApp } from "./app.js";
 export {
   type CommandLine,
@@ -14,4 +14,4 @@ export { FAULTS_ENV, withInjectedFaults } from "./faults.js";
 export { loadConfiguration, type MainIO, main, PROGRAM } from "./main.js";
 export { localDetector } from "./network.js";
 export { fetchNode, type NodeInfo } from "./node-info.js";
-export { type ServiceCIDR, type ServiceCIDRWatch, serviceCIDRs, watchServiceCIDRs } from "./service-cidrs.js";
+export { type ServiceCIDRWatch, serviceCIDRs, watchServiceCIDRs } from "./service-cidrs.js";

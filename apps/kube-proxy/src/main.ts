@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { Logger, levelFromVerbosity, parseGoDuration } from "@switchyard/kube";
+import { parseGoDuration } from "@switchyard/basics";
+import { Logger, levelFromVerbosity } from "@switchyard/kube";
 import { type Exec, newRealExec, realExec } from "@switchyard/proxier";
 import { type App, cleanupAndExit, initOnlyAndExit, startApp } from "./app.js";
 import {

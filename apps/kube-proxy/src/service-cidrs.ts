@@ -2,19 +2,15 @@
 // change hands the union of all objects' CIDRs to the proxiers. kube-proxy v1.37 starts this
 // informer in every mode; we start it where it has a reader. An API server without the
 // resource (before v1.33) gets one warning instead of a watch that fails forever.
+import type { ServiceCIDR } from "@switchyard/basics";
 import {
   defineResource,
   type InformerFactory,
   isNotFound,
-  type KubeObject,
   type Logger,
   type RestClient,
 } from "@switchyard/kube";
 import { allServiceCIDRs } from "@switchyard/proxier";
-
-export interface ServiceCIDR extends KubeObject {
-  spec?: { cidrs?: string[] };
-}
 
 export const serviceCIDRs = defineResource<ServiceCIDR>({
   group: "networking.k8s.io",

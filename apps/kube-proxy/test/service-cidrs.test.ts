@@ -3,9 +3,10 @@
 // the resource gets one warning and no watch.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { ServiceCIDR } from "@switchyard/basics";
 import { InformerFactory, Logger } from "@switchyard/kube";
 import { FakeApi, flushAsync } from "@switchyard/kube/testing";
-import { type ServiceCIDR, serviceCIDRs, watchServiceCIDRs } from "../src/service-cidrs.js";
+import { serviceCIDRs, watchServiceCIDRs } from "../src/service-cidrs.js";
 
 const object = (name: string, cidrs: string[]): ServiceCIDR => ({
   apiVersion: "networking.k8s.io/v1",

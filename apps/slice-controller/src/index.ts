@@ -1,4 +1,4 @@
-export { parseGoDuration } from "@switchyard/kube";
+export { parseGoDuration } from "@switchyard/basics";
 export { type App, type AppOptions, startApp } from "./app.js";
 export {
   ENDPOINTSLICE_CONTROLLER,

@@ -1,4 +1,4 @@
-import { type Cidr, cidrSize, fromBig, parseCidr, toBig } from "@switchyard/basics";
+import { type CidrRange, cidrRange, cidrSize, fromBig, toBig } from "@switchyard/basics";
 
 /**
  * Pod addresses of one node in one family: the CIDR's first address is the gateway (cbr0); pods take the next free
@@ -10,21 +10,21 @@ export class Ipam {
   private readonly used = new Set<bigint>();
   /** The offset handed out last; the search starts after it. */
   private last = 1n;
-  private readonly cidr: Cidr;
+  private readonly cidr: CidrRange;
   /** Offsets 2 to the last but one: not the network address, the gateway, or IPv4's broadcast address. */
   private readonly usable: bigint;
   readonly gateway: string;
   readonly prefixLength: number;
 
   constructor(podCidr: string) {
-    this.cidr = parseCidr(podCidr);
+    this.cidr = cidrRange(podCidr);
     // An IPv6 /64 has more offsets than anyone will walk; the search below only ever looks a few ahead.
     this.usable = cidrSize(this.cidr) - 3n;
     this.prefixLength = this.cidr.bits;
     this.gateway = fromBig(this.cidr.family, this.cidr.base + 1n);
   }
 
-  get family(): Cidr["family"] {
+  get family(): CidrRange["family"] {
     return this.cidr.family;
   }
 

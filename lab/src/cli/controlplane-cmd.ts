@@ -1,4 +1,4 @@
-import { parseCidr } from "@switchyard/basics";
+import { cidrRange } from "@switchyard/basics";
 import { defaultStateDir, down, status, up, withDefaults } from "@switchyard/testbed/controlplane";
 import { resolveBinary } from "@switchyard/testbed/upstream";
 import type { Command, FlagSpec, Invocation } from "./command.js";
@@ -54,7 +54,7 @@ async function runUp(inv: Invocation): Promise<number> {
   for (const name of ["service-cidr", "cluster-cidr"]) {
     for (const entry of flag(name)?.split(",") ?? []) {
       try {
-        parseCidr(entry);
+        cidrRange(entry);
       } catch {
         throw new UsageError(`${cmd}: --${name} takes CIDRs separated by commas, got "${flag(name)}"`);
       }

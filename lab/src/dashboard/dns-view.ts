@@ -1,4 +1,4 @@
-import { parseGoDuration } from "@switchyard/kube";
+import { parseGoDuration } from "@switchyard/basics";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import { lameduckOf } from "../scenarios/kit/corefile.js";
 import { metricSum } from "../scenarios/kit/prom.js";

@@ -2,7 +2,7 @@
 // lists the objects, these functions pick from them, and every miss is a one-line error saying what was
 // looked for and what exists.
 
-import { contains, toBig } from "@switchyard/basics";
+import { cidrContainsText, toBig } from "@switchyard/basics";
 import type { Node, Service, ServicePort } from "kubernetes-types/core/v1.js";
 import type { ServiceEntry } from "./why.js";
 
@@ -100,7 +100,7 @@ export function serviceAt(
 /** The node whose pod range (spec.podCIDRs) holds `ip`. */
 export function podRangeNode(nodes: readonly Node[], ip: string): Node | undefined {
   return nodes.find((n) =>
-    (n.spec?.podCIDRs ?? [n.spec?.podCIDR ?? ""]).some((c) => c !== "" && contains(c, ip)),
+    (n.spec?.podCIDRs ?? [n.spec?.podCIDR ?? ""]).some((c) => c !== "" && cidrContainsText(c, ip)),
   );
 }
 

@@ -1,4 +1,4 @@
-import { cidrList, type Family, familyOf, nth, parseCidr } from "@switchyard/basics";
+import { cidrList, cidrRange, type IPFamily as Family, familyOf, nth } from "@switchyard/basics";
 
 /**
  * The lab's shape as data: names and addresses of the bridge, the nodes and their namespaces. Everything the
@@ -96,7 +96,7 @@ export function familiesOf(choice: IpFamily): Family[] {
 /** The CIDRs of one flag, one per family in the families' order, or a one-line error naming the flag. */
 function perFamily(flag: string, list: string, choice: IpFamily): string[] {
   const cidrs = cidrList(list);
-  for (const c of cidrs) parseCidr(c);
+  for (const c of cidrs) cidrRange(c);
   const families = familiesOf(choice);
   if (cidrs.map((c) => familyOf(c)).join(",") !== families.join(",")) {
     const want =
@@ -127,7 +127,7 @@ export function planLab(input: LabInput): LabPlan {
   const serviceCidrs = perFamily("service-cidr", input.serviceCidr, choice);
   perFamily("cluster-cidr", input.clusterCidr, choice);
   const networks = perFamily("node-cidr", input.nodeCidr, choice).map((nodeCidr): FamilyNetwork => {
-    const net = parseCidr(nodeCidr);
+    const net = cidrRange(nodeCidr);
     if (net.bits > (net.family === "IPv4" ? 24 : 120))
       throw new Error(
         `the node network ${nodeCidr} must be a /${net.family === "IPv4" ? 24 : 120} or larger`,

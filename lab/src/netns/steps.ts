@@ -1,4 +1,4 @@
-import { type Family, familyOf } from "@switchyard/basics";
+import { type IPFamily as Family, familyOf } from "@switchyard/basics";
 import type { LabPlan, NodePlan } from "./plan.js";
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { contains, familyOf } from "@switchyard/basics";
+import { cidrContainsText as contains, familyOf } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { contains } from "@switchyard/basics";
+import { cidrContainsText as contains } from "@switchyard/basics";
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane } from "@switchyard/testbed";

@@ -111,7 +111,6 @@ export { Backoff, type BackoffOptions } from "./util/backoff.js";
 // Time
 export { backgroundClock, type Clock, realClock, sleep, type TimerHandle } from "./util/clock.js";
 export { abortable, Deadline, TimeoutError } from "./util/deadline.js";
-export { formatGoDuration, parseGoDuration } from "./util/go-duration.js";
 export { formatTime } from "./util/meta-time.js";
 export { TokenBucket } from "./util/token-bucket.js";
 // Work queue

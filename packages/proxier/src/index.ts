@@ -2,6 +2,7 @@
 // packet tracers are in "@switchyard/proxier/trace" (src/trace/), the test fixtures in
 // "@switchyard/proxier/testing" (src/testing/).
 
+export type { IPFamily } from "@switchyard/basics";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
@@ -88,4 +89,3 @@ export * from "./sysctl/kernel-version.js";
 export * from "./sysctl/node-setting.js";
 export * from "./sysctl/proc-files.js";
 export * from "./sysctl/route-localnet.js";
-export type { IPFamily } from "./util/ip.js";

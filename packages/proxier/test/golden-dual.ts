@@ -2,9 +2,10 @@
 // address a.b.c.d has a twin fd00:a:b:c::d; most Services are RequireDualStack with a ClusterIP,
 // external IPs, LB ingress and source ranges in both families and a slice per family, one is
 // single-stack IPv6 and one stays single-stack IPv4, so both proxiers also see a family alone.
+
+import { normalizeIP } from "@switchyard/basics";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { normalizeIP } from "../src/util/ip.js";
 import { goldenServices, goldenSlices } from "./golden-cluster.js";
 
 /** The IPv6 twin of an IPv4 address: a.b.c.d is fd00:a:b:c::d, in canonical form. */

@@ -5,11 +5,11 @@
 // renderer makes from that family's maps, first in full, then after a partial sync in IPv6.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import type { IPFamily } from "@switchyard/basics";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { renderIPTables } from "../src/iptables/render.js";
 import { renderNFTables } from "../src/nftables/render.js";
 import { buildMaps, iptOptions, NODE_IP, NODE_IPV6, NODE_NAME, nftOptions } from "../src/testing/fixtures.js";
-import type { IPFamily } from "../src/util/ip.js";
 import { dualServices, dualSlices, twin } from "./golden-dual.js";
 import { sortIPTables } from "./ipt-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import type { Server } from "node:net";
 import { join } from "node:path";
+import type { IPFamily, ServiceCIDR } from "@switchyard/basics";
 import type { TestControlPlane } from "@switchyard/testbed";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -12,13 +13,8 @@ import { NetlinkNftApplier } from "../src/apply/netlink-applier.js";
 import { ensureCanaryChains, ensureJumpChains } from "../src/iptables/skeleton.js";
 import { CT_STATE_INVALID_NFACCT, LOCALHOST_NODEPORTS_NFACCT } from "../src/metrics/nfacct-metrics.js";
 import type { Transaction } from "../src/nftables/transaction.js";
-import {
-  allServiceCIDRs,
-  type ServiceCIDRObject,
-  serviceCIDRsOfFamily,
-} from "../src/proxier/service-cidrs.js";
+import { allServiceCIDRs, serviceCIDRsOfFamily } from "../src/proxier/service-cidrs.js";
 import { NODE_IP, NODE_NAME } from "../src/testing/fixtures.js";
-import type { IPFamily } from "../src/util/ip.js";
 import { lineDiff } from "./nft-helpers.js";
 import { canonicalNFTList } from "./nft-list.js";
 import * as H from "./upstream-harness.js";
@@ -66,7 +62,7 @@ export async function createCluster(
 /** ServiceCIDRs as the app gets them: every object the API server holds, this family's share. */
 export async function serviceCIDRsFromAPI(api: H.ApiClient, family: IPFamily): Promise<string[]> {
   const objects = (
-    (await api.call("GET", "/apis/networking.k8s.io/v1/servicecidrs")) as { items: ServiceCIDRObject[] }
+    (await api.call("GET", "/apis/networking.k8s.io/v1/servicecidrs")) as { items: ServiceCIDR[] }
   ).items;
   return serviceCIDRsOfFamily(allServiceCIDRs(objects), family).cidrs;
 }

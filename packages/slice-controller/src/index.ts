@@ -1,4 +1,4 @@
-export { addressTypesForService, isHeadless, parseIP } from "./address-family.js";
+export { addressTypesForService, isHeadless } from "./address-family.js";
 export * from "./constants.js";
 export { endpointKey, endpointsEqualBeyondKey } from "./endpoint-set.js";
 export {

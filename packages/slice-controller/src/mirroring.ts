@@ -1,10 +1,10 @@
+import { formatIP, parseIP } from "@switchyard/basics";
 import type {
   EndpointPort as CoreEndpointPort,
   EndpointAddress,
   Endpoints,
   Service,
 } from "kubernetes-types/core/v1.js";
-import { parseIP } from "./address-family.js";
 import {
   ANNOTATION_LAST_CHANGE_TRIGGER_TIME,
   LABEL_MANAGED_BY,
@@ -109,8 +109,8 @@ function addressToEndpoint(
   ready: boolean,
 ): { endpoint: Endpoint; family: AddressType } | undefined {
   const parsed = parseIP(address.ip);
-  if (parsed === undefined) return undefined;
-  const endpoint: Endpoint = { addresses: [parsed.address], conditions: { ready } };
+  if (parsed === null) return undefined;
+  const endpoint: Endpoint = { addresses: [formatIP(parsed)], conditions: { ready } };
   if (address.targetRef !== undefined) endpoint.targetRef = { ...address.targetRef };
   if (address.nodeName != null) endpoint.nodeName = address.nodeName;
   if (address.hostname) endpoint.hostname = address.hostname;

@@ -1,5 +1,5 @@
+import { formatIP, parseIP } from "@switchyard/basics";
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
-import { parseIP } from "./address-family.js";
 import { LABEL_TOPOLOGY_ZONE } from "./constants.js";
 import type { AddressType, Endpoint } from "./types.js";
 
@@ -35,7 +35,7 @@ export function podAddresses(pod: Pod, addressType: AddressType): string[] {
   for (const podIP of pod.status?.podIPs ?? []) {
     const parsed = parseIP(podIP.ip ?? "");
     // The apiserver validates pod IPs, so an unparsable one is dropped rather than published.
-    if (parsed?.family === addressType) addresses.push(parsed.address);
+    if (parsed?.family === addressType) addresses.push(formatIP(parsed));
   }
   return addresses;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { addressTypesForService, parseIP } from "../src/index.js";
+import { addressTypesForService } from "../src/index.js";
 import { deepFreeze, makeService } from "./fixtures.js";
 
 describe("addressTypesForService", () => {
@@ -23,16 +23,4 @@ describe("addressTypesForService", () => {
   for (const c of cases) {
     test(c.name, () => assert.deepEqual([...addressTypesForService(deepFreeze(c.service))], c.want));
   }
-});
-
-describe("parseIP", () => {
-  const cases: [string, ReturnType<typeof parseIP>][] = [
-    ["10.0.0.1", { family: "IPv4", address: "10.0.0.1" }],
-    ["010.000.000.001", { family: "IPv4", address: "10.0.0.1" }],
-    ["FD00:0000::0001", { family: "IPv6", address: "fd00::1" }],
-    ["::ffff:10.0.0.1", { family: "IPv4", address: "10.0.0.1" }],
-    ["256.0.0.1", undefined],
-    ["pod", undefined],
-  ];
-  for (const [text, want] of cases) test(text, () => assert.deepEqual(parseIP(text), want));
 });

@@ -7,7 +7,7 @@
 // kubeadm file full of empty fields yields the defaults.
 
 import { isIPv4 } from "node:net";
-import { parseGoDuration } from "@switchyard/kube";
+import { parseGoDuration } from "@switchyard/basics";
 import yaml from "js-yaml";
 import { appendPortIfNeeded, DEFAULT_PORTS, defaultConfig, type ProxyConfig } from "./config.js";
 import {

@@ -2,7 +2,7 @@
 // section), kept as given: upstream's validation checks them (config/validate.ts), and --write-config-to and
 // /configz write them back as upstream would, so a file or a flag set that upstream refuses is refused here too and
 // one it accepts reads back the same.
-import { formatGoDuration, parseGoDuration } from "@switchyard/kube";
+import { formatGoDuration, parseGoDuration } from "@switchyard/basics";
 
 /** One --vmodule entry: a file pattern and its verbosity. */
 export interface VModuleItem {

@@ -1,7 +1,7 @@
 // The configuration written back as a v1alpha1 KubeProxyConfiguration, as upstream writes it for
 // --write-config-to and /configz: every field (the ones this proxy does not act on as recorded.ts keeps them),
 // and the mode's sync periods in the mode's section only (v1alpha1 conversion.go).
-import { formatGoDuration } from "@switchyard/kube";
+import { formatGoDuration } from "@switchyard/basics";
 import yaml from "js-yaml";
 import { type ProxyConfig, resolve } from "./config.js";
 import { CONFIG_API_VERSION, CONFIG_KIND } from "./config-file.js";

@@ -1,13 +1,7 @@
-import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { Endpoint, EndpointSlice } from "@switchyard/basics";
 
-/** Hints as of v1.33 (kubernetes-types 1.30 has no forNodes). */
-interface Hints {
-  forNodes?: Array<{ name: string }>;
-  forZones?: Array<{ name: string }>;
-}
-
-export const nodeHints = (e: Endpoint) => ((e.hints as Hints | undefined)?.forNodes ?? []).map((h) => h.name);
-export const zoneHints = (e: Endpoint) => ((e.hints as Hints | undefined)?.forZones ?? []).map((h) => h.name);
+export const nodeHints = (e: Endpoint) => (e.hints?.forNodes ?? []).map((h) => h.name);
+export const zoneHints = (e: Endpoint) => (e.hints?.forZones ?? []).map((h) => h.name);
 
 /** Which endpoints a node's proxy narrows a Service to: its own node's, its zone's, or all ready ones. */
 export type TopologyPath = "node" | "zone" | "cluster";

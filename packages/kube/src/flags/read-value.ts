@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { parseGoDuration } from "../util/go-duration.js";
+import { parseGoDuration } from "@switchyard/basics";
 import type { IntKind, Kind } from "./flag-spec.js";
 import { parseGoBool, parseGoBoolMap, parseGoFloat, parseGoInt } from "./go-values.js";
 

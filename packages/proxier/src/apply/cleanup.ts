@@ -1,7 +1,8 @@
 // Removing what kube-proxy left in the kernel: on start-up, the rules of the modes we are
 // not running (so switching modes needs only a restart), and everything under --cleanup.
+
+import type { IPFamily } from "@switchyard/basics";
 import { IPSETS, ipsetName } from "../ipvs/names.js";
-import type { IPFamily } from "../util/ip.js";
 import { CommandNotFoundError } from "./exec.js";
 import type { IptablesRestoreApplier } from "./iptables-restore.js";
 import type { IPVSApplier } from "./ipvs-applier.js";

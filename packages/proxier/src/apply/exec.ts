@@ -2,7 +2,8 @@
 // Appliers take an Exec so tests can script the kernel's answers and kernel tests can point
 // the same code into a network namespace.
 import { type ChildProcess, spawn } from "node:child_process";
-import { type Clock, formatGoDuration, realClock } from "@switchyard/kube";
+import { formatGoDuration } from "@switchyard/basics";
+import { type Clock, realClock } from "@switchyard/kube";
 
 export interface ExecResult {
   /** Exit status; a process killed by a signal reports 128 + the signal number, like a shell. */

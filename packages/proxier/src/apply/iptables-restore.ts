@@ -1,6 +1,6 @@
 // Runs iptables-restore / ip6tables-restore (and the few single-rule commands kube-proxy
 // needs around it) against one iptables backend: legacy (x_tables) or nft (nf_tables).
-import type { IPFamily } from "../util/ip.js";
+import type { IPFamily } from "@switchyard/basics";
 import { CommandNotFoundError, type Exec, firstLine, realExec } from "./exec.js";
 
 export type IPTablesBackend = "legacy" | "nft";

@@ -4,13 +4,14 @@
 // rules left are given a second to live (DRAINED_ENTRY_SECONDS) rather than deleted. Best effort: a
 // failure is logged, never thrown, because a stale flow only lasts until its timeout and must not
 // fail the sync that came before.
+
+import type { IPFamily } from "@switchyard/basics";
 import type { Clock } from "@switchyard/kube";
 import type { ProxyMetrics } from "../metrics/metrics.js";
 import { recordConntrackReconcile } from "../metrics/record.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import type { ProxierLogger } from "../proxier/backend.js";
-import type { IPFamily } from "../util/ip.js";
 import type { ConntrackTable } from "./conntrack.js";
 import type { ConntrackFlow } from "./flow.js";
 import { drainedConntrackFlows, expirableFlows, staleConntrackFlows } from "./reconcile.js";

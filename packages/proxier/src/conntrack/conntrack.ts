@@ -1,8 +1,9 @@
 // The conntrack table through the conntrack CLI (conntrack-tools), run via the injected Exec
 // so unit tests script it and kernel tests point it into a network namespace. Upstream talks
 // netlink directly; the CLI gives the same list and the same per-flow deletes.
+
+import type { IPFamily } from "@switchyard/basics";
 import { type Exec, firstLine, realExec } from "../apply/exec.js";
-import type { IPFamily } from "../util/ip.js";
 import type { ConntrackFlow } from "./flow.js";
 import { parseConntrackList } from "./flow.js";
 

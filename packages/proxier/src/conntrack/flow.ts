@@ -2,7 +2,7 @@
 // two address/port tuples matter here: the original direction says where the client sent
 // the packet (a service IP or NodePort), the reply direction where it really went (after
 // DNAT, the endpoint answers from its own IP:port).
-import { normalizeIP } from "../util/ip.js";
+import { normalizeIP } from "@switchyard/basics";
 
 /** Addresses are in canonical text (as formatIP writes them), which the reconciler compares. */
 export interface FlowTuple {

@@ -5,11 +5,12 @@
 // its timeout with every packet and would never recover. Rather than diffing two states,
 // every entry aimed at a UDP service frontend is checked against that service port's
 // serving endpoints, so entries left by a restart or a missed sync are caught as well.
+
+import { normalizeIP } from "@switchyard/basics";
 import { endpointString } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import { categorizeEndpoints } from "../model/topology.js";
-import { normalizeIP } from "../util/ip.js";
 import type { ConntrackFlow } from "./flow.js";
 
 /** "IP:port" (v6 in brackets); callers pass canonical IP text so both sides compare equal. */

@@ -2,8 +2,9 @@
 // it queues and every successful sync; it is unhealthy once a queued change has waited
 // longer than the health timeout (kube-proxy uses 2 × syncPeriod). /healthz additionally
 // fails while the node is being deleted, so load balancers drain it first.
+
+import type { IPFamily } from "@switchyard/basics";
 import type { Clock } from "@switchyard/kube";
-import type { IPFamily } from "../util/ip.js";
 import { GO_ZERO_TIME, goTimeString, type HealthResponse, JSON_HEADERS } from "./response.js";
 
 /** The Cluster Autoscaler taints a node with this before deleting it. */

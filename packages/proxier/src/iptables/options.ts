@@ -1,6 +1,7 @@
 // Per-node configuration of the iptables renderer; fixed for the proxier's lifetime.
+
+import type { IPFamily } from "@switchyard/basics";
 import type { LocalDetector } from "../model/local-detector.js";
-import type { IPFamily } from "../util/ip.js";
 
 export { ifLocal, ifNotLocal, type LocalDetector } from "../model/local-detector.js";
 

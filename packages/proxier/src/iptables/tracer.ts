@@ -2,6 +2,7 @@
 // the rule fragments our renderer writes; anything else is reported as an error rather than
 // guessed at, so a renderer change that the tracer cannot follow fails loudly.
 
+import { cidrContainsText, parseIP } from "@switchyard/basics";
 import {
   startPacket,
   type TracedPacket,
@@ -10,7 +11,6 @@ import {
   type TraceStep,
   traceResult,
 } from "../model/trace.js";
-import { cidrContainsText, parseIP } from "../util/ip.js";
 import { type FakeIPTables, tokenize } from "./fake.js";
 import type { IPTablesTable } from "./names.js";
 

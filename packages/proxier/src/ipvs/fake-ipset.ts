@@ -1,7 +1,8 @@
 // An in-memory ipset: applies `ipset restore` programs atomically and answers the
 // `-m set --match-set NAME flags` question for a packet, for the tracer.
+
+import { cidrContainsText } from "@switchyard/basics";
 import type { IPSetRestorer } from "../apply/ipvs-applier.js";
-import { cidrContainsText } from "../util/ip.js";
 import type { IPSetType } from "./names.js";
 
 export class IPSetError extends Error {

@@ -1,9 +1,10 @@
 // An in-memory IPVS for tests (this kernel has no ip_vs): applies ipvsadm-restore input
 // atomically and refuses what the kernel refuses (a real server without its virtual server,
 // duplicates, edits or deletes of missing entries).
+
+import { normalizeIP } from "@switchyard/basics";
 import type { IPVSRestorer } from "../apply/ipvs-applier.js";
 import type { Protocol } from "../model/service-port-name.js";
-import { normalizeIP } from "../util/ip.js";
 import type { IPVSTable } from "./ipvsadm.js";
 import {
   byKey,

@@ -1,7 +1,7 @@
 // kube-proxy's ipsets as `ipset restore` input. Sets are created with kube-proxy's
 // parameters (hashsize 1024, maxelem 65536, ports 0-65535) and never destroyed while
 // running: iptables rules reference them, and the kernel refuses to destroy a referenced set.
-import type { IPFamily } from "../util/ip.js";
+import type { IPFamily } from "@switchyard/basics";
 import { IPSETS, type IPSetInfo, ipsetName } from "./names.js";
 
 /** Members of each set, keyed by the set's base (IPv4) name. */

@@ -1,9 +1,10 @@
 // The iptables half of IPVS mode. IPVS balances but cannot masquerade or filter, so a fixed
 // set of rules does that by matching kube-proxy's ipsets; only set members grow with the
 // cluster. Written for `iptables-restore --noflush --counters`, nat table first.
+
+import type { IPFamily } from "@switchyard/basics";
 import { chainLine, LineBuffer, quoted } from "../iptables/line-buffer.js";
 import { ifNotLocal, masqueradeMark } from "../iptables/options.js";
-import type { IPFamily } from "../util/ip.js";
 import type { IPSetMembers } from "./ipset.js";
 import * as N from "./names.js";
 import type { IPVSOptions } from "./options.js";

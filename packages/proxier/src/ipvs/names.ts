@@ -1,6 +1,6 @@
 // Names kube-proxy's IPVS mode gives its ipsets and iptables chains. The sets keep the
 // iptables part constant-size: rules match a set, and only set members change per Service.
-import type { IPFamily } from "../util/ip.js";
+import type { IPFamily } from "@switchyard/basics";
 
 /** The dummy interface that holds every Service VIP, so the node accepts packets to them. */
 export const DUMMY_DEVICE = "kube-ipvs0";

@@ -1,6 +1,7 @@
 // Per-node configuration of the IPVS renderer; fixed for the proxier's lifetime.
+
+import { cidrContainsText, type IPFamily, parseIP } from "@switchyard/basics";
 import type { LocalDetector } from "../model/local-detector.js";
-import { cidrContainsText, type IPFamily, parseIP } from "../util/ip.js";
 
 export interface IPVSOptions {
   readonly family: IPFamily;

@@ -1,8 +1,9 @@
 // Reads `ipvsadm -Ln` back into the table renderIPVS diffs against, plus the real servers
 // that still carry connections. Virtual servers ipvsadm shows by firewall mark (FWM) are
 // someone else's: kube-proxy never creates them.
+
+import { normalizeIP } from "@switchyard/basics";
 import type { Protocol } from "../model/service-port-name.js";
-import { normalizeIP } from "../util/ip.js";
 import type { IPVSTable } from "./ipvsadm.js";
 import { realServerName } from "./ipvsadm.js";
 import { hostPort, type RealServer, type VirtualServer, vsKey } from "./virtual-server.js";

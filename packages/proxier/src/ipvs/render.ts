@@ -1,12 +1,13 @@
 // One IPVS sync as a pure function: (options, cluster state, previous kernel state) in; the
 // ipvsadm, ipset and iptables programs, the kube-ipvs0 addresses and the next state out.
 // IPVS mode has no partial sync: every sync computes everything and diffs it.
+
+import { ipFamilyOf } from "@switchyard/basics";
 import { compareStrings, type EndpointInfo } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import { namespacedName } from "../model/service-port-name.js";
 import { categorizeEndpoints } from "../model/topology.js";
-import { ipFamilyOf } from "../util/ip.js";
 import { type IPSetMembers, ipsetDiff, ipsetFull } from "./ipset.js";
 import { ipvsIPTablesRestore } from "./iptables-rules.js";
 import { type IPVSTable, ipvsadmDiff, ipvsadmFull } from "./ipvsadm.js";

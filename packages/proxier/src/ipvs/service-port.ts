@@ -1,8 +1,9 @@
 // Everything one Service port contributes to an IPVS sync: its virtual servers (ClusterIP,
 // external IPs, LB VIPs, one per NodePort address), the ipset members, the VIPs to bind.
+
+import { cidrContainsText } from "@switchyard/basics";
 import type { EndpointInfo } from "../model/endpoint.js";
 import type { ServicePortInfo } from "../model/service-port.js";
-import { cidrContainsText } from "../util/ip.js";
 import type { NoNodeAccess } from "./iptables-rules.js";
 import * as N from "./names.js";
 import { type IPVSOptions, nodePortIPs, schedulerOf } from "./options.js";

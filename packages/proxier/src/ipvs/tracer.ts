@@ -2,9 +2,10 @@
 // INPUT (source ranges, the VIP port filter), the IPVS table (which real servers may get
 // it), filter OUTPUT for node traffic and nat POSTROUTING (hairpin and marked SNAT). It reads
 // only the rule fragments the IPVS renderer writes; anything else is an error, not a guess.
+
+import { cidrContainsText, normalizeIP } from "@switchyard/basics";
 import { type FakeIPTables, tokenize } from "../iptables/fake.js";
 import type { IPTablesTable } from "../iptables/names.js";
-import { cidrContainsText, normalizeIP } from "../util/ip.js";
 import type { FakeIPVS } from "./fake.js";
 import { findVirtualServer } from "./fake.js";
 import type { FakeIPSet } from "./fake-ipset.js";

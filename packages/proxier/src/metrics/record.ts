@@ -1,5 +1,5 @@
 // Turning one sync's outcome into metric updates, in one place for every backend.
-import type { IPFamily } from "../util/ip.js";
+import type { IPFamily } from "@switchyard/basics";
 import type { ProxyMetrics } from "./metrics.js";
 
 export interface SyncOutcome {

@@ -1,13 +1,13 @@
 // One backend of one Service port, as the proxy sees it.
-import type { EndpointSlice, Endpoint as SliceEndpoint } from "kubernetes-types/discovery/v1.js";
-import { formatIP, type IPFamily, parseIP } from "../util/ip.js";
+import {
+  type EndpointSlice,
+  formatIP,
+  hostPort,
+  type IPFamily,
+  parseIP,
+  type Endpoint as SliceEndpoint,
+} from "@switchyard/basics";
 import { isProtocol, type Protocol, type ServicePortName, servicePortKey } from "./service-port-name.js";
-
-/** EndpointHints.forNodes arrived after kubernetes-types 1.30. */
-export interface EndpointHintsWithNodes {
-  forZones?: Array<{ name: string }>;
-  forNodes?: Array<{ name: string }>;
-}
 
 export interface EndpointInfo {
   readonly ip: string;
@@ -27,7 +27,7 @@ export interface EndpointInfo {
 
 /** "ip:port", with the IPv6 address in brackets, as Go's net.JoinHostPort writes it. */
 export function endpointString(ep: Pick<EndpointInfo, "ip" | "port">): string {
-  return ep.ip.includes(":") ? `[${ep.ip}]:${ep.port}` : `${ep.ip}:${ep.port}`;
+  return hostPort(ep.ip, ep.port);
 }
 
 /** Endpoints of each Service port (keyed by servicePortKey), sorted by endpointString. */
@@ -35,7 +35,7 @@ export type EndpointsByPort = Map<string, EndpointInfo[]>;
 
 function endpointInfo(ep: SliceEndpoint, ip: string, port: number, nodeName: string): EndpointInfo {
   const ready = ep.conditions?.ready ?? true;
-  const hints = ep.hints as EndpointHintsWithNodes | undefined;
+  const hints = ep.hints;
   return {
     ip,
     port,

@@ -1,8 +1,9 @@
 // Accumulates EndpointSlice changes between syncs, per Service, and the trigger times that
 // feed the network-programming latency metric.
+
+import type { IPFamily } from "@switchyard/basics";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { deepEqual } from "../util/deep-equal.js";
-import type { IPFamily } from "../util/ip.js";
 import { type EndpointInfo, type EndpointsByPort, endpointsFromSlices } from "./endpoint.js";
 import { namespacedName, serviceOfPortKey } from "./service-port-name.js";
 

@@ -1,7 +1,8 @@
 // Accumulates Service changes between syncs so a sync only looks at what moved.
+
+import type { IPFamily } from "@switchyard/basics";
 import type { Service } from "kubernetes-types/core/v1.js";
 import { deepEqual } from "../util/deep-equal.js";
-import type { IPFamily } from "../util/ip.js";
 import { type ServicePortInfo, servicePortsFromService } from "./service-port.js";
 import { namespacedName, servicePortKey } from "./service-port-name.js";
 

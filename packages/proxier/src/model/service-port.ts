@@ -1,6 +1,7 @@
 // What the proxy needs to know about one Service port, computed once per Service change.
+
+import { cidrContains, formatCIDR, formatIP, type IPFamily, parseCIDR, parseIP } from "@switchyard/basics";
 import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
-import { cidrContains, formatCIDR, formatIP, type IPFamily, parseCIDR, parseIP } from "../util/ip.js";
 import { isProtocol, type Protocol, type ServicePortName } from "./service-port-name.js";
 
 /** Default ClientIP affinity timeout (3 hours), as the API server defaults it. */

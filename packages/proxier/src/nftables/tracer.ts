@@ -2,6 +2,7 @@
 // only the rule fragments our renderer writes; anything else is reported as an error rather
 // than guessed at, so a renderer change that the tracer cannot follow fails loudly.
 
+import { cidrContainsText, parseIP } from "@switchyard/basics";
 import {
   startPacket,
   type TracedPacket,
@@ -9,7 +10,6 @@ import {
   type TraceResult,
   traceResult,
 } from "../model/trace.js";
-import { cidrContainsText, parseIP } from "../util/ip.js";
 import type { FakeNFTables, FakeTable } from "./fake.js";
 
 export type { TracePacket, TracePath, TraceResult, TraceStep } from "../model/trace.js";

@@ -1,11 +1,12 @@
 // What the Proxier needs from a data plane: turn the current maps into kernel rules, full or
 // partial. A backend keeps its own rendered state and forgets it when a sync fails, so the
 // next sync re-reads the kernel and rewrites everything.
+
+import type { IPFamily } from "@switchyard/basics";
 import type { StructuredLogger } from "@switchyard/kube";
 import type { ProxyMode } from "../apply/cleanup.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
-import type { IPFamily } from "../util/ip.js";
 
 export interface BackendSyncInput {
   readonly services: ServicePortMap;

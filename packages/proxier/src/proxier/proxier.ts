@@ -4,6 +4,8 @@
 // reconciles stale UDP conntrack entries when a UDP service's endpoints changed. A failed
 // sync is retried after syncPeriod and the retry is always full, since the trackers were
 // already drained and the partial-sync bookkeeping is gone.
+
+import type { IPFamily } from "@switchyard/basics";
 import { backgroundClock, type Clock, type TimerHandle } from "@switchyard/kube";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -22,7 +24,6 @@ import { ServiceChangeTracker, type ServicePortMap } from "../model/service-chan
 import { namespacedName } from "../model/service-port-name.js";
 import { BoundedFrequencyRunner, kubeProxyRunnerIntervals } from "../sync/bounded-frequency-runner.js";
 import { FullSyncPolicy } from "../sync/full-sync-policy.js";
-import type { IPFamily } from "../util/ip.js";
 import { type ProxierLogger, type ProxyBackend, silentLogger } from "./backend.js";
 import { serviceCIDRsOfFamily } from "./service-cidrs.js";
 

@@ -2,15 +2,10 @@
 // object, then one family's share for each proxier. kube-proxy keeps a running set of CIDR
 // strings; we recompute the union from the whole cache instead, so two objects that share a
 // CIDR cannot remove it for each other.
-import { type IPFamily, parseCIDR } from "../util/ip.js";
-
-/** The little of a ServiceCIDR object that matters here. */
-export interface ServiceCIDRObject {
-  readonly spec?: { readonly cidrs?: readonly string[] };
-}
+import { type IPFamily, parseCIDR, type ServiceCIDR } from "@switchyard/basics";
 
 /** Every CIDR of the objects, once each, sorted so that equal sets compare equal. */
-export function allServiceCIDRs(objects: readonly ServiceCIDRObject[]): string[] {
+export function allServiceCIDRs(objects: readonly ServiceCIDR[]): string[] {
   return [...new Set(objects.flatMap((o) => o.spec?.cidrs ?? []))].sort();
 }
 

@@ -4,6 +4,8 @@
 //   nodes           192.168.0.0/24, this node "node1" is 192.168.0.2         fd00:192:168::2
 //   external        203.0.113.0/24 (clients); LB source range 203.0.113.0/25  fd00:203:113::/64
 //   LB VIPs         1.2.3.4, 5.6.7.8                                         fd00:1:2:3::4
+
+import type { IPFamily } from "@switchyard/basics";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { IPTablesOptions } from "../iptables/options.js";
@@ -11,7 +13,6 @@ import { EndpointsChangeTracker, type EndpointsMap } from "../model/endpoints-ch
 import { ServiceChangeTracker, type ServicePortMap } from "../model/service-change-tracker.js";
 import type { ServicePortInfo } from "../model/service-port.js";
 import type { NFTablesOptions } from "../nftables/options.js";
-import type { IPFamily } from "../util/ip.js";
 
 export const NODE_NAME = "node1";
 export const NODE_IP = "192.168.0.2";

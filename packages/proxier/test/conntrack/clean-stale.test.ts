@@ -2,13 +2,13 @@
 // it records in the two conntrack_reconciler metrics and what it logs.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { IPFamily } from "@switchyard/basics";
 import type { Exec } from "../../src/apply/exec.js";
 import { cleanStaleEntries } from "../../src/conntrack/clean-stale.js";
 import { ConntrackCLI } from "../../src/conntrack/conntrack.js";
 import { newProxyMetrics } from "../../src/metrics/metrics.js";
 import type { ProxierLogger } from "../../src/proxier/backend.js";
 import { buildMaps, makeService, makeSlice, NODE_NAME } from "../../src/testing/fixtures.js";
-import type { IPFamily } from "../../src/util/ip.js";
 import { fakeExec } from "../apply/fake-exec.js";
 
 const entry = (sport: number, endpoint: string, dst = "172.30.0.10") =>

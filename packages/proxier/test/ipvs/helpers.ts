@@ -1,4 +1,6 @@
 // Shared setup for the IPVS tests; the address plan is src/testing/fixtures.ts's.
+
+import type { IPFamily } from "@switchyard/basics";
 import { FakeIPTables } from "../../src/iptables/fake.js";
 import { FakeIPVS } from "../../src/ipvs/fake.js";
 import { FakeIPSet } from "../../src/ipvs/fake-ipset.js";
@@ -6,7 +8,6 @@ import type { IPVSOptions } from "../../src/ipvs/options.js";
 import type { IPVSState, IPVSSyncResult } from "../../src/ipvs/render.js";
 import { ensureIPVSJumpChains } from "../../src/ipvs/skeleton.js";
 import { NODE_IP, NODE_IPV6, NODE_NAME } from "../../src/testing/fixtures.js";
-import type { IPFamily } from "../../src/util/ip.js";
 
 export function ipvsOptions(family: IPFamily = "IPv4", extra: Partial<IPVSOptions> = {}): IPVSOptions {
   const v4 = family === "IPv4";

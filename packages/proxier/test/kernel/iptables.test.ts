@@ -5,6 +5,7 @@
 // ip6tables over the topology's IPv6 twins.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import type { IPFamily } from "@switchyard/basics";
 import type { Endpoint } from "kubernetes-types/discovery/v1.js";
 import { cleanupIPTablesLeftovers } from "../../src/apply/cleanup.js";
 import { inNetns, realExec } from "../../src/apply/exec.js";
@@ -14,7 +15,6 @@ import { ensureCanaryChains, ensureJumpChains } from "../../src/iptables/skeleto
 import { skeletonRestore } from "../../src/iptables/skeleton-restore.js";
 import { ensureIPTablesSkeleton } from "../../src/proxier/iptables-backend.js";
 import { buildMaps, iptOptions, makeService, makeSlice } from "../../src/testing/fixtures.js";
-import type { IPFamily } from "../../src/util/ip.js";
 import { inFamily, kernelTestsUnavailable, Topology } from "./topology.js";
 
 const NODE_PORT = 30080;

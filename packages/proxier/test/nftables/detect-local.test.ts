@@ -3,6 +3,7 @@
 // interface modes against the real kube-proxy.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { IPFamily } from "@switchyard/basics";
 import type { LocalDetector } from "../../src/model/local-detector.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
 import { renderNFTables } from "../../src/nftables/render.js";
@@ -17,7 +18,6 @@ import {
   NODE_NAME,
   nftOptions,
 } from "../../src/testing/fixtures.js";
-import type { IPFamily } from "../../src/util/ip.js";
 
 const p80 = [{ name: "p80", port: 80 }];
 const CHAIN = "external-ULMVA6XW-ns1/svc1/tcp/p80";

@@ -4,6 +4,7 @@
 // terminating endpoint the rules left remain (answered ones to expire, ones waiting for their reply).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { IPFamily } from "@switchyard/basics";
 import { FakeClock } from "@switchyard/kube/testing";
 import type { ConntrackResult, ConntrackTable } from "../../src/conntrack/conntrack.js";
 import type { ConntrackFlow } from "../../src/conntrack/flow.js";
@@ -14,7 +15,6 @@ import type { Transaction } from "../../src/nftables/transaction.js";
 import { NFTablesProxyBackend } from "../../src/proxier/nftables-backend.js";
 import { Proxier } from "../../src/proxier/proxier.js";
 import { makeService, makeSlice, NODE_NAME, nftOptions } from "../../src/testing/fixtures.js";
-import type { IPFamily } from "../../src/util/ip.js";
 
 /** A conntrack table in memory: lists what it holds, deletes what it is asked to; expiring ones are noted. */
 class FakeTable implements ConntrackTable {

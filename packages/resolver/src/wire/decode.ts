@@ -1,3 +1,4 @@
+import { formatIPv6 } from "@switchyard/basics";
 import { typeName } from "./constants.js";
 import type { Edns, Header, Message, Question, ResourceRecord } from "./message.js";
 import { labelsToName } from "./name.js";
@@ -252,28 +253,4 @@ function readRdata(
     default:
       return { ...base, type: `TYPE${f.type}`, data: r.bytes(f.rdlength, what) };
   }
-}
-
-/** RFC 5952 text for 16 address bytes: lower case, longest run of two or more zero groups as `::`. */
-export function formatIPv6(b: Buffer): string {
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i));
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(":");
-  return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLen).join(":")}`;
 }

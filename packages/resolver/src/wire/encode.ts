@@ -1,3 +1,4 @@
+import { type IPFamily, writeIPv4, writeIPv6 } from "@switchyard/basics";
 import { typeNumber } from "./constants.js";
 import type { Edns, Message, ResourceRecord } from "./message.js";
 import { nameToLabels } from "./name.js";
@@ -51,6 +52,18 @@ class Writer {
     this.ensure(b.length);
     b.copy(this.buf, this.offset);
     this.offset += b.length;
+  }
+
+  /**
+   * An address of `family`, written in place (a leading zero in an IPv4 field reads as decimal); throws
+   * EncodeError, naming `owner`, when it is not one.
+   */
+  address(text: string, family: IPFamily, owner: string): void {
+    const size = family === "IPv4" ? 4 : 16;
+    this.ensure(size);
+    const write = family === "IPv4" ? writeIPv4 : writeIPv6;
+    if (!write(this.buf, this.offset, text, "sloppy")) throw badAddress(family, text, owner);
+    this.offset += size;
   }
 
   /**
@@ -205,10 +218,10 @@ function writeRecord(w: Writer, rr: ResourceRecord): void {
 function writeRdata(w: Writer, rr: ResourceRecord): void {
   switch (rr.type) {
     case "A":
-      w.bytes(ipv4Bytes(rr.data, rr.name));
+      w.address(rr.data, "IPv4", rr.name);
       return;
     case "AAAA":
-      w.bytes(ipv6Bytes(rr.data, rr.name));
+      w.address(rr.data, "IPv6", rr.name);
       return;
     case "CNAME":
     case "PTR":
@@ -249,44 +262,13 @@ function writeRdata(w: Writer, rr: ResourceRecord): void {
   }
 }
 
-function ipv4Bytes(ip: string, owner: string): Buffer {
-  const parts = ip.split(".");
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) {
-    throw new EncodeError(`bad IPv4 address ${JSON.stringify(ip)} for ${owner}`);
-  }
-  return Buffer.from(parts.map(Number));
-}
-
-/** Expands an IPv6 address (with `::` and an optional dotted IPv4 tail) into 16 bytes. */
+/** An IPv6 address as 16 bytes (a dotted IPv4 tail too); throws EncodeError, naming `owner`, when it is not one. */
 export function ipv6Bytes(ip: string, owner = ""): Buffer {
-  const bad = () => new EncodeError(`bad IPv6 address ${JSON.stringify(ip)}${owner ? ` for ${owner}` : ""}`);
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  if (!v4?.[1]) return groupsToBytes(expandGroups(ip, bad));
-  // A dotted tail stands for the last two groups: expand with placeholders, then overwrite them.
-  const b = ipv4Bytes(v4[1], owner);
-  const groups = expandGroups(`${ip.slice(0, ip.length - v4[1].length)}0:0`, bad);
-  groups[6] = ((b[0] ?? 0) << 8) | (b[1] ?? 0);
-  groups[7] = ((b[2] ?? 0) << 8) | (b[3] ?? 0);
-  return groupsToBytes(groups);
-}
-
-function expandGroups(text: string, bad: () => Error): number[] {
-  const halves = text.split("::");
-  if (halves.length > 2) throw bad();
-  const parse = (s: string) => (s === "" ? [] : s.split(":"));
-  const head = parse(halves[0] ?? "");
-  const rest = halves.length === 2 ? parse(halves[1] ?? "") : [];
-  const missing = 8 - head.length - rest.length;
-  if ((halves.length === 2 && missing < 1) || (halves.length === 1 && missing !== 0)) throw bad();
-  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...rest];
-  return all.map((g) => {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) throw bad();
-    return Number.parseInt(g, 16);
-  });
-}
-
-function groupsToBytes(groups: number[]): Buffer {
   const out = Buffer.alloc(16);
-  for (const [i, g] of groups.entries()) out.writeUInt16BE(g, i * 2);
+  if (!writeIPv6(out, 0, ip, "sloppy")) throw badAddress("IPv6", ip, owner);
   return out;
+}
+
+function badAddress(family: string, ip: string, owner: string): EncodeError {
+  return new EncodeError(`bad ${family} address ${JSON.stringify(ip)}${owner ? ` for ${owner}` : ""}`);
 }

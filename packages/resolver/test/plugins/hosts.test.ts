@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseGoDuration } from "@switchyard/kube/go-duration";
 import { parseCorefile } from "../../src/corefile/parse.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { buildConfig } from "../../src/plugin/build.js";
 import type { Handler, ResponseWriter } from "../../src/plugin/handler.js";
 import { normalizeZoneArgs } from "../../src/plugin/pkg/zone-args.js";
-import { ipString, parseGoIP } from "../../src/plugins/hosts/go-ip.js";
 import type { HostsFiles } from "../../src/plugins/hosts/hosts-data.js";
 import { HostsData } from "../../src/plugins/hosts/hosts-data.js";
 import { hostsMapSize, parseHosts } from "../../src/plugins/hosts/hosts-map.js";
@@ -128,23 +126,6 @@ fe80::1%lo0 linklocal.test
 `;
 
 describe("hosts: parsing the file", () => {
-  test("Go's address rules decide which lines count", () => {
-    assert.equal(ipString(parseGoIP("::FFFF:10.0.0.2") as Buffer), "10.0.0.2");
-    assert.equal(ipString(parseGoIP("fe80:0000:0000:0000:0000:0000:0000:0001") as Buffer), "fe80::1");
-    assert.equal(ipString(parseGoIP("::1.2.3.4") as Buffer), "::102:304");
-    for (const bad of [
-      "010.0.0.1",
-      "1.2.3",
-      "256.1.1.1",
-      "1::2::3",
-      "12345::",
-      "fe80::1%lo0",
-      "1:2:3:4:5:6:7:8::",
-      "",
-    ])
-      assert.equal(parseGoIP(bad), undefined, bad);
-  });
-
   test("names are lower-cased and absolute, comments and bad lines skipped, zones filter", () => {
     const map = parseHosts(`${EXAMPLE}10.1.1.1 PreserveMe Other.ZONE\n`, {
       origins: ["."],
@@ -178,15 +159,7 @@ describe("hosts: parsing the file", () => {
     assert.equal(addressFromReverse("example.org."), "");
   });
 
-  test("Go durations and zone arguments", () => {
-    assert.equal(parseGoDuration("300ms"), 300);
-    assert.equal(parseGoDuration("1.5h"), 5_400_000);
-    assert.equal(parseGoDuration("2h45m"), 9_900_000);
-    assert.equal(parseGoDuration(".5s"), 500);
-    assert.equal(parseGoDuration("0"), 0);
-    assert.equal(parseGoDuration("-1s"), -1000);
-    for (const bad of ["5", "", "s", ".s", "1x", "9999999999h"])
-      assert.equal(parseGoDuration(bad), undefined, bad);
+  test("zone arguments", () => {
     assert.deepEqual(normalizeZoneArgs(["Miek.NL", "10.0.0.9/8", "dns://example.org:53"]), [
       "miek.nl.",
       "10.in-addr.arpa.",

@@ -2,7 +2,7 @@
 // puts them in registers, set keys and map data. The hot ones (addresses and ports of map elements)
 // are written in place into the batch. Anything else is refused with UnsupportedSyntax, which sends
 // the transaction to `nft` instead.
-import { parseIP } from "../../util/ip.js";
+import { writeIPv4, writeIPv6 } from "@switchyard/basics";
 
 /** Text the netlink writer does not translate; the caller hands the transaction to `nft`. */
 export class UnsupportedSyntax extends Error {}
@@ -11,48 +11,15 @@ export type AddressFamily = "ip" | "ip6";
 
 export const addressLength = (family: AddressFamily) => (family === "ip" ? 4 : 16);
 
-/** Dotted-quad IPv4 into `buf` at `at`; false unless four decimal parts without leading zeros. */
-function writeIPv4(buf: Uint8Array, at: number, text: string): boolean {
-  let part = 0;
-  let value = 0;
-  let digits = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || part === 3) return false;
-      buf[at + part++] = value;
-      value = 0;
-      digits = 0;
-    } else if (c >= 48 && c <= 57) {
-      // nft (inet_pton) refuses a leading zero
-      if (digits === 1 && value === 0) return false;
-      value = value * 10 + (c - 48);
-      if (++digits > 3 || value > 255) return false;
-    } else {
-      return false;
-    }
-  }
-  if (digits === 0 || part !== 3) return false;
-  buf[at + 3] = value;
-  return true;
-}
-
 /** Writes an address of the table's family at `at`; IPv4-mapped IPv6 stays 16 bytes. */
 export function writeAddress(buf: Uint8Array, at: number, text: string, family: AddressFamily): void {
+  // nft (inet_pton) refuses a leading zero in a dotted quad.
   if (family === "ip") {
-    if (!writeIPv4(buf, at, text)) throw new UnsupportedSyntax(`not an ip address: ${text}`);
+    if (!writeIPv4(buf, at, text, "strict")) throw new UnsupportedSyntax(`not an ip address: ${text}`);
     return;
   }
-  const parsed = text.includes(":") ? parseIP(text) : null;
-  if (!parsed) throw new UnsupportedSyntax(`not an ip6 address: ${text}`);
-  if (parsed.bytes.length === 16) {
-    buf.set(parsed.bytes, at);
-    return;
-  }
-  buf.fill(0, at, at + 10);
-  buf[at + 10] = 0xff;
-  buf[at + 11] = 0xff;
-  buf.set(parsed.bytes, at + 12);
+  if (!text.includes(":") || !writeIPv6(buf, at, text.trim(), "sloppy"))
+    throw new UnsupportedSyntax(`not an ip6 address: ${text}`);
 }
 
 export function addressBytes(text: string, family: AddressFamily): Uint8Array {

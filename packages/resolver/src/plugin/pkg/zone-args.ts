@@ -1,4 +1,4 @@
-import { isIPv4, parseGoIP } from "../../plugins/hosts/go-ip.js";
+import { isIPv4Mapped, parseGoIP } from "@switchyard/basics";
 import { normalizeZone } from "../zones.js";
 
 /**
@@ -26,7 +26,7 @@ function normalizeZoneArg(arg: string): string[] {
 function reverseZonesOf(address: string, maskText: string): string[] | undefined {
   const ip = parseGoIP(address);
   if (!ip || !/^\d{1,3}$/.test(maskText)) return undefined;
-  const v4 = isIPv4(ip) && !address.includes(":");
+  const v4 = isIPv4Mapped(ip) && !address.includes(":");
   const bits = v4 ? 32 : 128;
   const ones = Number(maskText);
   if (ones > bits) return undefined;

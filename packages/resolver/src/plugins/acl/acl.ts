@@ -1,5 +1,5 @@
+import { goCIDRContains, parseGoIP } from "@switchyard/basics";
 import { Metrics } from "../../metrics/metrics.js";
-import { cidrContains } from "../../plugin/cidr.js";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure } from "../../plugin/handler.js";
 import { edeOpt } from "../../plugin/pkg/ede.js";
@@ -9,7 +9,6 @@ import { Rcode } from "../../wire/constants.js";
 import type { Message } from "../../wire/message.js";
 import { replyTo } from "../../wire/message.js";
 import { lowerName } from "../../wire/name.js";
-import { parseGoIP } from "../hosts/go-ip.js";
 import type { AclMetrics } from "./metrics.js";
 import { aclMetrics } from "./metrics.js";
 import type { AclAction, AclPolicy, AclRule } from "./rules.js";
@@ -74,10 +73,10 @@ export class AclHandler implements Handler {
 }
 
 /** The action of the first policy matching the query, or undefined when none does. */
-function decide(policies: readonly AclPolicy[], qtype: number, ip: Buffer): AclAction | undefined {
+function decide(policies: readonly AclPolicy[], qtype: number, ip: Uint8Array): AclAction | undefined {
   for (const p of policies) {
     if (p.types && !p.types.has(qtype)) continue;
-    if (p.nets && !p.nets.some((n) => cidrContains(n, ip))) continue;
+    if (p.nets && !p.nets.some((n) => goCIDRContains(n, ip))) continue;
     return p.action;
   }
   return undefined;

@@ -1,6 +1,5 @@
+import { type GoCIDR, parseGoCIDR } from "@switchyard/basics";
 import type { Stanza } from "../../corefile/parse.js";
-import type { Cidr } from "../../plugin/cidr.js";
-import { parseCidr } from "../../plugin/cidr.js";
 import { typeByName } from "../../plugin/pkg/mnemonics.js";
 import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 import { stanzaError } from "../../plugin/setup.js";
@@ -12,7 +11,7 @@ export type AclAction = "allow" | "block" | "filter" | "drop";
 export interface AclPolicy {
   action: AclAction;
   types: ReadonlySet<number> | undefined;
-  nets: readonly Cidr[] | undefined;
+  nets: readonly GoCIDR[] | undefined;
 }
 
 /** One `acl` stanza: the zones it guards and its policies, tried in order. */
@@ -42,7 +41,7 @@ function parsePolicy(line: Stanza): AclPolicy {
   // caddy would read a brace on this line as one more token; none of the sections takes it.
   const tokens = line.blockEnd !== undefined ? [...line.args, "{"] : [...line.args];
   let types: Set<number> | undefined;
-  let nets: Cidr[] | undefined;
+  let nets: GoCIDR[] | undefined;
   let allTypes = false;
   let allNets = false;
   while (tokens.length > 0) {
@@ -72,7 +71,7 @@ function parsePolicy(line: Stanza): AclPolicy {
           break;
         }
         const text = withHostMask(value);
-        const cidr = parseCidr(text);
+        const cidr = parseGoCIDR(text);
         if (!cidr) throw fail(`illegal CIDR notation ${quote(text)}`);
         nets.push(cidr);
       }

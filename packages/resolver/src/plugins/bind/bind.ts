@@ -1,8 +1,8 @@
 import { networkInterfaces } from "node:os";
+import { parseGoIP } from "@switchyard/basics";
 import type { Stanza } from "../../corefile/parse.js";
 import { PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
-import { parseGoIP } from "../hosts/go-ip.js";
 
 /** Interface name to its addresses, as os.networkInterfaces() reports them; injectable for tests. */
 export type InterfaceTable = Record<string, { address: string; family: string }[] | undefined>;

@@ -1,5 +1,5 @@
+import { parseGoDuration } from "@switchyard/basics";
 import { caddyLines } from "../../plugin/caddy-lines.js";
-import { parseGoDuration } from "../../plugin/go-duration.js";
 import type { Handler, QueryContext, ResponseWriter, Result } from "../../plugin/handler.js";
 import { nextOrFailure, PluginError } from "../../plugin/handler.js";
 import { passOnFromWire } from "../../plugin/pkg/pass-through.js";

@@ -1,7 +1,7 @@
 // `consolidate DURATION REGEXP [LEVEL] [show_first]`: errors whose text matches REGEXP are counted instead of
 // logged one by one, and every DURATION after the first of a burst one line says how many there were
 // (`N errors like 'REGEXP' occurred in last DURATION`), as CoreDNS's errors plugin does.
-import { goDurationError, goDurationString, parseGoDuration } from "../../plugin/go-duration.js";
+import { formatGoDuration, goDurationError, parseGoDuration } from "@switchyard/basics";
 import { GoRegex, MAX_REGEX_LENGTH } from "../../plugin/go-regex.js";
 import { systemTimers, type Timers } from "../../server/timers.js";
 
@@ -91,7 +91,7 @@ export class Consolidator {
     if (count > 1 || !p.showFirst)
       this.log(
         p.level,
-        `${count} errors like '${p.source}' occurred in last ${goDurationString(p.periodMs)}`,
+        `${count} errors like '${p.source}' occurred in last ${formatGoDuration(p.periodMs)}`,
       );
   }
 }

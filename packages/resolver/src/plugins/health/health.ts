@@ -1,6 +1,6 @@
 import type * as http from "node:http";
+import { goDurationError, parseGoDuration } from "@switchyard/basics";
 import type { Metrics } from "../../metrics/metrics.js";
-import { goDurationError, parseGoDuration } from "../../plugin/go-duration.js";
 import { PluginError } from "../../plugin/handler.js";
 import type { HttpEndpointDeps } from "../../plugin/pkg/http-endpoint.js";
 import { closeHttp, listenHttp, parseListenAddress } from "../../plugin/pkg/http-endpoint.js";

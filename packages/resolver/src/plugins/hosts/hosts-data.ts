@@ -1,4 +1,4 @@
-import { ipString, parseGoIP } from "./go-ip.js";
+import { goIPString, parseGoIP } from "@switchyard/basics";
 import type { HostsMap, ParseHostsOptions } from "./hosts-map.js";
 import { emptyHostsMap, hostsMapSize, lookupIn, parseHosts } from "./hosts-map.js";
 
@@ -81,7 +81,7 @@ export class HostsData {
     const zone = address.indexOf("%");
     const ip = parseGoIP(zone < 0 ? address : address.slice(0, zone));
     if (!ip) return [];
-    const key = ipString(ip);
+    const key = goIPString(ip);
     return [...(this.file.addr.get(key) ?? []), ...(this.inline.addr.get(key) ?? [])];
   }
 }

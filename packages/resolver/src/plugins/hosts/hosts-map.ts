@@ -1,6 +1,6 @@
+import { goIPString, isIPv4Mapped, parseGoIP } from "@switchyard/basics";
 import { matchZone } from "../../plugin/zones.js";
 import { fqdn } from "../../wire/name.js";
-import { ipString, isIPv4, parseGoIP } from "./go-ip.js";
 
 /** One parsed hosts text: names to addresses per family, wildcard owners apart, and addresses to names. */
 export interface HostsMap {
@@ -44,8 +44,8 @@ export function parseHosts(text: string, opts: ParseHostsOptions): HostsMap {
     const zone = first.indexOf("%");
     const ip = parseGoIP(zone < 0 ? first : first.slice(0, zone));
     if (!ip) continue;
-    const v4 = isIPv4(ip);
-    const address = ipString(ip);
+    const v4 = isIPv4Mapped(ip);
+    const address = goIPString(ip);
     for (const written of names) addName(map, opts, fqdn(written).toLowerCase(), address, v4);
   }
   return map;

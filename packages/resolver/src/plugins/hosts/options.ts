@@ -1,4 +1,4 @@
-import { parseGoDuration } from "@switchyard/kube/go-duration";
+import { parseGoDuration } from "@switchyard/basics";
 import type { Stanza } from "../../corefile/parse.js";
 import { normalizeZoneArgs } from "../../plugin/pkg/zone-args.js";
 import { stanzaError } from "../../plugin/setup.js";

@@ -1,4 +1,4 @@
-import { ipString, isIPv4, parseGoIP } from "./go-ip.js";
+import { goIPString, isIPv4Mapped, parseGoIP } from "@switchyard/basics";
 
 const V4_SUFFIX = ".in-addr.arpa.";
 const V6_SUFFIX = ".ip6.arpa.";
@@ -13,14 +13,14 @@ export function addressFromReverse(name: string): string {
   if (name.endsWith(V4_SUFFIX)) {
     const labels = name.slice(0, -V4_SUFFIX.length).split(".").reverse();
     const ip = parseGoIP(labels.join("."));
-    return ip && isIPv4(ip) ? ipString(ip) : "";
+    return ip && isIPv4Mapped(ip) ? goIPString(ip) : "";
   }
   if (name.endsWith(V6_SUFFIX)) {
     const labels = name.slice(0, -V6_SUFFIX.length).split(".").reverse();
     const groups: string[] = [];
     for (let i = 0; i + 4 <= labels.length; i += 4) groups.push(labels.slice(i, i + 4).join(""));
     const ip = parseGoIP(groups.join(":"));
-    return ip ? ipString(ip) : "";
+    return ip ? goIPString(ip) : "";
   }
   return "";
 }

@@ -1,4 +1,4 @@
-import { formatIPv6 } from "../../wire/decode.js";
+import { formatIPv6 } from "@switchyard/basics";
 import { joinName } from "../../wire/name.js";
 import type { ClusterView } from "./cluster-view.js";
 import { endpointHostname, toSubset } from "./endpoints.js";

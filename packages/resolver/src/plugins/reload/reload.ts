@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
+import { formatGoDuration, goDurationError, parseGoDuration } from "@switchyard/basics";
 import type { Stanza } from "../../corefile/parse.js";
 import type { Metrics } from "../../metrics/metrics.js";
-import { goDurationError, goDurationString, parseGoDuration } from "../../plugin/go-duration.js";
 import { PluginError } from "../../plugin/handler.js";
 import type { Setup } from "../../plugin/setup.js";
 import { argError } from "../../plugin/setup.js";
@@ -69,13 +69,13 @@ export function parseReload(stanza: Stanza): { intervalMs: number; jitterMs: num
   if (intervalMs < MIN_INTERVAL_MS)
     throw new PluginError(
       "reload",
-      `interval value must be greater or equal to ${goDurationString(MIN_INTERVAL_MS)}`,
+      `interval value must be greater or equal to ${formatGoDuration(MIN_INTERVAL_MS)}`,
     );
   const jitterMs = duration(stanza.args[1], 15_000);
   if (jitterMs !== 0 && jitterMs < MIN_JITTER_MS)
     throw new PluginError(
       "reload",
-      `jitter value must be 0 or greater or equal to ${goDurationString(MIN_JITTER_MS)}`,
+      `jitter value must be 0 or greater or equal to ${formatGoDuration(MIN_JITTER_MS)}`,
     );
   return { intervalMs, jitterMs: Math.min(jitterMs, intervalMs / 2) };
 }

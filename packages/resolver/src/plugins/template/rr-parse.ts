@@ -1,8 +1,7 @@
+import { formatIPv6, isIPv4Mapped, parseGoIP } from "@switchyard/basics";
 import { classByName, typeByName } from "../../plugin/pkg/mnemonics.js";
-import { formatIPv6 } from "../../wire/decode.js";
 import type { ResourceRecord } from "../../wire/message.js";
 import { nameToLabels } from "../../wire/name.js";
-import { isIPv4, parseGoIP } from "../hosts/go-ip.js";
 import type { ZoneField } from "./zone-lex.js";
 import { RecordError, zoneFields } from "./zone-lex.js";
 
@@ -176,7 +175,7 @@ function address(f: ZoneField, type: "A" | "AAAA"): string {
   const colon = f.text.includes(":");
   if (!ip || (type === "A") === colon)
     throw new RecordError(`dns: bad ${type} ${type}: ${JSON.stringify(f.text)} at line: 1:${f.col}`);
-  return type === "A" && isIPv4(ip) ? [...ip.subarray(12)].join(".") : formatIPv6(ip);
+  return type === "A" && isIPv4Mapped(ip) ? [...ip.subarray(12)].join(".") : formatIPv6(ip);
 }
 
 /** `\# LENGTH HEX...` (RFC 3597): the hex may be split over fields and must match the length. */

@@ -1,6 +1,6 @@
+import { formatGoDuration, parseGoDuration } from "@switchyard/basics";
 import { CorefileError } from "../../corefile/errors.js";
 import type { Stanza } from "../../corefile/parse.js";
-import { goDurationString, parseGoDuration } from "../../plugin/go-duration.js";
 import type { ServerSettings } from "../../plugin/server-settings.js";
 import type { Setup } from "../../plugin/setup.js";
 import { stanzaError } from "../../plugin/setup.js";
@@ -40,7 +40,7 @@ export function parseTimeouts(stanzas: readonly Stanza[], into: ServerSettings):
       if (ms < MIN_MS || ms > MAX_MS)
         throw fail(
           line,
-          `timeout provided '${goDurationString(ms)}' needs to be between 1 second and 24 hours`,
+          `timeout provided '${formatGoDuration(ms)}' needs to be between 1 second and 24 hours`,
         );
       if (!Object.hasOwn(KEYS, line.name)) throw fail(line, `unknown option: '${line.name}'`);
       into[KEYS[line.name as keyof typeof KEYS]] = ms;
