@@ -1,9 +1,10 @@
-/** Go-style durations as CoreDNS writes them: `5s`, `1m30s`, `250ms`. Milliseconds, or undefined. */
+import { parseGoDuration } from "@switchyard/basics";
+
+/**
+ * A duration argument as CoreDNS's plugins read one (Go's time.ParseDuration: `5s`, `1m30s`, `250ms`, `0`), in
+ * milliseconds. Undefined for text Go refuses and for a negative duration, which no plugin here takes.
+ */
 export function parseDuration(text: string): number | undefined {
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60000, h: 3600000 };
-  let total = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
-    total += Number(m[1]) * (unit[m[2] ?? "s"] ?? 0);
-  return total;
+  const ms = parseGoDuration(text);
+  return ms === undefined || ms < 0 ? undefined : ms;
 }

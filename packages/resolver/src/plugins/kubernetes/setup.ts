@@ -151,9 +151,6 @@ function selectorOption(line: Stanza, what: string, args: readonly string[]): La
   }
 }
 
-// The framework's go-duration.ts reads it from here until @switchyard/basics replaces that file (issue 36).
-export { parseDuration };
-
 export const setupKubernetes: Setup<KubernetesDeps> = (ctx) => {
   const stanza = onlyOnce(ctx, PLUGIN);
   const opts = parseKubernetes(stanza, ctx.blockZones);
