@@ -161,15 +161,42 @@ describe("a DNS port already taken, against CoreDNS v1.14.7", { skip }, () => {
     });
 });
 
-/** Holds a port on every address for one protocol (the other stays free), as another program would. */
+/**
+ * Holds a port on every address for one protocol, as another program would, at a number the other protocol has
+ * free: the kernel picks the number for one protocol only, and an outgoing connection of anything else on the
+ * machine may hold it for the other, which would make the servers fail on the wrong listener.
+ */
 async function takePort(protocol: "udp" | "tcp"): Promise<{ port: number; close(): void }> {
+  for (let attempt = 0; ; attempt++) {
+    const held = await holdPort(protocol, 0);
+    const other = await holdPort(protocol === "udp" ? "tcp" : "udp", held.port).catch((err: Error) => err);
+    if (!(other instanceof Error)) {
+      other.close();
+      return held;
+    }
+    held.close();
+    if (attempt === 20) throw new Error(`no port free for both protocols after 20 tries: ${other.message}`);
+  }
+}
+
+/** Binds `port` (0: any) on every address for one protocol; rejects when it is taken. */
+async function holdPort(protocol: "udp" | "tcp", port: number): Promise<{ port: number; close(): void }> {
   if (protocol === "udp") {
     const sock = dgram.createSocket("udp6");
-    await new Promise<void>((r) => sock.bind(0, "::", r));
+    await new Promise<void>((resolve, reject) => {
+      sock.once("error", (err) => {
+        sock.close();
+        reject(err);
+      });
+      sock.bind(port, "::", () => resolve());
+    });
     return { port: sock.address().port, close: () => sock.close() };
   }
   const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, "::", r));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "::", () => resolve());
+  });
   const address = server.address() as net.AddressInfo;
   return { port: address.port, close: () => server.close() };
 }
