@@ -12,8 +12,6 @@ export const PLUGIN_BOUNDARIES: {
 };
 /** Crossings let through until @switchyard/basics replaces the files they start or end in. */
 export const PENDING_CROSSINGS: readonly string[];
-/** Every specifier a module imports, type-only ones included. */
-export function allImports(text: string): string[];
 /** Every import that crosses a plugin boundary, one line each: `<file> -> <specifier> (why)`. */
 export function findPluginCrossings(
   root: string,

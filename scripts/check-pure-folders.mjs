@@ -10,6 +10,7 @@
 // that assemble them. Type-only imports count here: they tie one plugin to another's code all the same.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { readImports } from "./check-package-graph.mjs";
 
 /** The folders held pure, relative to the repository root. */
 export const PURE_FOLDERS = [
@@ -137,11 +138,6 @@ export const PLUGIN_BOUNDARIES = {
  */
 export const PENDING_CROSSINGS = [];
 
-/** Every specifier a module imports, type-only ones included. */
-export function allImports(text) {
-  return [...text.matchAll(STATEMENT)].map((m) => m[2] ?? m[3]);
-}
-
 /**
  * Every import that crosses a plugin boundary, one line each: `<file> -> <specifier> (why)`, e.g.
  * `packages/resolver/src/plugins/acl/acl.ts -> ../template/handler.js (a plugin imports another plugin; what
@@ -161,7 +157,7 @@ export function findPluginCrossings(root, rules = PLUGIN_BOUNDARIES, pending = P
   for (const file of tsFiles(src)) {
     const own = pluginOf(file);
     const assembly = own === undefined && rules.assembly.includes(relative(src, file));
-    for (const specifier of allImports(readFileSync(file, "utf8"))) {
+    for (const { specifier } of readImports(readFileSync(file, "utf8"), file)) {
       if (!specifier.startsWith(".")) continue;
       const target = pluginOf(resolve(dirname(file), specifier));
       if (target === undefined || target === own || assembly) continue;
