@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { test } from "node:test";
+import { readImports } from "../scripts/check-package-graph.mjs";
 
-const src = join(import.meta.dirname, "..", "src");
+const src = join(import.meta.dirname, "..", "lab", "src");
 
 /** Layers, top first. A folder (or a top-level file, without .ts) imports only what a later line holds. */
 const layers: readonly (readonly string[])[] = [
@@ -40,15 +41,12 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-const STATEMENT =
-  /^\s*(?:import|export)\s[^;]*?from\s*["'](\.[^"']+)["']|^\s*import\s*["'](\.[^"']+)["']|\bimport\(\s*["'](\.[^"']+)["']\s*\)/gm;
-
 /** The lab files a file imports (type-only imports too: they are what a reader follows). */
 function imports(file: string): string[] {
   const out: string[] = [];
-  for (const m of readFileSync(file, "utf8").matchAll(STATEMENT)) {
-    const spec = m[1] ?? m[2] ?? m[3] ?? "";
-    const base = resolve(dirname(file), spec).replace(/\.js$/, "");
+  for (const { specifier } of readImports(readFileSync(file, "utf8"), file)) {
+    if (!specifier.startsWith(".")) continue;
+    const base = resolve(dirname(file), specifier).replace(/\.js$/, "");
     const target = [`${base}.ts`, `${base}.tsx`, join(base, "index.ts")].find((p) => existsSync(p));
     if (target) out.push(target);
   }
@@ -69,7 +67,7 @@ function layerOf(unit: string): number {
   assert.notEqual(
     i,
     -1,
-    `src/${unit} is in no layer of lab/test/layers.test.ts (and README, "Where things are")`,
+    `src/${unit} is in no layer of test/lab-layers.test.ts (and README, "Where things are")`,
   );
   return i;
 }
