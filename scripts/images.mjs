@@ -28,6 +28,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureEngine } from "./docker-engine.mjs";
 import { ensureLocalBaseImages, ensureUpstreamBaseImages } from "./local-base-images.mjs";
+import { loadTestbedUpstream } from "./testbed-upstream.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const apps = ["kube-proxy", "cluster-dns", "slice-controller"];
@@ -96,13 +97,9 @@ function appTarget(app) {
 
 // An upstream image's context is a fresh directory with only its Dockerfile and binary: the cache folder
 // holds every upstream binary (~550 MB), which docker would otherwise send whole. The binary is found as
-// the lab finds it (packages/testbed/src/upstream/binaries.ts, built into packages/testbed/dist).
+// the lab finds it (@switchyard/testbed/upstream).
 async function upstreamTarget(image) {
-  const dist = join(root, "packages", "testbed", "dist", "upstream");
-  if (!existsSync(join(dist, "binaries.js")))
-    throw new Error("the testbed is not built: run npm run build first");
-  const { resolveBinary } = await import(join(dist, "binaries.js"));
-  const { readVersions } = await import(join(dist, "versions.js"));
+  const { resolveBinary, readVersions } = await loadTestbedUpstream();
   const binary = resolveBinary(image.binary);
   if (!binary.path)
     throw new Error(`no upstream ${image.binary} binary: run npx switchyard-lab upstream build`);
@@ -130,10 +127,7 @@ function e2eRefs(e2eTest, registry, name) {
 
 // An e2e image's context: its Dockerfile and the binaries it wraps, found as the lab finds them.
 async function e2eTarget(image) {
-  const dist = join(root, "packages", "testbed", "dist", "upstream");
-  if (!existsSync(join(dist, "binaries.js")))
-    throw new Error("the testbed is not built: run npm run build first");
-  const { resolveBinary } = await import(join(dist, "binaries.js"));
+  const { resolveBinary } = await loadTestbedUpstream();
   const e2eTest = resolveBinary("e2e.test").path;
   if (!e2eTest) throw new Error("no e2e.test: run npx switchyard-lab upstream build --only e2e.test,agnhost");
   const context = mkdtempSync(join(tmpdir(), `switchyard-e2e-${image.name}-`));

@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureEngine } from "./docker-engine.mjs";
 import { ensureLocalBaseImages, ensureUpstreamBaseImages, imageExists } from "./local-base-images.mjs";
+import { loadTestbedUpstream } from "./testbed-upstream.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const recipeDir = join(root, "packages", "testbed", "upstream", "images", "kind-node");
@@ -60,12 +61,8 @@ function dockerBuild(dockerfile, context, tag, buildArgs = {}) {
 }
 
 async function testbed() {
-  const dist = join(root, "packages", "testbed", "dist", "upstream");
-  if (!existsSync(join(dist, "binaries.js")))
-    throw new Error("the testbed is not built: run npm run build first");
-  const binaries = await import(join(dist, "binaries.js"));
-  const versions = await import(join(dist, "versions.js"));
-  return { binaries, versions: versions.readVersions(), build: () => import(join(dist, "build.js")) };
+  const upstream = await loadTestbedUpstream();
+  return { binaries: upstream, versions: upstream.readVersions(), build: async () => upstream };
 }
 
 // kubelet, kubeadm and the rest from packages/testbed/upstream's cache; the missing ones are built first.
