@@ -16,6 +16,7 @@ import { readImports } from "./check-package-graph.mjs";
 export const PURE_FOLDERS = [
   "packages/proxier/src/iptables",
   "packages/proxier/src/nftables",
+  "packages/proxier/src/ebpf",
   "packages/proxier/src/ipvs",
   // Held pure here so that the renderers may import it (PURE_PACKAGES).
   "packages/basics/src",

@@ -1,0 +1,299 @@
+// The one definition of the eBPF mode's maps: each key and value struct field by field, and each map's kind and
+// name. bpf/gen-layout.mjs writes the C header the programs include from it (at build time, never by hand), and
+// the codecs in codec.ts read and write the same bytes from TypeScript. The shapes follow Cilium's lb4_*/lb6_*
+// maps: a service entry per (frontend, scope) whose slot 0 holds the backend count, slots 1..n naming backends by
+// id, backends by id, reverse NAT by index, and two maps only the programs write (sockets' original peers,
+// ClientIP affinity).
+
+import type { IPFamily } from "@switchyard/basics";
+
+/** Field types. `ip` is 4 bytes in an IPv4 map and 16 in an IPv6 one; `be*` hold network byte order. */
+export type FieldType = "u8" | "u16" | "u32" | "u64" | "be16" | "ip";
+
+export interface Field {
+  readonly name: string;
+  readonly type: FieldType;
+  /** Padding one family needs and the other does not (keys are compared byte for byte: no implicit padding). */
+  readonly onlyIn?: IPFamily;
+}
+
+export interface Struct {
+  /** C name without the family prefix: "lb_key" becomes `struct lb4_key` / `struct lb6_key`. */
+  readonly name: string;
+  readonly fields: readonly Field[];
+}
+
+/** The fields one family's struct has. */
+export function fieldsOf(struct: Struct, family: IPFamily): Field[] {
+  return struct.fields.filter((f) => f.onlyIn === undefined || f.onlyIn === family);
+}
+
+/** An address is an array of 32-bit words in C (`__be32 address[4]` in IPv6): aligned to 4. */
+export function fieldAlignment(type: FieldType, family: IPFamily): number {
+  return type === "ip" ? 4 : fieldSize(type, family);
+}
+
+/** Natural alignment everywhere: fields are ordered so that no padding is needed, and structLayout checks it. */
+export function fieldSize(type: FieldType, family: IPFamily): number {
+  switch (type) {
+    case "u8":
+      return 1;
+    case "u16":
+    case "be16":
+      return 2;
+    case "u32":
+      return 4;
+    case "u64":
+      return 8;
+    case "ip":
+      return family === "IPv6" ? 16 : 4;
+  }
+}
+
+/** Where each field sits, and the struct's size, for one family. */
+export interface StructLayout {
+  readonly name: string;
+  readonly size: number;
+  readonly offsets: Readonly<Record<string, number>>;
+}
+
+export function structLayout(struct: Struct, family: IPFamily): StructLayout {
+  const offsets: Record<string, number> = {};
+  let at = 0;
+  const fields = fieldsOf(struct, family);
+  for (const f of fields) {
+    if (at % fieldAlignment(f.type, family) !== 0) {
+      throw new Error(`${struct.name}.${f.name} is not aligned (offset ${at})`);
+    }
+    offsets[f.name] = at;
+    at += fieldSize(f.type, family);
+  }
+  const align = Math.max(...fields.map((f) => fieldAlignment(f.type, family)));
+  if (at % align !== 0) throw new Error(`${struct.name} needs tail padding (size ${at}, alignment ${align})`);
+  return { name: `${familyPrefix(family)}${struct.name.replace(/^lb_/, "_")}`, size: at, offsets };
+}
+
+/** "lb4" or "lb6": Cilium's prefix, and ours. */
+export function familyPrefix(family: IPFamily): "lb4" | "lb6" {
+  return family === "IPv6" ? "lb6" : "lb4";
+}
+
+// ---- structs ----
+
+/** A frontend (address, port, protocol) in one scope; backendSlot 0 is the service entry itself. */
+export const serviceKey = {
+  name: "lb_key",
+  fields: [
+    { name: "address", type: "ip" },
+    { name: "dport", type: "be16" },
+    { name: "backendSlot", type: "u16" },
+    { name: "proto", type: "u8" },
+    { name: "scope", type: "u8" },
+    { name: "pad", type: "u16" },
+  ],
+} as const satisfies Struct;
+
+/**
+ * Slot 0: count (backends to choose among, slots 1..count), revNatIndex, flags and, with ClientIP affinity, the
+ * timeout in seconds in affinityTimeout. Slots 1..n: backendId, and revNatIndex again.
+ */
+export const serviceValue = {
+  name: "lb_service",
+  fields: [
+    { name: "backendId", type: "u32" },
+    { name: "affinityTimeout", type: "u32" },
+    { name: "count", type: "u16" },
+    { name: "revNatIndex", type: "u16" },
+    { name: "flags", type: "u16" },
+    { name: "pad", type: "u16" },
+  ],
+} as const satisfies Struct;
+
+export const backendKey = {
+  name: "lb_backend_key",
+  fields: [{ name: "backendId", type: "u32" }],
+} as const satisfies Struct;
+
+export const backendValue = {
+  name: "lb_backend",
+  fields: [
+    { name: "address", type: "ip" },
+    { name: "port", type: "be16" },
+    { name: "proto", type: "u8" },
+    { name: "flags", type: "u8" },
+  ],
+} as const satisfies Struct;
+
+export const revNatKey = {
+  name: "lb_rev_nat_key",
+  fields: [
+    { name: "revNatIndex", type: "u16" },
+    { name: "pad", type: "u16" },
+  ],
+} as const satisfies Struct;
+
+/** The frontend replies must appear to come from. */
+export const revNatValue = {
+  name: "lb_rev_nat",
+  fields: [
+    { name: "address", type: "ip" },
+    { name: "port", type: "be16" },
+    { name: "pad", type: "u16" },
+  ],
+} as const satisfies Struct;
+
+/** A socket (by cookie) and the backend it was sent to: recvmsg and getpeername give back the frontend. */
+export const reverseSockKey = {
+  name: "lb_reverse_sk_key",
+  fields: [
+    { name: "cookie", type: "u64" },
+    { name: "address", type: "ip" },
+    { name: "port", type: "be16" },
+    { name: "pad", type: "u16" },
+    { name: "pad6", type: "u32", onlyIn: "IPv6" },
+  ],
+} as const satisfies Struct;
+
+export const reverseSockValue = {
+  name: "lb_reverse_sk",
+  fields: [
+    { name: "address", type: "ip" },
+    { name: "port", type: "be16" },
+    { name: "revNatIndex", type: "u16" },
+  ],
+} as const satisfies Struct;
+
+/** ClientIP affinity: the client (its network namespace cookie for socket-level balancing) and the service. */
+export const affinityKey = {
+  name: "lb_affinity_key",
+  fields: [
+    { name: "clientId", type: "u64" },
+    { name: "revNatIndex", type: "u16" },
+    { name: "pad", type: "u16" },
+    { name: "pad2", type: "u32" },
+  ],
+} as const satisfies Struct;
+
+export const affinityValue = {
+  name: "lb_affinity",
+  fields: [
+    { name: "lastUsed", type: "u64" },
+    { name: "backendId", type: "u32" },
+    { name: "pad", type: "u32" },
+  ],
+} as const satisfies Struct;
+
+export const structs = [
+  serviceKey,
+  serviceValue,
+  backendKey,
+  backendValue,
+  revNatKey,
+  revNatValue,
+  reverseSockKey,
+  reverseSockValue,
+  affinityKey,
+  affinityValue,
+] as const;
+
+// ---- constants both sides read ----
+
+/** Scope of a service entry: traffic from outside the node (tc) or started on it (socket-level balancing). */
+export const SCOPE_EXTERNAL = 0;
+export const SCOPE_INTERNAL = 1;
+
+/** IP protocol numbers, as in the kernel's socket and packet headers. */
+export const PROTO_TCP = 6;
+export const PROTO_UDP = 17;
+export const PROTO_SCTP = 132;
+
+/** Service entry flags (slot 0). */
+export const serviceFlags = {
+  /** No endpoint anywhere: refuse (ECONNREFUSED at connect, ICMP unreachable from tc). */
+  REJECT: 1 << 0,
+  /** Endpoints exist but this policy has none on this node: drop (from tc), refuse at connect. */
+  DROP: 1 << 1,
+  /** ClientIP session affinity; affinityTimeout holds the seconds. */
+  AFFINITY: 1 << 2,
+  /** A ClusterIP frontend (the others are NodePort, external IP and load-balancer frontends). */
+  CLUSTER_IP: 1 << 3,
+  NODE_PORT: 1 << 4,
+  EXTERNAL_IP: 1 << 5,
+  LOAD_BALANCER: 1 << 6,
+  /** loadBalancerSourceRanges apply to this frontend. */
+  SOURCE_RANGES: 1 << 7,
+  /** External traffic policy Local: traffic from outside keeps its source (no masquerade). */
+  EXTERNAL_LOCAL: 1 << 8,
+} as const;
+
+/** Backend flags. */
+export const backendFlags = {
+  /** Serving but terminating: chosen only as a fallback (the renderer decides; the flag is for tools). */
+  TERMINATING: 1 << 0,
+  /** Runs on this node. */
+  LOCAL: 1 << 1,
+} as const;
+
+export type MapKind = "hash" | "lru_hash";
+
+export interface MapSpec {
+  /** Without the family prefix; the kernel name is e.g. `lb4_services` (at most 15 characters). */
+  readonly name: string;
+  readonly kind: MapKind;
+  readonly key: Struct;
+  readonly value: Struct;
+  /** The renderer's maps are sized from the cluster at load time; these are the programs' own. */
+  readonly defaultMaxEntries: number;
+  /** Written by the proxy (true) or only by the programs. */
+  readonly ownedByProxy: boolean;
+}
+
+export const maps = {
+  services: {
+    name: "services",
+    kind: "hash",
+    key: serviceKey,
+    value: serviceValue,
+    defaultMaxEntries: 65536,
+    ownedByProxy: true,
+  },
+  backends: {
+    name: "backends",
+    kind: "hash",
+    key: backendKey,
+    value: backendValue,
+    defaultMaxEntries: 65536,
+    ownedByProxy: true,
+  },
+  revNat: {
+    name: "reverse_nat",
+    kind: "hash",
+    key: revNatKey,
+    value: revNatValue,
+    defaultMaxEntries: 65536,
+    ownedByProxy: true,
+  },
+  reverseSock: {
+    name: "reverse_sk",
+    kind: "lru_hash",
+    key: reverseSockKey,
+    value: reverseSockValue,
+    defaultMaxEntries: 262144,
+    ownedByProxy: false,
+  },
+  affinity: {
+    name: "affinity",
+    kind: "lru_hash",
+    key: affinityKey,
+    value: affinityValue,
+    defaultMaxEntries: 65536,
+    ownedByProxy: false,
+  },
+} as const satisfies Record<string, MapSpec>;
+
+export type MapName = keyof typeof maps;
+
+/** The kernel's name of a map, e.g. "lb4_services". */
+export function kernelMapName(spec: MapSpec, family: IPFamily): string {
+  return `${familyPrefix(family)}_${spec.name}`;
+}
