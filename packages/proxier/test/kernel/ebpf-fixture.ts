@@ -76,7 +76,7 @@ export interface Attached {
 export async function attachedPrograms(cgroupPath: string): Promise<Attached[]> {
   const r = await realExec("bpftool", ["-j", "cgroup", "show", cgroupPath]);
   if (r.code !== 0) throw new Error(`bpftool cgroup show ${cgroupPath}: ${r.stderr}`);
-  const list = JSON.parse(r.stdout || "[]") as Array<{ id: number; attach_type: string; name: string }>;
+  const list = JSON.parse(r.stdout.trim() || "[]") as Array<{ id: number; attach_type: string; name: string }>;
   return list.map((p) => ({ id: p.id, attachType: p.attach_type, name: p.name }));
 }
 
