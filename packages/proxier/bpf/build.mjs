@@ -55,7 +55,9 @@ async function main() {
   }
   const includeDir = await generateHeaders();
   mkdirSync(dirname(OBJECT_PATH), { recursive: true });
-  const r = spawnSync("clang", clangArgs(join(bpfDir, "sock.c"), includeDir, OBJECT_PATH), { stdio: "inherit" });
+  const r = spawnSync("clang", clangArgs(join(bpfDir, "sock.c"), includeDir, OBJECT_PATH), {
+    stdio: "inherit",
+  });
   if (r.status !== 0) {
     console.error(`clang failed on bpf/sock.c (exit ${r.status ?? r.signal})`);
     process.exit(1);

@@ -130,7 +130,9 @@ export function mapsHeader(layout) {
 export async function generateHeaders(outDir = DEFAULT_OUT_DIR) {
   const layoutJs = join(packageDir, "dist", "ebpf", "layout.js");
   const layout = await import(pathToFileURL(layoutJs).href).catch((e) => {
-    throw new Error(`${layoutJs}: ${e.message} (build the package's TypeScript first: tsc -p tsconfig.build.json)`);
+    throw new Error(
+      `${layoutJs}: ${e.message} (build the package's TypeScript first: tsc -p tsconfig.build.json)`,
+    );
   });
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, LAYOUT_HEADER), layoutHeader(layout));

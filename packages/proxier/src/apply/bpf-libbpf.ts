@@ -37,7 +37,6 @@ export interface Libbpf {
   setAutocreate(map: Handle, create: boolean): number;
   findProgram(obj: Handle, name: string): Handle | null;
   setAutoload(prog: Handle, load: boolean): number;
-  programFd(prog: Handle): number;
   attachCgroup(prog: Handle, cgroupFd: number): Handle | null;
   openLink(path: string): Handle | null;
   updateLinkProgram(link: Handle, prog: Handle): number;
@@ -50,7 +49,6 @@ export interface Libbpf {
   objGet(path: string): number;
   /** bpf_obj_get_info_by_fd into `info`; `length` holds the buffer's size in, the kernel's size out. */
   objInfo(fd: number, info: Buffer, length: Uint32Array): number;
-  progQuery(cgroupFd: number, attachType: number, ids: Uint32Array, count: Uint32Array): number;
   updateBatch(fd: number, keys: Buffer, values: Buffer, count: Uint32Array, opts: Buffer): number;
   deleteBatch(fd: number, keys: Buffer, count: Uint32Array, opts: Buffer): number;
   lookupBatch(
@@ -122,45 +120,9 @@ async function bind(): Promise<Libbpf> {
     kernel_log_size: "size_t",
     kernel_log_level: "uint32_t",
   });
-  const f = (decl: string) => lib.func(decl) as unknown as Fn;
   const c = (decl: string) => libc.func(decl) as unknown as Fn;
   const messages = captureMessages(koffi, lib, c);
-  const fns = {
-    open: f("bpf_object *bpf_object__open_file(const char *path, const bpf_object_open_opts *opts)"),
-    closeObject: f("void bpf_object__close(bpf_object *obj)"),
-    load: f("int bpf_object__load(bpf_object *obj)"),
-    findMap: f("bpf_map *bpf_object__find_map_by_name(bpf_object *obj, const char *name)"),
-    setMax: f("int bpf_map__set_max_entries(bpf_map *map, uint32_t max_entries)"),
-    autocreate: f("int bpf_map__set_autocreate(bpf_map *map, bool autocreate)"),
-    findProg: f("bpf_program *bpf_object__find_program_by_name(bpf_object *obj, const char *name)"),
-    autoload: f("int bpf_program__set_autoload(bpf_program *prog, bool autoload)"),
-    progFd: f("int bpf_program__fd(bpf_program *prog)"),
-    attachCgroup: f("bpf_link *bpf_program__attach_cgroup(bpf_program *prog, int cgroup_fd)"),
-    openLink: f("bpf_link *bpf_link__open(const char *path)"),
-    updateLink: f("int bpf_link__update_program(bpf_link *link, bpf_program *prog)"),
-    pinLink: f("int bpf_link__pin(bpf_link *link, const char *path)"),
-    linkFd: f("int bpf_link__fd(bpf_link *link)"),
-    destroyLink: f("int bpf_link__destroy(bpf_link *link)"),
-    detachLink: f("int bpf_link_detach(int link_fd)"),
-    objGet: f("int bpf_obj_get(const char *pathname)"),
-    objInfo: f("int bpf_obj_get_info_by_fd(int fd, void *info, void *info_len)"),
-    progQuery: f(
-      "int bpf_prog_query(int fd, int type, uint32_t flags, void *attach_flags, void *ids, void *count)",
-    ),
-    updateBatch: f("int bpf_map_update_batch(int fd, void *keys, void *values, void *count, void *opts)"),
-    deleteBatch: f("int bpf_map_delete_batch(int fd, void *keys, void *count, void *opts)"),
-    lookupBatch: f(
-      "int bpf_map_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys, void *values, void *count, void *opts)",
-    ),
-    updateElem: f("int bpf_map_update_elem(int fd, void *key, void *value, uint64_t flags)"),
-    deleteElem: f("int bpf_map_delete_elem(int fd, void *key)"),
-    lookupElem: f("int bpf_map_lookup_elem(int fd, void *key, void *value)"),
-    nextKey: f("int bpf_map_get_next_key(int fd, void *key, void *next_key)"),
-    close: c("int close(int fd)"),
-    mount: c(
-      "int mount(const char *source, const char *target, const char *fstype, unsigned long flags, void *data)",
-    ),
-  };
+  const fns = declare((decl) => lib.func(decl) as unknown as Fn, c);
   const handle = (v: unknown): Handle | null => (v === null || v === 0n ? null : (v as Handle));
   const int = (v: unknown) => v as number;
   return {
@@ -181,7 +143,6 @@ async function bind(): Promise<Libbpf> {
     setAutocreate: (map, on) => int(fns.autocreate(map, on)),
     findProgram: (obj, name) => handle(fns.findProg(obj, name)),
     setAutoload: (prog, on) => int(fns.autoload(prog, on)),
-    programFd: (prog) => int(fns.progFd(prog)),
     attachCgroup: (prog, fd) => handle(fns.attachCgroup(prog, fd)),
     openLink: (path) => handle(fns.openLink(path)),
     updateLinkProgram: (link, prog) => int(fns.updateLink(link, prog)),
@@ -191,7 +152,6 @@ async function bind(): Promise<Libbpf> {
     detachLink: (fd) => int(fns.detachLink(fd)),
     objGet: (path) => int(fns.objGet(path)),
     objInfo: (fd, info, length) => int(fns.objInfo(fd, info, length)),
-    progQuery: (fd, type, ids, count) => int(fns.progQuery(fd, type, 0, null, ids, count)),
     updateBatch: (fd, keys, values, count, opts) => int(fns.updateBatch(fd, keys, values, count, opts)),
     deleteBatch: (fd, keys, count, opts) => int(fns.deleteBatch(fd, keys, count, opts)),
     lookupBatch: (fd, inBatch, outBatch, keys, values, count, opts) =>
@@ -210,12 +170,52 @@ async function bind(): Promise<Libbpf> {
   };
 }
 
+/** The C declarations, in libbpf's own words (opaque handles as pointers to the types bind() declares). */
+function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
+  return {
+    open: f("bpf_object *bpf_object__open_file(const char *path, const bpf_object_open_opts *opts)"),
+    closeObject: f("void bpf_object__close(bpf_object *obj)"),
+    load: f("int bpf_object__load(bpf_object *obj)"),
+    findMap: f("bpf_map *bpf_object__find_map_by_name(bpf_object *obj, const char *name)"),
+    setMax: f("int bpf_map__set_max_entries(bpf_map *map, uint32_t max_entries)"),
+    autocreate: f("int bpf_map__set_autocreate(bpf_map *map, bool autocreate)"),
+    findProg: f("bpf_program *bpf_object__find_program_by_name(bpf_object *obj, const char *name)"),
+    autoload: f("int bpf_program__set_autoload(bpf_program *prog, bool autoload)"),
+    attachCgroup: f("bpf_link *bpf_program__attach_cgroup(bpf_program *prog, int cgroup_fd)"),
+    openLink: f("bpf_link *bpf_link__open(const char *path)"),
+    updateLink: f("int bpf_link__update_program(bpf_link *link, bpf_program *prog)"),
+    pinLink: f("int bpf_link__pin(bpf_link *link, const char *path)"),
+    linkFd: f("int bpf_link__fd(bpf_link *link)"),
+    destroyLink: f("int bpf_link__destroy(bpf_link *link)"),
+    detachLink: f("int bpf_link_detach(int link_fd)"),
+    objGet: f("int bpf_obj_get(const char *pathname)"),
+    objInfo: f("int bpf_obj_get_info_by_fd(int fd, void *info, void *info_len)"),
+    updateBatch: f("int bpf_map_update_batch(int fd, void *keys, void *values, void *count, void *opts)"),
+    deleteBatch: f("int bpf_map_delete_batch(int fd, void *keys, void *count, void *opts)"),
+    lookupBatch: f(
+      "int bpf_map_lookup_batch(int fd, void *in_batch, void *out_batch, void *keys, void *values, void *count, void *opts)",
+    ),
+    updateElem: f("int bpf_map_update_elem(int fd, void *key, void *value, uint64_t flags)"),
+    deleteElem: f("int bpf_map_delete_elem(int fd, void *key)"),
+    lookupElem: f("int bpf_map_lookup_elem(int fd, void *key, void *value)"),
+    nextKey: f("int bpf_map_get_next_key(int fd, void *key, void *next_key)"),
+    close: c("int close(int fd)"),
+    mount: c(
+      "int mount(const char *source, const char *target, const char *fstype, unsigned long flags, void *data)",
+    ),
+  };
+}
+
 /**
  * Routes libbpf's printed messages (warnings and information; not its debug output) into a short list instead of
  * stderr: the loader puts the last ones into its errors. The format's arguments arrive as a va_list, which
  * vsnprintf formats; on x86-64 and arm64 alike a va_list argument is passed as a pointer.
  */
-function captureMessages(koffi: typeof import("koffi").default, lib: ReturnType<typeof koffi.load>, c: (d: string) => Fn) {
+function captureMessages(
+  koffi: typeof import("koffi").default,
+  lib: ReturnType<typeof koffi.load>,
+  c: (d: string) => Fn,
+) {
   const kept: string[] = [];
   const vsnprintf = c("int vsnprintf(void *buf, size_t size, const char *fmt, void *args)");
   const Print = koffi.proto("int libbpf_print_fn(int level, const char *fmt, void *args)");
@@ -225,7 +225,12 @@ function captureMessages(koffi: typeof import("koffi").default, lib: ReturnType<
     if (level >= LIBBPF_DEBUG) return 0;
     const buf = Buffer.alloc(1024);
     const n = vsnprintf(buf, buf.length, fmt, args) as number;
-    kept.push(buf.subarray(0, Math.max(0, Math.min(n, buf.length - 1))).toString().trimEnd());
+    kept.push(
+      buf
+        .subarray(0, Math.max(0, Math.min(n, buf.length - 1)))
+        .toString()
+        .trimEnd(),
+    );
     if (kept.length > KEPT_MESSAGES) kept.shift();
     return 0;
   };

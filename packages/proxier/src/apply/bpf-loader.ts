@@ -4,7 +4,16 @@
 // cgroup links, under <root>/links/<program>. A later start finds a pinned link and swaps the program inside
 // it (BPF_LINK_UPDATE), so no connect ever runs without a program; removeSockPrograms detaches and unpins it all.
 
-import { existsSync, mkdirSync, openSync, closeSync, readdirSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IPFamily } from "@switchyard/basics";
@@ -15,7 +24,9 @@ import { errnoText, type Handle, type Libbpf, loadLibbpf } from "./bpf-libbpf.js
 export const DEFAULT_PIN_ROOT = "/sys/fs/bpf/switchyard";
 
 /** The build's object (bpf/build.mjs), found the same way from src/apply (tests) and dist/apply. */
-export const DEFAULT_OBJECT_PATH = fileURLToPath(new URL("../../dist/ebpf/switchyard-sock.bpf.o", import.meta.url));
+export const DEFAULT_OBJECT_PATH = fileURLToPath(
+  new URL("../../dist/ebpf/switchyard-sock.bpf.o", import.meta.url),
+);
 
 export interface SockProgram {
   /** The C function's name, which libbpf and the kernel know the program by. */
@@ -96,7 +107,8 @@ function mapSizes(given: SockLoadOptions["maxEntries"] = {}): Record<MapName, nu
   const sizes = {} as Record<MapName, number>;
   for (const [name, spec] of Object.entries(maps) as [MapName, MapSpec][]) {
     const size = given[name] ?? spec.defaultMaxEntries;
-    if (!Number.isInteger(size) || size < 1) throw new Error(`eBPF map ${name}: max entries ${size} is not valid`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new Error(`eBPF map ${name}: max entries ${size} is not valid`);
     sizes[name] = size;
   }
   return sizes;
@@ -167,7 +179,8 @@ function openAndLoad(
     try {
       configure(libbpf, obj, families, sizes);
       const rc = libbpf.loadObject(obj);
-      if (rc < 0) throw loadError(libbpf, `loading ${objectPath} failed: ${errnoText(rc)}`, libbpf.readLog(log));
+      if (rc < 0)
+        throw loadError(libbpf, `loading ${objectPath} failed: ${errnoText(rc)}`, libbpf.readLog(log));
       return obj;
     } catch (e) {
       libbpf.closeObject(obj);
@@ -179,7 +192,12 @@ function openAndLoad(
 }
 
 /** Sizes the maps of the families loaded; the other family's maps are not created nor its programs loaded. */
-function configure(libbpf: Libbpf, obj: Handle, families: readonly IPFamily[], sizes: Record<MapName, number>) {
+function configure(
+  libbpf: Libbpf,
+  obj: Handle,
+  families: readonly IPFamily[],
+  sizes: Record<MapName, number>,
+) {
   for (const family of ALL_FAMILIES) {
     const on = families.includes(family);
     for (const [name, spec] of Object.entries(maps) as [MapName, MapSpec][]) {

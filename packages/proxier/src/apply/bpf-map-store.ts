@@ -75,7 +75,8 @@ export class KernelBPFMapStore implements BPFMapStore {
     const keySize = structLayout(maps[map].key, family).size;
     const valueSize = structLayout(maps[map].value, family).size;
     return (
-      this.#dumpBatched(fd, keySize, valueSize) ?? this.#dumpByKeys(fd, keySize, valueSize, kernelMapName(maps[map], family))
+      this.#dumpBatched(fd, keySize, valueSize) ??
+      this.#dumpByKeys(fd, keySize, valueSize, kernelMapName(maps[map], family))
     );
   }
 
@@ -104,10 +105,14 @@ export class KernelBPFMapStore implements BPFMapStore {
       const values = Buffer.concat(entries.map((e) => e[1]));
       const count = Uint32Array.of(entries.length);
       const rc = this.#libbpf.updateBatch(fd, keys, values, count, BATCH_OPTS);
-      if (rc === 0) return this.#used("batch");
-      if (!this.#refusesBatch(rc, count)) throw new BPFMapError(`${what} (${count[0]} of ${entries.length})`, rc);
+      if (rc === 0) {
+        this.#lastMethod = "batch";
+        return;
+      }
+      if (!this.#refusesBatch(rc, count))
+        throw new BPFMapError(`${what} (${count[0]} of ${entries.length})`, rc);
     }
-    this.#used("per-element");
+    this.#lastMethod = "per-element";
     for (const [key, value] of entries) {
       const rc = this.#libbpf.updateElem(fd, key, value, 0);
       if (rc < 0) throw new BPFMapError(what, rc);
@@ -121,13 +126,19 @@ export class KernelBPFMapStore implements BPFMapStore {
     while (!this.#batchRefused && from < keys.length) {
       const count = Uint32Array.of(keys.length - from);
       const rc = this.#libbpf.deleteBatch(fd, Buffer.concat(keys.slice(from)), count, BATCH_OPTS);
-      if (rc === 0) return this.#used("batch");
+      if (rc === 0) {
+        this.#lastMethod = "batch";
+        return;
+      }
       if (this.#refusesBatch(rc, count)) break;
       if (-rc !== ENOENT) throw new BPFMapError(`${what} (${from + (count[0] ?? 0)} of ${keys.length})`, rc);
       from += (count[0] ?? 0) + 1;
     }
-    if (from >= keys.length) return this.#used("batch");
-    this.#used("per-element");
+    if (from >= keys.length) {
+      this.#lastMethod = "batch";
+      return;
+    }
+    this.#lastMethod = "per-element";
     for (const key of keys.slice(from)) {
       const rc = this.#libbpf.deleteElem(fd, key);
       if (rc < 0 && -rc !== ENOENT) throw new BPFMapError(what, rc);
@@ -139,10 +150,6 @@ export class KernelBPFMapStore implements BPFMapStore {
     const refused = count[0] === 0 && [EINVAL, EOPNOTSUPP, ENOTSUPP].includes(-rc);
     if (refused) this.#batchRefused = true;
     return refused;
-  }
-
-  #used(method: WriteMethod): void {
-    this.#lastMethod = method;
   }
 
   /** BPF_MAP_LOOKUP_BATCH in chunks; null when the kernel has no batch lookup for this map. */
@@ -158,7 +165,10 @@ export class KernelBPFMapStore implements BPFMapStore {
       const rc = this.#libbpf.lookupBatch(fd, token, next, keys, values, count, BATCH_OPTS);
       const got = rc === 0 || -rc === ENOENT ? (count[0] ?? 0) : 0;
       for (let i = 0; i < got; i++) {
-        out.push([keys.subarray(i * keySize, (i + 1) * keySize), values.subarray(i * valueSize, (i + 1) * valueSize)]);
+        out.push([
+          keys.subarray(i * keySize, (i + 1) * keySize),
+          values.subarray(i * valueSize, (i + 1) * valueSize),
+        ]);
       }
       if (-rc === ENOENT) return out;
       if (rc === 0) {

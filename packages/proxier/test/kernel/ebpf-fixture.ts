@@ -76,7 +76,11 @@ export interface Attached {
 export async function attachedPrograms(cgroupPath: string): Promise<Attached[]> {
   const r = await realExec("bpftool", ["-j", "cgroup", "show", cgroupPath]);
   if (r.code !== 0) throw new Error(`bpftool cgroup show ${cgroupPath}: ${r.stderr}`);
-  const list = JSON.parse(r.stdout.trim() || "[]") as Array<{ id: number; attach_type: string; name: string }>;
+  const list = JSON.parse(r.stdout.trim() || "[]") as Array<{
+    id: number;
+    attach_type: string;
+    name: string;
+  }>;
   return list.map((p) => ({ id: p.id, attachType: p.attach_type, name: p.name }));
 }
 
@@ -149,7 +153,8 @@ export async function runClient(
   const script = `${enter}code=$1; shift; exec ip netns exec "$0" python3 -c "$code" "$@"`;
   const args = ["-c", script, netns, CLIENT, mode, host, String(port), String(count)];
   const r = await realExec("sh", args);
-  if (r.code !== 0) throw new Error(`client ${mode} ${host} ${port} failed (${r.code}): ${r.stderr.trim().slice(-500)}`);
+  if (r.code !== 0)
+    throw new Error(`client ${mode} ${host} ${port} failed (${r.code}): ${r.stderr.trim().slice(-500)}`);
   return JSON.parse(r.stdout) as ClientResult[];
 }
 
@@ -197,7 +202,11 @@ export function serviceSteps(svc: TestService): MapWriteStep[] {
   );
   return [
     { map: "backends", op: "update", entries: backends },
-    { map: "services", op: "update", entries: svc.backends.map((b, i) => [key(i + 1), value(b.id, 0)] as const) },
+    {
+      map: "services",
+      op: "update",
+      entries: svc.backends.map((b, i) => [key(i + 1), value(b.id, 0)] as const),
+    },
     { map: "services", op: "update", entries: [[key(0), value(0, svc.backends.length)]] },
   ];
 }
@@ -213,7 +222,8 @@ export async function ipv6Settled(namespaces: readonly string[]): Promise<void> 
     for (;;) {
       const r = await realExec("ip", ["-n", ns, "-6", "addr", "show", "tentative"]);
       if (r.code === 0 && r.stdout.trim() === "") break;
-      if (Date.now() > deadline) throw new Error(`${ns}: IPv6 addresses still tentative after 5 s:\n${r.stdout}`);
+      if (Date.now() > deadline)
+        throw new Error(`${ns}: IPv6 addresses still tentative after 5 s:\n${r.stdout}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

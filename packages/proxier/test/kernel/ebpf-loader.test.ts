@@ -8,10 +8,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { clangArgs } from "../../bpf/build.mjs";
+import { DEFAULT_OUT_DIR } from "../../bpf/gen-layout.mjs";
 import { cgroup2Root, mountOf, parseMountInfo } from "../../src/apply/bpf-fs.js";
 import {
   BPFLoadError,
-  DEFAULT_OBJECT_PATH,
   linksDir,
   loadSockPrograms,
   removeSockPrograms,
@@ -69,7 +70,10 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
     const now = await attachedPrograms(cgroupPath);
     assert.deepEqual(names(now), ALL);
     const oldIds = new Set(before.map((p) => p.id));
-    assert.ok(now.every((p) => !oldIds.has(p.id)), "every program is a new one");
+    assert.ok(
+      now.every((p) => !oldIds.has(p.id)),
+      "every program is a new one",
+    );
   });
 
   test("a start with IPv4 only and a bigger services map detaches IPv6 and starts that map anew", async () => {
@@ -102,7 +106,12 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
       const other = new TestCgroup("refused");
       try {
         await assert.rejects(
-          loadSockPrograms({ objectPath: object, cgroupPath: other.path, pinRoot: otherPins, maxEntries: sizes }),
+          loadSockPrograms({
+            objectPath: object,
+            cgroupPath: other.path,
+            pinRoot: otherPins,
+            maxEntries: sizes,
+          }),
           (e: Error) => {
             assert.ok(e instanceof BPFLoadError);
             assert.match(e.message, /loading .* failed/);
@@ -135,7 +144,7 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
 
 /**
  * The real object's maps and program names around a connect4 that reads past the end of its context: the
- * verifier refuses it. Compiled like bpf/build.mjs does, with the generated headers next to the real object.
+ * verifier refuses it. Compiled as bpf/build.mjs compiles, with the headers the build generated.
  */
 function compileRefusedObject(dir: string): string {
   const programs = ALL.map((name) => {
@@ -155,11 +164,8 @@ function compileRefusedObject(dir: string): string {
       "",
     ].join("\n"),
   );
-  const includeDir = join(DEFAULT_OBJECT_PATH, "..", "..", "bpf");
-  const multiarch = spawnSync("clang", ["-print-multiarch"], { encoding: "utf8" }).stdout.trim();
   const object = join(dir, "refused.o");
-  const args = ["-O2", "-g", "-target", "bpf", "-I", includeDir, `-I/usr/include/${multiarch}`, "-c", source];
-  const r = spawnSync("clang", [...args, "-o", object], { encoding: "utf8" });
+  const r = spawnSync("clang", clangArgs(source, DEFAULT_OUT_DIR, object), { encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
   return object;
 }

@@ -75,11 +75,26 @@ describe("socket load balancing in the kernel", { skip: skip ?? false }, () => {
   before(async () => {
     topo = await Topology.create(`sy-ebt${process.pid}`, [POD_A, POD_B]);
     // The programs send the client straight to the pods: it needs a route to them (via the node).
-    await realExec("ip", ["-n", topo.client, "route", "add", "10.180.0.0/24", "via", NODE_IP]);
-    await realExec("ip", ["-n", topo.client, "-6", "route", "add", "fd00:10:180::/64", "via", inFamily("IPv6", NODE_IP)]);
+    for (const family of ["IPv4", "IPv6"] as const) {
+      const pods = family === "IPv6" ? "fd00:10:180::/64" : "10.180.0.0/24";
+      const r = await realExec("ip", [
+        "-n",
+        topo.client,
+        "route",
+        "add",
+        pods,
+        "via",
+        inFamily(family, NODE_IP),
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+    }
     await ipv6Settled([topo.client, topo.node, ...topo.pods.map((p) => p.netns)]);
     cgroup = new TestCgroup("traffic");
-    await loadSockPrograms({ cgroupPath: cgroup.path, pinRoot, maxEntries: { services: 256, backends: 256 } });
+    await loadSockPrograms({
+      cgroupPath: cgroup.path,
+      pinRoot,
+      maxEntries: { services: 256, backends: 256 },
+    });
     store = await KernelBPFMapStore.open(pinRoot);
     for (const family of ["IPv4", "IPv6"] as const) {
       for (const svc of services(family)) await store.write(family, serviceSteps(svc));
