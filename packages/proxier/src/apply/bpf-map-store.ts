@@ -46,7 +46,8 @@ export class KernelBPFMapStore implements BPFMapStore {
   #batchRefused = false;
   #lastMethod: WriteMethod | undefined;
 
-  private constructor(libbpf: Libbpf, pinRoot: string) {
+  /** Over `libbpf` as given (open() binds the real one; tests wrap it to refuse batches). */
+  constructor(libbpf: Libbpf, pinRoot: string) {
     this.#libbpf = libbpf;
     this.#pinRoot = pinRoot;
   }
@@ -109,7 +110,7 @@ export class KernelBPFMapStore implements BPFMapStore {
         this.#lastMethod = "batch";
         return;
       }
-      if (!this.#refusesBatch(rc, count))
+      if (!this.#refusesBatch(rc, count, entries.length))
         throw new BPFMapError(`${what} (${count[0]} of ${entries.length})`, rc);
     }
     this.#lastMethod = "per-element";
@@ -130,7 +131,7 @@ export class KernelBPFMapStore implements BPFMapStore {
         this.#lastMethod = "batch";
         return;
       }
-      if (this.#refusesBatch(rc, count)) break;
+      if (this.#refusesBatch(rc, count, keys.length - from)) break;
       if (-rc !== ENOENT) throw new BPFMapError(`${what} (${from + (count[0] ?? 0)} of ${keys.length})`, rc);
       from += (count[0] ?? 0) + 1;
     }
@@ -145,9 +146,12 @@ export class KernelBPFMapStore implements BPFMapStore {
     }
   }
 
-  /** Nothing done and a "not supported" answer: the kernel (or this map type) has no batch operations. */
-  #refusesBatch(rc: number, count: Uint32Array): boolean {
-    const refused = count[0] === 0 && [EINVAL, EOPNOTSUPP, ENOTSUPP].includes(-rc);
+  /**
+   * A "not supported" answer with the count untouched: the kernel (or this map type) has no batch operation and
+   * never looked at the elements. One that failed at an element reports how many it did before it, always fewer.
+   */
+  #refusesBatch(rc: number, count: Uint32Array, asked: number): boolean {
+    const refused = count[0] === asked && [EINVAL, EOPNOTSUPP, ENOTSUPP].includes(-rc);
     if (refused) this.#batchRefused = true;
     return refused;
   }

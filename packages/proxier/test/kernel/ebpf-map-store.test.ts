@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { IPFamily } from "@switchyard/basics";
+import { type Libbpf, loadLibbpf } from "../../src/apply/bpf-libbpf.js";
 import { loadSockPrograms, removeSockPrograms } from "../../src/apply/bpf-loader.js";
 import { BPFMapError, KernelBPFMapStore } from "../../src/apply/bpf-map-store.js";
 import { decodeStruct, encodeStruct } from "../../src/ebpf/codec.js";
@@ -132,6 +133,46 @@ describe("the kernel map store", { skip: skip ?? false }, () => {
       assert.deepEqual(await s.dump(family, "backends"), []);
     });
   }
+
+  test("a kernel that refuses batch operations gets the same entries element by element", async () => {
+    const EINVAL = 22;
+    const real = await loadLibbpf();
+    const refusing: Libbpf = {
+      ...real,
+      updateBatch: () => -EINVAL,
+      deleteBatch: () => -EINVAL,
+      lookupBatch: () => -EINVAL,
+    };
+    const slow = new KernelBPFMapStore(refusing, pinRoot);
+    try {
+      const steps = serviceSteps({
+        family: "IPv4",
+        address: "172.30.0.99",
+        port: 53,
+        proto: "UDP",
+        revNatIndex: 3,
+        backends: [{ id: 7, address: "10.180.0.7", port: 5353 }],
+      });
+      await slow.write("IPv4", steps);
+      assert.equal(slow.writeMethod, "per-element");
+      const dumped = await slow.dump("IPv4", "services");
+      assert.equal(dumped.length, 2);
+      // What the element-by-element path wrote, the batch path reads back the same.
+      const viaBatch = await (store as KernelBPFMapStore).dump("IPv4", "services");
+      const hex = (e: Array<[Buffer, Buffer]>) =>
+        e.map(([k, v]) => k.toString("hex") + v.toString("hex")).sort();
+      assert.deepEqual(hex(dumped), hex(viaBatch));
+      await slow.write("IPv4", [
+        { map: "services", op: "delete", keys: dumped.map(([k]) => k) },
+        { map: "backends", op: "delete", keys: [encodeStruct(backendKey, "IPv4", { backendId: 7 })] },
+      ]);
+      assert.equal(slow.writeMethod, "per-element");
+      assert.deepEqual(await slow.dump("IPv4", "services"), []);
+      assert.deepEqual(await slow.dump("IPv4", "backends"), []);
+    } finally {
+      slow.close();
+    }
+  });
 
   test("a full map refuses the write with E2BIG, saying which map and how far the batch got", async () => {
     const s = store as KernelBPFMapStore;
