@@ -10,7 +10,7 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  rmdirSync,
+  rmSync,
   statSync,
   unlinkSync,
 } from "node:fs";
@@ -328,9 +328,8 @@ export async function removeSockPrograms(pinRoot = DEFAULT_PIN_ROOT): Promise<So
   const libbpf = await loadLibbpf().catch(() => null);
   const links = existsSync(linksDir(pinRoot)) ? readdirSync(linksDir(pinRoot)) : [];
   for (const name of links) detachPinnedLink(libbpf, join(linksDir(pinRoot), name));
-  if (existsSync(linksDir(pinRoot))) rmdirSync(linksDir(pinRoot));
-  const pinnedMaps = readdirSync(pinRoot);
-  for (const name of pinnedMaps) unlinkSync(join(pinRoot, name));
-  rmdirSync(pinRoot);
+  const pinnedMaps = readdirSync(pinRoot).filter((name) => name !== "links");
+  // The maps, and anything an older version left here: the directory is ours alone.
+  rmSync(pinRoot, { recursive: true, force: true });
   return { links, maps: pinnedMaps };
 }

@@ -18,6 +18,9 @@ import {
   removeSockPrograms,
   SOCK_PROGRAMS,
 } from "../../src/apply/bpf-loader.js";
+import { KernelBPFMapStore } from "../../src/apply/bpf-map-store.js";
+import { encodeStruct } from "../../src/ebpf/codec.js";
+import { backendKey } from "../../src/ebpf/layout.js";
 import { attachedPrograms, ebpfTestsUnavailable, TestCgroup, testPinRoot } from "./ebpf-fixture.js";
 
 const skip = await ebpfTestsUnavailable();
@@ -60,9 +63,13 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
     }
   });
 
-  test("a second start replaces the programs inside the pinned links: new programs, no second attachment", async () => {
+  test("a second start replaces the programs inside the pinned links, and keeps the maps' entries", async () => {
     const cgroupPath = (cgroup as TestCgroup).path;
     const before = await attachedPrograms(cgroupPath);
+    const store = await KernelBPFMapStore.open(pinRoot);
+    const backend = [encodeStruct(backendKey, "IPv4", { backendId: 5 }), Buffer.alloc(8, 1)] as const;
+    await store.write("IPv4", [{ map: "backends", op: "update", entries: [backend] }]);
+    store.close();
     const r = await loadSockPrograms({ cgroupPath, pinRoot, maxEntries: sizes });
     console.log(`# load + replace of 8 programs (pinned links kept): ${r.elapsedMs.toFixed(1)} ms`);
     assert.ok(Object.values(r.programs).every((how) => how === "replaced"));
