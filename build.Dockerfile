@@ -7,6 +7,10 @@
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE}
+# The proxier's build compiles its eBPF programs (packages/proxier/bpf) with clang against libbpf's headers.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends clang libbpf-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Manifests first, so a source change does not rerun npm ci. Every workspace's package.json must be present
 # for `npm ci` to accept the lockfile (a new workspace needs a line here).

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Compiles the eBPF programs (bpf/sock.c) into dist/ebpf/switchyard-sock.bpf.o, after the package's TypeScript
+// (the "build" script runs tsc first): the headers come from the compiled layout (gen-layout.mjs). -g keeps the
+// BTF that libbpf needs for the maps' definitions; -mcpu=v3 lets clang use 32-bit jumps and ALU (kernel 5.1+).
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { generateHeaders } from "./gen-layout.mjs";
+
+const bpfDir = dirname(fileURLToPath(import.meta.url));
+const packageDir = join(bpfDir, "..");
+export const OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-sock.bpf.o");
+
+const CLANG_MISSING = "the eBPF programs need clang to build: apt install clang libbpf-dev";
+
+/**
+ * Where the host's <asm/types.h> lives: <linux/bpf.h> includes it, and clang's bpf target does not search the
+ * multiarch directory (/usr/include/x86_64-linux-gnu on Debian) by itself.
+ */
+function multiarchInclude() {
+  const r = spawnSync("clang", ["-print-multiarch"], { encoding: "utf8" });
+  const triple = r.status === 0 ? r.stdout.trim() : "";
+  return triple ? [`-I/usr/include/${triple}`] : [];
+}
+
+/** clang's arguments for one source; exported for the header test, which compiles the same way. */
+export function clangArgs(source, includeDir, output) {
+  return [
+    "-O2",
+    "-g",
+    "-target",
+    "bpf",
+    "-mcpu=v3",
+    "-Wall",
+    "-Werror",
+    `-I${includeDir}`,
+    ...multiarchInclude(),
+    "-c",
+    source,
+    "-o",
+    output,
+  ];
+}
+
+async function main() {
+  const headers = spawnSync("clang", ["-target", "bpf", "-E", "-x", "c", "-o", "/dev/null", "-"], {
+    input: "#include <bpf/bpf_helpers.h>\n",
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  if (headers.error || headers.status !== 0) {
+    // No clang at all, or no libbpf headers for it.
+    console.error(CLANG_MISSING);
+    process.exit(1);
+  }
+  const includeDir = await generateHeaders();
+  mkdirSync(dirname(OBJECT_PATH), { recursive: true });
+  const r = spawnSync("clang", clangArgs(join(bpfDir, "sock.c"), includeDir, OBJECT_PATH), {
+    stdio: "inherit",
+  });
+  if (r.status !== 0) {
+    console.error(`clang failed on bpf/sock.c (exit ${r.status ?? r.signal})`);
+    process.exit(1);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

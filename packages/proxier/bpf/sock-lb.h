@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One family's socket-level load balancing. sock.c includes this file once per family, with LB(x) naming that
+ * family's structs, maps and address helpers (lb4_x or lb6_x), so both families run the same logic on their own
+ * key shapes. The structs and maps come from the generated switchyard_maps.h (layout.ts).
+ */
+
+/* The service entry (slot 0) of a frontend, or NULL when it is no service of ours. */
+static __always_inline struct LB(service) *LB(lookup_frontend)(const __be32 *address, __be16 port, __u8 proto)
+{
+	struct LB(key) key = {
+		.dport = port,
+		.proto = proto,
+		.scope = SCOPE_INTERNAL,
+	};
+
+	__builtin_memcpy(&key.address, address, sizeof(key.address));
+	return bpf_map_lookup_elem(&LB(services), &key);
+}
+
+static __always_inline struct LB(backend) *LB(lookup_backend)(__u32 backend_id)
+{
+	struct LB(backend_key) key = { .backend_id = backend_id };
+
+	return bpf_map_lookup_elem(&LB(backends), &key);
+}
+
+/* The backend a service slot (1..count) names, and its id; NULL when either is missing. */
+static __always_inline struct LB(backend) *LB(slot_backend)(struct LB(key) *frontend, __u16 slot, __u32 *backend_id)
+{
+	struct LB(key) key = *frontend;
+	struct LB(service) *entry;
+
+	key.backend_slot = slot;
+	entry = bpf_map_lookup_elem(&LB(services), &key);
+	if (!entry)
+		return NULL;
+	*backend_id = entry->backend_id;
+	return LB(lookup_backend)(entry->backend_id);
+}
+
+/*
+ * The backend for a new flow to `svc`. With ClientIP affinity the client is its network namespace (what a socket
+ * hook knows of it): the backend it was last sent to is kept while it was used within the timeout and still
+ * exists, and each use refreshes the entry. Otherwise `choice` picks one of the slots.
+ */
+static __always_inline struct LB(backend) *LB(pick_backend)(struct bpf_sock_addr *ctx, struct LB(key) *frontend,
+								const struct LB(service) *svc, __u32 choice)
+{
+	const bool affine = svc->flags & SVC_FLAG_AFFINITY;
+	struct LB(affinity_key) client = { .rev_nat_index = svc->rev_nat_index };
+	struct LB(backend) *backend = NULL;
+	struct LB(affinity) *seen;
+	__u32 backend_id = 0;
+	__u64 now = 0;
+
+	if (affine) {
+		client.client_id = bpf_get_netns_cookie(ctx);
+		now = bpf_ktime_get_ns();
+		seen = bpf_map_lookup_elem(&LB(affinity), &client);
+		if (seen && now - seen->last_used <= (__u64)svc->affinity_timeout * NSEC_PER_SEC) {
+			backend_id = seen->backend_id;
+			backend = LB(lookup_backend)(backend_id);
+		}
+	}
+	if (!backend)
+		backend = LB(slot_backend)(frontend, 1 + choice % svc->count, &backend_id);
+	if (backend && affine) {
+		struct LB(affinity) fresh = { .last_used = now, .backend_id = backend_id };
+
+		bpf_map_update_elem(&LB(affinity), &client, &fresh, BPF_ANY);
+	}
+	return backend;
+}
+
+/*
+ * Remembers, for this socket and the backend it now talks to, the frontend the application asked for: recvmsg
+ * and getpeername give it back. Written only when it changed, since an unconnected UDP socket passes here on
+ * every datagram. A failed write is not fatal: the flow still reaches the backend, whose replies the
+ * application then sees as coming from the backend itself.
+ */
+static __always_inline void LB(remember_frontend)(struct bpf_sock_addr *ctx, const struct LB(key) *frontend,
+						  const struct LB(backend) *backend, __u16 rev_nat_index)
+{
+	struct LB(reverse_sk_key) key = {
+		.cookie = bpf_get_socket_cookie(ctx),
+		.port = backend->port,
+	};
+	struct LB(reverse_sk) value = {
+		.port = frontend->dport,
+		.rev_nat_index = rev_nat_index,
+	};
+	struct LB(reverse_sk) *known;
+
+	__builtin_memcpy(&key.address, &backend->address, sizeof(key.address));
+	__builtin_memcpy(&value.address, &frontend->address, sizeof(value.address));
+	known = bpf_map_lookup_elem(&LB(reverse_sk), &key);
+	if (known && known->port == value.port && known->rev_nat_index == value.rev_nat_index &&
+	    LB(same_address)((const __be32 *)&known->address, (const __be32 *)&value.address))
+		return;
+	bpf_map_update_elem(&LB(reverse_sk), &key, &value, BPF_ANY);
+}
+
+/*
+ * connect and sendmsg: a frontend of ours becomes one of its backends before the kernel routes anything, so no
+ * packet of the flow is ever translated. A frontend with no backend to offer refuses the call at once.
+ */
+static __always_inline int LB(forward)(struct bpf_sock_addr *ctx, __u32 choice)
+{
+	__u32 proto = ctx->protocol;
+	struct LB(key) frontend = {};
+	struct LB(backend) *backend;
+	struct LB(service) *svc;
+
+	if (proto != PROTO_TCP && proto != PROTO_UDP)
+		return SYS_PROCEED;
+	LB(load_user_address)(ctx, (__be32 *)&frontend.address);
+	frontend.dport = (__be16)ctx->user_port;
+	frontend.proto = proto;
+	frontend.scope = SCOPE_INTERNAL;
+	svc = bpf_map_lookup_elem(&LB(services), &frontend);
+	if (!svc)
+		return SYS_PROCEED;
+	if ((svc->flags & (SVC_FLAG_REJECT | SVC_FLAG_DROP)) || svc->count == 0)
+		return refuse();
+	backend = LB(pick_backend)(ctx, &frontend, svc, choice);
+	if (!backend)
+		/* A slot or backend missing mid-update (the renderer orders writes so none should be): no backend. */
+		return refuse();
+	if (proto == PROTO_UDP)
+		LB(remember_frontend)(ctx, &frontend, backend, svc->rev_nat_index);
+	LB(store_user_address)(ctx, (const __be32 *)&backend->address);
+	ctx->user_port = backend->port;
+	return SYS_PROCEED;
+}
+
+/*
+ * recvmsg and getpeername: a peer this socket was sent to in place of a frontend is shown as that frontend,
+ * while the service still exists with the same reverse NAT index (else the entry is stale and goes).
+ */
+static __always_inline int LB(reverse)(struct bpf_sock_addr *ctx)
+{
+	struct LB(reverse_sk_key) key = {};
+	struct LB(reverse_sk) *frontend;
+	struct LB(service) *svc;
+
+	if (ctx->protocol != PROTO_UDP)
+		return SYS_PROCEED;
+	key.cookie = bpf_get_socket_cookie(ctx);
+	LB(load_user_address)(ctx, (__be32 *)&key.address);
+	key.port = (__be16)ctx->user_port;
+	frontend = bpf_map_lookup_elem(&LB(reverse_sk), &key);
+	if (!frontend)
+		return SYS_PROCEED;
+	svc = LB(lookup_frontend)((const __be32 *)&frontend->address, frontend->port, PROTO_UDP);
+	if (!svc || svc->rev_nat_index != frontend->rev_nat_index) {
+		bpf_map_delete_elem(&LB(reverse_sk), &key);
+		return SYS_PROCEED;
+	}
+	LB(store_user_address)(ctx, (const __be32 *)&frontend->address);
+	ctx->user_port = frontend->port;
+	return SYS_PROCEED;
+}
