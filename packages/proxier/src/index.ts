@@ -3,6 +3,15 @@
 // "@switchyard/proxier/testing" (src/testing/).
 
 export type { IPFamily } from "@switchyard/basics";
+export {
+  BPFLoadError,
+  DEFAULT_PIN_ROOT,
+  loadSockPrograms,
+  removeSockPrograms,
+  type SockLoadOptions,
+  type SockLoadResult,
+} from "./apply/bpf-loader.js";
+export { BPFMapError as KernelBPFMapError, KernelBPFMapStore } from "./apply/bpf-map-store.js";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
@@ -95,6 +104,7 @@ export * from "./nftables/render.js";
 export { BASE_CHAINS, JUMP_CHAINS } from "./nftables/skeleton.js";
 export { Transaction } from "./nftables/transaction.js";
 export * from "./proxier/backend.js";
+export * from "./proxier/ebpf-backend.js";
 export * from "./proxier/iptables-backend.js";
 export * from "./proxier/ipvs-backend.js";
 export * from "./proxier/meta-proxier.js";
