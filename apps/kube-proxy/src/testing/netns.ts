@@ -244,6 +244,38 @@ export class Net {
   }
 
   /**
+   * probe, from a process that joins the cgroup2 directory `cgroup` before it enters `ns` (so `ip netns exec`'s
+   * private /sys does not hide the cgroup's path): ebpf mode balances the sockets of that cgroup's processes.
+   */
+  async probeInCgroup(
+    cgroup: string,
+    host: string,
+    port: number,
+    count: number,
+    ns = this.node,
+  ): Promise<string[]> {
+    const enter = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+    const out = sh([
+      "sh",
+      "-c",
+      enter,
+      cgroup,
+      "ip",
+      "netns",
+      "exec",
+      ns,
+      process.execPath,
+      "-e",
+      PROBE,
+      host,
+      String(port),
+      String(count),
+      "1500",
+    ]);
+    return JSON.parse(out) as string[];
+  }
+
+  /**
    * Connects in a loop until stopped, `pauseMs` apart; resolves to every answer. Without the pause a loop opens
    * thousands of connections a second and reuses client ports while the pods still hold them in TIME_WAIT, which
    * loses a SYN now and then with no proxy change at all (1 of 18092 in iptables mode, 3 of 4621 in nftables,
@@ -311,15 +343,18 @@ export function startProxy(
   args: readonly string[],
   env: Record<string, string> = {},
   wrap: readonly string[] = [],
+  enter: "ip-netns-exec" | "nsenter" = "ip-netns-exec",
 ): ProxyRun {
   const logPath = join(mkdtempSync(join(tmpdir(), "sy-proxy-log-")), "proxy.log");
   const fd = openSync(logPath, "w");
+  // nsenter joins the network namespace only: `ip netns exec` mounts a private /sys, which hides the cgroup2
+  // and BPF file systems ebpf mode works in.
+  const [command, ...entering] =
+    enter === "nsenter" ? ["nsenter", `--net=/run/netns/${ns}`] : ["ip", "netns", "exec", ns];
   const child = spawn(
-    "ip",
+    command as string,
     [
-      "netns",
-      "exec",
-      ns,
+      ...entering,
       ...wrap,
       process.execPath,
       "--import",
