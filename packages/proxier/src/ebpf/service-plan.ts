@@ -91,12 +91,19 @@ export function planServicePort(
   const traffic = trafficPolicyPlan(sp, categorized, { firewallRequiresEndpoints: false });
   const proto = protocolNumber(sp.protocol);
   const backends = new Map<string, BackendWant>();
-  const names = (list: readonly EndpointInfo[]) =>
-    list.map((ep) => {
+  // The routes mostly share one endpoint list: it is named once, and scopes over it share the names.
+  const named = new Map<readonly EndpointInfo[], string[]>();
+  const names = (list: readonly EndpointInfo[]) => {
+    let out = named.get(list);
+    if (out) return out;
+    out = list.map((ep) => {
       const name = addressName(ep.ip, ep.port, proto);
       if (!backends.has(name)) backends.set(name, backendWant(ep, proto));
       return name;
     });
+    named.set(list, out);
+    return out;
+  };
   const lists = {
     internal: names(routeEndpoints(traffic.internal, categorized)),
     external: names(routeEndpoints(traffic.external, categorized)),
@@ -115,6 +122,41 @@ export function planServicePort(
     noLocalInternal: traffic.noLocalInternal,
     noLocalExternal: traffic.noLocalExternal,
   };
+}
+
+/** Options that plan every port alike: the same node, labels and NodePort addresses. */
+export function samePlanOptions(a: EBPFOptions, b: EBPFOptions): boolean {
+  const labels = Object.keys(a.nodeLabels);
+  return (
+    a.family === b.family &&
+    a.nodeName === b.nodeName &&
+    labels.length === Object.keys(b.nodeLabels).length &&
+    labels.every((k) => a.nodeLabels[k] === b.nodeLabels[k]) &&
+    a.nodePortIPs.length === b.nodePortIPs.length &&
+    a.nodePortIPs.every((ip, i) => ip === b.nodePortIPs[i])
+  );
+}
+
+export function sameBackend(a: BackendWant, b: BackendWant): boolean {
+  return a.address === b.address && a.port === b.port && a.proto === b.proto && a.flags === b.flags;
+}
+
+export function sameFrontend(a: FrontendWant, b: FrontendWant): boolean {
+  return (
+    a.name === b.name &&
+    a.address === b.address &&
+    a.port === b.port &&
+    a.proto === b.proto &&
+    sameScope(a.scopes[0], b.scopes[0]) &&
+    sameScope(a.scopes[1], b.scopes[1])
+  );
+}
+
+function sameScope(a: ScopeWant, b: ScopeWant): boolean {
+  if (a.flags !== b.flags || a.affinityTimeout !== b.affinityTimeout) return false;
+  if (a.backends === b.backends) return true;
+  if (a.backends.length !== b.backends.length) return false;
+  return a.backends.every((name, i) => name === b.backends[i]);
 }
 
 function scopesOf(
