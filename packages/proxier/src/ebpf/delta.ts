@@ -104,24 +104,29 @@ export class StepPlan {
     this.#w.revNatKey.revNatIndex(to.chunk, at, revNatIndex);
   }
 
-  updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord): void {
+  /** Sets a service entry; `value` may be another entry's value (as returned), shared. Returns the value. */
+  updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord | Buffer): Buffer {
     const to = backendSlot === 0 ? this.#headUpdates : this.#slotUpdates;
-    const at = to.append();
+    const shared = Buffer.isBuffer(value) ? value : undefined;
+    const at = to.append(shared);
     this.#writeServiceKey(to.chunk, at, key, backendSlot);
-    const w = this.#w.serviceValue;
-    const out = to.chunk;
-    const v = at + to.keySize;
-    w.backendId(out, v, value.backendId);
-    w.affinityTimeout(out, v, value.affinityTimeout);
-    w.count(out, v, value.count);
-    w.revNatIndex(out, v, value.revNatIndex);
-    w.flags(out, v, value.flags);
+    if (!Buffer.isBuffer(value)) this.#writeServiceValue(to.chunk, at + to.keySize, value);
+    return to.lastValue as Buffer;
   }
 
   deleteService(key: FrontendScopeKey, backendSlot: number): void {
     const to = backendSlot === 0 ? this.#headDeletes : this.#slotDeletes;
     const at = to.append();
     this.#writeServiceKey(to.chunk, at, key, backendSlot);
+  }
+
+  #writeServiceValue(out: Buffer, at: number, value: ServiceValueRecord): void {
+    const w = this.#w.serviceValue;
+    w.backendId(out, at, value.backendId);
+    w.affinityTimeout(out, at, value.affinityTimeout);
+    w.count(out, at, value.count);
+    w.revNatIndex(out, at, value.revNatIndex);
+    w.flags(out, at, value.flags);
   }
 
   #writeServiceKey(out: Buffer, at: number, key: FrontendScopeKey, backendSlot: number): void {

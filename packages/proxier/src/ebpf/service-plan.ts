@@ -81,6 +81,34 @@ function backendWant(ep: EndpointInfo, proto: number): BackendWant {
   return { address: ep.ip, port: ep.port, proto, flags };
 }
 
+/**
+ * The backends of a port's endpoint lists, each once, by name in the order first named. The routes mostly
+ * share one list: it is named once, and the scopes over it share the names.
+ */
+class BackendNames {
+  readonly backends = new Map<string, BackendWant>();
+  readonly #proto: number;
+  readonly #lists: (readonly EndpointInfo[])[] = [];
+  readonly #names: string[][] = [];
+
+  constructor(proto: number) {
+    this.#proto = proto;
+  }
+
+  of(list: readonly EndpointInfo[]): string[] {
+    const known = this.#lists.indexOf(list);
+    if (known >= 0) return this.#names[known] as string[];
+    const names = list.map((ep) => {
+      const name = addressName(ep.ip, ep.port, this.#proto);
+      if (!this.backends.has(name)) this.backends.set(name, backendWant(ep, this.#proto));
+      return name;
+    });
+    this.#lists.push(list);
+    this.#names.push(names);
+    return names;
+  }
+}
+
 export function planServicePort(
   options: EBPFOptions,
   sp: ServicePortInfo,
@@ -90,24 +118,11 @@ export function planServicePort(
   // Source ranges are checked apart from the endpoint choice, endpoints or not (as nftables does).
   const traffic = trafficPolicyPlan(sp, categorized, { firewallRequiresEndpoints: false });
   const proto = protocolNumber(sp.protocol);
-  const backends = new Map<string, BackendWant>();
-  // The routes mostly share one endpoint list: it is named once, and scopes over it share the names.
-  const named = new Map<readonly EndpointInfo[], string[]>();
-  const names = (list: readonly EndpointInfo[]) => {
-    let out = named.get(list);
-    if (out) return out;
-    out = list.map((ep) => {
-      const name = addressName(ep.ip, ep.port, proto);
-      if (!backends.has(name)) backends.set(name, backendWant(ep, proto));
-      return name;
-    });
-    named.set(list, out);
-    return out;
-  };
+  const named = new BackendNames(proto);
   const lists = {
-    internal: names(routeEndpoints(traffic.internal, categorized)),
-    external: names(routeEndpoints(traffic.external, categorized)),
-    cluster: names(categorized.clusterEndpoints ?? []),
+    internal: named.of(routeEndpoints(traffic.internal, categorized)),
+    external: named.of(routeEndpoints(traffic.external, categorized)),
+    cluster: named.of(categorized.clusterEndpoints ?? []),
   };
   const frontends = frontendsOf(sp, options.nodePortIPs).map((f) => ({
     name: addressName(f.address, f.port, proto),
@@ -118,7 +133,7 @@ export function planServicePort(
   }));
   return {
     frontends,
-    backends,
+    backends: named.backends,
     noLocalInternal: traffic.noLocalInternal,
     noLocalExternal: traffic.noLocalExternal,
   };
@@ -168,18 +183,24 @@ function scopesOf(
   const affinityTimeout = sp.stickyMaxAgeSeconds;
   let flags = KIND_FLAG[f.kind] | (affinityTimeout > 0 ? serviceFlags.AFFINITY : 0);
   if (f.kind === "LoadBalancer" && traffic.usesFirewallChain) flags |= serviceFlags.SOURCE_RANGES;
-  const scope = (backends: string[], verdict: NoEndpointsVerdict, scopeFlags: number): ScopeWant => ({
-    backends,
-    flags: backends.length > 0 ? scopeFlags : scopeFlags | VERDICT_FLAG[verdict],
-    affinityTimeout,
-  });
   if (f.kind === "ClusterIP") {
-    const internal = scope(lists.internal, traffic.internal.noEndpointsVerdict, flags);
+    const internal = scopeWant(lists.internal, traffic.internal.noEndpointsVerdict, flags, affinityTimeout);
     return [internal, internal];
   }
   const local = traffic.external.policy === "local" ? serviceFlags.EXTERNAL_LOCAL : 0;
+  const verdict = traffic.hasAnyEndpoints ? "drop" : "reject";
   return [
-    scope(lists.external, traffic.external.noEndpointsVerdict, flags | local),
-    scope(lists.cluster, traffic.hasAnyEndpoints ? "drop" : "reject", flags),
+    scopeWant(lists.external, traffic.external.noEndpointsVerdict, flags | local, affinityTimeout),
+    scopeWant(lists.cluster, verdict, flags, affinityTimeout),
   ];
+}
+
+/** Without backends, slot 0 carries the verdict. */
+function scopeWant(
+  backends: string[],
+  verdict: NoEndpointsVerdict,
+  flags: number,
+  affinityTimeout: number,
+): ScopeWant {
+  return { backends, flags: backends.length > 0 ? flags : flags | VERDICT_FLAG[verdict], affinityTimeout };
 }

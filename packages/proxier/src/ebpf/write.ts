@@ -38,48 +38,64 @@ function writeServiceEntries(
   if (f) {
     const address = addressBytes(f.address, c.family, "lb_key.address");
     const scopes = Math.max(next?.scopes.length ?? 0, held?.scopes.length ?? 0);
+    // A ClusterIP's two scopes hold the same entries: the second shares the values the first wrote.
+    const shared = scopes === 2 && sharedScopes(held) && sharedScopes(next);
+    let values: readonly Buffer[] | undefined;
     for (let scope = 0; scope < scopes; scope++) {
-      writeScope(plan, { address, dport: f.port, proto: f.proto, scope }, held, next);
+      const key = { address, dport: f.port, proto: f.proto, scope };
+      values = writeScope(plan, key, held, next, shared ? values : undefined);
     }
   }
   for (const key of unknown ?? []) if (!wants(next, key)) deleteKey(c, plan, key);
   c.held.setFrontend(frontend, next);
 }
 
+/** Both scopes are one (or there are none). */
+function sharedScopes(f: HeldFrontend | undefined): boolean {
+  return f === undefined || f.scopes[0] === f.scopes[1];
+}
+
 /**
- * One scope's entries made what `next` wants, given what `held` says they hold: slots 1..n before slot 0 (the
- * plan orders them anyway), each written only if its value differs; slots beyond the new count deleted.
+ * One scope's entries made what `next` wants, given what `held` says they hold: each slot written only if its
+ * value differs, slots beyond the new count deleted. Returns the values written, in order; `values`, those of a
+ * scope holding the same entries, are shared rather than written again.
  */
 function writeScope(
   plan: StepPlan,
   key: FrontendScopeKey,
   held: HeldFrontend | undefined,
   next: HeldFrontend | undefined,
-): void {
+  values?: readonly Buffer[],
+): Buffer[] {
   const had = held?.scopes[key.scope];
   const want = next?.scopes[key.scope];
   const hadIds = had?.backendIds ?? [];
   const wantIds = want?.backendIds ?? [];
+  const written: Buffer[] = [];
   // Every entry carries the reverse NAT index: a new one rewrites them all.
   const sameRevNat = held !== undefined && held.revNatIndex === next?.revNatIndex;
   if (next && want) {
     const revNatIndex = next.revNatIndex;
-    wantIds.forEach((backendId, i) => {
-      if (sameRevNat && hadIds[i] === backendId) return;
-      plan.updateService(key, i + 1, { backendId, affinityTimeout: 0, count: 0, revNatIndex, flags: 0 });
-    });
+    for (let i = 0; i < wantIds.length; i++) {
+      const backendId = wantIds[i] ?? 0;
+      if (sameRevNat && hadIds[i] === backendId) continue;
+      const value = values?.[written.length] ?? {
+        backendId,
+        affinityTimeout: 0,
+        count: 0,
+        revNatIndex,
+        flags: 0,
+      };
+      written.push(plan.updateService(key, i + 1, value));
+    }
     if (!(sameRevNat && had && sameHead(had, want))) {
       const { flags, affinityTimeout } = want;
-      plan.updateService(key, 0, {
-        backendId: 0,
-        affinityTimeout,
-        count: wantIds.length,
-        revNatIndex,
-        flags,
-      });
+      const head = { backendId: 0, affinityTimeout, count: wantIds.length, revNatIndex, flags };
+      written.push(plan.updateService(key, 0, values?.[written.length] ?? head));
     }
   } else if (had) plan.deleteService(key, 0);
   for (let slot = wantIds.length + 1; slot <= hadIds.length; slot++) plan.deleteService(key, slot);
+  return written;
 }
 
 function sameHead(a: HeldScope, b: HeldScope): boolean {
