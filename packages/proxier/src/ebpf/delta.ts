@@ -8,7 +8,7 @@
 // Keys and values are written field by field straight into each kind's buffer (entry-buffer.ts).
 
 import type { IPFamily } from "@switchyard/basics";
-import { addressBytes, fieldWriters } from "./codec.js";
+import { fieldWriters } from "./codec.js";
 import type { BackendRecord, RevNatRecord, ServiceValueRecord } from "./contents.js";
 import { EntryBuffer } from "./entry-buffer.js";
 import {
@@ -43,7 +43,6 @@ function writersOf(family: IPFamily) {
 }
 
 export class StepPlan {
-  readonly #family: IPFamily;
   readonly #w: ReturnType<typeof writersOf>;
   readonly #backendUpdates: EntryBuffer;
   readonly #revNatUpdates: EntryBuffer;
@@ -55,7 +54,6 @@ export class StepPlan {
   readonly #backendDeletes: EntryBuffer;
 
   constructor(family: IPFamily) {
-    this.#family = family;
     this.#w = writersOf(family);
     const entries = (key: Struct, value?: Struct) =>
       new EntryBuffer(structLayout(key, family).size, value ? structLayout(value, family).size : 0);
@@ -76,7 +74,7 @@ export class StepPlan {
     this.#w.backendKey.backendId(out, at, backendId);
     const w = this.#w.backendValue;
     const v = at + to.keySize;
-    w.address(out, v, addressBytes(value.address, this.#family, "lb_backend.address"));
+    w.address(out, v, value.address);
     w.port(out, v, value.port);
     w.proto(out, v, value.proto);
     w.flags(out, v, value.flags);
@@ -94,7 +92,7 @@ export class StepPlan {
     const out = to.chunk;
     this.#w.revNatKey.revNatIndex(out, at, revNatIndex);
     const w = this.#w.revNatValue;
-    w.address(out, at + to.keySize, addressBytes(value.address, this.#family, "lb_rev_nat.address"));
+    w.address(out, at + to.keySize, value.address);
     w.port(out, at + to.keySize, value.port);
   }
 
