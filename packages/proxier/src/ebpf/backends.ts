@@ -49,7 +49,7 @@ export class Backends {
   /** Plans the writes of the backends whose claims changed (giving new ones ids), and deletes unknown ones. */
   write(plan: StepPlan): void {
     for (const b of this.claims.takeDirty()) {
-      const want = this.claims.winner(b);
+      const want = this.claims.winner(b)?.value;
       if (want) {
         if (b.id === 0) b.id = this.#ids.take();
         if (!b.held || !sameBackend(b.held, want)) {

@@ -9,7 +9,7 @@
 import { compareStrings } from "../model/endpoint.js";
 
 /** One port's claim. A key's claims are chained from its first: most keys have one, and an array each costs. */
-interface Claim<V> {
+export interface Claim<V> {
   readonly port: string;
   value: V;
   next: Claim<V> | undefined;
@@ -29,13 +29,17 @@ export class Claims<V, E extends ClaimEntry<V> = ClaimEntry<V>> {
   readonly #newEntry: (key: string) => E;
   #dirty: E[] = [];
 
-  /** `same` tells two values of one key apart: a claim whose value stays the same is no change. */
+  /**
+   * `same` tells two values of one key apart: a claim whose value stays the same is no change (the newer value
+   * is kept all the same, so that it goes with what else the port keeps from its newest render).
+   */
   constructor(same: (a: V, b: V) => boolean, newEntry: (key: string) => E) {
     this.#same = same;
     this.#newEntry = newEntry;
   }
 
-  claim(key: string, port: string, value: V): void {
+  /** Sets the port's claim on the key; the key's entry. */
+  claim(key: string, port: string, value: V): E {
     let entry = this.#entries.get(key);
     if (!entry) {
       entry = this.#newEntry(key);
@@ -43,13 +47,13 @@ export class Claims<V, E extends ClaimEntry<V> = ClaimEntry<V>> {
     }
     for (let c = entry.first; c; c = c.next) {
       if (c.port !== port) continue;
-      if (this.#same(c.value, value)) return;
+      if (!this.#same(c.value, value)) this.#changed(entry);
       c.value = value;
-      this.#changed(entry);
-      return;
+      return entry;
     }
     entry.first = { port, value, next: entry.first };
     this.#changed(entry);
+    return entry;
   }
 
   release(key: string, port: string): void {
@@ -68,11 +72,11 @@ export class Claims<V, E extends ClaimEntry<V> = ClaimEntry<V>> {
     return this.#entries.get(key);
   }
 
-  /** The value of the first claiming port in key order; undefined when nobody claims the key. */
-  winner(entry: E): V | undefined {
+  /** The claim of the first claiming port in key order; undefined when nobody claims the key. */
+  winner(entry: E): Claim<V> | undefined {
     let best = entry.first;
     for (let c = best?.next; c; c = c.next) if (best && compareStrings(c.port, best.port) < 0) best = c;
-    return best?.value;
+    return best;
   }
 
   /** Entries whose claims changed since the last call, in the order they first changed. */

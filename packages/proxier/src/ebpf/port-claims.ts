@@ -4,6 +4,7 @@
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import { serviceOfPortKey } from "../model/service-port-name.js";
+import type { BackendEntry } from "./backends.js";
 import type { EBPFOptions } from "./options.js";
 import type { Carried, PortRecord } from "./render.js";
 import { planServicePort } from "./service-plan.js";
@@ -18,7 +19,7 @@ export function releasePort(c: Carried, port: string): void {
   ports?.delete(port);
   if (ports?.size === 0) c.portsOfService.delete(svc);
   for (const name of record.frontends) c.frontends.release(name, port);
-  for (const name of record.backends) c.backends.claims.release(name, port);
+  for (const b of record.backends) c.backends.claims.release(b.key, port);
   countNoLocal(c, record, -1);
 }
 
@@ -44,19 +45,20 @@ export function reclaimPort(
   if (old && old.sp === sp && old.endpoints === endpoints && old.options === options) return;
   const plan = planServicePort(options, sp, endpoints ?? []);
   for (const f of plan.frontends) c.frontends.claim(f.name, port, f);
-  for (const [name, b] of plan.backends) c.backends.claims.claim(name, port, b);
+  const backends: BackendEntry[] = [];
+  for (const [name, b] of plan.backends) backends.push(c.backends.claims.claim(name, port, b));
   const record: PortRecord = {
     sp,
     endpoints,
     options,
     frontends: plan.frontends.map((f) => f.name),
-    backends: [...plan.backends.keys()],
+    backends,
     noLocalInternal: plan.noLocalInternal,
     noLocalExternal: plan.noLocalExternal,
   };
   if (old) {
     for (const name of old.frontends) if (!record.frontends.includes(name)) c.frontends.release(name, port);
-    for (const name of old.backends) if (!plan.backends.has(name)) c.backends.claims.release(name, port);
+    for (const b of old.backends) if (!plan.backends.has(b.key)) c.backends.claims.release(b.key, port);
     countNoLocal(c, old, -1);
   } else {
     const svc = serviceOfPortKey(port);

@@ -19,7 +19,7 @@ import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
 import type { ServicePortInfo } from "../model/service-port.js";
 import { sortedKeys } from "../util/sorted-keys.js";
-import { Backends } from "./backends.js";
+import { type BackendEntry, Backends } from "./backends.js";
 import { type ClaimEntry, Claims } from "./claims.js";
 import type { MapContents } from "./contents.js";
 import { StepPlan } from "./delta.js";
@@ -62,7 +62,8 @@ export interface PortRecord {
   readonly endpoints: readonly EndpointInfo[] | undefined;
   readonly options: EBPFOptions;
   readonly frontends: readonly string[];
-  readonly backends: readonly string[];
+  /** In the order of the plan's backends (ScopeWant.backendIndexes count in it). */
+  readonly backends: readonly BackendEntry[];
   readonly noLocalInternal: boolean;
   readonly noLocalExternal: boolean;
 }

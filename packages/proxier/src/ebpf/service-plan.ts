@@ -33,9 +33,12 @@ export interface BackendWant {
   readonly flags: number;
 }
 
-/** One scope of a frontend: the backends of slots 1..n (by name), and slot 0's flags. */
+/** One scope of a frontend: the backends of slots 1..n, and slot 0's flags. */
 export interface ScopeWant {
+  /** By name. */
   readonly backends: readonly string[];
+  /** The same, as positions in the port's backends (ServicePortPlan.backends' order). */
+  readonly backendIndexes: readonly number[];
   readonly flags: number;
   readonly affinityTimeout: number;
 }
@@ -52,7 +55,7 @@ export interface FrontendWant {
 
 export interface ServicePortPlan {
   readonly frontends: readonly FrontendWant[];
-  /** Every backend a scope names, by name. */
+  /** Every backend a scope names, once each, by name. */
   readonly backends: ReadonlyMap<string, BackendWant>;
   readonly noLocalInternal: boolean;
   readonly noLocalExternal: boolean;
@@ -81,31 +84,45 @@ function backendWant(ep: EndpointInfo, proto: number): BackendWant {
   return { address: ep.ip, port: ep.port, proto, flags };
 }
 
+/** The backends of one endpoint list: by name, and as positions in the port's backends. */
+interface NamedList {
+  readonly names: string[];
+  readonly indexes: number[];
+}
+
 /**
  * The backends of a port's endpoint lists, each once, by name in the order first named. The routes mostly
  * share one list: it is named once, and the scopes over it share the names.
  */
 class BackendNames {
   readonly backends = new Map<string, BackendWant>();
+  readonly #index = new Map<string, number>();
   readonly #proto: number;
   readonly #lists: (readonly EndpointInfo[])[] = [];
-  readonly #names: string[][] = [];
+  readonly #named: NamedList[] = [];
 
   constructor(proto: number) {
     this.#proto = proto;
   }
 
-  of(list: readonly EndpointInfo[]): string[] {
-    const known = this.#lists.indexOf(list);
-    if (known >= 0) return this.#names[known] as string[];
-    const names = list.map((ep) => {
+  of(list: readonly EndpointInfo[]): NamedList {
+    const known = this.#named[this.#lists.indexOf(list)];
+    if (known) return known;
+    const named: NamedList = { names: [], indexes: [] };
+    for (const ep of list) {
       const name = addressName(ep.ip, ep.port, this.#proto);
-      if (!this.backends.has(name)) this.backends.set(name, backendWant(ep, this.#proto));
-      return name;
-    });
+      let index = this.#index.get(name);
+      if (index === undefined) {
+        index = this.backends.size;
+        this.backends.set(name, backendWant(ep, this.#proto));
+        this.#index.set(name, index);
+      }
+      named.names.push(name);
+      named.indexes.push(index);
+    }
     this.#lists.push(list);
-    this.#names.push(names);
-    return names;
+    this.#named.push(named);
+    return named;
   }
 }
 
@@ -178,7 +195,7 @@ function scopesOf(
   f: Frontend,
   sp: ServicePortInfo,
   traffic: TrafficPolicyPlan,
-  lists: { readonly internal: string[]; readonly external: string[]; readonly cluster: string[] },
+  lists: { readonly internal: NamedList; readonly external: NamedList; readonly cluster: NamedList },
 ): [ScopeWant, ScopeWant] {
   const affinityTimeout = sp.stickyMaxAgeSeconds;
   let flags = KIND_FLAG[f.kind] | (affinityTimeout > 0 ? serviceFlags.AFFINITY : 0);
@@ -197,10 +214,15 @@ function scopesOf(
 
 /** Without backends, slot 0 carries the verdict. */
 function scopeWant(
-  backends: string[],
+  backends: NamedList,
   verdict: NoEndpointsVerdict,
   flags: number,
   affinityTimeout: number,
 ): ScopeWant {
-  return { backends, flags: backends.length > 0 ? flags : flags | VERDICT_FLAG[verdict], affinityTimeout };
+  return {
+    backends: backends.names,
+    backendIndexes: backends.indexes,
+    flags: backends.names.length > 0 ? flags : flags | VERDICT_FLAG[verdict],
+    affinityTimeout,
+  };
 }

@@ -4,6 +4,8 @@
 // an earlier run left and nobody claims. Later syncs need no such sweep: everything held was claimed when
 // written, and giving up a claim makes its key dirty.
 
+import type { BackendEntry } from "./backends.js";
+import type { Claim } from "./claims.js";
 import { addressBytes } from "./codec.js";
 import type { ServiceKeyRecord } from "./contents.js";
 import type { FrontendScopeKey, StepPlan } from "./delta.js";
@@ -12,25 +14,24 @@ import type { Carried } from "./render.js";
 import type { FrontendWant, ScopeWant } from "./service-plan.js";
 
 export function writeFrontends(c: Carried, plan: StepPlan, startUp: boolean): void {
-  const changed = c.frontends.takeDirty().map((entry) => ({ entry, want: c.frontends.winner(entry) }));
-  for (const { entry, want } of changed) c.revNat.use(entry.key, want);
+  const changed = c.frontends.takeDirty().map((entry) => ({ entry, winner: c.frontends.winner(entry) }));
+  for (const { entry, winner } of changed) c.revNat.use(entry.key, winner?.value);
   c.revNat.write(plan);
-  for (const { entry, want } of changed) {
-    writeServiceEntries(c, plan, entry.key, want);
+  for (const { entry, winner } of changed) {
+    writeServiceEntries(c, plan, entry.key, winner && heldFormOf(c, winner));
     c.frontends.forget(entry);
   }
   // Live at start-up under frontends nobody claims.
   if (startUp) for (const name of c.held.unknownFrontends()) writeServiceEntries(c, plan, name, undefined);
 }
 
-/** One frontend's entries made what its winning claim wants (none when nobody claims it). */
+/** One frontend's entries made what its winning claim wants (`next`; undefined when nobody claims it). */
 function writeServiceEntries(
   c: Carried,
   plan: StepPlan,
   frontend: string,
-  want: FrontendWant | undefined,
+  next: HeldFrontend | undefined,
 ): void {
-  const next = want ? heldFormOf(c, want) : undefined;
   // Keys live at start-up hold values not known: every entry wanted is written, the others deleted.
   const unknown = c.held.takeUnknown(frontend);
   const held = unknown ? undefined : c.held.frontend(frontend);
@@ -117,26 +118,39 @@ function deleteKey(c: Carried, plan: StepPlan, key: ServiceKeyRecord): void {
   plan.deleteService({ address, dport: key.dport, proto: key.proto, scope: key.scope }, key.backendSlot);
 }
 
-/** What the winning claim wants, in the form the maps are held in: backend names resolved to ids. */
-function heldFormOf(c: Carried, want: FrontendWant): HeldFrontend {
-  const revNatIndex = c.revNat.indexOf(want.name);
-  const ids = new Map<readonly string[], number[]>();
-  const scope = (s: ScopeWant): HeldScope => {
-    if (s.backends.length > 0xffff) throw new Error(`${want.name}: more than 65535 backends`);
-    // The scopes of a frontend often balance over one list: its ids are looked up once.
-    let backendIds = ids.get(s.backends);
-    if (!backendIds) {
-      backendIds = s.backends.map((backend) => {
-        const id = c.backends.idOf(backend);
-        if (id === undefined) throw new Error(`${want.name}: backend ${backend} has no id`);
-        return id;
-      });
-      ids.set(s.backends, backendIds);
-    }
-    return { flags: s.flags, affinityTimeout: s.affinityTimeout, backendIds };
-  };
+/** What the winning claim wants, in the form the maps are held in: backends as ids. */
+function heldFormOf(c: Carried, winner: Claim<FrontendWant>): HeldFrontend {
+  const want = winner.value;
+  // The winning port's record has its backends' entries in the order the scopes count in: no lookup by name.
+  const entries = c.ports.get(winner.port)?.backends ?? [];
   const [external, internal] = want.scopes;
-  const externalScope = scope(external);
-  const scopes = [externalScope, internal === external ? externalScope : scope(internal)];
-  return { address: want.address, port: want.port, proto: want.proto, revNatIndex, scopes };
+  const externalIds = backendIdsOf(want.name, external, entries);
+  const externalScope = heldScope(external, externalIds);
+  let internalScope = externalScope;
+  if (internal !== external) {
+    // The scopes of a frontend often balance over one list.
+    const sameList = internal.backendIndexes === external.backendIndexes;
+    internalScope = heldScope(internal, sameList ? externalIds : backendIdsOf(want.name, internal, entries));
+  }
+  const scopes = [externalScope, internalScope];
+  return {
+    address: want.address,
+    port: want.port,
+    proto: want.proto,
+    revNatIndex: c.revNat.indexOf(want.name),
+    scopes,
+  };
+}
+
+function heldScope(s: ScopeWant, backendIds: readonly number[]): HeldScope {
+  return { flags: s.flags, affinityTimeout: s.affinityTimeout, backendIds };
+}
+
+function backendIdsOf(frontend: string, s: ScopeWant, entries: readonly BackendEntry[]): number[] {
+  if (s.backends.length > 0xffff) throw new Error(`${frontend}: more than 65535 backends`);
+  return s.backendIndexes.map((index, i) => {
+    const id = entries[index]?.id ?? 0;
+    if (id === 0) throw new Error(`${frontend}: backend ${s.backends[i]} has no id`);
+    return id;
+  });
 }
