@@ -15,9 +15,10 @@ export function releasePort(c: Carried, port: string): void {
   if (!record) return;
   c.ports.delete(port);
   const svc = serviceOfPortKey(port);
-  const ports = c.portsOfService.get(svc);
-  ports?.delete(port);
-  if (ports?.size === 0) c.portsOfService.delete(svc);
+  const ports = c.portsOfService.get(svc) ?? [];
+  const at = ports.indexOf(port);
+  if (at >= 0) ports.splice(at, 1);
+  if (ports.length === 0) c.portsOfService.delete(svc);
   for (const name of record.frontends) c.frontends.release(name, port);
   for (const b of record.backends) c.backends.claims.release(b.key, port);
   countNoLocal(c, record, -1);
@@ -63,8 +64,8 @@ export function reclaimPort(
   } else {
     const svc = serviceOfPortKey(port);
     const ports = c.portsOfService.get(svc);
-    if (ports) ports.add(port);
-    else c.portsOfService.set(svc, new Set([port]));
+    if (ports) ports.push(port);
+    else c.portsOfService.set(svc, [port]);
   }
   c.ports.set(port, record);
   countNoLocal(c, record, 1);

@@ -44,7 +44,7 @@ export interface Carried {
   /** The service port keys of the last full sync, sorted: the next one sorts again only if they changed. */
   sortedPorts: readonly string[];
   /** "ns/name" → its service port keys rendered last. */
-  readonly portsOfService: Map<string, Set<string>>;
+  readonly portsOfService: Map<string, string[]>;
   /** The options the newest port records were planned with (one object while they stay the same). */
   planOptions: EBPFOptions | undefined;
   readonly frontends: Claims<FrontendWant>;
