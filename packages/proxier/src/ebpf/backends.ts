@@ -77,12 +77,6 @@ export class Backends {
     b.held = undefined;
   }
 
-  /** The backend's id; undefined when it has none. */
-  idOf(name: string): number | undefined {
-    const id = this.claims.get(name)?.id;
-    return id === 0 ? undefined : id;
-  }
-
   /** Entries the backends map holds. */
   get size(): number {
     return this.#held + this.#unknown.length;

@@ -30,8 +30,9 @@ export class Claims<V, E extends ClaimEntry<V> = ClaimEntry<V>> {
   #dirty: E[] = [];
 
   /**
-   * `same` tells two values of one key apart: a claim whose value stays the same is no change (the newer value
-   * is kept all the same, so that it goes with what else the port keeps from its newest render).
+   * `same` tells two values of one key apart: a claim whose value stays the same is no change. The newer value
+   * is kept all the same: it goes with the rest of the port's newest render (the positions its scopes count
+   * backends by).
    */
   constructor(same: (a: V, b: V) => boolean, newEntry: (key: string) => E) {
     this.#same = same;
@@ -66,10 +67,6 @@ export class Claims<V, E extends ClaimEntry<V> = ClaimEntry<V>> {
       this.#changed(entry);
       return;
     }
-  }
-
-  get(key: string): E | undefined {
-    return this.#entries.get(key);
   }
 
   /** The claim of the first claiming port in key order; undefined when nobody claims the key. */

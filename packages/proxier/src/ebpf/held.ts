@@ -1,9 +1,11 @@
 // What the kernel's services map holds, as far as the renderer knows: everything it wrote, and on a first sync
-// the keys found live (their values unknown). The backends and reverse NAT maps' entries are held with the rest
-// of what is known of each backend (backends.ts) and reverse NAT key (rev-nat.ts). A frontend's service entries are held in the form they are
-// written from (per scope, slot 0's fields and the backend ids of slots 1..n) rather than entry by entry: a
-// sync compares a frontend field by field without building its entries, and 10k Services hold some 10k of
-// these instead of 220k entries the garbage collector would trace on every collection.
+// the keys found live (their values unknown). (The backends and reverse NAT maps' entries are held with the
+// rest of what is known of each backend, backends.ts, and reverse NAT key, rev-nat.ts.)
+//
+// A frontend's service entries are held in the form they are written from (per scope, slot 0's fields and the
+// backend ids of slots 1..n) rather than entry by entry: a sync compares a frontend field by field without
+// building its entries, and 10k Services hold some 10k of these instead of 220k entries the garbage collector
+// would trace on every collection.
 
 import type { IPFamily } from "@switchyard/basics";
 import { decodeStruct } from "./codec.js";
@@ -38,7 +40,7 @@ export interface HeldFrontend {
 export class HeldMaps {
   /** By frontend name (addressName). */
   readonly #frontends = new Map<string, HeldFrontend>();
-  /** Service keys live at start-up, by frontend name: what they hold is not known, so each is rewritten or deleted. */
+  /** Keys live at start-up, by frontend name: what they hold is not known, so each is rewritten or deleted. */
   readonly #unknown = new Map<string, ServiceKeyRecord[]>();
   #serviceCount = 0;
 

@@ -4,10 +4,11 @@
 // Each Service port claims its frontends and backends (claims.ts); a frontend or backend two ports claim takes
 // the value of the port first in key order. A full sync renders every port; a partial one only the ports of
 // changed Services. A port rendered again claims what it needs now and releases what it needed before and no
-// longer does (port-claims.ts). Either way only the frontends, backends and reverse NAT entries whose claims
-// changed are compared with what the maps hold (held.ts), and only entries that differ are written (delta.ts
-// orders them). Backend ids and reverse NAT indexes stay with their keys from sync to sync (ids.ts), so an
-// unchanged Service's entries never change.
+// longer does (port-claims.ts); a port whose Service and endpoints are the very objects it was rendered from is
+// not rendered again. Either way only the frontends, backends and reverse NAT entries whose claims changed are
+// compared with what the maps hold (held.ts, backends.ts, rev-nat.ts), and only entries that differ are written
+// (delta.ts orders them). Backend ids and reverse NAT indexes stay with their keys from sync to sync (ids.ts),
+// so an unchanged Service's entries never change.
 //
 // The state is carried from sync to sync and updated in place: a state passed to renderEBPF is used up, and
 // only the returned one may be passed to the next sync. After a failed write (or a render that threw) pass none:
@@ -47,6 +48,7 @@ export interface Carried {
   readonly portsOfService: Map<string, string[]>;
   /** The options the newest port records were planned with (one object while they stay the same). */
   planOptions: EBPFOptions | undefined;
+  /** Frontend claims, by frontend name (write.ts writes the changed ones). */
   readonly frontends: Claims<FrontendWant>;
   readonly backends: Backends;
   readonly revNat: RevNats;
@@ -135,8 +137,8 @@ export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?
   };
 }
 
+/** A first sync's state: the live keys (`existing`) are held with unknown values, for this sync to delete. */
 function newCarried(family: IPFamily, existing: EBPFSyncInput["existing"]): Carried {
-  // Live numbers of unknown meaning: this full sync deletes them, so none is handed out before that.
   return {
     used: false,
     family,
