@@ -51,7 +51,7 @@ export function explain(input: ExplainInput): Explained {
         // ebpf mode short-circuits only what this node's sockets start; what comes in meets the external scope.
         fromInside: input.live.mode === "ebpf" ? input.onNode : input.fromInside,
       })
-    : `no Service has ${input.to}: the rules alone answer`;
+    : `no Service has ${input.to}: the ${input.live.mode === "ebpf" ? "maps" : "rules"} alone answer`;
   const text = formatExplainReport({
     from: input.from,
     to: input.to,

@@ -104,6 +104,25 @@ describe("explain, ebpf mode", () => {
     );
   });
 
+  test("an address no Service has: no entry, nothing translated, and the maps alone answer", () => {
+    const r = explain({
+      live: { mode: "ebpf", maps },
+      source: "maps pinned under /sys/fs/bpf/switchyard/sy/node-1",
+      node: { name: NODE.name, labels: NODE_LABELS, addresses: [NODE.ip] },
+      packet: { sourceIP: POD_IP, destIP: "10.96.0.99", destPort: 80 },
+      from: POD_IP,
+      to: "10.96.0.99:80",
+      fromInside: true,
+      onNode: true,
+    });
+    assert.deepEqual(destinations(r), ["ACCEPT 100.0%"]);
+    assert.match(
+      r.text,
+      /connect4: lb4_services 10\.96\.0\.99:80\/TCP internal slot 0\n +→ no entry: not a service/,
+    );
+    assert.match(r.text, /why: no Service has 10\.96\.0\.99:80: the maps alone answer/);
+  });
+
   test("no endpoints: slot 0 says REJECT, and the connect is refused", () => {
     const r = run(empty, POD_IP);
     assert.deepEqual(destinations(r), ["REJECT 100.0%"]);
