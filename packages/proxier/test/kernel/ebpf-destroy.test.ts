@@ -70,11 +70,9 @@ describe("ending stale socket-balanced UDP flows in the kernel", { skip: skip ??
     }
     await ipv6Settled([topo.client, topo.node, ...topo.pods.map((p) => p.netns)]);
     cgroup = new TestCgroup("destroy");
-    await loadSockPrograms({
-      cgroupPath: cgroup.path,
-      pinRoot,
-      maxEntries: { services: 256, backends: 256 },
-    });
+    // Two stale flows per run, so that three take two runs.
+    const maxEntries = { services: 256, backends: 256, staleFlows: 2 };
+    await loadSockPrograms({ cgroupPath: cgroup.path, pinRoot, maxEntries });
     store = await KernelBPFMapStore.open(pinRoot);
     ender = await KernelSocketEnder.open({ pinRoot, cgroupPath: cgroup.path });
   });
@@ -146,4 +144,39 @@ describe("ending stale socket-balanced UDP flows in the kernel", { skip: skip ??
       }
     });
   }
+
+  test("more flows than lb4_stale_flows holds are ended over several runs", async () => {
+    const backend = new EBPFProxyBackend({
+      options: { family: "IPv4", nodeName: NODE_NAME, nodeLabels: {}, nodePortIPs: [] },
+      maps: store as KernelBPFMapStore,
+    });
+    await backend.sync({ ...cluster("IPv4", [POD_A]), now: 0 });
+    const client = await SocketClient.start((topo as Topology).client, cgroup as TestCgroup);
+    try {
+      await client.open("dns", CLUSTER_IPS.dns, 80);
+      assert.deepEqual(await client.ask("dns"), { answer: "pod-0" });
+      const flow = (frontendAddress: string, backendAddress: string) => ({
+        frontendAddress,
+        frontendPort: 80,
+        backendAddress,
+        backendPort: 80,
+      });
+      const nobody = [flow(CLUSTER_IPS.other, POD_B), flow(CLUSTER_IPS.solo, POD_A)];
+      const r = (ender as KernelSocketEnder).endSync("IPv4", [...nobody, flow(CLUSTER_IPS.dns, POD_A)]);
+      assert.deepEqual(r, {
+        ended: 1,
+        endedByFlow: [{ flow: flow(CLUSTER_IPS.dns, POD_A), ended: 1 }],
+        namespaces: 1,
+        errors: [],
+      });
+      assert.deepEqual(await client.receive("dns"), { error: "ECONNABORTED", at: "recv" });
+      assert.deepEqual(
+        await (store as KernelBPFMapStore).dump("IPv4", "staleFlows"),
+        [],
+        "the map is left empty",
+      );
+    } finally {
+      await client.stop();
+    }
+  });
 });
