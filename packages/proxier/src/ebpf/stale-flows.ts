@@ -29,60 +29,109 @@ export interface ProgrammedMaps {
   readonly endpoints: EndpointsMap;
 }
 
-const canonical = (ip: string): string => normalizeIP(ip) ?? ip;
-
-/** The frontends (canonical address and port) a UDP port answers on; none for another protocol. */
+/** The frontends (address and port) a UDP port answers on; none for another protocol. */
 function udpFrontends(sp: ServicePortInfo, nodePortIPs: readonly string[]) {
-  if (sp.protocol !== "UDP") return [];
-  return frontendsOf(sp, nodePortIPs).map((f) => ({ address: canonical(f.address), port: f.port }));
+  return sp.protocol === "UDP" ? frontendsOf(sp, nodePortIPs) : [];
 }
 
 const servingOf = (eps: readonly EndpointInfo[] | undefined): EndpointInfo[] =>
   (eps ?? []).filter((ep) => ep.serving);
 
-/** Frontend "address:port" → "address:port" of the backends serving it, over every UDP port that has it. */
-function servingByFrontend(state: ProgrammedMaps, nodePortIPs: readonly string[]): Map<string, Set<string>> {
-  const byFrontend = new Map<string, Set<string>>();
+/**
+ * The UDP ports of `before` whose Service port or endpoints `after` does not hold as the very same objects. The
+ * trackers hand an unchanged Service's records from map to map, so only these can have lost a backend; a port
+ * judged changed that is not costs a little time, never a socket.
+ */
+function changedUDPPorts(before: ProgrammedMaps, after: ProgrammedMaps): string[] {
+  const changed: string[] = [];
+  for (const [key, sp] of before.services) {
+    if (sp.protocol !== "UDP") continue;
+    if (after.services.get(key) === sp && after.endpoints.get(key) === before.endpoints.get(key)) continue;
+    changed.push(key);
+  }
+  return changed;
+}
+
+/**
+ * The UDP ports of `state` answering on each of these frontends ("address:port"): an external IP or load-balancer
+ * IP may be two Services'. Only ports with one of the frontends' addresses are looked at closely, so that a change
+ * to one Service does not cost a pass over every port's frontends.
+ */
+function portsAnswering(
+  state: ProgrammedMaps,
+  nodePortIPs: readonly string[],
+  frontends: ReadonlySet<string>,
+  addresses: ReadonlySet<string>,
+): Map<string, string[]> {
+  const nodePorts = nodePortIPs.some((ip) => addresses.has(ip));
+  const ports = new Map<string, string[]>();
   for (const [key, sp] of state.services) {
-    const frontends = udpFrontends(sp, nodePortIPs);
-    if (frontends.length === 0) continue;
-    const serving = servingOf(state.endpoints.get(key)).map((ep) => hostPort(canonical(ep.ip), ep.port));
-    for (const f of frontends) {
+    if (sp.protocol !== "UDP") continue;
+    const mayAnswer =
+      addresses.has(sp.clusterIP) ||
+      (nodePorts && sp.nodePort > 0) ||
+      sp.externalIPs.some((ip) => addresses.has(ip)) ||
+      sp.loadBalancerVIPs.some((ip) => addresses.has(ip));
+    if (!mayAnswer) continue;
+    for (const f of frontendsOf(sp, nodePortIPs)) {
       const name = hostPort(f.address, f.port);
-      const set = byFrontend.get(name) ?? new Set<string>();
-      for (const backend of serving) set.add(backend);
-      byFrontend.set(name, set);
+      if (!frontends.has(name)) continue;
+      const list = ports.get(name);
+      if (list) list.push(key);
+      else ports.set(name, [key]);
     }
   }
-  return byFrontend;
+  return ports;
+}
+
+/** The backends ("address:port") serving one frontend in `state`, through any of `ports`. */
+function servingThrough(state: ProgrammedMaps, ports: readonly string[] = []): Set<string> {
+  const serving = new Set<string>();
+  for (const key of ports) {
+    for (const ep of servingOf(state.endpoints.get(key))) serving.add(hostPort(ep.ip, ep.port));
+  }
+  return serving;
+}
+
+/** What a changed port had: its frontends, and the backends that served them. */
+interface Lost {
+  readonly frontends: readonly { readonly address: string; readonly port: number; readonly name: string }[];
+  readonly had: readonly EndpointInfo[];
 }
 
 /**
  * The flows `before` served and `after` no longer serves, each once, ordered by frontend then backend.
- * `nodePortIPs`: the addresses NodePorts answer on (EBPFOptions.nodePortIPs), since a socket balanced through
- * a NodePort asked for one of them.
+ * `nodePortIPs`: the addresses NodePorts answer on (EBPFOptions.nodePortIPs), since a socket balanced through a
+ * NodePort asked for one of them. Service and endpoint addresses come canonical from the trackers; these may not.
  */
 export function staleFlows(
   nodePortIPs: readonly string[],
   before: ProgrammedMaps,
   after: ProgrammedMaps,
 ): StaleFlow[] {
-  const nodeIPs = nodePortIPs.map(canonical);
-  const kept = servingByFrontend(after, nodeIPs);
+  const nodeIPs = nodePortIPs.map((ip) => normalizeIP(ip) ?? ip);
+  const lost: Lost[] = [];
+  for (const key of changedUDPPorts(before, after)) {
+    const had = servingOf(before.endpoints.get(key));
+    if (had.length === 0) continue;
+    const frontends = udpFrontends(before.services.get(key) as ServicePortInfo, nodeIPs);
+    lost.push({ had, frontends: frontends.map((f) => ({ ...f, name: hostPort(f.address, f.port) })) });
+  }
+  if (lost.length === 0) return [];
+  const names = new Set(lost.flatMap((l) => l.frontends.map((f) => f.name)));
+  const addresses = new Set(lost.flatMap((l) => l.frontends.map((f) => f.address)));
+  const answering = portsAnswering(after, nodeIPs, names, addresses);
   const stale = new Map<string, StaleFlow>();
-  for (const [key, sp] of before.services) {
-    const frontends = udpFrontends(sp, nodeIPs);
-    const had = frontends.length === 0 ? [] : servingOf(before.endpoints.get(key));
+  for (const { frontends, had } of lost) {
     for (const f of frontends) {
-      const still = kept.get(hostPort(f.address, f.port));
+      const still = servingThrough(after, answering.get(f.name));
       for (const ep of had) {
-        const backend = { address: canonical(ep.ip), port: ep.port };
-        if (still?.has(hostPort(backend.address, backend.port))) continue;
+        if (still.has(hostPort(ep.ip, ep.port))) continue;
         const flow = {
           frontendAddress: f.address,
           frontendPort: f.port,
-          backendAddress: backend.address,
-          backendPort: backend.port,
+          backendAddress: ep.ip,
+          backendPort: ep.port,
         };
         stale.set(flowName(flow), flow);
       }

@@ -6,7 +6,16 @@ import type { IPFamily } from "@switchyard/basics";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { flowName, staleFlows } from "../../src/ebpf/stale-flows.js";
-import { buildMaps, makeService, makeSlice, NODE_IP, NODE_IPV6 } from "../../src/testing/fixtures.js";
+import { EndpointsChangeTracker } from "../../src/model/endpoints-change-tracker.js";
+import { ServiceChangeTracker } from "../../src/model/service-change-tracker.js";
+import {
+  buildMaps,
+  makeService,
+  makeSlice,
+  NODE_IP,
+  NODE_IPV6,
+  NODE_NAME,
+} from "../../src/testing/fixtures.js";
 
 const dns = (spec: Partial<NonNullable<Service["spec"]>> = {}, protocol: "UDP" | "TCP" = "UDP") =>
   makeService("ns1", "dns", {
@@ -125,6 +134,31 @@ describe("staleFlows", () => {
       "172.30.0.10:53 -> 10.180.0.1:5353",
       "172.30.0.11:53 -> 10.180.0.2:5353",
     ]);
+  });
+
+  test("as the Proxier hands them over: only changed ports are judged, against every port of their frontends", () => {
+    // The trackers keep an unchanged Service's records from one map to the next, as between two syncs.
+    const services = new ServiceChangeTracker("IPv4");
+    const endpoints = new EndpointsChangeTracker({ family: "IPv4", nodeName: NODE_NAME });
+    const apply = () => ({ services: services.apply().services, endpoints: endpoints.apply().endpoints });
+    const shared = { externalIPs: ["192.168.99.11"] };
+    const other = makeService("ns1", "other", {
+      clusterIP: "172.30.0.11",
+      ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+      ...shared,
+    });
+    services.update(undefined, dns(shared));
+    services.update(undefined, other);
+    endpoints.endpointSliceUpdate(slice("dns", [ep("10.180.0.1")]), false);
+    endpoints.endpointSliceUpdate(slice("other", [ep("10.180.0.1")]), false);
+    const before = apply();
+    endpoints.endpointSliceUpdate(slice("dns", [ep("10.180.0.2")]), false);
+    const after = apply();
+    const untouched = before.endpoints.get("ns1/other:dns/UDP");
+    assert.ok(untouched && after.endpoints.get("ns1/other:dns/UDP") === untouched);
+    // The unchanged Service still serves pod 1 through the shared external IP: only dns's ClusterIP lost it.
+    assert.deepEqual(stale(before, after), ["172.30.0.10:53 -> 10.180.0.1:5353"]);
+    assert.deepEqual(stale(after, after), []);
   });
 
   test("a Service deleted: every flow of its frontends", () => {
