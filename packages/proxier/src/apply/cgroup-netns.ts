@@ -1,6 +1,8 @@
 // The network namespaces a cgroup's processes live in, and a way to run a call inside one. A socket iterator sees
 // the sockets of the namespace it was created in only, so whatever must reach every socket the socket programs
 // balanced runs once per namespace of the processes below the cgroup they are attached to (pods have their own).
+// Processes are found through /proc, so the proxy must share the node's PID namespace (hostPID in a pod): from
+// another, cgroup.procs shows the node's processes as 0 or not at all, and they are skipped.
 
 import { closeSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -43,7 +45,7 @@ export function cgroupProcesses(cgroupPath: string): number[] {
 
 /**
  * The distinct network namespaces of the processes below `cgroupPath`, in the order first met. A process that
- * exits meanwhile is skipped: its namespace is either another's too, or goes (with its sockets) when it exits.
+ * exits meanwhile is skipped: its sockets close with it.
  */
 export function cgroupNetworkNamespaces(cgroupPath: string): NetnsRef[] {
   const seen = new Map<string, NetnsRef>();
