@@ -38,6 +38,12 @@ export interface Libbpf {
   findProgram(obj: Handle, name: string): Handle | null;
   setAutoload(prog: Handle, load: boolean): number;
   attachCgroup(prog: Handle, cgroupFd: number): Handle | null;
+  /** An iterator program's link (not pinned: it goes with the handle); iterCreate starts one run of it. */
+  attachIter(prog: Handle): Handle | null;
+  /** A new iterator over the link's objects, in the calling thread's network namespace; read it to run it. */
+  iterCreate(linkFd: number): number;
+  /** The fd of a loaded object's map, owned by the object. */
+  mapFd(map: Handle): number;
   openLink(path: string): Handle | null;
   updateLinkProgram(link: Handle, prog: Handle): number;
   pinLink(link: Handle, path: string): number;
@@ -70,6 +76,8 @@ export interface Libbpf {
   freeLog(log: Handle): void;
   close(fd: number): number;
   mount(source: string, target: string, fstype: string): number;
+  /** setns(2): moves the calling thread (only it) into the namespace `fd` refers to. */
+  setns(fd: number, nstype: number): number;
   errno(): number;
   /** libbpf's warnings since the last call (its print callback), for error messages. */
   takeMessages(): string[];
@@ -144,6 +152,9 @@ async function bind(): Promise<Libbpf> {
     findProgram: (obj, name) => handle(fns.findProg(obj, name)),
     setAutoload: (prog, on) => int(fns.autoload(prog, on)),
     attachCgroup: (prog, fd) => handle(fns.attachCgroup(prog, fd)),
+    attachIter: (prog) => handle(fns.attachIter(prog, null)),
+    iterCreate: (linkFd) => int(fns.iterCreate(linkFd)),
+    mapFd: (map) => int(fns.mapFd(map)),
     openLink: (path) => handle(fns.openLink(path)),
     updateLinkProgram: (link, prog) => int(fns.updateLink(link, prog)),
     pinLink: (link, path) => int(fns.pinLink(link, path)),
@@ -165,6 +176,7 @@ async function bind(): Promise<Libbpf> {
     freeLog: (log) => koffi.free(log),
     close: (fd) => int(fns.close(fd)),
     mount: (source, target, fstype) => int(fns.mount(source, target, fstype, 0, null)),
+    setns: (fd, nstype) => int(fns.setns(fd, nstype)),
     errno: () => koffi.errno(),
     takeMessages: () => messages.splice(0),
   };
@@ -182,6 +194,9 @@ function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
     findProg: f("bpf_program *bpf_object__find_program_by_name(bpf_object *obj, const char *name)"),
     autoload: f("int bpf_program__set_autoload(bpf_program *prog, bool autoload)"),
     attachCgroup: f("bpf_link *bpf_program__attach_cgroup(bpf_program *prog, int cgroup_fd)"),
+    attachIter: f("bpf_link *bpf_program__attach_iter(bpf_program *prog, void *opts)"),
+    iterCreate: f("int bpf_iter_create(int link_fd)"),
+    mapFd: f("int bpf_map__fd(bpf_map *map)"),
     openLink: f("bpf_link *bpf_link__open(const char *path)"),
     updateLink: f("int bpf_link__update_program(bpf_link *link, bpf_program *prog)"),
     pinLink: f("int bpf_link__pin(bpf_link *link, const char *path)"),
@@ -200,6 +215,7 @@ function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
     lookupElem: f("int bpf_map_lookup_elem(int fd, void *key, void *value)"),
     nextKey: f("int bpf_map_get_next_key(int fd, void *key, void *next_key)"),
     close: c("int close(int fd)"),
+    setns: c("int setns(int fd, int nstype)"),
     mount: c(
       "int mount(const char *source, const char *target, const char *fstype, unsigned long flags, void *data)",
     ),

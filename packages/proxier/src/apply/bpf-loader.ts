@@ -162,7 +162,7 @@ function dropStaleMapPins(
 
 // ---- the object ----
 
-const LOG_SIZE = 4 << 20;
+export const LOG_SIZE = 4 << 20;
 
 function openAndLoad(
   libbpf: Libbpf,
@@ -217,7 +217,7 @@ function configure(
 /** The verifier's log is long: its end says what it refused. */
 const LOG_TAIL = 8000;
 
-function loadError(libbpf: Libbpf, what: string, verifierLog = ""): BPFLoadError {
+export function loadError(libbpf: Libbpf, what: string, verifierLog = ""): BPFLoadError {
   const said = libbpf.takeMessages();
   const parts = [`eBPF: ${what}`];
   if (said.length > 0) parts.push(`libbpf said:\n${said.join("\n")}`);

@@ -99,6 +99,7 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
       "lb6_reverse_nat",
       "lb6_reverse_sk",
       "lb6_services",
+      "lb6_stale_flows",
     ]);
     assert.deepEqual(names(await attachedPrograms(cgroupPath)), V4);
     assert.deepEqual(readdirSync(linksDir(pinRoot)).sort(), V4);
