@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compiles the eBPF programs (bpf/sock.c) into dist/ebpf/switchyard-sock.bpf.o, after the package's TypeScript
+// Compiles the eBPF programs (bpf/sock.c, bpf/tc.c) into dist/ebpf/switchyard-{sock,tc}.bpf.o, after the package's TypeScript
 // (the "build" script runs tsc first): the headers come from the compiled layout (gen-layout.mjs). -g keeps the
 // BTF that libbpf needs for the maps' definitions; -mcpu=v3 lets clang use 32-bit jumps and ALU (kernel 5.1+).
 import { spawnSync } from "node:child_process";
@@ -11,6 +11,13 @@ import { generateHeaders } from "./gen-layout.mjs";
 const bpfDir = dirname(fileURLToPath(import.meta.url));
 const packageDir = join(bpfDir, "..");
 export const OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-sock.bpf.o");
+export const TC_OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-tc.bpf.o");
+
+/** Each source and the object it becomes. */
+const OBJECTS = [
+  ["sock.c", OBJECT_PATH],
+  ["tc.c", TC_OBJECT_PATH],
+];
 
 const CLANG_MISSING = "the eBPF programs need clang to build: apt install clang libbpf-dev";
 
@@ -55,12 +62,12 @@ async function main() {
   }
   const includeDir = await generateHeaders();
   mkdirSync(dirname(OBJECT_PATH), { recursive: true });
-  const r = spawnSync("clang", clangArgs(join(bpfDir, "sock.c"), includeDir, OBJECT_PATH), {
-    stdio: "inherit",
-  });
-  if (r.status !== 0) {
-    console.error(`clang failed on bpf/sock.c (exit ${r.status ?? r.signal})`);
-    process.exit(1);
+  for (const [source, output] of OBJECTS) {
+    const r = spawnSync("clang", clangArgs(join(bpfDir, source), includeDir, output), { stdio: "inherit" });
+    if (r.status !== 0) {
+      console.error(`clang failed on bpf/${source} (exit ${r.status ?? r.signal})`);
+      process.exit(1);
+    }
   }
 }
 

@@ -183,6 +183,21 @@ export const affinityValue = {
   ],
 } as const satisfies Struct;
 
+/** The masquerade map's one key: slot 0 holds the node's address of the family. */
+export const masqueradeKey = {
+  name: "lb_masquerade_key",
+  fields: [{ name: "slot", type: "u32" }],
+} as const satisfies Struct;
+
+/**
+ * The node's address the tc programs give traffic from outside as its source on the way to a backend (unless
+ * EXTERNAL_LOCAL), so that the backend's replies come back through this node to be translated back.
+ */
+export const masqueradeValue = {
+  name: "lb_masquerade",
+  fields: [{ name: "address", type: "ip" }],
+} as const satisfies Struct;
+
 export const structs = [
   serviceKey,
   serviceValue,
@@ -194,6 +209,8 @@ export const structs = [
   reverseSockValue,
   affinityKey,
   affinityValue,
+  masqueradeKey,
+  masqueradeValue,
 ] as const;
 
 // ---- constants both sides read ----
@@ -288,6 +305,15 @@ export const maps = {
     value: affinityValue,
     defaultMaxEntries: 65536,
     ownedByProxy: false,
+  },
+  /** Written by the tc loader (bpf-tc.ts) from the addresses its caller gives; read by the tc programs. */
+  masquerade: {
+    name: "masquerade",
+    kind: "hash",
+    key: masqueradeKey,
+    value: masqueradeValue,
+    defaultMaxEntries: 1,
+    ownedByProxy: true,
   },
 } as const satisfies Record<string, MapSpec>;
 
