@@ -19,8 +19,8 @@
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
 
-#define TCP_FLAG_SYN 0x02
-#define TCP_FLAG_ACK 0x10
+#define TCP_FLAGS_SYN 0x02
+#define TCP_FLAGS_ACK 0x10
 /* The flags byte's offset in the TCP header. */
 #define TCP_FLAGS_AT 13
 
@@ -92,7 +92,7 @@ static __always_inline bool lb6_parse(struct __sk_buff *skb, struct flow *flow)
 static __always_inline bool opens_connection(const struct flow *flow)
 {
 	return flow->proto == IPPROTO_UDP ||
-	       (flow->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) == TCP_FLAG_SYN;
+	       (flow->tcp_flags & (TCP_FLAGS_SYN | TCP_FLAGS_ACK)) == TCP_FLAGS_SYN;
 }
 
 #endif

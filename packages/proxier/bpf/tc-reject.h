@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * REJECT from tc: the packet itself becomes the ICMP "port unreachable" kube-proxy's reject rules send, and goes
- * back out of the device it came in on. It carries the offending packet's IP header and first 8 bytes of L4
- * header, so the client's stack finds the socket: a connect fails with ECONNREFUSED at once, as a UDP send's
- * next receive does. The answer is never larger than what it answers (no amplification) and is not rate-limited
- * (the kernel's own ICMP limit does not see it).
+ * REJECT from tc: the packet itself becomes the answer and goes back out of the device it came in on. A TCP
+ * segment gets a reset, a UDP datagram ICMP "port unreachable" quoting its IP header and first 8 bytes of L4
+ * header; either way the client's connect, or its connected socket's next receive, fails with ECONNREFUSED at
+ * once, as under kube-proxy's reject rules. kube-proxy answers TCP with ICMP too; a reset is taken here because
+ * the kernel queues it for a socket its owner holds locked (a connect still in its system call when the answer
+ * arrives, as over a veth pair), where an ICMP error would only be noted and the connect would wait for its SYN's
+ * retransmission. An answer is never larger than what it answers and is not rate-limited (the kernel's ICMP
+ * limit does not see it).
  */
 #ifndef SWITCHYARD_TC_REJECT_H
 #define SWITCHYARD_TC_REJECT_H
 
 #include <linux/pkt_cls.h>
+#include <linux/tcp.h>
 #include "tc-packet.h"
 
 /* <linux/icmp.h> pulls in libc's socket headers, which the bpf target cannot take: the few names needed. */
@@ -64,7 +68,7 @@ struct icmp4_error {
 };
 
 /* IPv4: ICMP destination unreachable, port unreachable, from the frontend's address. Options: dropped. */
-static __always_inline int lb4_reject(struct __sk_buff *skb, const struct flow *flow)
+static __always_inline int lb4_unreachable(struct __sk_buff *skb, const struct flow *flow)
 {
 	struct icmp4_error reply = {};
 	struct ethhdr eth;
@@ -103,7 +107,7 @@ struct icmp6_pseudo {
 };
 
 /* IPv6: ICMPv6 destination unreachable, port unreachable, from the frontend's address. */
-static __always_inline int lb6_reject(struct __sk_buff *skb, const struct flow *flow)
+static __always_inline int lb6_unreachable(struct __sk_buff *skb, const struct flow *flow)
 {
 	const __u32 message = sizeof(struct icmp6_error) - sizeof(struct ipv6hdr);
 	struct icmp6_pseudo pseudo = { .length = bpf_htonl(message), .next_header = bpf_htonl(IPPROTO_ICMPV6) };
@@ -127,6 +131,112 @@ static __always_inline int lb6_reject(struct __sk_buff *skb, const struct flow *
 	sum = bpf_csum_diff(NULL, 0, (__be32 *)&reply.icmp, message, sum);
 	reply.icmp.checksum = csum_fold(sum);
 	return send_back(skb, &eth, &reply, sizeof(reply));
+}
+
+/* The TCP header of the reset answering `in`, which carried `payload` bytes (RFC 9293, 3.10.7.1). */
+static __always_inline void fill_reset(struct tcphdr *rst, const struct tcphdr *in, __u32 payload)
+{
+	rst->source = in->dest;
+	rst->dest = in->source;
+	rst->doff = sizeof(*rst) / 4;
+	rst->rst = 1;
+	if (in->ack) {
+		rst->seq = in->ack_seq;
+	} else {
+		rst->ack = 1;
+		rst->ack_seq = bpf_htonl(bpf_ntohl(in->seq) + payload + in->syn + in->fin);
+	}
+}
+
+/* The fields of the TCP checksum's pseudo-header the addresses do not give, in IPv4's and IPv6's shape. */
+struct tcp4_pseudo {
+	__u8 zero;
+	__u8 proto;
+	__be16 length;
+};
+
+struct tcp6_pseudo {
+	__be32 length;
+	__be32 next_header;
+};
+
+struct tcp4_reset {
+	struct iphdr ip;
+	struct tcphdr tcp;
+};
+
+static __always_inline int lb4_reset(struct __sk_buff *skb, const struct flow *flow)
+{
+	struct tcp4_pseudo pseudo = { .proto = IPPROTO_TCP, .length = bpf_htons(sizeof(struct tcphdr)) };
+	struct tcp4_reset reply = {};
+	struct tcphdr in;
+	struct iphdr ip;
+	struct ethhdr eth;
+	__s64 sum;
+
+	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0 ||
+	    bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)) < 0 ||
+	    bpf_skb_load_bytes(skb, flow->l4_off, &in, sizeof(in)) < 0)
+		return TC_ACT_SHOT;
+	fill_reset(&reply.tcp, &in, bpf_ntohs(ip.tot_len) - (flow->l4_off - ETH_HLEN) - in.doff * 4);
+	reply.ip.version = 4;
+	reply.ip.ihl = 5;
+	reply.ip.tot_len = bpf_htons(sizeof(reply));
+	reply.ip.ttl = ICMP_TTL;
+	reply.ip.protocol = IPPROTO_TCP;
+	reply.ip.saddr = flow->daddr[0];
+	reply.ip.daddr = flow->saddr[0];
+	reply.ip.check = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)&reply.ip, sizeof(reply.ip), 0));
+	sum = bpf_csum_diff(NULL, 0, &reply.ip.saddr, 2 * sizeof(reply.ip.saddr), 0);
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&pseudo, sizeof(pseudo), sum);
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&reply.tcp, sizeof(reply.tcp), sum);
+	reply.tcp.check = csum_fold(sum);
+	return send_back(skb, &eth, &reply, sizeof(reply));
+}
+
+struct tcp6_reset {
+	struct ipv6hdr ip6;
+	struct tcphdr tcp;
+};
+
+static __always_inline int lb6_reset(struct __sk_buff *skb, const struct flow *flow)
+{
+	struct tcp6_pseudo pseudo = {
+		.length = bpf_htonl(sizeof(struct tcphdr)),
+		.next_header = bpf_htonl(IPPROTO_TCP),
+	};
+	struct tcp6_reset reply = {};
+	struct ipv6hdr ip6;
+	struct tcphdr in;
+	struct ethhdr eth;
+	__s64 sum;
+
+	if (bpf_skb_load_bytes(skb, 0, &eth, sizeof(eth)) < 0 ||
+	    bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)) < 0 ||
+	    bpf_skb_load_bytes(skb, flow->l4_off, &in, sizeof(in)) < 0)
+		return TC_ACT_SHOT;
+	fill_reset(&reply.tcp, &in, bpf_ntohs(ip6.payload_len) - in.doff * 4);
+	reply.ip6.version = 6;
+	reply.ip6.payload_len = bpf_htons(sizeof(struct tcphdr));
+	reply.ip6.nexthdr = IPPROTO_TCP;
+	reply.ip6.hop_limit = ICMP_TTL;
+	__builtin_memcpy(&reply.ip6.saddr, flow->daddr, sizeof(reply.ip6.saddr));
+	__builtin_memcpy(&reply.ip6.daddr, flow->saddr, sizeof(reply.ip6.daddr));
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&reply.ip6.saddr, 2 * sizeof(reply.ip6.saddr), 0);
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&pseudo, sizeof(pseudo), sum);
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&reply.tcp, sizeof(reply.tcp), sum);
+	reply.tcp.check = csum_fold(sum);
+	return send_back(skb, &eth, &reply, sizeof(reply));
+}
+
+static __always_inline int lb4_reject(struct __sk_buff *skb, const struct flow *flow)
+{
+	return flow->proto == IPPROTO_TCP ? lb4_reset(skb, flow) : lb4_unreachable(skb, flow);
+}
+
+static __always_inline int lb6_reject(struct __sk_buff *skb, const struct flow *flow)
+{
+	return flow->proto == IPPROTO_TCP ? lb6_reset(skb, flow) : lb6_unreachable(skb, flow);
 }
 
 #endif
