@@ -3,12 +3,29 @@
 // codecs (as the renderer will write them).
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { TcLoadOptions, TcLoadResult, TcRemoval } from "../../src/apply/bpf-tc.js";
+import {
+  TC_OBJECT_PATH,
+  type TcLoadOptions,
+  type TcLoadResult,
+  type TcRemoval,
+} from "../../src/apply/bpf-tc.js";
 import { realExec } from "../../src/apply/exec.js";
 import { SCOPE_EXTERNAL } from "../../src/ebpf/layout.js";
 import type { MapWriteStep } from "../../src/ebpf/map-store.js";
-import { serviceSteps, type TestService } from "./ebpf-fixture.js";
+import { ebpfTestsUnavailable, serviceSteps, type TestService } from "./ebpf-fixture.js";
+
+/** Why the tc kernel tests cannot run here, or null when they can. */
+export async function tcTestsUnavailable(): Promise<string | null> {
+  const base = await ebpfTestsUnavailable();
+  if (base) return base;
+  if (!existsSync(TC_OBJECT_PATH)) return `${TC_OBJECT_PATH} is not built (npm run build)`;
+  for (const tool of ["nsenter", "nft", "conntrack"]) {
+    if ((await realExec("sh", ["-c", `command -v ${tool}`])).code !== 0) return `${tool} is not installed`;
+  }
+  return null;
+}
 
 const IN_NETNS = fileURLToPath(new URL("./ebpf-tc-in-netns.ts", import.meta.url));
 

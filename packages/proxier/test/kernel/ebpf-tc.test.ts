@@ -4,12 +4,10 @@
 // the node masqueraded. Service entries of scope EXTERNAL are written by hand with the codecs, as the renderer
 // will write them. Nothing here runs inside the socket programs' cgroup: these are plain clients from outside.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import type { IPFamily } from "@switchyard/basics";
 import { removeSockPrograms } from "../../src/apply/bpf-loader.js";
 import { KernelBPFMapStore } from "../../src/apply/bpf-map-store.js";
-import { TC_OBJECT_PATH } from "../../src/apply/bpf-tc.js";
 import { realExec } from "../../src/apply/exec.js";
 import { serviceFlags } from "../../src/ebpf/layout.js";
 import {
@@ -19,20 +17,16 @@ import {
   type TestService,
   testPinRoot,
 } from "./ebpf-fixture.js";
-import { externalServiceSteps, loadTcIn, PeerServers, removeTcIn } from "./ebpf-tc-fixture.js";
+import {
+  externalServiceSteps,
+  loadTcIn,
+  PeerServers,
+  removeTcIn,
+  tcTestsUnavailable,
+} from "./ebpf-tc-fixture.js";
 import { CLIENT_IP, inFamily, Topology } from "./topology.js";
 
-async function unavailable(): Promise<string | null> {
-  const base = await ebpfTestsUnavailable();
-  if (base) return base;
-  if (!existsSync(TC_OBJECT_PATH)) return `${TC_OBJECT_PATH} is not built (npm run build)`;
-  for (const tool of ["nsenter", "nft", "conntrack"]) {
-    if ((await realExec("sh", ["-c", `command -v ${tool}`])).code !== 0) return `${tool} is not installed`;
-  }
-  return null;
-}
-
-const skip = await unavailable();
+const skip = await tcTestsUnavailable();
 if (skip) console.log(`# skipping eBPF tc kernel tests: ${skip}`);
 
 const POD_A = "10.180.0.1";
