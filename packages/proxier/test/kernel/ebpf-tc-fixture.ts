@@ -48,18 +48,38 @@ export const loadTcIn = (netns: string, options: TcLoadOptions) =>
 export const removeTcIn = (netns: string, pinRoot: string) =>
   inNetns(netns, ["remove", pinRoot]) as Promise<TcRemoval>;
 
+/** Attaches the prototype's object (ebpf-tc-prototype.ts compiles it) in `netns`; returns the links' pins. */
+export const attachPrototypeIn = (
+  netns: string,
+  objectPath: string,
+  pinRoot: string,
+  attachments: readonly { device: string; program: string }[],
+) =>
+  inNetns(netns, [
+    "prototype",
+    objectPath,
+    pinRoot,
+    ...attachments.map((a) => `${a.device}=${a.program}`),
+  ]) as Promise<string[]>;
+
 /** A service's steps with every key in scope EXTERNAL: what the tc program looks up. */
 export function externalServiceSteps(svc: TestService): MapWriteStep[] {
   return serviceSteps(svc, SCOPE_EXTERNAL);
 }
 
-// Answers each TCP connection and UDP datagram with "<name> <address the client came from>".
+// Answers each TCP connection and UDP datagram with "<name> <address the client came from>". On port + 1, a sink:
+// reads a TCP stream to its end and answers with the number of bytes it got (for throughput measurements).
 const PEER_SERVER = `
 const [name, port] = [process.argv[1], +process.argv[2]];
 const net = require("node:net");
 const dgram = require("node:dgram");
 const plain = (a) => a.replace(/^::ffff:/, "");
 const tcp = net.createServer((s) => s.end(name + " " + plain(s.remoteAddress)));
+net.createServer({ allowHalfOpen: true }, (s) => {
+  let bytes = 0;
+  s.on("data", (d) => (bytes += d.length));
+  s.on("end", () => s.end(String(bytes)));
+}).listen(port + 1, "::");
 const udp = dgram.createSocket({ type: "udp6", ipv6Only: false });
 udp.on("message", (m, r) => udp.send(name + " " + plain(r.address), r.port, r.address));
 udp.bind(port, "::", () => tcp.listen(port, "::", () => console.log("ready")));
@@ -68,6 +88,11 @@ udp.bind(port, "::", () => tcp.listen(port, "::", () => console.log("ready")));
 /** Servers started in namespaces; stop() ends them. */
 export class PeerServers {
   readonly #children: ChildProcess[] = [];
+
+  /** The servers' process ids (`ip netns exec` becomes the server itself). */
+  get pids(): number[] {
+    return this.#children.flatMap((c) => (c.pid === undefined ? [] : [c.pid]));
+  }
 
   async start(netns: string, name: string, port: number): Promise<void> {
     const child = spawn(

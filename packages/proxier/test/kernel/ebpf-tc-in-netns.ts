@@ -4,15 +4,24 @@
 //
 //   node --import tsx ebpf-tc-in-netns.ts load '<TcLoadOptions as JSON>'
 //   node --import tsx ebpf-tc-in-netns.ts remove <pinRoot>
+//   node --import tsx ebpf-tc-in-netns.ts prototype <object> <pinRoot> <device>=<program>...
 // Prints the result as JSON on stdout.
+import { mkdirSync } from "node:fs";
+import { tcLinksDir } from "../../src/apply/bpf-loader.js";
 import { loadTcPrograms, removeTcPrograms, type TcLoadOptions } from "../../src/apply/bpf-tc.js";
+import { attachPrototype } from "./ebpf-tc-prototype.js";
 
-const [command, argument] = process.argv.slice(2);
+const [command, argument, ...rest] = process.argv.slice(2);
 try {
   if (command === "load")
     console.log(JSON.stringify(await loadTcPrograms(JSON.parse(argument ?? "{}") as TcLoadOptions)));
   else if (command === "remove") console.log(JSON.stringify(await removeTcPrograms(argument)));
-  else throw new Error(`unknown command ${command}`);
+  else if (command === "prototype") {
+    const [pinRoot = "", ...pairs] = rest;
+    mkdirSync(tcLinksDir(pinRoot), { recursive: true });
+    const attachments = pairs.map((p) => ({ device: p.split("=")[0] ?? "", program: p.split("=")[1] ?? "" }));
+    console.log(JSON.stringify(await attachPrototype(argument ?? "", pinRoot, attachments)));
+  } else throw new Error(`unknown command ${command}`);
 } catch (e) {
   console.error((e as Error).message);
   process.exit(1);
