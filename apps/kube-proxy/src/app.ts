@@ -17,7 +17,7 @@ import {
   ServiceHealthServer,
 } from "@switchyard/proxier";
 import type { ResolvedOptions } from "./config/config.js";
-import { cleanupTargets, createBackend, openNfacct } from "./dataplane.js";
+import { cleanupTargets, createBackend, openEBPF, openNfacct } from "./dataplane.js";
 import { withInjectedFaults } from "./faults.js";
 import { watchCluster } from "./informers.js";
 import { newAppMetrics } from "./metrics.js";
@@ -42,9 +42,9 @@ export interface App {
   stop(): Promise<void>;
 }
 
-/** --cleanup: every mode's rules go, then the caller exits. */
-export async function cleanupAndExit(exec: Exec = realExec): Promise<void> {
-  await platformCleanup(cleanupTargets(withInjectedFaults(exec)), "nftables", true);
+/** --cleanup: every mode's rules go (ebpf mode's pins under `bpfRoot`, "" for the default), then the caller exits. */
+export async function cleanupAndExit(exec: Exec = realExec, bpfRoot = ""): Promise<void> {
+  await platformCleanup(cleanupTargets(withInjectedFaults(exec), bpfRoot), "nftables", true);
 }
 
 /** --init-only: the privileged steps of a start (node-init.ts), then the caller exits 0. */
@@ -150,7 +150,7 @@ function cleanupAfterFirstSyncs(o: ResolvedOptions, opts: AppOptions, init: Node
   return {
     onSynced(family: IPFamily) {
       if (!waiting.delete(family) || waiting.size > 0) return;
-      running = removeOtherModes(init.exec, o.mode, opts.logger).then(() =>
+      running = removeOtherModes(init.exec, o.mode, opts.logger, o.ebpf.bpfRoot).then(() =>
         opts.logger.info("removed other proxy modes' rules after the first sync", { mode: o.mode }),
       );
     },
@@ -166,6 +166,7 @@ async function createProxiers(
   { metrics, nfacct, health, serviceHealth, onSynced }: SharedByProxiers,
 ): Promise<Proxier[]> {
   const { exec, nodeName, info, nodeIPs, kernel } = init;
+  const bpfMaps = o.mode === "ebpf" ? await openEBPF(o, init.families, opts.logger) : undefined;
   const proxiers: Proxier[] = [];
   for (const [i, family] of init.families.entries()) {
     const flog = opts.logger.child({ ipFamily: family });
@@ -181,6 +182,7 @@ async function createProxiers(
         tcpBeLiberal: kernel.tcpBeLiberal,
         iptablesBackend: opts.iptablesBackend,
         ...(nfacct ? { nfacct } : {}),
+        ...(bpfMaps ? { bpfMaps } : {}),
       },
       family,
     );

@@ -1,8 +1,11 @@
 // Which kernel interfaces a mode writes through, built once from the options: the renderer
 // options and backend per family, and the cleanup targets that cover every mode's leftovers.
 import {
+  type BPFMapStore,
   type CleanupTargets,
+  DEFAULT_PIN_ROOT,
   detectIPTablesBackend,
+  EBPFProxyBackend,
   type Exec,
   type IPFamily,
   type IPTablesBackend,
@@ -11,6 +14,8 @@ import {
   IPVSProxyBackend,
   IptablesRestoreApplier,
   isRealExec,
+  KernelBPFMapStore,
+  loadSockPrograms,
   NFTablesProxyBackend,
   type Nfacct,
   NfacctCLI,
@@ -20,6 +25,7 @@ import {
   type ProxierLogger,
   type ProxyBackend,
   type ProxyMetrics,
+  removeSockPrograms,
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
@@ -35,8 +41,42 @@ export function allIPTables(exec: Exec): IptablesRestoreApplier[] {
   return out;
 }
 
-export function cleanupTargets(exec: Exec): CleanupTargets {
-  return { nft: new NftApplier({ exec }), iptables: allIPTables(exec), ipvs: new IPVSApplier({ exec }) };
+/**
+ * `bpfRoot`: where ebpf mode pins its programs' links and maps ("" for the default). They are removed only with
+ * the real exec: a test's fake kernel must not unpin a proxy this machine is running.
+ */
+export function cleanupTargets(exec: Exec, bpfRoot = ""): CleanupTargets {
+  return {
+    nft: new NftApplier({ exec }),
+    iptables: allIPTables(exec),
+    ipvs: new IPVSApplier({ exec }),
+    ...(isRealExec(exec)
+      ? { ebpf: { remove: async () => void (await removeSockPrograms(pinRootOf(bpfRoot))) } }
+      : {}),
+  };
+}
+
+const pinRootOf = (bpfRoot: string) => (bpfRoot === "" ? DEFAULT_PIN_ROOT : bpfRoot);
+
+/**
+ * ebpf mode's programs, loaded once for every family before the first sync: attached to the cgroup (the
+ * cgroup2 mount's root unless --cgroup-root), links and maps pinned under --bpf-root; the maps' store.
+ */
+export async function openEBPF(o: ResolvedOptions, families: readonly IPFamily[], logger: ProxierLogger) {
+  const pinRoot = pinRootOf(o.ebpf.bpfRoot);
+  const loaded = await loadSockPrograms({
+    pinRoot,
+    families,
+    ...(o.ebpf.cgroupRoot !== "" ? { cgroupPath: o.ebpf.cgroupRoot } : {}),
+  });
+  logger.info("BPF programs attached", {
+    cgroup: loaded.cgroupPath,
+    pinRoot: loaded.pinRoot,
+    programs: loaded.programs,
+    ...(loaded.recreatedMaps.length > 0 ? { recreatedMaps: loaded.recreatedMaps } : {}),
+    elapsedMs: Math.round(loaded.elapsedMs),
+  });
+  return KernelBPFMapStore.open(pinRoot);
 }
 
 export interface BackendContext {
@@ -53,6 +93,8 @@ export interface BackendContext {
   readonly iptablesBackend?: IPTablesBackend;
   /** iptables mode's accounting objects (openNfacct); absent where the kernel has none. */
   readonly nfacct?: Nfacct;
+  /** ebpf mode's maps (openEBPF). */
+  readonly bpfMaps?: BPFMapStore;
 }
 
 /**
@@ -111,6 +153,21 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
         metrics: ctx.metrics,
         logger: ctx.logger,
         ...(ctx.nfacct ? { nfacct: ctx.nfacct } : {}),
+      });
+    }
+    case "ebpf": {
+      if (!ctx.bpfMaps) throw new Error("ebpf mode: the BPF maps were not opened");
+      const addresses = nodePortAddresses(o, o.mode, family, nodeIP);
+      return new EBPFProxyBackend({
+        options: {
+          family,
+          nodeName: ctx.nodeName,
+          nodeLabels: common.nodeLabels,
+          nodePortIPs: addresses === "all" ? nodeAddresses(family) : addresses,
+        },
+        maps: ctx.bpfMaps,
+        metrics: ctx.metrics,
+        logger: ctx.logger,
       });
     }
     case "ipvs": {

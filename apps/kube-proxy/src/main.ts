@@ -164,7 +164,7 @@ export async function main(io: MainIO): Promise<number> {
   }
   if (cl.cleanup) {
     try {
-      await cleanupAndExit(exec);
+      await cleanupAndExit(exec, options.ebpf.bpfRoot);
       logger.info("cleanup done");
       return 0;
     } catch (err) {

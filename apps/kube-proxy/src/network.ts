@@ -61,7 +61,7 @@ export function nodeAddresses(family: IPFamily): string[] {
 
 /**
  * --nodeport-addresses for one family: "all" when unset in iptables/ipvs mode, the node IP
- * when unset in nftables mode or for "primary", otherwise the local addresses inside the
+ * when unset in nftables or ebpf mode or for "primary", otherwise the local addresses inside the
  * listed CIDRs (read once at start-up).
  */
 export function nodePortAddresses(
@@ -71,7 +71,11 @@ export function nodePortAddresses(
   nodeIP: string,
 ): string[] | "all" {
   const entries =
-    o.nodePortAddresses.length > 0 ? o.nodePortAddresses : mode === "nftables" ? ["primary"] : [];
+    o.nodePortAddresses.length > 0
+      ? o.nodePortAddresses
+      : mode === "nftables" || mode === "ebpf"
+        ? ["primary"]
+        : [];
   if (entries.length === 0) return "all";
   const out = new Set<string>();
   const cidrs = new BlockList();

@@ -50,9 +50,10 @@ export async function removeOtherModes(
   exec: Exec,
   mode: ResolvedOptions["mode"],
   logger: Logger,
+  bpfRoot = "",
 ): Promise<void> {
   try {
-    await platformCleanup(cleanupTargets(exec), mode);
+    await platformCleanup(cleanupTargets(exec, bpfRoot), mode);
   } catch (err) {
     logger.error("removing other proxy modes' rules failed; continuing", { error: err });
   }
@@ -69,7 +70,7 @@ export async function initializeNode(o: ResolvedOptions, opts: InitOptions): Pro
   if (o.mode === "ipvs") await prepareIPVS({ exec, logger, exists: opts.exists });
   const nodeName = nodeNameOf(o);
   // This is what makes a mode switch a plain restart: the other modes' rules go, here or after the first sync.
-  if (opts.cleanupBeforeFirstSync) await removeOtherModes(exec, o.mode, logger);
+  if (opts.cleanupBeforeFirstSync) await removeOtherModes(exec, o.mode, logger, o.ebpf.bpfRoot);
   const client = new HttpRestClient(clusterAccess(o.kubeconfig, opts.master ?? ""), {
     userAgent: "switchyard-proxy",
   });

@@ -62,6 +62,27 @@ test("unknown and duplicate fields: decoded leniently and reported, as upstream 
   assert.equal(twice.mode, "nftables", "the last value wins");
 });
 
+test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' sync periods, paths by flag", () => {
+  const file = resolve(parseConfigFile(KUBEADM.replace('mode: ""', "mode: ebpf"), []));
+  assert.equal(file.mode, "ebpf");
+  assert.deepEqual(file.ebpf, { cgroupRoot: "", bpfRoot: "" });
+  const argv = [
+    "--proxy-mode=ebpf",
+    "--nftables-min-sync-period=250ms",
+    "--cgroup-root=/cg",
+    "--bpf-root=/bpf",
+  ];
+  const flags = resolve(loadConfiguration(parseCommandLine(argv), () => ""));
+  assert.equal(flags.mode, "ebpf");
+  assert.equal(flags.minSyncPeriodMs, 250);
+  assert.deepEqual(flags.ebpf, { cgroupRoot: "/cg", bpfRoot: "/bpf" });
+  // The file has no field for the paths, so the flags apply beside it.
+  const both = resolve(
+    loadConfiguration(parseCommandLine(["--config=/kp.yaml", "--bpf-root=/bpf"]), () => KUBEADM),
+  );
+  assert.equal(both.ebpf.bpfRoot, "/bpf");
+});
+
 test("bad values and bad files name the field and fail", () => {
   // Decoding names the field of a value of the wrong type; upstream's validation words the rest.
   const load = (text: string) => loadConfiguration(parseCommandLine(["--config=/kp.yaml"]), () => text);
@@ -75,7 +96,7 @@ test("bad values and bad files name the field and fail", () => {
     ],
     [
       KUBEADM.replace('mode: ""', "mode: userspace"),
-      /^KubeProxyConfiguration\.Mode\.ProxyMode: Invalid value: "userspace": must be iptables, ipvs, nftables or blank/,
+      /^KubeProxyConfiguration\.Mode\.ProxyMode: Invalid value: "userspace": must be ebpf, iptables, ipvs, nftables or blank/,
     ],
     [KUBEADM.replace("kind: KubeProxyConfiguration", "kind: KubeletConfiguration"), /field "kind"/],
     ["{", /cannot parse config file/],

@@ -1,8 +1,10 @@
 // switchyard-proxy against a real API server and the real kernel, once per data plane
 // (iptables-legacy, iptables-nft, nftables): every endpoint answers, a removed one stops
 // answering, no endpoints is a REJECT, ITP Local without a local endpoint is a DROP, a
-// NodePort answers from another namespace, and ETP Local keeps the client's address.
+// NodePort answers from another namespace, and ETP Local keeps the client's address. Then ebpf mode, for the
+// node's own traffic: balanced at connect, refused without endpoints, pinned across a restart, removed by --cleanup.
 import assert from "node:assert/strict";
+import { existsSync, mkdirSync, rmdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
@@ -146,4 +148,83 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
       assert.ok(!names(await net.probe((svc.web as Svc).ip, 80, 1)).has("pod-0"), "rules are gone");
     });
   }
+
+  // Socket-level balancing acts for the processes of one cgroup, where they connect: traffic from the node (here
+  // a probe in the test's cgroup), not the client namespace's forwarded traffic (tc programs, not built yet).
+  test("ebpf (socket-level balancing for the node's cgroup)", async (t) => {
+    const cgroup = `/sys/fs/cgroup/unified/sy-traffic-${process.pid}`;
+    const bpfRoot = `/sys/fs/bpf/sy-traffic-${process.pid}`;
+    mkdirSync(cgroup);
+    const flags = [`--cgroup-root=${cgroup}`, `--bpf-root=${bpfRoot}`];
+    let proxy: ProxyRun | undefined;
+    const probe = (ip: string, port: number, count: number) => net.probeInCgroup(cgroup, ip, port, count);
+    try {
+      proxy = startProxy(
+        net.node,
+        [
+          `--kubeconfig=${kubeconfig}`,
+          "--proxy-mode=ebpf",
+          "--hostname-override=node1",
+          `--cluster-cidr=${CLUSTER_CIDR}`,
+          "--nftables-min-sync-period=100ms",
+          ...flags,
+        ],
+        {},
+        [],
+        "nsenter",
+      );
+      const web = svc.web as Svc;
+      const running = proxy;
+      await eventually("the ClusterIP to answer", async () => {
+        if (running.child.exitCode !== null) throw new Error(`proxy exited:\n${running.log()}`);
+        return names(await probe(web.ip, 80, 1)).has("pod-0") || undefined;
+      });
+      await t.test("all endpoints answer; conntrack sees the backends, never the ClusterIP", async () => {
+        // A table that only tracks, so the node's conntrack is on whatever other tests left.
+        const track =
+          "table inet sy-track { chain out { type filter hook output priority 0; ct state new counter; }; }";
+        net.in(net.node, ["nft", "-f", "-"], track);
+        try {
+          assert.deepEqual(names(await probe(web.ip, 80, 30)), new Set(["pod-0", "pod-1"]));
+          const tcp = net.in(net.node, ["conntrack", "-L", "-p", "tcp"]);
+          assert.match(tcp, /dst=10\.180\.0\.[12] /, `the connections are tracked, to the pods:\n${tcp}`);
+          assert.doesNotMatch(
+            tcp,
+            new RegExp(`dst=${web.ip.replaceAll(".", "\\.")} `),
+            "no packet went to the ClusterIP",
+          );
+        } finally {
+          net.in(net.node, ["nft", "delete", "table", "inet", "sy-track"]);
+        }
+      });
+      await t.test("no endpoints, or ITP Local with none here: refused at connect", async () => {
+        assert.deepEqual(new Set(await probe((svc.empty as Svc).ip, 80, 3)), new Set(["ECONNREFUSED"]));
+        assert.deepEqual(new Set(await probe((svc.itp as Svc).ip, 80, 2)), new Set(["ECONNREFUSED"]));
+      });
+      await t.test("a NodePort on the node's address, from the node", async () => {
+        assert.deepEqual(names(await probe(NODE_IP, (svc.np as Svc).nodePort, 5)), new Set(["pod-2"]));
+      });
+      await t.test("a removed endpoint stops being chosen", async () => {
+        await setSlice(api, NS, "web", { "10.180.0.1": "node1" });
+        await eventually("pod-1 to leave", async () => {
+          const a = names(await probe(web.ip, 80, 10));
+          return a.size === 1 && a.has("pod-0") ? true : undefined;
+        });
+        assert.deepEqual(names(await probe(web.ip, 80, 30)), new Set(["pod-0"]));
+        await setSlice(api, NS, "web", { "10.180.0.1": "node1", "10.180.0.2": "node1" });
+      });
+      assert.equal(await proxy.stop(), 0, proxy.log());
+      // The links are pinned: the programs outlive the process, as a restart needs.
+      assert.ok(names(await probe(web.ip, 80, 3)).has("pod-0"), "balancing stopped with the process");
+    } finally {
+      await proxy?.stop();
+      // --cleanup removes the programs, links and maps.
+      const cleanup = startProxy(net.node, ["--cleanup", ...flags], {}, [], "nsenter");
+      const code = await new Promise((r) => cleanup.child.once("exit", r));
+      assert.equal(code, 0, cleanup.log());
+      assert.equal(existsSync(bpfRoot), false, `${bpfRoot} is left`);
+      assert.ok(!names(await probe((svc.web as Svc).ip, 80, 1)).has("pod-0"), "programs are gone");
+      rmdirSync(cgroup);
+    }
+  });
 });

@@ -3,6 +3,15 @@
 // "@switchyard/proxier/testing" (src/testing/).
 
 export type { IPFamily } from "@switchyard/basics";
+export {
+  BPFLoadError,
+  DEFAULT_PIN_ROOT,
+  loadSockPrograms,
+  removeSockPrograms,
+  type SockLoadOptions,
+  type SockLoadResult,
+} from "./apply/bpf-loader.js";
+export { BPFMapError as KernelBPFMapError, KernelBPFMapStore } from "./apply/bpf-map-store.js";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
@@ -15,6 +24,29 @@ export * from "./conntrack/conntrack.js";
 export * from "./conntrack/flow.js";
 export * from "./conntrack/reconcile.js";
 export * from "./conntrack/sysctls.js";
+// The eBPF mode's pure core: the renderer, the map store it writes through, and the maps' decoded contents with
+// their text forms (golden files, `cilium-dbg bpf lb list`'s table).
+export {
+  addressName,
+  type BackendRecord,
+  type ContentsMapName,
+  decodeContents,
+  type MapContents,
+  type RevNatRecord,
+  type ServiceEntry,
+  serviceEntryName,
+} from "./ebpf/contents.js";
+export { contentsText, resolvedText } from "./ebpf/contents-text.js";
+export type { MapName as BPFMapName } from "./ebpf/layout.js";
+export { formatLBList, type LBListView } from "./ebpf/lb-list.js";
+export type { BPFMapStore, MapWriteStep } from "./ebpf/map-store.js";
+export {
+  type EBPFOptions,
+  type EBPFState,
+  type EBPFSyncInput,
+  type EBPFSyncResult,
+  renderEBPF,
+} from "./ebpf/render.js";
 export * from "./healthcheck/http.js";
 export * from "./healthcheck/proxy-health.js";
 export * from "./healthcheck/response.js";
@@ -72,6 +104,7 @@ export * from "./nftables/render.js";
 export { BASE_CHAINS, JUMP_CHAINS } from "./nftables/skeleton.js";
 export { Transaction } from "./nftables/transaction.js";
 export * from "./proxier/backend.js";
+export * from "./proxier/ebpf-backend.js";
 export * from "./proxier/iptables-backend.js";
 export * from "./proxier/ipvs-backend.js";
 export * from "./proxier/meta-proxier.js";

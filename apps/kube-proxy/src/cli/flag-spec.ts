@@ -36,8 +36,8 @@ export const SPEC: readonly ProxyFlag[] = [
     name: "proxy-mode",
     kind: "string",
     field: "proxyMode",
-    help: "iptables (default), nftables or ipvs.",
-    check: oneOf(["", "iptables", "nftables", "ipvs"], "want iptables, nftables or ipvs"),
+    help: "iptables (default), nftables or ipvs; or ebpf, which is not an upstream mode (BPF socket-level balancing, as Cilium's kube-proxy replacement).",
+    check: oneOf(["", "iptables", "nftables", "ipvs", "ebpf"], "want iptables, nftables, ipvs or ebpf"),
     toConfig: (c, mode) => {
       c.mode = mode as ProxyConfig["mode"];
     },
@@ -347,6 +347,27 @@ export const SPEC: readonly ProxyFlag[] = [
     overridesConfig: true,
     toConfig: (c, level) => {
       c.verbosity = level;
+    },
+  },
+  // Not upstream's: ebpf mode's two places, named as Cilium's agent names them. No config file field holds them.
+  {
+    name: "cgroup-root",
+    kind: "string",
+    field: "cgroupRoot",
+    help: "ebpf mode: the cgroup2 directory whose processes' sockets are balanced (default: the cgroup2 mount).",
+    overridesConfig: true,
+    toConfig: (c, path) => {
+      c.ebpf.cgroupRoot = path;
+    },
+  },
+  {
+    name: "bpf-root",
+    kind: "string",
+    field: "bpfRoot",
+    help: "ebpf mode: where programs' links and maps are pinned (default /sys/fs/bpf/switchyard).",
+    overridesConfig: true,
+    toConfig: (c, path) => {
+      c.ebpf.bpfRoot = path;
     },
   },
   ...UPSTREAM_EXTRA_FLAGS,

@@ -69,6 +69,8 @@ export interface ConfigFlags {
   logTextInfoBufferSize: string;
   logJsonSplitStream: boolean;
   logJsonInfoBufferSize: string;
+  cgroupRoot: string;
+  bpfRoot: string;
 }
 
 export type ProxyFlags = CommandFlags & Partial<ConfigFlags>;

@@ -316,6 +316,8 @@ export function parseConfigFile(text: string, strict: string[] = []): ProxyConfi
       tcpFinTimeoutMs: pick(ipvs.tcpFinTimeout, c.ipvs.tcpFinTimeoutMs),
       udpTimeoutMs: pick(ipvs.udpTimeout, c.ipvs.udpTimeoutMs),
     },
+    // Not a field of the file (upstream has no ebpf mode): --cgroup-root and --bpf-root set it.
+    ebpf: c.ebpf,
     conntrack: conntrackSection(sub("conntrack"), c.conntrack),
     // A pointer upstream: only null/absent takes the default, an explicit 0 is 0.
     oomScoreAdj: (d.oomScoreAdj as number | undefined) ?? c.oomScoreAdj,

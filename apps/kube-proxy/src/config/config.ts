@@ -31,6 +31,8 @@ export interface ProxyConfig {
   };
   nftables: { masqueradeAll: boolean; masqueradeBit: number; minSyncPeriodMs: number; syncPeriodMs: number };
   ipvs: IPVSConfig;
+  /** ebpf mode (not upstream's; flags only): "" picks the default (the cgroup2 mount; /sys/fs/bpf/switchyard). */
+  ebpf: { cgroupRoot: string; bpfRoot: string };
   /** The conntrack sysctls set at start-up (durations in ms; 0 leaves the kernel's value). */
   conntrack: { -readonly [K in keyof ConntrackConfig]: ConntrackConfig[K] };
   /** The process's /proc/self/oom_score_adj (upstream: -999, qos.KubeProxyOOMScoreAdj). */
@@ -77,6 +79,7 @@ export function defaultConfig(): ProxyConfig {
       syncPeriodMs: 30_000,
     },
     nftables: { masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000 },
+    ebpf: { cgroupRoot: "", bpfRoot: "" },
     ipvs: {
       minSyncPeriodMs: 0,
       syncPeriodMs: 30_000,
@@ -115,14 +118,20 @@ export interface ResolvedOptions {
   readonly conntrack: Readonly<ConntrackConfig>;
   /** The ipvs section; read only in ipvs mode. */
   readonly ipvs: Readonly<IPVSConfig>;
+  readonly ebpf: Readonly<ProxyConfig["ebpf"]>;
   readonly oomScoreAdj: number;
   readonly verbosity: number;
 }
 
 export function resolve(c: ProxyConfig): ResolvedOptions {
   const mode = c.mode === "" ? "iptables" : c.mode;
+  // ebpf mode has no section upstream; it syncs on nftables' periods (the same defaults, 1 s and 30 s).
   const section =
-    mode === "nftables" ? c.nftables : mode === "ipvs" ? { ...c.iptables, ...c.ipvs } : c.iptables;
+    mode === "nftables" || mode === "ebpf"
+      ? c.nftables
+      : mode === "ipvs"
+        ? { ...c.iptables, ...c.ipvs }
+        : c.iptables;
   return {
     mode,
     hostnameOverride: c.hostnameOverride,
@@ -145,6 +154,7 @@ export function resolve(c: ProxyConfig): ResolvedOptions {
     syncPeriodMs: section.syncPeriodMs,
     conntrack: c.conntrack,
     ipvs: c.ipvs,
+    ebpf: c.ebpf,
     oomScoreAdj: c.oomScoreAdj,
     verbosity: c.verbosity,
   };

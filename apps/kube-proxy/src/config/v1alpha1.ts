@@ -12,7 +12,9 @@ const d = formatGoDuration;
 export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
   const r = resolve(c);
   const recorded = recordedV1alpha1(c.recorded);
-  const inMode = (mode: string, ms: number) => (r.mode === mode ? d(ms) : "0s");
+  // ebpf mode reads nftables' section (config.ts resolve), so its periods are written back there.
+  const sectionMode = r.mode === "ebpf" ? "nftables" : r.mode;
+  const inMode = (mode: string, ms: number) => (sectionMode === mode ? d(ms) : "0s");
   return {
     apiVersion: CONFIG_API_VERSION,
     kind: CONFIG_KIND,
@@ -36,7 +38,7 @@ export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
     hostnameOverride: c.hostnameOverride,
     iptables: {
       localhostNodePorts: c.iptables.localhostNodePorts,
-      masqueradeAll: r.mode !== "nftables" && r.masqueradeAll,
+      masqueradeAll: sectionMode !== "nftables" && r.masqueradeAll,
       masqueradeBit: c.iptables.masqueradeBit,
       minSyncPeriod: inMode("iptables", r.minSyncPeriodMs),
       syncPeriod: inMode("iptables", r.syncPeriodMs),
@@ -55,14 +57,14 @@ export function toV1alpha1(c: ProxyConfig): Record<string, unknown> {
     metricsBindAddress: c.metricsBindAddress,
     mode: r.mode,
     nftables: {
-      masqueradeAll: r.mode === "nftables" && r.masqueradeAll,
+      masqueradeAll: sectionMode === "nftables" && r.masqueradeAll,
       masqueradeBit: c.nftables.masqueradeBit,
       minSyncPeriod: inMode("nftables", r.minSyncPeriodMs),
       syncPeriod: inMode("nftables", r.syncPeriodMs),
     },
     // platformApplyDefaults (server_linux.go): nftables mode defaults to the primary node IP only.
     nodePortAddresses:
-      c.nodePortAddresses.length > 0 ? c.nodePortAddresses : r.mode === "nftables" ? ["primary"] : null,
+      c.nodePortAddresses.length > 0 ? c.nodePortAddresses : sectionMode === "nftables" ? ["primary"] : null,
     oomScoreAdj: c.oomScoreAdj,
   };
 }

@@ -126,7 +126,8 @@ function linuxErrors(c: ProxyConfig): (string | undefined)[] {
 }
 
 function modeError(c: ProxyConfig): string | undefined {
-  const valid = ["iptables", "nftables", ...(gateEnabled(c, "KubeProxyIPVS") ? ["ipvs"] : [])];
+  // ebpf is ours, not upstream's (socket-level balancing in BPF programs, as Cilium's kube-proxy replacement does).
+  const valid = ["iptables", "nftables", "ebpf", ...(gateEnabled(c, "KubeProxyIPVS") ? ["ipvs"] : [])];
   if (c.mode === "" || valid.includes(c.mode)) return undefined;
   return invalid(
     "Mode.ProxyMode",

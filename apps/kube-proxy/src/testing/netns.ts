@@ -52,6 +52,9 @@ net.createServer((s) => { s.on("error", () => {}); s.end(name + " " + s.remoteAd
 `;
 
 // Connects count times (or until killed, count 0) and prints one JSON line of answers.
+/** `sh -c IN_CGROUP <cgroup dir> command...`: joins the cgroup2 directory, then runs the command. */
+const IN_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+
 const PROBE = `
 const net = require("node:net");
 const [host, port, count, timeout, pause] = [process.argv[1], +process.argv[2], +process.argv[3], +process.argv[4], +(process.argv[5] ?? 0)];
@@ -244,19 +247,66 @@ export class Net {
   }
 
   /**
+   * probe, from a process that joins the cgroup2 directory `cgroup` before it enters `ns` (so `ip netns exec`'s
+   * private /sys does not hide the cgroup's path): ebpf mode balances the sockets of that cgroup's processes.
+   */
+  async probeInCgroup(
+    cgroup: string,
+    host: string,
+    port: number,
+    count: number,
+    ns = this.node,
+  ): Promise<string[]> {
+    const out = sh([
+      "sh",
+      "-c",
+      IN_CGROUP,
+      cgroup,
+      "ip",
+      "netns",
+      "exec",
+      ns,
+      process.execPath,
+      "-e",
+      PROBE,
+      host,
+      String(port),
+      String(count),
+      "1500",
+    ]);
+    return JSON.parse(out) as string[];
+  }
+
+  /**
    * Connects in a loop until stopped, `pauseMs` apart; resolves to every answer. Without the pause a loop opens
    * thousands of connections a second and reuses client ports while the pods still hold them in TIME_WAIT, which
    * loses a SYN now and then with no proxy change at all (1 of 18092 in iptables mode, 3 of 4621 in nftables,
    * measured 2026-12-02 on a proxy left alone for 6 s).
    */
-  probeLoop(host: string, port: number, ns = this.client, pauseMs = 5): { stop(): Promise<string[]> } {
-    const child = spawn(
-      "ip",
-      ["netns", "exec", ns, process.execPath, "-e", PROBE, host, String(port), "0", "1000", String(pauseMs)],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
+  probeLoop(
+    host: string,
+    port: number,
+    ns = this.client,
+    pauseMs = 5,
+    cgroup?: string,
+  ): { stop(): Promise<string[]> } {
+    const probe = [
+      "netns",
+      "exec",
+      ns,
+      process.execPath,
+      "-e",
+      PROBE,
+      host,
+      String(port),
+      "0",
+      "1000",
+      String(pauseMs),
+    ];
+    // In `cgroup` (see probeInCgroup): the loop's sockets are then balanced by ebpf mode's programs there.
+    const [command, ...args] =
+      cgroup === undefined ? ["ip", ...probe] : ["sh", "-c", IN_CGROUP, cgroup, "ip", ...probe];
+    const child = spawn(command as string, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d) => {
       out += d;
@@ -311,15 +361,18 @@ export function startProxy(
   args: readonly string[],
   env: Record<string, string> = {},
   wrap: readonly string[] = [],
+  enter: "ip-netns-exec" | "nsenter" = "ip-netns-exec",
 ): ProxyRun {
   const logPath = join(mkdtempSync(join(tmpdir(), "sy-proxy-log-")), "proxy.log");
   const fd = openSync(logPath, "w");
+  // nsenter joins the network namespace only: `ip netns exec` mounts a private /sys, which hides the cgroup2
+  // and BPF file systems ebpf mode works in.
+  const [command, ...entering] =
+    enter === "nsenter" ? ["nsenter", `--net=/run/netns/${ns}`] : ["ip", "netns", "exec", ns];
   const child = spawn(
-    "ip",
+    command as string,
     [
-      "netns",
-      "exec",
-      ns,
+      ...entering,
       ...wrap,
       process.execPath,
       "--import",

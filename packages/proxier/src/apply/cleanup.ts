@@ -8,7 +8,8 @@ import type { IptablesRestoreApplier } from "./iptables-restore.js";
 import type { IPVSApplier } from "./ipvs-applier.js";
 import type { NftApplier } from "./nft-applier.js";
 
-export type ProxyMode = "iptables" | "ipvs" | "nftables";
+/** kube-proxy's three modes, and ebpf: not an upstream mode (socket-level balancing as Cilium's kube-proxy replacement). */
+export type ProxyMode = "iptables" | "ipvs" | "nftables" | "ebpf";
 
 /** Chains kube-proxy's iptables mode creates, per table. KUBE-FIREWALL is kubelet's: left alone. */
 const OWNED_CHAINS: Readonly<Record<CleanupTable, readonly string[]>> = {
@@ -141,6 +142,8 @@ export interface CleanupTargets {
   readonly iptables?: readonly IptablesRestoreApplier[];
   /** ipvsadm, ipset and the kube-ipvs0 link. */
   readonly ipvs?: IPVSApplier;
+  /** ebpf mode's pinned programs, links and maps. */
+  readonly ebpf?: { remove(): Promise<void> };
 }
 
 /**
@@ -166,7 +169,7 @@ export async function platformCleanup(
     }
   };
   // IPVS mode also writes iptables rules, so its start-up keeps them.
-  if (cleanupAndExit || mode === "nftables") {
+  if (cleanupAndExit || mode === "nftables" || mode === "ebpf") {
     for (const ipt of targets.iptables ?? []) await attempt(() => cleanupIPTablesLeftovers(ipt));
   }
   if ((cleanupAndExit || mode !== "ipvs") && targets.ipvs) {
@@ -185,6 +188,11 @@ export async function platformCleanup(
   if ((cleanupAndExit || mode !== "nftables") && targets.nft) {
     const nft = targets.nft;
     await attempt(() => cleanupNFTablesLeftovers(nft));
+  }
+  // Programs stay attached while their links are pinned, so another mode must unpin them or both would answer.
+  if ((cleanupAndExit || mode !== "ebpf") && targets.ebpf) {
+    const ebpf = targets.ebpf;
+    await attempt(() => ebpf.remove());
   }
   if (errors.length > 0) throw new AggregateError(errors, `cleanup: ${errors.length} step(s) failed`);
 }

@@ -17,28 +17,52 @@ function isPadding(name: string): boolean {
   return name.startsWith("pad");
 }
 
-/** Writes `record` into a new buffer of the struct's size in `family`'s layout. */
-export function encodeStruct<S extends Struct>(struct: S, family: IPFamily, record: RecordOf<S>): Buffer {
-  const layout = structLayout(struct, family);
-  const out = Buffer.alloc(layout.size);
-  const values = record as unknown as Record<string, string | number | bigint>;
-  for (const f of fieldsOf(struct, family)) {
-    if (isPadding(f.name)) continue;
-    writeField(out, layout.offsets[f.name] ?? 0, f.type, values[f.name], family, `${struct.name}.${f.name}`);
+/** A struct's size and its data fields (padding left out) with their offsets, in one family. */
+interface Plan {
+  readonly name: string;
+  readonly size: number;
+  readonly fields: readonly { readonly name: string; readonly type: FieldType; readonly at: number }[];
+}
+
+// A sync encodes hundreds of thousands of records: the layout is worked out once per struct and family.
+const plans = new WeakMap<Struct, Partial<Record<IPFamily, Plan>>>();
+
+function planOf(struct: Struct, family: IPFamily): Plan {
+  let byFamily = plans.get(struct);
+  if (!byFamily) {
+    byFamily = {};
+    plans.set(struct, byFamily);
   }
+  const known = byFamily[family];
+  if (known) return known;
+  const layout = structLayout(struct, family);
+  const fields = fieldsOf(struct, family)
+    .filter((f) => !isPadding(f.name))
+    .map((f) => ({ name: f.name, type: f.type, at: layout.offsets[f.name] ?? 0 }));
+  const plan = { name: layout.name, size: layout.size, fields };
+  byFamily[family] = plan;
+  return plan;
+}
+
+/** Writes `record` into a new buffer of the struct's size in `family`'s layout (padding zeroed). */
+export function encodeStruct<S extends Struct>(struct: S, family: IPFamily, record: RecordOf<S>): Buffer {
+  const plan = planOf(struct, family);
+  // From Node's small-buffer pool: one allocation per record would keep the garbage collector busy.
+  const out = Buffer.allocUnsafe(plan.size).fill(0);
+  const values = record as unknown as Record<string, string | number | bigint>;
+  for (const f of plan.fields)
+    writeField(out, f.at, f.type, values[f.name], family, `${struct.name}.${f.name}`);
   return out;
 }
 
 export function decodeStruct<S extends Struct>(struct: S, family: IPFamily, bytes: Uint8Array): RecordOf<S> {
-  const layout = structLayout(struct, family);
-  if (bytes.length !== layout.size) {
-    throw new Error(`${layout.name} is ${layout.size} bytes, got ${bytes.length}`);
+  const plan = planOf(struct, family);
+  if (bytes.length !== plan.size) {
+    throw new Error(`${plan.name} is ${plan.size} bytes, got ${bytes.length}`);
   }
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const record: Record<string, string | number | bigint> = {};
-  for (const f of fieldsOf(struct, family)) {
-    if (!isPadding(f.name)) record[f.name] = readField(buf, layout.offsets[f.name] ?? 0, f.type, family);
-  }
+  for (const f of plan.fields) record[f.name] = readField(buf, f.at, f.type, family);
   return record as RecordOf<S>;
 }
 

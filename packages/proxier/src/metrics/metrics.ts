@@ -64,6 +64,12 @@ export interface ProxyMetrics {
   // nftables mode only:
   readonly nftablesSyncFailuresTotal?: Counter<FamilyLabel>;
   readonly nftablesCleanupFailuresTotal?: Counter<FamilyLabel>;
+  // ebpf mode only (not upstream's: named after the nftables ones):
+  readonly bpfSyncFailuresTotal?: Counter<FamilyLabel>;
+  /** Entries in each map the proxy writes, after the last sync. */
+  readonly bpfMapEntries?: Gauge<FamilyLabel | "map">;
+  /** Entries the last sync wrote or deleted, per map. */
+  readonly bpfMapEntriesLastSync?: Gauge<FamilyLabel | "map">;
 }
 
 const fam = ["ip_family"] as const;
@@ -124,6 +130,8 @@ export function newProxyMetrics(mode: ProxyMode, registry = new Registry()): Pro
       return { ...core, ...iptablesRestoreFailureMetrics(f) };
     case "nftables":
       return { ...core, ...fullAndPartialSyncMetrics(f), ...nftablesFailureMetrics(f) };
+    case "ebpf":
+      return { ...core, ...fullAndPartialSyncMetrics(f), ...bpfMetrics(f) };
   }
 }
 
@@ -271,6 +279,27 @@ function nftablesFailureMetrics(f: MetricFactory) {
       "sync_proxy_rules_nftables_cleanup_failures_total",
       "Cumulative proxy nftables cleanup failures",
       fam,
+    ),
+  };
+}
+
+/** ebpf mode's own, in the shape of the iptables rule counts and the nftables failure counter. */
+function bpfMetrics(f: MetricFactory) {
+  return {
+    bpfSyncFailuresTotal: f.counter(
+      "sync_proxy_rules_bpf_sync_failures_total",
+      "Cumulative proxy BPF map sync failures",
+      fam,
+    ),
+    bpfMapEntries: f.gauge(
+      "sync_proxy_rules_bpf_map_entries",
+      "Number of entries in each BPF map kube-proxy writes",
+      ["ip_family", "map"],
+    ),
+    bpfMapEntriesLastSync: f.gauge(
+      "sync_proxy_rules_bpf_map_entries_last",
+      "Number of BPF map entries written or deleted by kube-proxy in last sync",
+      ["ip_family", "map"],
     ),
   };
 }

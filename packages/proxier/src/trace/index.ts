@@ -1,8 +1,11 @@
 // Each backend's model of the kernel it programs and the tracer that walks a packet through it; import from
-// "@switchyard/proxier/trace". The in-memory kernels (FakeNFTables, FakeIPTables, FakeIPVS, FakeIPSet) take the
-// same scripts the real ones do and implement the interface of what they stand in for (NFTRunner,
-// IPTablesRestorer, IPVSRestorer, IPSetRestorer), so they serve tests as fakes and `switchyard-lab explain` as
-// the kernel it loads a node's saved rules into; the tracers say where a packet goes through them.
+// "@switchyard/proxier/trace". The in-memory kernels (FakeNFTables, FakeIPTables, FakeIPVS, FakeIPSet,
+// FakeBPFMaps) take what the real ones do (scripts; the eBPF mode's map writes) and implement the interface of
+// what they stand in for (NFTRunner, IPTablesRestorer, IPVSRestorer, IPSetRestorer, BPFMapStore), so they
+// serve tests as fakes and `switchyard-lab explain` as the kernel it loads a node's saved rules into; the
+// tracers say where a packet goes through them.
+export { BPFMapError, type BPFMapErrorCode, FakeBPFMaps } from "../ebpf/fake.js";
+export { type EBPFTracePacket, traceEBPF } from "../ebpf/tracer.js";
 export {
   BUILTIN_TARGETS,
   type FakeChain as FakeIPTablesChain,

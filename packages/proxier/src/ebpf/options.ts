@@ -1,0 +1,11 @@
+// What the eBPF renderer needs to know about the node it renders for.
+import type { IPFamily } from "@switchyard/basics";
+
+export interface EBPFOptions {
+  readonly family: IPFamily;
+  readonly nodeName: string;
+  /** Read for topology hints (the zone label). */
+  readonly nodeLabels: Readonly<Record<string, string>>;
+  /** Addresses of this family NodePorts answer on (resolved by the caller from --nodeport-addresses). */
+  readonly nodePortIPs: readonly string[];
+}

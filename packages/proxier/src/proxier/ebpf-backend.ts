@@ -1,0 +1,91 @@
+// The eBPF data plane: renderEBPF plus a BPFMapStore (the kernel's pinned maps, or the fake). The programs are
+// loaded and attached once, before the first sync (the app's job); a sync only writes map entries.
+
+import { type MapName, maps as mapSpecs } from "../ebpf/layout.js";
+import type { BPFMapStore } from "../ebpf/map-store.js";
+import { type EBPFOptions, type EBPFState, renderEBPF } from "../ebpf/render.js";
+import type { ProxyMetrics } from "../metrics/metrics.js";
+import type { BackendSyncInput, BackendSyncResult, ProxierLogger, ProxyBackend } from "./backend.js";
+import { silentLogger } from "./backend.js";
+
+export interface EBPFProxyBackendOptions {
+  readonly options: EBPFOptions;
+  readonly maps: BPFMapStore;
+  readonly metrics?: ProxyMetrics;
+  readonly logger?: ProxierLogger;
+}
+
+/** The maps the proxy writes; the programs own the others (reverse_sk, affinity). */
+const PROXY_MAPS = ["services", "backends", "revNat"] as const satisfies readonly MapName[];
+
+export class EBPFProxyBackend implements ProxyBackend {
+  readonly mode = "ebpf" as const;
+  readonly #o: EBPFProxyBackendOptions;
+  #options: EBPFOptions;
+  #state: EBPFState | undefined;
+
+  constructor(options: EBPFProxyBackendOptions) {
+    this.#o = options;
+    this.#options = options.options;
+  }
+
+  get family() {
+    return this.#options.family;
+  }
+
+  setNodeLabels(labels: Readonly<Record<string, string>>): void {
+    this.#options = { ...this.#options, nodeLabels: labels };
+  }
+
+  async sync(input: BackendSyncInput): Promise<BackendSyncResult> {
+    const previous = this.#state;
+    // Until this sync has succeeded, what the maps hold is unknown.
+    this.#state = undefined;
+    const existing = previous === undefined ? await this.#liveKeys() : undefined;
+    const r = renderEBPF(this.#options, { ...input, ...(existing ? { existing } : {}) }, previous);
+    const family = this.#options.family;
+    const started = performance.now();
+    try {
+      await this.#o.maps.write(family, r.steps);
+    } catch (err) {
+      this.#o.metrics?.bpfSyncFailuresTotal?.inc({ ip_family: family });
+      throw err;
+    }
+    this.#record(r.steps, r.sizes);
+    (this.#o.logger ?? silentLogger).v?.(2).info("BPF maps written", {
+      ipFamily: family,
+      steps: r.steps.length,
+      fullSync: r.fullSync,
+      elapsedMs: Number((performance.now() - started).toFixed(3)),
+    });
+    this.#state = r.state;
+    return { fullSync: r.fullSync, noLocalEndpoints: r.noLocalEndpoints };
+  }
+
+  /** The keys the maps hold now, so a first sync (or one after a failure) deletes what an earlier run left. */
+  async #liveKeys(): Promise<Partial<Record<MapName, Buffer[]>>> {
+    const out: Partial<Record<MapName, Buffer[]>> = {};
+    for (const map of PROXY_MAPS) {
+      out[map] = (await this.#o.maps.dump(this.#options.family, map)).map(([key]) => key);
+    }
+    return out;
+  }
+
+  #record(
+    steps: ReturnType<typeof renderEBPF>["steps"],
+    sizes: Record<(typeof PROXY_MAPS)[number], number>,
+  ): void {
+    const m = this.#o.metrics;
+    if (!m) return;
+    const ip_family = this.#options.family;
+    const written: Record<string, number> = { services: 0, backends: 0, revNat: 0 };
+    for (const s of steps)
+      written[s.map] = (written[s.map] ?? 0) + (s.op === "update" ? s.entries.length : s.keys.length);
+    for (const map of PROXY_MAPS) {
+      // The kernel's name without the family prefix, which ip_family gives: services, backends, reverse_nat.
+      const labels = { ip_family, map: mapSpecs[map].name };
+      m.bpfMapEntries?.set(labels, sizes[map]);
+      m.bpfMapEntriesLastSync?.set(labels, written[map] ?? 0);
+    }
+  }
+}

@@ -1,0 +1,338 @@
+// The eBPF tracer against the nftables one: for the same cluster, a connection must reach the same endpoints
+// with the same probabilities (and, from outside, be masqueraded alike), whichever mode proxies it. Connections
+// started on this node (pods, the host) go through the socket-level programs (internal scope), the rest through
+// the tc programs (external scope). Address plan: ../../src/testing/fixtures.ts.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { MapContents } from "../../src/ebpf/contents.js";
+import { FakeBPFMaps } from "../../src/ebpf/fake.js";
+import { SCOPE_INTERNAL, serviceFlags } from "../../src/ebpf/layout.js";
+import { type EBPFTracePacket, traceEBPF } from "../../src/ebpf/tracer.js";
+import type { TraceResult } from "../../src/model/trace.js";
+import { FakeNFTables } from "../../src/nftables/fake.js";
+import { renderNFTables } from "../../src/nftables/render.js";
+import { tracePacket } from "../../src/nftables/tracer.js";
+import {
+  buildMaps,
+  EXTERNAL_CLIENT,
+  makeService,
+  makeSlice,
+  NODE_IP,
+  NODE_NAME,
+  nftOptions,
+  POD_CLIENT,
+} from "../../src/testing/fixtures.js";
+import { goldenServices, goldenSlices } from "../golden-cluster.js";
+import { ebpfOptions, syncInto } from "./helpers.js";
+
+interface Both {
+  readonly nft: FakeNFTables;
+  readonly maps: MapContents;
+}
+
+function bothModes(services: Service[], slices: EndpointSlice[]): Both {
+  const input = buildMaps("IPv4", services, slices);
+  const nft = new FakeNFTables("ip", "kube-proxy");
+  nft.run(renderNFTables(nftOptions(), { ...input, now: 0 }).transaction);
+  const fake = new FakeBPFMaps();
+  syncInto(fake, ebpfOptions(), input);
+  return { nft, maps: fake.contents("IPv4") };
+}
+
+/** Where paths end and how likely each end is: "10.180.0.1:80 0.5, 10.180.1.1:80 0.5". */
+function distribution(r: TraceResult): string {
+  const byOutput = new Map<string, number>();
+  for (const p of r.paths) byOutput.set(p.output, (byOutput.get(p.output) ?? 0) + p.probability);
+  return [...byOutput]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([out, p]) => `${out} ${p.toFixed(4)}`)
+    .join(", ");
+}
+
+function assertAgree(both: Both, packet: EBPFTracePacket): void {
+  const what = `${packet.origin} ${packet.sourceIP} -> ${packet.destIP}:${packet.destPort}/${packet.protocol ?? "tcp"}`;
+  const nft = tracePacket(both.nft, [NODE_IP], packet);
+  const ebpf = traceEBPF(both.maps, packet);
+  assert.deepEqual(nft.errors, [], what);
+  assert.deepEqual(ebpf.errors, [], what);
+  assert.equal(distribution(ebpf), distribution(nft), what);
+  // From outside both modes NAT the packet; whether the source is masqueraded must agree.
+  if (packet.origin === "external") assert.equal(ebpf.masq, nft.masq, `${what}: masquerade`);
+}
+
+const p80 = [{ name: "p80", port: 80 }];
+const here = { nodeName: NODE_NAME };
+const there = { nodeName: "node2" };
+const fromPod = { sourceIP: POD_CLIENT, origin: "node" } as const;
+const fromHost = { sourceIP: NODE_IP, origin: "node" } as const;
+const fromOutside = { sourceIP: EXTERNAL_CLIENT, origin: "external" } as const;
+
+describe("eBPF tracer agrees with the nftables tracer", () => {
+  test("every frontend of the representative cluster, from a pod, the host and outside", () => {
+    const both = bothModes(
+      goldenServices((n) => `172.30.0.${n}`),
+      goldenSlices(),
+    );
+    let compared = 0;
+    for (const e of both.maps.services.values()) {
+      const k = e.key;
+      if (k.backendSlot !== 0) continue;
+      const dest = {
+        destIP: k.address,
+        destPort: k.dport,
+        protocol: k.proto === 17 ? "udp" : "tcp",
+      } as const;
+      if (k.scope !== SCOPE_INTERNAL) {
+        assertAgree(both, { ...fromOutside, ...dest });
+        compared++;
+        continue;
+      }
+      // Source ranges are checked for traffic from outside only (see "where the modes differ").
+      if (e.value.flags & serviceFlags.SOURCE_RANGES) continue;
+      assertAgree(both, { ...fromPod, ...dest });
+      assertAgree(both, { ...fromHost, ...dest });
+      compared += 2;
+    }
+    assert.equal(compared, 46);
+  });
+
+  test("externalTrafficPolicy Local: outside gets local endpoints and keeps its source; pods and the host get all", () => {
+    const svc = (name: string, ip: string, vip: string, nodePort: number) =>
+      makeService(
+        "ns1",
+        name,
+        {
+          type: "LoadBalancer",
+          externalTrafficPolicy: "Local",
+          clusterIP: ip,
+          ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort }],
+        },
+        { loadBalancer: { ingress: [{ ip: vip }] } },
+      );
+    const both = bothModes(
+      [svc("local", "172.30.0.41", "1.2.3.4", 3001), svc("remote", "172.30.0.42", "5.6.7.8", 3002)],
+      [
+        makeSlice(
+          "ns1",
+          "local",
+          "a",
+          [
+            { addresses: ["10.180.0.1"], ...here },
+            { addresses: ["10.180.2.1"], ...there },
+          ],
+          p80,
+        ),
+        makeSlice("ns1", "remote", "a", [{ addresses: ["10.180.2.2"], ...there }], p80),
+      ],
+    );
+    for (const [destIP, destPort] of [
+      ["1.2.3.4", 80],
+      [NODE_IP, 3001],
+      ["5.6.7.8", 80],
+      [NODE_IP, 3002],
+      ["172.30.0.42", 80],
+    ] as const) {
+      for (const from of [fromPod, fromHost, fromOutside]) assertAgree(both, { ...from, destIP, destPort });
+    }
+    assert.equal(traceEBPF(both.maps, { ...fromOutside, destIP: "5.6.7.8", destPort: 80 }).output, "DROP");
+    assert.equal(traceEBPF(both.maps, { ...fromOutside, destIP: "1.2.3.4", destPort: 80 }).masq, false);
+  });
+
+  test("internal traffic policy Local, terminating fallback, affinity, topology hints, a UDP port", () => {
+    const both = bothModes(
+      [
+        makeService("ns1", "itp", {
+          clusterIP: "172.30.0.41",
+          internalTrafficPolicy: "Local",
+          ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+        }),
+        makeService("ns1", "itp-none", {
+          clusterIP: "172.30.0.42",
+          internalTrafficPolicy: "Local",
+          ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+        }),
+        makeService("ns1", "term", {
+          clusterIP: "172.30.0.43",
+          ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+        }),
+        makeService("ns1", "sticky", {
+          clusterIP: "172.30.0.44",
+          sessionAffinity: "ClientIP",
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: 10800 } },
+          ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+        }),
+        makeService("ns1", "zoned", {
+          clusterIP: "172.30.0.45",
+          ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+        }),
+      ],
+      [
+        makeSlice(
+          "ns1",
+          "itp",
+          "a",
+          [
+            { addresses: ["10.180.0.1"], ...here },
+            { addresses: ["10.180.2.1"], ...there },
+          ],
+          p80,
+        ),
+        makeSlice("ns1", "itp-none", "a", [{ addresses: ["10.180.2.2"], ...there }], p80),
+        makeSlice(
+          "ns1",
+          "term",
+          "a",
+          [
+            { addresses: ["10.180.0.3"], conditions: { ready: false, serving: true, terminating: true } },
+            { addresses: ["10.180.0.4"], conditions: { ready: false, serving: false, terminating: true } },
+          ],
+          p80,
+        ),
+        makeSlice(
+          "ns1",
+          "sticky",
+          "a",
+          [{ addresses: ["10.180.0.5"], ...here }, { addresses: ["10.180.2.5"] }],
+          p80,
+        ),
+        makeSlice(
+          "ns1",
+          "zoned",
+          "a",
+          [
+            { addresses: ["10.180.0.6"], hints: { forZones: [{ name: "zone-a" }] } },
+            { addresses: ["10.180.1.6"], hints: { forZones: [{ name: "zone-a" }] } },
+            { addresses: ["10.180.2.6"], hints: { forZones: [{ name: "zone-b" }] } },
+          ],
+          [{ name: "dns", port: 53, protocol: "UDP" }],
+        ),
+      ],
+    );
+    for (const n of [41, 42, 43, 44]) {
+      for (const from of [fromPod, fromHost, fromOutside])
+        assertAgree(both, { ...from, destIP: `172.30.0.${n}`, destPort: 80 });
+    }
+    for (const from of [fromPod, fromOutside])
+      assertAgree(both, { ...from, destIP: "172.30.0.45", destPort: 53, protocol: "udp" });
+    assert.equal(traceEBPF(both.maps, { ...fromPod, destIP: "172.30.0.42", destPort: 80 }).output, "DROP");
+    assert.equal(
+      distribution(
+        traceEBPF(both.maps, { ...fromPod, destIP: "172.30.0.45", destPort: 53, protocol: "udp" }),
+      ),
+      "10.180.0.6:53 0.5000, 10.180.1.6:53 0.5000",
+    );
+  });
+});
+
+describe("eBPF tracer", () => {
+  const both = bothModes(
+    [
+      makeService("ns1", "svc1", {
+        clusterIP: "172.30.0.41",
+        ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+      }),
+      makeService("ns1", "empty", {
+        clusterIP: "172.30.0.42",
+        ports: [{ name: "p80", port: 80, protocol: "TCP" }],
+      }),
+    ],
+    [
+      makeSlice(
+        "ns1",
+        "svc1",
+        "a",
+        [
+          { addresses: ["10.180.0.1"], ...here },
+          { addresses: ["10.180.1.1"], ...there },
+        ],
+        p80,
+      ),
+    ],
+  );
+
+  test("names the entries each path went through", () => {
+    const r = traceEBPF(both.maps, { ...fromPod, destIP: "172.30.0.41", destPort: 80 });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(
+      r.paths[1]?.steps.map((s) => `${s.table} ${s.chain} ${s.rule}: ${s.note}`),
+      [
+        "lb4_services connect4 172.30.0.41:80/TCP internal slot 0: count 2, revNat 2, flags CLUSTER_IP",
+        "lb4_services connect4 172.30.0.41:80/TCP internal slot 2: slot 2 of 2: backend 2",
+        "lb4_backends connect4 id 2: 10.180.1.1:80/TCP",
+        "lb4_reverse_nat connect4 index 2: replies from 172.30.0.41:80",
+      ],
+    );
+    assert.deepEqual(
+      r.paths.map((p) => [p.output, p.probability, p.masq]),
+      [
+        ["10.180.0.1:80", 0.5, false],
+        ["10.180.1.1:80", 0.5, false],
+      ],
+    );
+    assert.equal(
+      traceEBPF(both.maps, { ...fromOutside, destIP: "172.30.0.41", destPort: 80 }).paths[0]?.steps[0]?.chain,
+      "tc ingress",
+    );
+    assert.equal(
+      traceEBPF(both.maps, { ...fromPod, destIP: "172.30.0.41", destPort: 80, protocol: "udp" }).paths[0]
+        ?.steps[0]?.chain,
+      "sendmsg4",
+    );
+  });
+
+  test("REJECT without endpoints; ACCEPT, untranslated, for what is no frontend", () => {
+    assert.equal(traceEBPF(both.maps, { ...fromPod, destIP: "172.30.0.42", destPort: 80 }).output, "REJECT");
+    const none = traceEBPF(both.maps, { ...fromPod, destIP: "10.180.0.1", destPort: 80 });
+    assert.equal(none.output, "ACCEPT");
+    assert.equal(none.paths[0]?.steps[0]?.note, "no entry: not a service, left as it is");
+  });
+
+  test("where the modes differ: ports a ClusterIP does not serve, source ranges from this node", () => {
+    // nftables rejects traffic to a ClusterIP's other ports; the socket programs find no frontend and leave it.
+    const otherPort = { ...fromPod, destIP: "172.30.0.41", destPort: 443 };
+    assert.equal(tracePacket(both.nft, [NODE_IP], otherPort).output, "REJECT");
+    assert.equal(traceEBPF(both.maps, otherPort).output, "ACCEPT");
+    // loadBalancerSourceRanges are in no map yet: the tracer says so, for traffic from outside.
+    const ranged = bothModes(
+      [
+        makeService(
+          "ns1",
+          "lb",
+          {
+            type: "LoadBalancer",
+            clusterIP: "172.30.0.41",
+            loadBalancerSourceRanges: ["203.0.113.0/25"],
+            ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 3001 }],
+          },
+          { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } },
+        ),
+      ],
+      [makeSlice("ns1", "lb", "a", [{ addresses: ["10.180.1.1"] }], p80)],
+    );
+    const pod = { ...fromPod, destIP: "1.2.3.4", destPort: 80 };
+    assert.equal(tracePacket(ranged.nft, [NODE_IP], pod).output, "DROP");
+    assert.equal(traceEBPF(ranged.maps, pod).output, "10.180.1.1:80");
+    const outside = traceEBPF(ranged.maps, { ...fromOutside, destIP: "1.2.3.4", destPort: 80 });
+    assert.match(
+      outside.paths[0]?.steps[0]?.note ?? "",
+      /loadBalancerSourceRanges apply \(not held in these maps/,
+    );
+  });
+
+  test("a map that breaks the rules is reported, not trusted", () => {
+    const services = new Map(both.maps.services);
+    services.delete("172.30.0.41:80/TCP internal slot 2");
+    const broken = {
+      ...both.maps,
+      services,
+      backends: new Map([...both.maps.backends].filter(([id]) => id !== 1)),
+    };
+    const r = traceEBPF(broken, { ...fromPod, destIP: "172.30.0.41", destPort: 80 });
+    assert.deepEqual(r.errors, [
+      "172.30.0.41:80/TCP internal slot 1 names missing backend 1",
+      "172.30.0.41:80/TCP internal slot 0 counts 2 but 172.30.0.41:80/TCP internal slot 2 is missing",
+    ]);
+  });
+});
