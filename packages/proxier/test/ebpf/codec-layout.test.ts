@@ -57,6 +57,7 @@ describe("eBPF layout", () => {
         ["reverse_nat", 4, 8, 4, 20],
         ["reverse_sk", 16, 8, 32, 20],
         ["affinity", 16, 16, 16, 16],
+        ["masquerade", 4, 4, 4, 16],
       ],
     );
   });
