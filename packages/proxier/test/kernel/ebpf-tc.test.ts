@@ -81,6 +81,35 @@ function services(family: IPFamily): TestService[] {
   }));
 }
 
+/**
+ * Three connections from one source port, one after the other: the server closes first, so each connect meets
+ * the previous flow's conntrack entry in TIME_WAIT, where a SYN makes conntrack start an entry of its own.
+ */
+const SAME_PORT_TWICE = String.raw`
+import json, random, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+source = random.randint(20000, 30000)
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+answers = []
+for _ in range(3):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.settimeout(1.0)
+    s.bind(("", source))
+    try:
+        s.connect((host, port))
+        data = b""
+        while True:
+            chunk = s.recv(100)
+            if not chunk: break
+            data += chunk
+        answers.append(data.decode())
+    except OSError as e:
+        answers.append(type(e).__name__ + " " + str(e))
+    s.close()
+print(json.dumps(answers))
+`;
+
 describe("the tc program on the node's external device", { skip: skip ?? false }, () => {
   let topo: Topology | undefined;
   let store: KernelBPFMapStore | undefined;
@@ -173,6 +202,23 @@ describe("the tc program on the node's external device", { skip: skip ?? false }
     test(`${family}: a packet to no frontend passes untouched (the node's own server sees the client)`, async () => {
       const seen = answers(await client("tcp", at(NODE_IP), NODE_SERVER_PORT));
       assert.deepEqual(seen, [{ name: "node", seen: at(CLIENT_IP) }]);
+    });
+
+    test(`${family}: a client port reused at once (its flow's entry in TIME_WAIT) is translated anew`, async () => {
+      const r = await realExec("ip", [
+        "netns",
+        "exec",
+        (topo as Topology).client,
+        "python3",
+        "-c",
+        SAME_PORT_TWICE,
+        at(NODE_IP),
+        String(FRONTENDS.nodePort.port),
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const answers = JSON.parse(r.stdout) as string[];
+      assert.equal(answers.length, 3);
+      for (const a of answers) assert.match(a, new RegExp(`^pod-[01] ${at(NODE_IP)}$`));
     });
 
     test(`${family}: ClientIP affinity keeps one backend for the client's address`, async () => {
