@@ -7,7 +7,7 @@
 // The cost: conntrack then tracks every flow of the namespace (as it does under kube-proxy's iptables, IPVS and
 // nftables modes alike), and each flow's first packet passes the nat hooks.
 
-import { type Exec, realExec } from "./exec.js";
+import { CommandNotFoundError, type Exec, realExec } from "./exec.js";
 
 export const NAT_HOOKS_TABLE = "switchyard-ebpf";
 const CHAIN = "nat-postrouting";
@@ -29,9 +29,13 @@ export async function ensureNatHooks(exec: Exec = realExec): Promise<void> {
   if (r.code !== 0) throw new Error(`eBPF: cannot turn the kernel's NAT hooks on (nft): ${r.stderr.trim()}`);
 }
 
-/** Deletes the table; true when there was one. */
+/** Deletes the table; true when there was one. A host without nft has none: nothing to do. */
 export async function removeNatHooks(exec: Exec = realExec): Promise<boolean> {
-  const r = await exec("nft", ["delete", "table", "inet", NAT_HOOKS_TABLE]);
+  const r = await exec("nft", ["delete", "table", "inet", NAT_HOOKS_TABLE]).catch((e: unknown) => {
+    if (e instanceof CommandNotFoundError) return null;
+    throw e;
+  });
+  if (r === null) return false;
   if (r.code === 0) return true;
   if (/No such file or directory/.test(r.stderr)) return false;
   throw new Error(`eBPF: cannot delete nftables table inet ${NAT_HOOKS_TABLE}: ${r.stderr.trim()}`);
