@@ -138,8 +138,9 @@ static __always_inline int LB(track_to_backend)(struct __sk_buff *skb, struct bp
 
 /*
  * tc ingress for one family. Not a frontend of ours: the next program, or the stack, has the packet untouched
- * (TC_ACT_UNSPEC, tcx's "next"). REJECT answers with ICMP port unreachable; DROP, or a frontend without backends,
- * drops. A packet that opens no flow (a TCP segment other than the first SYN) passes: conntrack holds its flow.
+ * (TC_ACT_UNSPEC, tcx's "next"). REJECT answers (tc-reject.h); DROP, a frontend without backends and, until the
+ * maps carry loadBalancerSourceRanges, a frontend restricted by them drop. A packet that opens no flow (a TCP
+ * segment other than the first SYN) passes: conntrack holds its flow.
  */
 static __always_inline int LB(ingress)(struct __sk_buff *skb)
 {
@@ -158,6 +159,9 @@ static __always_inline int LB(ingress)(struct __sk_buff *skb)
 	if (svc->flags & SVC_FLAG_REJECT)
 		return LB(reject)(skb, &flow);
 	if ((svc->flags & SVC_FLAG_DROP) || svc->count == 0)
+		return TC_ACT_SHOT;
+	/* loadBalancerSourceRanges: the maps do not hold the ranges yet, so no source can be let in. */
+	if (svc->flags & SVC_FLAG_SOURCE_RANGES)
 		return TC_ACT_SHOT;
 	if (!opens_connection(&flow))
 		return TC_ACT_UNSPEC;

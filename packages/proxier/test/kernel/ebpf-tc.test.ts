@@ -53,6 +53,14 @@ const FRONTENDS = {
   rejected: { address: NODE_IP, port: 30082, proto: "TCP", flags: serviceFlags.REJECT, revNat: 5 },
   rejectedUdp: { address: NODE_IP, port: 30082, proto: "UDP", flags: serviceFlags.REJECT, revNat: 6 },
   dropped: { address: NODE_IP, port: 30083, proto: "TCP", flags: serviceFlags.DROP, revNat: 7 },
+  /** A load balancer with loadBalancerSourceRanges, which the maps cannot express yet: closed to everyone. */
+  sourceRanges: {
+    address: VIP,
+    port: 443,
+    proto: "TCP",
+    flags: serviceFlags.LOAD_BALANCER | serviceFlags.SOURCE_RANGES,
+    revNat: 9,
+  },
   affine: {
     address: NODE_IP,
     port: 30084,
@@ -196,6 +204,11 @@ describe("the tc program on the node's external device", { skip: skip ?? false }
 
     test(`${family}: DROP drops (the client's 1 s timeout runs out)`, async () => {
       const [r] = await client("tcp", at(NODE_IP), FRONTENDS.dropped.port);
+      assert.equal(r?.error, "ETIMEDOUT");
+    });
+
+    test(`${family}: a load balancer with source ranges drops, though it has backends`, async () => {
+      const [r] = await client("tcp", at(VIP), FRONTENDS.sourceRanges.port);
       assert.equal(r?.error, "ETIMEDOUT");
     });
 
