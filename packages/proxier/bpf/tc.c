@@ -8,9 +8,9 @@
  * nftables nat chain there for that.
  *
  * Why the kernel's conntrack rather than conntrack and NAT maps of the program's own (Cilium's way; tc-ownct.c
- * keeps a prototype of it, test/kernel/ebpf-tc-measure.ts compares them): measured on veth pairs, own maps were
- * some 5-10% faster at new connections and a few microseconds quicker to the SYN/ACK, equal in CPU per
- * connection and no faster on an established stream; the kernel's conntrack gives, for that, the reverse path
+ * keeps a prototype of it, test/kernel/ebpf-tc-measure.ts compares them): measured on veth pairs, own maps took
+ * some 5-10% more new connections a second, a few microseconds less to the SYN/ACK and 5-10% less CPU per
+ * connection, and were no faster on an established stream; the kernel's conntrack gives, for that, the reverse path
  * whatever device replies come through (local backends need no program on their side), port clashes resolved,
  * TCP state and timeouts, ICMP errors and fragments translated, and flows that `conntrack -L` lists and the
  * proxier's conntrack cleanup deletes as in its other modes. Its cost: conntrack on for every flow of the node.
