@@ -53,6 +53,15 @@ export interface Libbpf {
   /** BPF_LINK_DETACH: the link's program leaves its cgroup now, whoever else holds the link. */
   detachLink(fd: number): number;
   objGet(path: string): number;
+  /** The program's descriptor once loaded (bpf_program__fd). */
+  programFd(prog: Handle): number;
+  /** BPF_LINK_CREATE for attach types libbpf 1.1 has no helper for (tcx): the link's descriptor, or -errno. */
+  linkCreate(progFd: number, targetFd: number, attachType: number): number;
+  /** BPF_LINK_UPDATE on a descriptor: the link runs `progFd` from now on. */
+  linkUpdate(linkFd: number, progFd: number): number;
+  objPin(fd: number, path: string): number;
+  /** libc's if_nametoindex in this thread's network namespace; 0 when there is no such device. */
+  ifNameToIndex(name: string): number;
   /** bpf_obj_get_info_by_fd into `info`; `length` holds the buffer's size in, the kernel's size out. */
   objInfo(fd: number, info: Buffer, length: Uint32Array): number;
   updateBatch(fd: number, keys: Buffer, values: Buffer, count: Uint32Array, opts: Buffer): number;
@@ -162,6 +171,11 @@ async function bind(): Promise<Libbpf> {
     destroyLink: (link) => int(fns.destroyLink(link)),
     detachLink: (fd) => int(fns.detachLink(fd)),
     objGet: (path) => int(fns.objGet(path)),
+    programFd: (prog) => int(fns.programFd(prog)),
+    linkCreate: (progFd, targetFd, attachType) => int(fns.linkCreate(progFd, targetFd, attachType, null)),
+    linkUpdate: (linkFd, progFd) => int(fns.linkUpdate(linkFd, progFd, null)),
+    objPin: (fd, path) => int(fns.objPin(fd, path)),
+    ifNameToIndex: (name) => int(fns.ifNameToIndex(name)),
     objInfo: (fd, info, length) => int(fns.objInfo(fd, info, length)),
     updateBatch: (fd, keys, values, count, opts) => int(fns.updateBatch(fd, keys, values, count, opts)),
     deleteBatch: (fd, keys, count, opts) => int(fns.deleteBatch(fd, keys, count, opts)),
@@ -204,6 +218,11 @@ function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
     destroyLink: f("int bpf_link__destroy(bpf_link *link)"),
     detachLink: f("int bpf_link_detach(int link_fd)"),
     objGet: f("int bpf_obj_get(const char *pathname)"),
+    programFd: f("int bpf_program__fd(bpf_program *prog)"),
+    linkCreate: f("int bpf_link_create(int prog_fd, int target_fd, int attach_type, void *opts)"),
+    linkUpdate: f("int bpf_link_update(int link_fd, int new_prog_fd, void *opts)"),
+    objPin: f("int bpf_obj_pin(int fd, const char *pathname)"),
+    ifNameToIndex: c("unsigned int if_nametoindex(const char *ifname)"),
     objInfo: f("int bpf_obj_get_info_by_fd(int fd, void *info, void *info_len)"),
     updateBatch: f("int bpf_map_update_batch(int fd, void *keys, void *values, void *count, void *opts)"),
     deleteBatch: f("int bpf_map_delete_batch(int fd, void *keys, void *count, void *opts)"),

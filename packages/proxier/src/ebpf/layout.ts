@@ -203,6 +203,21 @@ export const staleFlowValue = {
   fields: [{ name: "ended", type: "u32" }],
 } as const satisfies Struct;
 
+/** The masquerade map's one key: slot 0 holds the node's address of the family. */
+export const masqueradeKey = {
+  name: "lb_masquerade_key",
+  fields: [{ name: "slot", type: "u32" }],
+} as const satisfies Struct;
+
+/**
+ * The node's address the tc programs give traffic from outside as its source on the way to a backend (unless
+ * EXTERNAL_LOCAL), so that the backend's replies come back through this node to be translated back.
+ */
+export const masqueradeValue = {
+  name: "lb_masquerade",
+  fields: [{ name: "address", type: "ip" }],
+} as const satisfies Struct;
+
 export const structs = [
   serviceKey,
   serviceValue,
@@ -216,6 +231,8 @@ export const structs = [
   affinityValue,
   staleFlowKey,
   staleFlowValue,
+  masqueradeKey,
+  masqueradeValue,
 ] as const;
 
 // ---- constants both sides read ----
@@ -322,6 +339,15 @@ export const maps = {
     key: staleFlowKey,
     value: staleFlowValue,
     defaultMaxEntries: 4096,
+    ownedByProxy: true,
+  },
+  /** Written by the tc loader (bpf-tc.ts) from the addresses its caller gives; read by the tc programs. */
+  masquerade: {
+    name: "masquerade",
+    kind: "hash",
+    key: masqueradeKey,
+    value: masqueradeValue,
+    defaultMaxEntries: 1,
     ownedByProxy: true,
   },
 } as const satisfies Record<string, MapSpec>;

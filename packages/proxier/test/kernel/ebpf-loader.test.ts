@@ -96,6 +96,7 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
       "lb4_services",
       "lb6_affinity",
       "lb6_backends",
+      "lb6_masquerade",
       "lb6_reverse_nat",
       "lb6_reverse_sk",
       "lb6_services",
