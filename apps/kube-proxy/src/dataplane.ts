@@ -15,7 +15,9 @@ import {
   IptablesRestoreApplier,
   isRealExec,
   KernelBPFMapStore,
+  KernelSocketEnder,
   loadSockPrograms,
+  loadTcPrograms,
   NFTablesProxyBackend,
   type Nfacct,
   NfacctCLI,
@@ -26,10 +28,12 @@ import {
   type ProxyBackend,
   type ProxyMetrics,
   removeSockPrograms,
+  removeTcPrograms,
+  type SocketEnder,
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
-import { localDetector, nodeAddresses, nodePortAddresses } from "./network.js";
+import { devicesHolding, localDetector, nodeAddresses, nodePortAddresses } from "./network.js";
 
 /** Every iptables binary set that may hold rules of ours: both families, both backends. */
 export function allIPTables(exec: Exec): IptablesRestoreApplier[] {
@@ -51,7 +55,15 @@ export function cleanupTargets(exec: Exec, bpfRoot = ""): CleanupTargets {
     iptables: allIPTables(exec),
     ipvs: new IPVSApplier({ exec }),
     ...(isRealExec(exec)
-      ? { ebpf: { remove: async () => void (await removeSockPrograms(pinRootOf(bpfRoot))) } }
+      ? {
+          ebpf: {
+            // The tc links and the NAT hooks' nft table first; then the socket programs' links and the maps.
+            async remove() {
+              await removeTcPrograms(pinRootOf(bpfRoot), exec);
+              await removeSockPrograms(pinRootOf(bpfRoot));
+            },
+          },
+        }
       : {}),
   };
 }
@@ -60,9 +72,16 @@ const pinRootOf = (bpfRoot: string) => (bpfRoot === "" ? DEFAULT_PIN_ROOT : bpfR
 
 /**
  * ebpf mode's programs, loaded once for every family before the first sync: attached to the cgroup (the
- * cgroup2 mount's root unless --cgroup-root), links and maps pinned under --bpf-root; the maps' store.
+ * cgroup2 mount's root unless --cgroup-root), links and maps pinned under --bpf-root; the maps' store, and the
+ * socket-destroy iterator that ends stale UDP flows' sockets (none where the kernel cannot: logged, not fatal).
  */
-export async function openEBPF(o: ResolvedOptions, families: readonly IPFamily[], logger: ProxierLogger) {
+export async function openEBPF(
+  o: ResolvedOptions,
+  families: readonly IPFamily[],
+  nodeIPs: Readonly<Record<IPFamily, string>>,
+  exec: Exec,
+  logger: ProxierLogger,
+): Promise<{ maps: BPFMapStore; sockets?: SocketEnder }> {
   const pinRoot = pinRootOf(o.ebpf.bpfRoot);
   const loaded = await loadSockPrograms({
     pinRoot,
@@ -76,7 +95,47 @@ export async function openEBPF(o: ResolvedOptions, families: readonly IPFamily[]
     ...(loaded.recreatedMaps.length > 0 ? { recreatedMaps: loaded.recreatedMaps } : {}),
     elapsedMs: Math.round(loaded.elapsedMs),
   });
-  return KernelBPFMapStore.open(pinRoot);
+  await attachTc(o, pinRoot, families, nodeIPs, exec, logger);
+  const maps = await KernelBPFMapStore.open(pinRoot);
+  try {
+    const sockets = await KernelSocketEnder.open({ pinRoot, families, cgroupPath: loaded.cgroupPath });
+    return { maps, sockets };
+  } catch (err) {
+    // bpf_sock_destroy came with Linux 6.5: older kernels keep the balancing, without ending stale UDP sockets.
+    logger.warn("stale UDP sockets will not be ended: the socket-destroy iterator did not load", {
+      err: (err as Error).message,
+    });
+    return { maps };
+  }
+}
+
+/**
+ * The tc programs for traffic from outside the node, on --devices (by default the interfaces holding the node's
+ * IPs), masquerading to the node's IP of each family.
+ */
+async function attachTc(
+  o: ResolvedOptions,
+  pinRoot: string,
+  families: readonly IPFamily[],
+  nodeIPs: Readonly<Record<IPFamily, string>>,
+  exec: Exec,
+  logger: ProxierLogger,
+): Promise<void> {
+  const ips = families.map((f) => nodeIPs[f]);
+  const devices = o.ebpf.devices.length > 0 ? o.ebpf.devices : devicesHolding(ips);
+  if (devices.length === 0) {
+    logger.warn("no device holds the node's IPs: traffic from outside the node is not balanced", {
+      nodeIPs: ips,
+    });
+    return;
+  }
+  const masquerade = Object.fromEntries(families.map((f) => [f, nodeIPs[f]]));
+  const tc = await loadTcPrograms({ devices, masquerade, pinRoot, exec });
+  logger.info("BPF tc programs attached", {
+    devices: tc.devices,
+    ...(tc.detached.length > 0 ? { detached: tc.detached } : {}),
+    elapsedMs: Math.round(tc.elapsedMs),
+  });
 }
 
 export interface BackendContext {
@@ -95,6 +154,8 @@ export interface BackendContext {
   readonly nfacct?: Nfacct;
   /** ebpf mode's maps (openEBPF). */
   readonly bpfMaps?: BPFMapStore;
+  /** ebpf mode's socket-destroy iterator (openEBPF), where the kernel has it. */
+  readonly bpfSockets?: SocketEnder;
 }
 
 /**
@@ -166,6 +227,7 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
           nodePortIPs: addresses === "all" ? nodeAddresses(family) : addresses,
         },
         maps: ctx.bpfMaps,
+        ...(ctx.bpfSockets ? { sockets: ctx.bpfSockets } : {}),
         metrics: ctx.metrics,
         logger: ctx.logger,
       });

@@ -4,6 +4,11 @@
 
 export type { IPFamily } from "@switchyard/basics";
 export {
+  DEFAULT_DESTROY_OBJECT_PATH,
+  KernelSocketEnder,
+  type SocketEnderOptions,
+} from "./apply/bpf-destroy.js";
+export {
   BPFLoadError,
   DEFAULT_PIN_ROOT,
   loadSockPrograms,
@@ -12,6 +17,13 @@ export {
   type SockLoadResult,
 } from "./apply/bpf-loader.js";
 export { BPFMapError as KernelBPFMapError, KernelBPFMapStore } from "./apply/bpf-map-store.js";
+export {
+  loadTcPrograms,
+  removeTcPrograms,
+  type TcLoadOptions,
+  type TcLoadResult,
+  type TcRemoval,
+} from "./apply/bpf-tc.js";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";
@@ -47,6 +59,8 @@ export {
   type EBPFSyncResult,
   renderEBPF,
 } from "./ebpf/render.js";
+export type { SocketEnder, SocketEndResult } from "./ebpf/socket-ender.js";
+export { flowName as staleFlowName, type StaleFlow, staleFlows } from "./ebpf/stale-flows.js";
 export * from "./healthcheck/http.js";
 export * from "./healthcheck/proxy-health.js";
 export * from "./healthcheck/response.js";

@@ -82,6 +82,8 @@ export class BPFLoadError extends Error {
 }
 
 export const linksDir = (pinRoot: string) => join(pinRoot, "links");
+/** The tc programs' links (bpf-tc.ts), one per device: <root>/tc/<device>-ingress. */
+export const tcLinksDir = (pinRoot: string) => join(pinRoot, "tc");
 
 /** Loads, attaches and pins the programs of `options.families`; see the file's comment. */
 export async function loadSockPrograms(options: SockLoadOptions = {}): Promise<SockLoadResult> {
@@ -94,7 +96,9 @@ export async function loadSockPrograms(options: SockLoadOptions = {}): Promise<S
   ensureBpffs(pinRoot, libbpf);
   mkdirSync(linksDir(pinRoot), { recursive: true });
   const recreatedMaps = dropStaleMapPins(libbpf, pinRoot, families, sizes);
-  const obj = openAndLoad(libbpf, options.objectPath ?? DEFAULT_OBJECT_PATH, pinRoot, families, sizes);
+  const obj = openAndLoadObject(libbpf, options.objectPath ?? DEFAULT_OBJECT_PATH, pinRoot, (o) =>
+    configure(libbpf, o, families, sizes),
+  );
   try {
     const programs = attachAll(libbpf, obj, pinRoot, cgroupPath, families);
     return { pinRoot, cgroupPath, programs, recreatedMaps, elapsedMs: performance.now() - started };
@@ -164,12 +168,16 @@ function dropStaleMapPins(
 
 const LOG_SIZE = 4 << 20;
 
-function openAndLoad(
+/**
+ * Opens the object at `objectPath` with its maps pinned under `pinRoot`, lets `configure` set it up (sizes, which
+ * programs load), and loads it through the verifier; a refusal carries libbpf's words and the verifier's log.
+ * Every object of ours (socket, tc, socket-destroy) is opened this one way.
+ */
+export function openAndLoadObject(
   libbpf: Libbpf,
   objectPath: string,
   pinRoot: string,
-  families: readonly IPFamily[],
-  sizes: Record<MapName, number>,
+  configure: (obj: Handle) => void,
 ): Handle {
   const log = libbpf.allocLog(LOG_SIZE);
   try {
@@ -177,7 +185,7 @@ function openAndLoad(
     const obj = libbpf.openObject(objectPath, { pinRoot, log, logSize: LOG_SIZE });
     if (obj === null) throw loadError(libbpf, `cannot open ${objectPath}: ${errnoText(libbpf.errno())}`);
     try {
-      configure(libbpf, obj, families, sizes);
+      configure(obj);
       const rc = libbpf.loadObject(obj);
       if (rc < 0)
         throw loadError(libbpf, `loading ${objectPath} failed: ${errnoText(rc)}`, libbpf.readLog(log));
@@ -217,7 +225,7 @@ function configure(
 /** The verifier's log is long: its end says what it refused. */
 const LOG_TAIL = 8000;
 
-function loadError(libbpf: Libbpf, what: string, verifierLog = ""): BPFLoadError {
+export function loadError(libbpf: Libbpf, what: string, verifierLog = ""): BPFLoadError {
   const said = libbpf.takeMessages();
   const parts = [`eBPF: ${what}`];
   if (said.length > 0) parts.push(`libbpf said:\n${said.join("\n")}`);
@@ -301,7 +309,7 @@ function attachOne(
  * Detaches the link pinned at `pin` at once (BPF_LINK_DETACH) and unpins it. Without libbpf the unpinning alone
  * drops the link's last reference, and the kernel detaches it a moment later.
  */
-function detachPinnedLink(libbpf: Libbpf | null, pin: string): void {
+export function detachPinnedLink(libbpf: Libbpf | null, pin: string): void {
   if (!existsSync(pin)) return;
   const fd = libbpf ? libbpf.objGet(pin) : -1;
   if (libbpf && fd >= 0) {
@@ -326,9 +334,13 @@ export interface SockRemoval {
 export async function removeSockPrograms(pinRoot = DEFAULT_PIN_ROOT): Promise<SockRemoval> {
   if (!existsSync(pinRoot)) return { links: [], maps: [] };
   const libbpf = await loadLibbpf().catch(() => null);
-  const links = existsSync(linksDir(pinRoot)) ? readdirSync(linksDir(pinRoot)) : [];
-  for (const name of links) detachPinnedLink(libbpf, join(linksDir(pinRoot), name));
-  const pinnedMaps = readdirSync(pinRoot).filter((name) => name !== "links");
+  const links: string[] = [];
+  for (const dir of [linksDir(pinRoot), tcLinksDir(pinRoot)]) {
+    const names = existsSync(dir) ? readdirSync(dir) : [];
+    for (const name of names) detachPinnedLink(libbpf, join(dir, name));
+    links.push(...names);
+  }
+  const pinnedMaps = readdirSync(pinRoot).filter((name) => name !== "links" && name !== "tc");
   // The maps, and anything an older version left here: the directory is ours alone.
   rmSync(pinRoot, { recursive: true, force: true });
   return { links, maps: pinnedMaps };
