@@ -5,17 +5,22 @@
  * key shapes. The structs and maps come from the generated switchyard_maps.h (layout.ts).
  */
 
-/* The service entry (slot 0) of a frontend, or NULL when it is no service of ours. */
-static __always_inline struct LB(service) *LB(lookup_frontend)(const __be32 *address, __be16 port, __u8 proto)
+/*
+ * The service entry (slot 0) the node's own sockets balance over for `key` (its address, port and protocol set),
+ * or NULL when the frontend is no service of ours. The external scope is always there; only when its flags say
+ * the scopes differ is the internal one read. `key->scope` is left naming the scope whose slots to follow.
+ */
+static __always_inline struct LB(service) *LB(lookup_frontend)(struct LB(key) *key)
 {
-	struct LB(key) key = {
-		.dport = port,
-		.proto = proto,
-		.scope = SCOPE_INTERNAL,
-	};
+	struct LB(service) *svc;
 
-	__builtin_memcpy(&key.address, address, sizeof(key.address));
-	return bpf_map_lookup_elem(&LB(services), &key);
+	key->backend_slot = 0;
+	key->scope = SCOPE_EXTERNAL;
+	svc = bpf_map_lookup_elem(&LB(services), key);
+	if (!svc || !(svc->flags & SVC_FLAG_TWO_SCOPES))
+		return svc;
+	key->scope = SCOPE_INTERNAL;
+	return bpf_map_lookup_elem(&LB(services), key);
 }
 
 static __always_inline struct LB(backend) *LB(lookup_backend)(__u32 backend_id)
@@ -117,8 +122,7 @@ static __always_inline int LB(forward)(struct bpf_sock_addr *ctx, __u32 choice)
 	LB(load_user_address)(ctx, (__be32 *)&frontend.address);
 	frontend.dport = (__be16)ctx->user_port;
 	frontend.proto = proto;
-	frontend.scope = SCOPE_INTERNAL;
-	svc = bpf_map_lookup_elem(&LB(services), &frontend);
+	svc = LB(lookup_frontend)(&frontend);
 	if (!svc)
 		return SYS_PROCEED;
 	if ((svc->flags & (SVC_FLAG_REJECT | SVC_FLAG_DROP)) || svc->count == 0)
@@ -141,6 +145,7 @@ static __always_inline int LB(forward)(struct bpf_sock_addr *ctx, __u32 choice)
 static __always_inline int LB(reverse)(struct bpf_sock_addr *ctx)
 {
 	struct LB(reverse_sk_key) key = {};
+	struct LB(key) service = {};
 	struct LB(reverse_sk) *frontend;
 	struct LB(service) *svc;
 
@@ -152,7 +157,10 @@ static __always_inline int LB(reverse)(struct bpf_sock_addr *ctx)
 	frontend = bpf_map_lookup_elem(&LB(reverse_sk), &key);
 	if (!frontend)
 		return SYS_PROCEED;
-	svc = LB(lookup_frontend)((const __be32 *)&frontend->address, frontend->port, PROTO_UDP);
+	__builtin_memcpy(&service.address, &frontend->address, sizeof(service.address));
+	service.dport = frontend->port;
+	service.proto = PROTO_UDP;
+	svc = LB(lookup_frontend)(&service);
 	if (!svc || svc->rev_nat_index != frontend->rev_nat_index) {
 		bpf_map_delete_elem(&LB(reverse_sk), &key);
 		return SYS_PROCEED;

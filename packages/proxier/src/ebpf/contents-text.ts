@@ -69,7 +69,7 @@ export function sortedServiceEntries(contents: MapContents): ServiceEntry[] {
   return [...contents.services.values()].sort(compareServiceEntries);
 }
 
-/** Every entry of the three maps, as they hold it: `lb4_services 172.30.0.41:80/TCP internal slot 1 => backend 3, revNat 1`. */
+/** Every entry of the three maps, as they hold it: `lb4_services 172.30.0.41:80/TCP external slot 1 => backend 3, revNat 1`. */
 export function contentsText(contents: MapContents): string {
   const p = familyPrefix(contents.family);
   const lines: string[] = [];

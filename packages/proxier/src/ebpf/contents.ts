@@ -1,6 +1,6 @@
 // The proxy-owned maps decoded: service entries by name, backends by id, reverse NAT by index. The renderer's
 // state, the fake's dump, the tracer and the service-table formatter all speak this one form, and the names it
-// gives entries ("172.30.0.41:80/TCP internal slot 0") are the ones traces and golden files show.
+// gives entries ("172.30.0.41:80/TCP external slot 0") are the ones traces and golden files show.
 
 import { hostPort, type IPFamily } from "@switchyard/basics";
 import type { Protocol } from "../model/service-port-name.js";
@@ -69,7 +69,7 @@ export function scopeName(scope: number): "internal" | "external" {
   return scope === SCOPE_INTERNAL ? "internal" : "external";
 }
 
-/** A service entry's name: "172.30.0.41:80/TCP internal slot 0". */
+/** A service entry's name: "172.30.0.41:80/TCP external slot 0". */
 export function serviceEntryName(key: ServiceKeyRecord): string {
   return `${addressName(key.address, key.dport, key.proto)} ${scopeName(key.scope)} slot ${key.backendSlot}`;
 }

@@ -2,8 +2,10 @@
 // two of them meets a dangling reference. A batch runs element by element in the kernel, so the order holds
 // inside a batch too:
 //   1. backends written, 2. reverse NAT written (both before anything names them),
-//   3. service slots 1..n, then slot 0 of each frontend (the count reaches only slots already there),
-//   4. slot 0 of removed frontends deleted, then slots beyond a count (nothing reaches them any more),
+//   3. service slots 1..n, then slot 0 of each frontend (the count reaches only slots already there): internal
+//      scopes' before external ones' (an external slot 0 with TWO_SCOPES sends sockets to the internal scope),
+//   4. slot 0 of removed frontends deleted, external scopes' before internal ones' (so a TWO_SCOPES flag still
+//      set names an internal scope still there), then slots beyond a count (nothing reaches them any more),
 //   5. reverse NAT, 6. backends no longer named by any slot.
 // Keys and values are written field by field straight into each kind's buffer (entry-buffer.ts).
 
@@ -16,6 +18,7 @@ import {
   backendValue,
   revNatKey,
   revNatValue,
+  SCOPE_INTERNAL,
   type Struct,
   serviceKey,
   serviceValue,
@@ -47,8 +50,9 @@ export class StepPlan {
   readonly #backendUpdates: EntryBuffer;
   readonly #revNatUpdates: EntryBuffer;
   readonly #slotUpdates: EntryBuffer;
-  readonly #headUpdates: EntryBuffer;
-  readonly #headDeletes: EntryBuffer;
+  /** Slot 0 writes and deletes, by scope (SCOPE_EXTERNAL, SCOPE_INTERNAL). */
+  readonly #headUpdates: readonly [EntryBuffer, EntryBuffer];
+  readonly #headDeletes: readonly [EntryBuffer, EntryBuffer];
   readonly #slotDeletes: EntryBuffer;
   readonly #revNatDeletes: EntryBuffer;
   readonly #backendDeletes: EntryBuffer;
@@ -60,8 +64,8 @@ export class StepPlan {
     this.#backendUpdates = entries(backendKey, backendValue);
     this.#revNatUpdates = entries(revNatKey, revNatValue);
     this.#slotUpdates = entries(serviceKey, serviceValue);
-    this.#headUpdates = entries(serviceKey, serviceValue);
-    this.#headDeletes = entries(serviceKey);
+    this.#headUpdates = [entries(serviceKey, serviceValue), entries(serviceKey, serviceValue)];
+    this.#headDeletes = [entries(serviceKey), entries(serviceKey)];
     this.#slotDeletes = entries(serviceKey);
     this.#revNatDeletes = entries(revNatKey);
     this.#backendDeletes = entries(backendKey);
@@ -102,20 +106,21 @@ export class StepPlan {
     this.#w.revNatKey.revNatIndex(to.chunk, at, revNatIndex);
   }
 
-  /** Sets a service entry; `value` may be another entry's value (as returned), shared. Returns the value. */
-  updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord | Buffer): Buffer {
-    const to = backendSlot === 0 ? this.#headUpdates : this.#slotUpdates;
-    const shared = Buffer.isBuffer(value) ? value : undefined;
-    const at = to.append(shared);
+  updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord): void {
+    const to = backendSlot === 0 ? this.#head(this.#headUpdates, key) : this.#slotUpdates;
+    const at = to.append();
     this.#writeServiceKey(to.chunk, at, key, backendSlot);
-    if (!Buffer.isBuffer(value)) this.#writeServiceValue(to.chunk, at + to.keySize, value);
-    return to.lastValue as Buffer;
+    this.#writeServiceValue(to.chunk, at + to.keySize, value);
   }
 
   deleteService(key: FrontendScopeKey, backendSlot: number): void {
-    const to = backendSlot === 0 ? this.#headDeletes : this.#slotDeletes;
+    const to = backendSlot === 0 ? this.#head(this.#headDeletes, key) : this.#slotDeletes;
     const at = to.append();
     this.#writeServiceKey(to.chunk, at, key, backendSlot);
+  }
+
+  #head(byScope: readonly [EntryBuffer, EntryBuffer], key: FrontendScopeKey): EntryBuffer {
+    return key.scope === SCOPE_INTERNAL ? byScope[1] : byScope[0];
   }
 
   #writeServiceValue(out: Buffer, at: number, value: ServiceValueRecord): void {
@@ -144,9 +149,15 @@ export class StepPlan {
       {
         map: "services",
         op: "update",
-        entries: this.#slotUpdates.entries().concat(this.#headUpdates.entries()),
+        entries: this.#slotUpdates
+          .entries()
+          .concat(this.#headUpdates[1].entries(), this.#headUpdates[0].entries()),
       },
-      { map: "services", op: "delete", keys: this.#headDeletes.keys().concat(this.#slotDeletes.keys()) },
+      {
+        map: "services",
+        op: "delete",
+        keys: this.#headDeletes[0].keys().concat(this.#headDeletes[1].keys(), this.#slotDeletes.keys()),
+      },
       { map: "revNat", op: "delete", keys: this.#revNatDeletes.keys() },
       { map: "backends", op: "delete", keys: this.#backendDeletes.keys() },
     ];

@@ -33,7 +33,10 @@ export interface HeldFrontend {
   readonly port: number;
   readonly proto: number;
   readonly revNatIndex: number;
-  /** Indexed by scope (SCOPE_EXTERNAL, SCOPE_INTERNAL); one object may serve both. */
+  /**
+   * Indexed by scope: [external] when the node's sockets meet what traffic from outside meets, else [external
+   * (its flags with TWO_SCOPES), internal].
+   */
   readonly scopes: readonly HeldScope[];
 }
 

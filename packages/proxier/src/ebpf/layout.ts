@@ -1,9 +1,10 @@
 // The one definition of the eBPF mode's maps: each key and value struct field by field, and each map's kind and
 // name. bpf/gen-layout.mjs writes the C header the programs include from it (at build time, never by hand), and
 // the codecs in codec.ts read and write the same bytes from TypeScript. The shapes follow Cilium's lb4_*/lb6_*
-// maps: a service entry per (frontend, scope) whose slot 0 holds the backend count, slots 1..n naming backends by
-// id, backends by id, reverse NAT by index, two maps only the programs write (sockets' original peers, ClientIP
-// affinity), and the flows whose sockets the socket-destroy iterator is to end.
+// maps: a service entry per (frontend, scope; the internal scope only where it differs) whose slot 0 holds the
+// backend count, slots 1..n naming backends by id, backends by id, reverse NAT by index, two maps only the
+// programs write (sockets' original peers, ClientIP affinity), and the flows whose sockets the socket-destroy
+// iterator is to end.
 
 import type { IPFamily } from "@switchyard/basics";
 
@@ -237,7 +238,11 @@ export const structs = [
 
 // ---- constants both sides read ----
 
-/** Scope of a service entry: traffic from outside the node (tc) or started on it (socket-level balancing). */
+/**
+ * Scope of a service entry. The external scope is always there and serves traffic from outside the node (tc); the
+ * internal one, for traffic started on the node (socket-level balancing), is written only when it differs, and
+ * the external slot 0's TWO_SCOPES flag says so (as Cilium's two-scope services).
+ */
 export const SCOPE_EXTERNAL = 0;
 export const SCOPE_INTERNAL = 1;
 
@@ -263,6 +268,11 @@ export const serviceFlags = {
   SOURCE_RANGES: 1 << 7,
   /** External traffic policy Local: traffic from outside keeps its source (no masquerade). */
   EXTERNAL_LOCAL: 1 << 8,
+  /**
+   * On the external scope's slot 0 only: the node's own sockets balance over the internal scope's entries, which
+   * differ. Without it a frontend has no internal entries and every program reads the external ones.
+   */
+  TWO_SCOPES: 1 << 9,
 } as const;
 
 /** Backend flags. */

@@ -1,5 +1,6 @@
 // The service table the way `cilium-dbg bpf lb list` prints it, from decoded map contents: one row group per
-// frontend and scope ("10.96.0.10:53/UDP", "/i" appended for the internal scope), slot 0 first as
+// frontend and scope ("10.96.0.10:53/UDP"; "/i" appended for the internal scope, which only a frontend whose
+// scopes differ has, its external slot 0 flagged TWO_SCOPES), slot 0 first as
 // "0.0.0.0:0 (revNat) (0) [flags]", then each slot's backend as "address:port/PROTO (revNat) (slot)". The
 // `backends` and `revnat` views list those maps by id. Columns are padded as Go's tabwriter pads them
 // (minimum width 5, padding 3); groups are sorted, where Cilium prints them in map order.

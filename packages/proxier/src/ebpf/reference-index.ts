@@ -4,11 +4,11 @@
 import type { IPFamily } from "@switchyard/basics";
 import { decodeStruct } from "./codec.js";
 import { addressName, type ServiceKeyRecord, scopeName } from "./contents.js";
-import { type MapName, maps } from "./layout.js";
+import { type MapName, maps, SCOPE_EXTERNAL, SCOPE_INTERNAL, serviceFlags } from "./layout.js";
 
 /** One scope of one frontend: the entries slot 0's count reaches. */
-function scopeOf(key: ServiceKeyRecord): string {
-  return `${addressName(key.address, key.dport, key.proto)} ${scopeName(key.scope)}`;
+function scopeOf(key: ServiceKeyRecord, scope = key.scope): string {
+  return `${addressName(key.address, key.dport, key.proto)} ${scopeName(scope)}`;
 }
 
 export class ReferenceIndex {
@@ -23,6 +23,8 @@ export class ReferenceIndex {
   readonly #counts = new Map<string, number>();
   /** Frontend scope → slots 1..n present. */
   readonly #slots = new Map<string, Set<number>>();
+  /** Internal frontend scopes an external slot 0 sends the node's sockets to (its TWO_SCOPES flag). */
+  readonly #twoScopes = new Set<string>();
 
   constructor(family: IPFamily) {
     this.#family = family;
@@ -49,6 +51,10 @@ export class ReferenceIndex {
     if (key.backendSlot === 0) {
       if (by > 0) this.#counts.set(scope, value.count);
       else this.#counts.delete(scope);
+      if (key.scope === SCOPE_EXTERNAL && value.flags & serviceFlags.TWO_SCOPES) {
+        if (by > 0) this.#twoScopes.add(scopeOf(key, SCOPE_INTERNAL));
+        else this.#twoScopes.delete(scopeOf(key, SCOPE_INTERNAL));
+      }
       return;
     }
     bump(this.#backendRefs, value.backendId, by);
@@ -81,6 +87,8 @@ export class ReferenceIndex {
       if (key.backendSlot > 0 && key.backendSlot <= count) {
         return `${scope} slot ${key.backendSlot} deleted while slot 0 counts ${count}`;
       }
+      if (key.backendSlot === 0 && this.#twoScopes.has(scope))
+        return `${scope} slot 0 deleted while the external slot 0 says TWO_SCOPES`;
       return undefined;
     }
     const value = decodeStruct(maps.services.value, f, valueBytes);
@@ -91,6 +99,9 @@ export class ReferenceIndex {
         ? undefined
         : `${scope} slot ${key.backendSlot} names missing backend ${value.backendId}`;
     }
+    const internal = scopeOf(key, SCOPE_INTERNAL);
+    if (key.scope === SCOPE_EXTERNAL && value.flags & serviceFlags.TWO_SCOPES && !this.#counts.has(internal))
+      return `${scope} slot 0 says TWO_SCOPES but ${internal} slot 0 is missing`;
     const slots = this.#slots.get(scope);
     for (let s = 1; s <= value.count; s++) {
       if (!slots?.has(s)) return `${scope} slot 0 counts ${value.count} but slot ${s} is missing`;

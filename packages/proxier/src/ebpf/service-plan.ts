@@ -10,6 +10,7 @@
 // - external: traffic from outside the node, for the tc programs. External frontends follow the external route
 //   (EXTERNAL_LOCAL when it is Local); a routed ClusterIP follows the internal route, as kube-proxy sends a
 //   ClusterIP to its internal policy chain whatever the source (and masquerades a source from outside).
+// A plan always names both; the maps hold the internal one only where it differs (write.ts, TWO_SCOPES).
 
 import type { EndpointInfo } from "../model/endpoint.js";
 import type { ServicePortInfo } from "../model/service-port.js";

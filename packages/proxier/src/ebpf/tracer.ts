@@ -1,6 +1,7 @@
 // Walks a connection through the maps as the programs would: traffic started on this node (origin "node") as
-// the socket-level programs see it at connect/sendmsg, in the internal scope; traffic from outside (origin
-// "external") as the tc programs on the node's devices see it, in the external scope. It reads only what the
+// the socket-level programs see it at connect/sendmsg, traffic from outside (origin "external") as the tc
+// programs on the node's devices see it. Both look the external scope up; the socket programs go on to the
+// internal scope when that entry's flags say TWO_SCOPES. It reads only what the
 // maps hold (MapContents), so it traces the fake's bytes or a live node's dump alike, and gives back the
 // tracers' shared result: one path per backend slot with its probability, or REJECT/DROP, or ACCEPT when the
 // destination is no frontend (not a service: nothing is translated).
@@ -44,24 +45,21 @@ export function traceEBPF(contents: MapContents, packet: EBPFTracePacket): Trace
     ...(note === undefined ? {} : { note }),
   });
   const protocol = (packet.protocol ?? "tcp").toUpperCase() as "TCP" | "UDP" | "SCTP";
-  const key = {
+  const external = {
     address: packet.destIP,
     dport: packet.destPort,
     backendSlot: 0,
     proto: protocolNumber(protocol),
-    scope: packet.origin === "node" ? SCOPE_INTERNAL : SCOPE_EXTERNAL,
+    scope: SCOPE_EXTERNAL,
   };
-  const headName = serviceEntryName(key);
-  const head = contents.services.get(headName);
-  if (!head) {
-    pkt.steps = [step("services", headName, "no entry: not a service, left as it is")];
-    return traceResult([{ pkt }], errors);
-  }
-  pkt.steps = [step("services", headName, headNote(contents, head, packet))];
+  const found = lookupHead(contents, packet, external, errors);
+  pkt.steps = found.steps.map(([name, note]) => step("services", name, note));
+  const { key, head } = found;
+  if (!head) return traceResult([{ pkt }], errors);
   const v = head.value;
   if (v.count === 0) {
     if ((v.flags & (serviceFlags.REJECT | serviceFlags.DROP)) === 0)
-      errors.push(`${headName}: count 0 without REJECT or DROP`);
+      errors.push(`${serviceEntryName(key)}: count 0 without REJECT or DROP`);
     return traceResult([{ pkt, verdict: v.flags & serviceFlags.REJECT ? "reject" : "drop" }], errors);
   }
   // Replies from outside are un-NATed by the tc programs; only a Local external policy keeps the source.
@@ -73,6 +71,41 @@ export function traceEBPF(contents: MapContents, packet: EBPFTracePacket): Trace
     if (outcome) outcomes.push(outcome);
   }
   return traceResult(outcomes, errors);
+}
+
+type ServiceKey = Parameters<typeof serviceEntryName>[0];
+
+/**
+ * The slot 0 the program balances over, and the entries it read on the way ([name, note] each): the external
+ * scope's, or for the node's own sockets the internal scope's when the external entry says TWO_SCOPES.
+ */
+function lookupHead(
+  contents: MapContents,
+  packet: EBPFTracePacket,
+  external: ServiceKey,
+  errors: string[],
+): { key: ServiceKey; head?: ServiceEntry; steps: Array<[string, string]> } {
+  const externalName = serviceEntryName(external);
+  const first = contents.services.get(externalName);
+  if (!first) return { key: external, steps: [[externalName, "no entry: not a service, left as it is"]] };
+  const twoScopes = (first.value.flags & serviceFlags.TWO_SCOPES) !== 0;
+  if (packet.origin === "external" || !twoScopes) {
+    return { key: external, head: first, steps: [[externalName, headNote(contents, first, packet)]] };
+  }
+  const internal = { ...external, scope: SCOPE_INTERNAL };
+  const internalName = serviceEntryName(internal);
+  const head = contents.services.get(internalName);
+  const flags = `flags ${serviceFlagNames(first.value.flags)}: this node's sockets read the internal scope`;
+  if (!head) errors.push(`${externalName} says TWO_SCOPES but ${internalName} is missing`);
+  const note = head ? headNote(contents, head, packet) : "no entry: the program takes it for no service";
+  return {
+    key: internal,
+    ...(head ? { head } : {}),
+    steps: [
+      [externalName, flags],
+      [internalName, note],
+    ],
+  };
 }
 
 /** Slot 0's value, and what applies to the whole frontend. */
@@ -91,7 +124,7 @@ function headNote(contents: MapContents, head: ServiceEntry, packet: EBPFTracePa
 
 function followSlot(
   contents: MapContents,
-  key: Parameters<typeof serviceEntryName>[0],
+  key: ServiceKey,
   head: ServiceEntry,
   pkt: TracedPacket,
   step: (map: string, rule: string, note?: string) => TraceStep,

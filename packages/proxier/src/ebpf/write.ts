@@ -10,6 +10,7 @@ import { addressBytes } from "./codec.js";
 import type { ServiceKeyRecord } from "./contents.js";
 import type { FrontendScopeKey, StepPlan } from "./delta.js";
 import type { HeldFrontend, HeldScope } from "./held.js";
+import { serviceFlags } from "./layout.js";
 import type { Carried } from "./render.js";
 import type { FrontendWant, ScopeWant } from "./service-plan.js";
 
@@ -39,40 +40,29 @@ function writeServiceEntries(
   if (f) {
     const address = addressBytes(f.address, c.family, "lb_key.address");
     const scopes = Math.max(next?.scopes.length ?? 0, held?.scopes.length ?? 0);
-    // A ClusterIP's two scopes hold the same entries: the second shares the values the first wrote.
-    const shared = scopes === 2 && sharedScopes(held) && sharedScopes(next);
-    let values: readonly Buffer[] | undefined;
+    // A scope only one of them has is written or deleted whole; delta.ts orders the two scopes' slot 0 writes.
     for (let scope = 0; scope < scopes; scope++) {
-      const key = { address, dport: f.port, proto: f.proto, scope };
-      values = writeScope(plan, key, held, next, shared ? values : undefined);
+      writeScope(plan, { address, dport: f.port, proto: f.proto, scope }, held, next);
     }
   }
   for (const key of unknown ?? []) if (!wants(next, key)) deleteKey(c, plan, key);
   c.held.setFrontend(frontend, next);
 }
 
-/** Both scopes are one (or there are none). */
-function sharedScopes(f: HeldFrontend | undefined): boolean {
-  return f === undefined || f.scopes[0] === f.scopes[1];
-}
-
 /**
  * One scope's entries made what `next` wants, given what `held` says they hold: each slot written only if its
- * value differs, slots beyond the new count deleted. Returns the values written, in order; `values`, those of a
- * scope holding the same entries, are shared rather than written again.
+ * value differs, slots beyond the new count deleted, and every entry of a scope `next` no longer has.
  */
 function writeScope(
   plan: StepPlan,
   key: FrontendScopeKey,
   held: HeldFrontend | undefined,
   next: HeldFrontend | undefined,
-  values?: readonly Buffer[],
-): Buffer[] {
+): void {
   const had = held?.scopes[key.scope];
   const want = next?.scopes[key.scope];
   const hadIds = had?.backendIds ?? [];
   const wantIds = want?.backendIds ?? [];
-  const written: Buffer[] = [];
   // Every entry carries the reverse NAT index: a new one rewrites them all.
   const sameRevNat = held !== undefined && held.revNatIndex === next?.revNatIndex;
   if (next && want) {
@@ -80,23 +70,20 @@ function writeScope(
     for (let i = 0; i < wantIds.length; i++) {
       const backendId = wantIds[i] ?? 0;
       if (sameRevNat && hadIds[i] === backendId) continue;
-      const value = values?.[written.length] ?? {
-        backendId,
-        affinityTimeout: 0,
-        count: 0,
-        revNatIndex,
-        flags: 0,
-      };
-      written.push(plan.updateService(key, i + 1, value));
+      plan.updateService(key, i + 1, { backendId, affinityTimeout: 0, count: 0, revNatIndex, flags: 0 });
     }
     if (!(sameRevNat && had && sameHead(had, want))) {
       const { flags, affinityTimeout } = want;
-      const head = { backendId: 0, affinityTimeout, count: wantIds.length, revNatIndex, flags };
-      written.push(plan.updateService(key, 0, values?.[written.length] ?? head));
+      plan.updateService(key, 0, {
+        backendId: 0,
+        affinityTimeout,
+        count: wantIds.length,
+        revNatIndex,
+        flags,
+      });
     }
   } else if (had) plan.deleteService(key, 0);
   for (let slot = wantIds.length + 1; slot <= hadIds.length; slot++) plan.deleteService(key, slot);
-  return written;
 }
 
 function sameHead(a: HeldScope, b: HeldScope): boolean {
@@ -126,13 +113,15 @@ function heldFormOf(c: Carried, winner: Claim<FrontendWant>): HeldFrontend {
   const [external, internal] = want.scopes;
   const externalIds = backendIdsOf(want.name, external, entries);
   const externalScope = heldScope(external, externalIds);
-  let internalScope = externalScope;
-  if (internal !== external) {
-    // The scopes of a frontend often balance over one list.
-    const sameList = internal.backendIndexes === external.backendIndexes;
-    internalScope = heldScope(internal, sameList ? externalIds : backendIdsOf(want.name, internal, entries));
-  }
-  const scopes = [externalScope, internalScope];
+  // The scopes of a frontend often balance over one list (a ClusterIP's are one object).
+  const sameList = internal.backendIndexes === external.backendIndexes;
+  const internalScope =
+    internal === external
+      ? externalScope
+      : heldScope(internal, sameList ? externalIds : backendIdsOf(want.name, internal, entries));
+  const scopes = sameHeldScope(externalScope, internalScope)
+    ? [externalScope]
+    : [{ ...externalScope, flags: externalScope.flags | serviceFlags.TWO_SCOPES }, internalScope];
   return {
     address: want.address,
     port: want.port,
@@ -140,6 +129,14 @@ function heldFormOf(c: Carried, winner: Claim<FrontendWant>): HeldFrontend {
     revNatIndex: c.revNat.indexOf(want.name),
     scopes,
   };
+}
+
+/** Whether the node's sockets would meet exactly what traffic from outside meets: one scope serves both. */
+function sameHeldScope(a: HeldScope, b: HeldScope): boolean {
+  if (a === b) return true;
+  if (a.flags !== b.flags || a.affinityTimeout !== b.affinityTimeout) return false;
+  if (a.backendIds.length !== b.backendIds.length) return false;
+  return a.backendIds.every((id, i) => id === b.backendIds[i]);
 }
 
 function heldScope(s: ScopeWant, backendIds: readonly number[]): HeldScope {

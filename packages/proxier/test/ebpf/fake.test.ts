@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import { encodeStruct } from "../../src/ebpf/codec.js";
 import { contentsText } from "../../src/ebpf/contents-text.js";
 import { BPFMapError, FakeBPFMaps } from "../../src/ebpf/fake.js";
-import { maps, SCOPE_INTERNAL, serviceFlags } from "../../src/ebpf/layout.js";
+import { maps, SCOPE_EXTERNAL, SCOPE_INTERNAL, serviceFlags } from "../../src/ebpf/layout.js";
 import type { MapWriteStep } from "../../src/ebpf/map-store.js";
 
 const F = "IPv4";
@@ -19,26 +19,25 @@ const revNat = (revNatIndex: number): [Buffer, Buffer] => [
   revNatKey(revNatIndex),
   encodeStruct(maps.revNat.value, F, { address: "172.30.0.41", port: 80 }),
 ];
-const slotKey = (backendSlot: number) =>
-  encodeStruct(maps.services.key, F, {
-    address: "172.30.0.41",
-    dport: 80,
-    backendSlot,
-    proto: 6,
-    scope: SCOPE_INTERNAL,
-  });
-const slot = (backendSlot: number, backendId: number, revNatIndex = 1): [Buffer, Buffer] => [
-  slotKey(backendSlot),
+const slotKey = (backendSlot: number, scope = SCOPE_EXTERNAL) =>
+  encodeStruct(maps.services.key, F, { address: "172.30.0.41", dport: 80, backendSlot, proto: 6, scope });
+const slot = (
+  backendSlot: number,
+  backendId: number,
+  revNatIndex = 1,
+  scope = SCOPE_EXTERNAL,
+): [Buffer, Buffer] => [
+  slotKey(backendSlot, scope),
   encodeStruct(maps.services.value, F, { backendId, affinityTimeout: 0, count: 0, revNatIndex, flags: 0 }),
 ];
-const head = (count: number, revNatIndex = 1): [Buffer, Buffer] => [
-  slotKey(0),
+const head = (count: number, revNatIndex = 1, flags = 0, scope = SCOPE_EXTERNAL): [Buffer, Buffer] => [
+  slotKey(0, scope),
   encodeStruct(maps.services.value, F, {
     backendId: 0,
     affinityTimeout: 0,
     count,
     revNatIndex,
-    flags: serviceFlags.CLUSTER_IP,
+    flags: serviceFlags.NODE_PORT | flags,
   }),
 ];
 const update = (map: MapWriteStep["map"], ...entries: [Buffer, Buffer][]): MapWriteStep => ({
@@ -77,9 +76,9 @@ describe("FakeBPFMaps", () => {
         "lb4_backends 1 => 10.180.0.1:80/TCP",
         "lb4_backends 2 => 10.180.0.2:80/TCP",
         "lb4_reverse_nat 1 => 172.30.0.41:80",
-        "lb4_services 172.30.0.41:80/TCP internal slot 0 => count 2, revNat 1, flags CLUSTER_IP",
-        "lb4_services 172.30.0.41:80/TCP internal slot 1 => backend 1, revNat 1",
-        "lb4_services 172.30.0.41:80/TCP internal slot 2 => backend 2, revNat 1",
+        "lb4_services 172.30.0.41:80/TCP external slot 0 => count 2, revNat 1, flags NODE_PORT",
+        "lb4_services 172.30.0.41:80/TCP external slot 1 => backend 1, revNat 1",
+        "lb4_services 172.30.0.41:80/TCP external slot 2 => backend 2, revNat 1",
       ].join("\n"),
     );
     const dump = await fake.dump(F, "backends");
@@ -118,6 +117,37 @@ describe("FakeBPFMaps", () => {
       remove("backends", backendKey(2)),
     ]);
     assert.equal(fake.contents(F).backends.size, 1);
+  });
+
+  test("TWO_SCOPES on the external slot 0 while the internal slot 0 is missing, even for a moment", () => {
+    const fake = populated();
+    const { TWO_SCOPES } = serviceFlags;
+    const internal = [slot(1, 2, 1, SCOPE_INTERNAL), head(1, 1, 0, SCOPE_INTERNAL)];
+    refused(
+      fake,
+      [update("services", head(2, 1, TWO_SCOPES))],
+      "EDANGLING",
+      /says TWO_SCOPES but .* internal slot 0 is missing/,
+    );
+    // The flag before the internal scope it sends the sockets to: the moment between dangles.
+    refused(fake, [update("services", head(2, 1, TWO_SCOPES), ...internal)], "EDANGLING", /TWO_SCOPES/);
+    fake.writeSync(F, [update("services", ...internal, head(2, 1, TWO_SCOPES))]);
+    // The other way: the internal slot 0 goes only once the flag is cleared.
+    const internalKeys = [slotKey(0, SCOPE_INTERNAL), slotKey(1, SCOPE_INTERNAL)];
+    refused(
+      fake,
+      [remove("services", ...internalKeys)],
+      "EDANGLING",
+      /internal slot 0 deleted while the external slot 0 says TWO_SCOPES/,
+    );
+    refused(
+      fake,
+      [remove("services", ...internalKeys), update("services", head(2))],
+      "EDANGLING",
+      /TWO_SCOPES/,
+    );
+    fake.writeSync(F, [update("services", head(2)), remove("services", ...internalKeys)]);
+    assert.equal(fake.contents(F).services.size, 3);
   });
 
   test("what the kernel refuses: sizes, a missing key, a full map", () => {

@@ -65,7 +65,7 @@ describe("eBPF sync", () => {
     assert.equal(r2.fullSync, false);
     assert.deepEqual(describeSteps(r2.steps), [
       "update backends: 3",
-      "update services: 172.30.0.42:80/TCP external slot 1, 172.30.0.42:80/TCP internal slot 1",
+      "update services: 172.30.0.42:80/TCP external slot 1",
       "delete backends: 2",
     ]);
     assert.equal(resolvedText(fake.contents("IPv4")), fresh(services, after));
@@ -100,25 +100,11 @@ describe("eBPF sync", () => {
       "update backends: 3, 4",
       "update revNat: 2",
       "update services: " +
-        [
-          "external slot 1",
-          "external slot 2",
-          "internal slot 1",
-          "internal slot 2",
-          "external slot 0",
-          "internal slot 0",
-        ]
+        ["external slot 1", "external slot 2", "external slot 0"]
           .map((s) => `172.30.0.42:80/TCP ${s}`)
           .join(", "),
       "delete services: " +
-        [
-          "external slot 0",
-          "internal slot 0",
-          "external slot 1",
-          "external slot 2",
-          "internal slot 1",
-          "internal slot 2",
-        ]
+        ["external slot 0", "external slot 1", "external slot 2"]
           .map((s) => `172.30.0.41:80/TCP ${s}`)
           .join(", "),
       "delete revNat: 1",
@@ -187,7 +173,7 @@ describe("eBPF sync", () => {
       "1..3 were live with unknown meaning",
     );
     assert.deepEqual([...r.state.revNatIndexes.values()].sort(), [3, 4]);
-    assert.deepEqual(r.sizes, { services: 10, backends: 3, revNat: 2 });
+    assert.deepEqual(r.sizes, { services: 5, backends: 3, revNat: 2 });
   });
 
   test("a backend two Services share has one id; its flags come from the Service first in key order", () => {
@@ -209,7 +195,7 @@ describe("eBPF sync", () => {
     const r1 = syncInto(fake, opts, buildMaps("IPv4", services, slices));
     assert.match(
       resolvedText(fake.contents("IPv4")),
-      /192\.168\.99\.11:80\/TCP internal slot 1 => 10\.180\.0\.1:80/,
+      /192\.168\.99\.11:80\/TCP external slot 1 => 10\.180\.0\.1:80/,
     );
     const left = [svc("b", "172.30.0.42", shared)];
     syncInto(
@@ -220,7 +206,7 @@ describe("eBPF sync", () => {
     );
     assert.match(
       resolvedText(fake.contents("IPv4")),
-      /192\.168\.99\.11:80\/TCP internal slot 1 => 10\.180\.0\.2:80/,
+      /192\.168\.99\.11:80\/TCP external slot 1 => 10\.180\.0\.2:80/,
     );
     assert.equal(resolvedText(fake.contents("IPv4")), fresh(left, slices));
   });
@@ -239,7 +225,8 @@ describe("eBPF sync", () => {
       ),
     );
     assert.deepEqual(r.noLocalEndpoints, { internal: 1, external: 0 });
-    assert.deepEqual(r.sizes, { services: 6, backends: 1, revNat: 2 });
+    // One scope each: a's slot 0 (DROP), b's slot 0 and its slot.
+    assert.deepEqual(r.sizes, { services: 3, backends: 1, revNat: 2 });
   });
 
   test("misuse is refused: a used state, the other family's state or NodePort address", () => {

@@ -14,7 +14,7 @@ import {
   backendValue,
   PROTO_TCP,
   PROTO_UDP,
-  SCOPE_INTERNAL,
+  SCOPE_EXTERNAL,
   serviceKey,
   serviceValue,
 } from "../../src/ebpf/layout.js";
@@ -176,9 +176,10 @@ const protoNumber = (proto: "TCP" | "UDP") => (proto === "TCP" ? PROTO_TCP : PRO
 
 /**
  * The write steps one service needs, in the order the renderer keeps: backends, then slots, then the service.
- * Socket-level balancing reads scope INTERNAL entries, the tc program scope EXTERNAL ones.
+ * Every program reads scope EXTERNAL entries; the socket programs go on to scope INTERNAL ones when the external
+ * slot 0 says TWO_SCOPES (write the internal scope first).
  */
-export function serviceSteps(svc: TestService, scope = SCOPE_INTERNAL): MapWriteStep[] {
+export function serviceSteps(svc: TestService, scope = SCOPE_EXTERNAL): MapWriteStep[] {
   const proto = protoNumber(svc.proto);
   const key = (backendSlot: number) =>
     encodeStruct(serviceKey, svc.family, {

@@ -9,7 +9,15 @@ import { loadSockPrograms, removeSockPrograms } from "../../src/apply/bpf-loader
 import { KernelBPFMapStore } from "../../src/apply/bpf-map-store.js";
 import { realExec } from "../../src/apply/exec.js";
 import { decodeStruct } from "../../src/ebpf/codec.js";
-import { affinityValue, reverseSockKey, reverseSockValue, serviceFlags } from "../../src/ebpf/layout.js";
+import {
+  affinityValue,
+  reverseSockKey,
+  reverseSockValue,
+  SCOPE_EXTERNAL,
+  SCOPE_INTERNAL,
+  serviceFlags,
+} from "../../src/ebpf/layout.js";
+import type { MapWriteStep } from "../../src/ebpf/map-store.js";
 import {
   ebpfTestsUnavailable,
   ipv6Settled,
@@ -37,8 +45,30 @@ const FRONTENDS = {
   affine: { clusterIP: "172.30.0.13", revNat: 4 },
   nodePort: { clusterIP: NODE_IP, revNat: 5 },
   rejectedUdp: { clusterIP: "172.30.0.14", revNat: 6 },
+  /** Two scopes: from outside REJECT, from the node's sockets pod-1 only (TCP and UDP, one address). */
+  twoScopes: { clusterIP: "172.30.0.15", revNat: 7 },
+  twoScopesUdp: { clusterIP: "172.30.0.15", revNat: 8 },
 };
 const NODE_PORT = 30080;
+
+/**
+ * A frontend whose scopes differ: the internal scope (pod-1 only) written first, then the external slot 0 that
+ * refuses traffic from outside and, by its TWO_SCOPES flag, sends the node's sockets to the internal scope.
+ */
+function twoScopeSteps(family: IPFamily, proto: "TCP" | "UDP"): MapWriteStep[] {
+  const base = family === "IPv6" ? 100 : 0;
+  const f = proto === "TCP" ? FRONTENDS.twoScopes : FRONTENDS.twoScopesUdp;
+  const svc: TestService = {
+    family,
+    address: inFamily(family, f.clusterIP),
+    port: 80,
+    proto,
+    revNatIndex: base + f.revNat,
+    backends: [{ id: base + 2, address: inFamily(family, POD_B), port: 80 }],
+  };
+  const external = { ...svc, backends: [], flags: serviceFlags.REJECT | serviceFlags.TWO_SCOPES };
+  return [...serviceSteps(svc, SCOPE_INTERNAL), ...serviceSteps(external, SCOPE_EXTERNAL)];
+}
 
 function services(family: IPFamily): TestService[] {
   const at = (ip: string) => inFamily(family, ip);
@@ -98,6 +128,7 @@ describe("socket load balancing in the kernel", { skip: skip ?? false }, () => {
     store = await KernelBPFMapStore.open(pinRoot);
     for (const family of ["IPv4", "IPv6"] as const) {
       for (const svc of services(family)) await store.write(family, serviceSteps(svc));
+      for (const proto of ["TCP", "UDP"] as const) await store.write(family, twoScopeSteps(family, proto));
     }
   });
 
@@ -162,6 +193,21 @@ describe("socket load balancing in the kernel", { skip: skip ?? false }, () => {
       // The control: nothing listens on the node's port itself, so the node resets an unbalanced connect.
       const [outside] = await runClient((topo as Topology).client, null, "tcp", at(NODE_IP), NODE_PORT);
       assert.equal(outside?.error, "ECONNREFUSED");
+    });
+
+    test(`${family}: a frontend flagged TWO_SCOPES is balanced over its internal scope, TCP and UDP`, async () => {
+      const address = at(FRONTENDS.twoScopes.clusterIP);
+      const tcp = await client("tcp", address, 80, 6);
+      assert.deepEqual(
+        tcp.map((r) => r.answer ?? r.error),
+        Array(6).fill("pod-1"),
+      );
+      // recvmsg finds the frontend through the same two lookups: the reply shows the ClusterIP.
+      const udp = await client("udp-unconnected", address, 80, 2);
+      for (const r of udp) {
+        assert.equal(r.answer ?? r.error, "pod-1");
+        assert.deepEqual(r.from, [address, 80]);
+      }
     });
 
     test(`${family}: ClientIP affinity keeps one backend, and remembers it per client namespace`, async () => {
