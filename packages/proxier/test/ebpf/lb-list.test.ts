@@ -45,28 +45,21 @@ describe("formatLBList", () => {
   const fake = dualStackMaps();
   const all = [fake.contents("IPv6"), fake.contents("IPv4")];
 
-  test("frontends and their slots, IPv4 first, internal scope marked /i", () => {
+  test("frontends and their slots, IPv4 first; /i marks the internal scope of a frontend that has two", () => {
     assert.equal(
       formatLBList(all),
       dedent(`
-        SERVICE ADDRESS              BACKEND ADDRESS (REVNAT_ID) (SLOT)
-        172.30.0.10:53/UDP           0.0.0.0:0 (1) (0) [ClusterIP]
-                                     10.180.0.2:53/UDP (1) (1)
-                                     10.180.1.2:53/UDP (1) (2)
-        172.30.0.10:53/UDP/i         0.0.0.0:0 (1) (0) [ClusterIP]
-                                     10.180.0.2:53/UDP (1) (1)
-                                     10.180.1.2:53/UDP (1) (2)
-        172.30.0.41:80/TCP           0.0.0.0:0 (2) (0) [ClusterIP, sessionAffinity]
-                                     10.180.1.3:80/TCP (2) (1)
-        172.30.0.41:80/TCP/i         0.0.0.0:0 (2) (0) [ClusterIP, sessionAffinity]
-                                     10.180.1.3:80/TCP (2) (1)
-        192.168.0.2:30080/TCP        0.0.0.0:0 (3) (0) [NodePort, Local, sessionAffinity, drop]
-        192.168.0.2:30080/TCP/i      0.0.0.0:0 (3) (0) [NodePort, sessionAffinity]
-                                     10.180.1.3:80/TCP (3) (1)
-        [fd00:172:30::10]:53/UDP     [::]:0 (1) (0) [ClusterIP]
-                                     [fd00:10:180::2]:53/UDP (1) (1)
-        [fd00:172:30::10]:53/UDP/i   [::]:0 (1) (0) [ClusterIP]
-                                     [fd00:10:180::2]:53/UDP (1) (1)`).trimEnd(),
+        SERVICE ADDRESS            BACKEND ADDRESS (REVNAT_ID) (SLOT)
+        172.30.0.10:53/UDP         0.0.0.0:0 (1) (0) [ClusterIP]
+                                   10.180.0.2:53/UDP (1) (1)
+                                   10.180.1.2:53/UDP (1) (2)
+        172.30.0.41:80/TCP         0.0.0.0:0 (2) (0) [ClusterIP, sessionAffinity]
+                                   10.180.1.3:80/TCP (2) (1)
+        192.168.0.2:30080/TCP      0.0.0.0:0 (3) (0) [NodePort, Local, sessionAffinity, drop]
+        192.168.0.2:30080/TCP/i    0.0.0.0:0 (3) (0) [NodePort, sessionAffinity]
+                                   10.180.1.3:80/TCP (3) (1)
+        [fd00:172:30::10]:53/UDP   [::]:0 (1) (0) [ClusterIP]
+                                   [fd00:10:180::2]:53/UDP (1) (1)`).trimEnd(),
     );
   });
 

@@ -1,14 +1,14 @@
 // The eBPF tracer against the nftables one: for the same cluster, a connection must reach the same endpoints
 // with the same probabilities (and, from outside, be masqueraded alike), whichever mode proxies it. Connections
-// started on this node (pods, the host) go through the socket-level programs (internal scope), the rest through
-// the tc programs (external scope). Address plan: ../../src/testing/fixtures.ts.
+// started on this node (pods, the host) go through the socket-level programs (the external scope, or the internal
+// one where the external slot 0 says TWO_SCOPES), the rest through the tc programs (external scope). Address plan: ../../src/testing/fixtures.ts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { MapContents } from "../../src/ebpf/contents.js";
 import { FakeBPFMaps } from "../../src/ebpf/fake.js";
-import { SCOPE_INTERNAL, serviceFlags } from "../../src/ebpf/layout.js";
+import { SCOPE_EXTERNAL, serviceFlags } from "../../src/ebpf/layout.js";
 import { type EBPFTracePacket, traceEBPF } from "../../src/ebpf/tracer.js";
 import type { TraceResult } from "../../src/model/trace.js";
 import { FakeNFTables } from "../../src/nftables/fake.js";
@@ -78,17 +78,16 @@ describe("eBPF tracer agrees with the nftables tracer", () => {
     let compared = 0;
     for (const e of both.maps.services.values()) {
       const k = e.key;
-      if (k.backendSlot !== 0) continue;
+      // Every frontend has an external slot 0: the tc programs read it, and so do the socket programs (which
+      // go on to the internal scope when it says TWO_SCOPES).
+      if (k.backendSlot !== 0 || k.scope !== SCOPE_EXTERNAL) continue;
       const dest = {
         destIP: k.address,
         destPort: k.dport,
         protocol: k.proto === 17 ? "udp" : "tcp",
       } as const;
-      if (k.scope !== SCOPE_INTERNAL) {
-        assertAgree(both, { ...fromOutside, ...dest });
-        compared++;
-        continue;
-      }
+      assertAgree(both, { ...fromOutside, ...dest });
+      compared++;
       // Source ranges are checked for traffic from outside only (see "where the modes differ").
       if (e.value.flags & serviceFlags.SOURCE_RANGES) continue;
       assertAgree(both, { ...fromPod, ...dest });
@@ -258,8 +257,8 @@ describe("eBPF tracer", () => {
     assert.deepEqual(
       r.paths[1]?.steps.map((s) => `${s.table} ${s.chain} ${s.rule}: ${s.note}`),
       [
-        "lb4_services connect4 172.30.0.41:80/TCP internal slot 0: count 2, revNat 2, flags CLUSTER_IP",
-        "lb4_services connect4 172.30.0.41:80/TCP internal slot 2: slot 2 of 2: backend 2",
+        "lb4_services connect4 172.30.0.41:80/TCP external slot 0: count 2, revNat 2, flags CLUSTER_IP",
+        "lb4_services connect4 172.30.0.41:80/TCP external slot 2: slot 2 of 2: backend 2",
         "lb4_backends connect4 id 2: 10.180.1.1:80/TCP",
         "lb4_reverse_nat connect4 index 2: replies from 172.30.0.41:80",
       ],
@@ -323,7 +322,7 @@ describe("eBPF tracer", () => {
 
   test("a map that breaks the rules is reported, not trusted", () => {
     const services = new Map(both.maps.services);
-    services.delete("172.30.0.41:80/TCP internal slot 2");
+    services.delete("172.30.0.41:80/TCP external slot 2");
     const broken = {
       ...both.maps,
       services,
@@ -331,8 +330,26 @@ describe("eBPF tracer", () => {
     };
     const r = traceEBPF(broken, { ...fromPod, destIP: "172.30.0.41", destPort: 80 });
     assert.deepEqual(r.errors, [
-      "172.30.0.41:80/TCP internal slot 1 names missing backend 1",
-      "172.30.0.41:80/TCP internal slot 0 counts 2 but 172.30.0.41:80/TCP internal slot 2 is missing",
+      "172.30.0.41:80/TCP external slot 1 names missing backend 1",
+      "172.30.0.41:80/TCP external slot 0 counts 2 but 172.30.0.41:80/TCP external slot 2 is missing",
     ]);
+  });
+
+  test("TWO_SCOPES without the internal scope: reported, and the socket program finds no service", () => {
+    const name = "172.30.0.41:80/TCP external slot 0";
+    const head = both.maps.services.get(name);
+    assert.ok(head);
+    const flagged = { ...head, value: { ...head.value, flags: head.value.flags | serviceFlags.TWO_SCOPES } };
+    const services = new Map(both.maps.services).set(name, flagged);
+    const r = traceEBPF({ ...both.maps, services }, { ...fromPod, destIP: "172.30.0.41", destPort: 80 });
+    assert.deepEqual(r.errors, [`${name} says TWO_SCOPES but 172.30.0.41:80/TCP internal slot 0 is missing`]);
+    assert.equal(r.output, "ACCEPT");
+    // The tc program reads the external scope only: the flag is nothing to it.
+    const outside = traceEBPF(
+      { ...both.maps, services },
+      { ...fromOutside, destIP: "172.30.0.41", destPort: 80 },
+    );
+    assert.deepEqual(outside.errors, []);
+    assert.equal(outside.paths.length, 2);
   });
 });
