@@ -1,5 +1,7 @@
 // A node's eBPF maps as explain reads them: the raw entries of the three maps the proxy writes, for one family,
-// and their decoding by the proxier's own codec. Pure; read-node.ts dumps them from the pins.
+// and their decoding by the proxier's own codec. Pure; read-node.ts dumps them from the pins. A frontend has an
+// internal scope there only when its external slot 0 says TWO_SCOPES: traceEBPF follows the flag as the socket
+// programs do, so a one-scope Service's connection from this node is shown meeting the external entry.
 import type { IPFamily } from "@switchyard/basics";
 import { type ContentsMapName, decodeContents, type MapContents } from "@switchyard/proxier";
 

@@ -56,7 +56,7 @@ function nodePort(sourceIP: string) {
 }
 
 describe("explain, ebpf mode", () => {
-  test("a pod of the node to a ClusterIP: the internal scope's slot 0, a third per slot, each backend and its reverse NAT", () => {
+  test("a pod of the node to a ClusterIP: the external scope's slot 0 (its one scope), a third per slot, each backend and its reverse NAT", () => {
     const r = run(web, POD_IP);
     assert.deepEqual(r.trace.problems, []);
     assert.deepEqual(destinations(r), [
@@ -70,11 +70,11 @@ describe("explain, ebpf mode", () => {
     );
     assert.match(
       r.text,
-      /^ {2}connect4: lb4_services 10\.96\.0\.60:80\/TCP internal slot 0\n {6}→ count 3, revNat \d+, flags CLUSTER_IP$/m,
+      /^ {2}connect4: lb4_services 10\.96\.0\.60:80\/TCP external slot 0\n {6}→ count 3, revNat \d+, flags CLUSTER_IP$/m,
     );
     assert.match(
       r.text,
-      /connect4: lb4_services 10\.96\.0\.60:80\/TCP internal slot 3\n +→ slot 3 of 3: backend \d+/,
+      /connect4: lb4_services 10\.96\.0\.60:80\/TCP external slot 3\n +→ slot 3 of 3: backend \d+/,
     );
     assert.match(r.text, /connect4: lb4_backends id \d+\n +→ 10\.244\.1\.6:8080\/TCP LOCAL/);
     assert.match(r.text, /connect4: lb4_reverse_nat index \d+\n +→ replies from 10\.96\.0\.60:80/);
@@ -100,7 +100,7 @@ describe("explain, ebpf mode", () => {
     assert.deepEqual(destinations(r), ["ACCEPT 100.0%"]);
     assert.match(
       r.text,
-      /sendmsg4: lb4_services 10\.96\.0\.60:80\/UDP internal slot 0\n +→ no entry: not a service/,
+      /sendmsg4: lb4_services 10\.96\.0\.60:80\/UDP external slot 0\n +→ no entry: not a service/,
     );
   });
 
@@ -118,7 +118,7 @@ describe("explain, ebpf mode", () => {
     assert.deepEqual(destinations(r), ["ACCEPT 100.0%"]);
     assert.match(
       r.text,
-      /connect4: lb4_services 10\.96\.0\.99:80\/TCP internal slot 0\n +→ no entry: not a service/,
+      /connect4: lb4_services 10\.96\.0\.99:80\/TCP external slot 0\n +→ no entry: not a service/,
     );
     assert.match(r.text, /why: no Service has 10\.96\.0\.99:80: the maps alone answer/);
   });
@@ -128,7 +128,7 @@ describe("explain, ebpf mode", () => {
     assert.deepEqual(destinations(r), ["REJECT 100.0%"]);
     assert.match(
       r.text,
-      /lb4_services 10\.96\.0\.80:80\/TCP internal slot 0\n +→ count 0, revNat \d+, flags REJECT\|CLUSTER_IP/,
+      /lb4_services 10\.96\.0\.80:80\/TCP external slot 0\n +→ count 0, revNat \d+, flags REJECT\|CLUSTER_IP/,
     );
     assert.match(r.text, /the proxy refuses the connection \(ECONNREFUSED at connect\)/);
     assert.match(r.text, /the maps agree with the EndpointSlices: REJECT/);
@@ -155,7 +155,12 @@ describe("explain, ebpf mode", () => {
   test("a NodePort from a pod of the node: the internal scope has every cluster endpoint (externalTrafficPolicy Local short-circuited)", () => {
     const r = nodePort(POD_IP);
     assert.equal(r.trace.destinations.length, 3);
-    assert.match(r.text, /connect4: lb4_services 198\.18\.0\.11:30080\/TCP internal slot 0/);
+    // Two scopes (externalTrafficPolicy Local): the external slot 0 sends the node's sockets to the internal one.
+    assert.match(
+      r.text,
+      /connect4: lb4_services 198\.18\.0\.11:30080\/TCP external slot 0\n +→ flags NODE_PORT\|EXTERNAL_LOCAL\|TWO_SCOPES: this node's sockets read the internal scope\n/,
+    );
+    assert.match(r.text, /connect4: lb4_services 198\.18\.0\.11:30080\/TCP internal slot 0\n +→ count 3/);
     assert.match(r.text, /short-circuited to the Cluster policy/);
     assert.match(r.text, /the maps agree with the EndpointSlices/);
   });
@@ -216,7 +221,7 @@ describe("lb list's text", () => {
     const lines = text.split("\n");
     assert.equal(lines[0], "node-1: ebpf mode, maps pinned under /sys/fs/bpf/switchyard/sy/node-1");
     assert.equal(lines[1], "SERVICE ADDRESS           BACKEND ADDRESS (REVNAT_ID) (SLOT)");
-    assert.match(text, /^10\.96\.0\.80:80\/TCP\/i {3,}0\.0\.0\.0:0 \(\d+\) \(0\) \[ClusterIP, reject\]$/m);
+    assert.match(text, /^10\.96\.0\.80:80\/TCP {3,}0\.0\.0\.0:0 \(\d+\) \(0\) \[ClusterIP, reject\]$/m);
     assert.match(
       text,
       /^198\.18\.0\.11:30080\/TCP {3,}0\.0\.0\.0:0 \(\d+\) \(0\) \[NodePort, Local\]\n {3,}10\.244\.1\.6:8080\/TCP \(\d+\) \(1\)\n198/m,
