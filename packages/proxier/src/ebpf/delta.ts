@@ -106,6 +106,7 @@ export class StepPlan {
     this.#w.revNatKey.revNatIndex(to.chunk, at, revNatIndex);
   }
 
+  /** Sets a service entry (slot 0 or a backend slot). */
   updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord): void {
     const to = backendSlot === 0 ? this.#head(this.#headUpdates, key) : this.#slotUpdates;
     const at = to.append();

@@ -1,10 +1,10 @@
 // Walks a connection through the maps as the programs would: traffic started on this node (origin "node") as
 // the socket-level programs see it at connect/sendmsg, traffic from outside (origin "external") as the tc
 // programs on the node's devices see it. Both look the external scope up; the socket programs go on to the
-// internal scope when that entry's flags say TWO_SCOPES. It reads only what the
-// maps hold (MapContents), so it traces the fake's bytes or a live node's dump alike, and gives back the
-// tracers' shared result: one path per backend slot with its probability, or REJECT/DROP, or ACCEPT when the
-// destination is no frontend (not a service: nothing is translated).
+// internal scope when that entry's flags say TWO_SCOPES. It reads only what the maps hold (MapContents), so it
+// traces the fake's bytes or a live node's dump alike, and gives back the tracers' shared result: one path per
+// backend slot with its probability, or REJECT/DROP, or ACCEPT when the destination is no frontend (not a
+// service: nothing is translated).
 
 import { hostPort } from "@switchyard/basics";
 import {
