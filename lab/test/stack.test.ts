@@ -203,7 +203,7 @@ describe("the node agent runs the stack's pods", () => {
       argv: ["x"],
       mounts: plan.mounts,
     });
-    const script = argv[12] ?? "";
+    const script = argv[argv.indexOf("-c") + 1] ?? "";
     // The container's own /run first, then the host's lock file (under the host's /run) bound onto a file in it.
     assert.ok(script.indexOf("pivot_root") < script.indexOf("sy-run /run"));
     assert.ok(

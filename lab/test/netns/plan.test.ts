@@ -288,18 +288,20 @@ describe("node agent, pure parts", () => {
       hostname: "web-1",
       rootDir: "/s/rootfs/web",
       layerDir: "/lab/images/agnhost-0123",
-      hostMounts: ["/proc", "/dev"],
+      hostMounts: ["/proc", "/sys", "/dev"],
       etc: { resolvConf: "/s/resolv.conf", hosts: "/s/hosts", hostname: "/s/hostname" },
       serviceAccountDir: "/s/sa",
       argv: ["node", "echo.js"],
     });
-    assert.deepEqual(argv.slice(0, 4), ["ip", "netns", "exec", "sy-pod-n1-abc"]);
+    // nsenter joins the network namespace only: `ip netns exec` would mount a /sys of its own over the host's.
+    assert.deepEqual(argv.slice(0, 2), ["nsenter", "--net=/run/netns/sy-pod-n1-abc"]);
     assert.deepEqual(argv.slice(-3), ["sandbox", "node", "echo.js"]);
-    const script = argv[12] ?? "";
+    const script = argv[argv.indexOf("-c") + 1] ?? "";
     const order = [
       "cp -a '/lab/images/agnhost-0123/.' '/s/rootfs/web/upper/'",
       "mount -t overlay sy-root -o 'lowerdir=/,upperdir=/s/rootfs/web/upper,workdir=/s/rootfs/web/work'",
       "mount --rbind '/proc' '/s/rootfs/web/root/proc'",
+      "mount -t sysfs sysfs '/s/rootfs/web/root/sys'",
       "pivot_root . '.sy-host'",
       "mount --bind '/.sy-host/s/resolv.conf' '/etc/resolv.conf'",
       "mount --bind -o ro '/.sy-host/s/sa' '/run/secrets/kubernetes.io/serviceaccount'",
@@ -307,6 +309,7 @@ describe("node agent, pure parts", () => {
       'exec "$@"',
     ].map((line) => script.indexOf(line));
     assert.ok(!order.includes(-1), script);
+    assert.ok(!script.includes("--rbind '/sys'"), "the host's /sys (its cgroup2 and BPF mounts) stays out");
     assert.deepEqual(
       order,
       [...order].sort((a, b) => a - b),
