@@ -28,6 +28,10 @@ const saveCommands = (family: Family) => {
 export async function nodeProxyMode(exec: Exec, at: readonly string[], family: Family): Promise<ProxyMode> {
   const said = await proxyMode(exec, at);
   if (said === "iptables" || said === "nftables") return said;
+  if (said === "ebpf")
+    throw new Error(
+      "this node's proxy runs ebpf mode, whose Services are in BPF maps; only rules are read yet",
+    );
   const table = await runAt(exec, at, nftTable(family));
   return /map service-ips \{/.test(table) ? "nftables" : "iptables";
 }
