@@ -3,9 +3,11 @@
 // connections to a ClusterIP throughout and none may fail (the old rules serve until the new
 // ones are in); afterwards no iptables chain of ours is left in either backend. With upstream's
 // order (SWITCHYARD_PROXY_CLEANUP=before-first-sync) the node has no Service rules between the
-// cleanup and the first sync: that run's failures are reported, for the comparison.
+// cleanup and the first sync: that run's failures are reported, for the comparison. ebpf mode (ours) takes part
+// through a client in the node's cgroup, whose sockets its programs balance: nftables → ebpf → iptables.
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { existsSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
@@ -29,6 +31,8 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
   let net: Net;
   let kubeconfig: string;
   let ip = "";
+  const cgroup = `/sys/fs/cgroup/unified/sy-migration-${process.pid}`;
+  const bpfRoot = `/sys/fs/bpf/sy-migration-${process.pid}`;
 
   before(async () => {
     cp = await startControlPlane();
@@ -42,36 +46,51 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
     });
     ip = s.spec?.clusterIP ?? "";
     await createSlice(api, "default", "web", { "10.180.0.1": "node1", "10.180.0.2": "node1" });
+    // A client balanced at its sockets connects to the pods themselves, through the node.
+    net.in(net.client, ["ip", "route", "add", "10.180.0.0/24", "via", NODE_IP]);
+    mkdirSync(cgroup);
   });
 
   after(async () => {
+    if (existsSync(cgroup)) rmdirSync(cgroup);
     await net?.destroy();
     await cp?.stop();
   });
 
+  type Mode = "iptables" | "nftables" | "ebpf";
+  // Every mode gets ebpf mode's two paths: the others remove its pins under --bpf-root once they have synced.
   const args = () => [
     `--kubeconfig=${kubeconfig}`,
     "--hostname-override=node1",
     `--cluster-cidr=${CLUSTER_CIDR}`,
+    `--cgroup-root=${cgroup}`,
+    `--bpf-root=${bpfRoot}`,
   ];
-  /** Whether `mode`'s first sync is in the kernel: its table exists, or its Service chains do. */
-  const synced = (mode: "iptables" | "nftables") =>
-    mode === "nftables"
-      ? net.in(net.node, ["nft", "list", "tables"]).includes("kube-proxy")
-      : /KUBE-SVC-/.test(net.in(net.node, ["iptables-nft-save", "-t", "nat"]));
-  /** Rules of ours that `mode` must not hold once the other mode runs. */
-  const leftovers = (mode: "iptables" | "nftables") =>
-    mode === "nftables"
-      ? net
-          .in(net.node, ["nft", "list", "tables"])
-          .split("\n")
-          .filter((l) => l.includes("kube-proxy"))
-      : ["iptables-legacy-save", "iptables-nft-save"].flatMap((save) =>
-          net
-            .in(net.node, [save])
+  const pinnedLinks = () => (existsSync(`${bpfRoot}/links`) ? readdirSync(`${bpfRoot}/links`) : []);
+  /** Whether `mode`'s first sync is in the kernel: its table exists, its Service chains do, or its links. */
+  const synced = (mode: Mode) =>
+    mode === "ebpf"
+      ? pinnedLinks().includes("connect4")
+      : mode === "nftables"
+        ? net.in(net.node, ["nft", "list", "tables"]).includes("kube-proxy")
+        : /KUBE-SVC-/.test(net.in(net.node, ["iptables-nft-save", "-t", "nat"]));
+  /** What of ours `mode` must not leave once the other mode runs. */
+  const leftovers = (mode: Mode) =>
+    mode === "ebpf"
+      ? existsSync(bpfRoot)
+        ? [bpfRoot]
+        : []
+      : mode === "nftables"
+        ? net
+            .in(net.node, ["nft", "list", "tables"])
             .split("\n")
-            .filter((l) => /KUBE-/.test(l) && !/KUBE-FIREWALL/.test(l)),
-        );
+            .filter((l) => l.includes("kube-proxy"))
+        : ["iptables-legacy-save", "iptables-nft-save"].flatMap((save) =>
+            net
+              .in(net.node, [save])
+              .split("\n")
+              .filter((l) => /KUBE-/.test(l) && !/KUBE-FIREWALL/.test(l)),
+          );
 
   /**
    * Runs the proxy in `from`, then, with a client connecting throughout, stops it (`signal`) and starts one in
@@ -80,19 +99,34 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
   async function switchUnderTraffic(
     t: { diagnostic(s: string): void },
     o: {
-      from: "iptables" | "nftables";
-      to: "iptables" | "nftables";
+      from: Mode;
+      to: Mode;
       signal?: "SIGTERM" | "SIGKILL";
       env?: Record<string, string>;
+      /** The client runs in the node's cgroup (ebpf mode balances it) and every proxy through nsenter. */
+      inCgroup?: boolean;
     },
   ): Promise<string[]> {
-    const old = startProxy(net.node, [...args(), `--proxy-mode=${o.from}`]);
+    // ebpf mode needs the host's /sys (bpffs, cgroup2), which `ip netns exec` hides.
+    const start = (mode: Mode, env: Record<string, string> = {}) =>
+      startProxy(
+        net.node,
+        [...args(), `--proxy-mode=${mode}`],
+        env,
+        [],
+        o.inCgroup ? "nsenter" : "ip-netns-exec",
+      );
+    const probe = (count: number, timeoutMs?: number) =>
+      o.inCgroup
+        ? net.probeInCgroup(cgroup, ip, 80, count, net.client)
+        : net.probe(ip, 80, count, net.client, timeoutMs);
+    const old = start(o.from);
     let next: ProxyRun | undefined;
     try {
       await eventually(`${o.from} mode to serve`, async () =>
-        synced(o.from) && names(await net.probe(ip, 80, 1)).has("pod-0") ? true : undefined,
+        synced(o.from) && names(await probe(1)).has("pod-0") ? true : undefined,
       );
-      const loop = net.probeLoop(ip, 80);
+      const loop = net.probeLoop(ip, 80, net.client, 5, o.inCgroup ? cgroup : undefined);
       await new Promise((r) => setTimeout(r, 1000));
       if (o.signal === "SIGKILL") {
         const exited = once(old.child, "exit");
@@ -100,7 +134,7 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
         await exited;
       } else assert.equal(await old.stop(), 0, old.log());
       const started = Date.now();
-      next = startProxy(net.node, [...args(), `--proxy-mode=${o.to}`], o.env);
+      next = start(o.to, o.env);
       const run = next;
       // The new process's own first sync: in the same mode the rules are there already, so its log tells (the
       // line it writes once it has removed the other modes' rules, after that sync); in upstream's order, the
@@ -121,7 +155,7 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
       assert.ok(answers.length > 0);
       // Now only the new mode's rules serve: every new connection must reach a pod. A longer timeout than the
       // loop's, because once in a CI run the loop's last 1 s attempt timed out on a busy machine.
-      const after = await net.probe(ip, 80, 20, net.client, 5000);
+      const after = await probe(20, 5000);
       assert.deepEqual(
         after.filter((a) => !a.startsWith("pod-")),
         [],
@@ -149,11 +183,18 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
     assert.deepEqual(await switchUnderTraffic(t, { from: "nftables", to: "iptables" }), []);
   });
 
+  test("nftables → ebpf → iptables, the client in the node's cgroup: no connection fails, nothing is left", async (t) => {
+    assert.deepEqual(await switchUnderTraffic(t, { from: "nftables", to: "ebpf", inCgroup: true }), []);
+    assert.deepEqual(await switchUnderTraffic(t, { from: "ebpf", to: "iptables", inCgroup: true }), []);
+    assert.deepEqual(pinnedLinks(), [], "no link of ebpf mode is left");
+  });
+
   test("a restart in the same mode, SIGTERM and SIGKILL: no connection fails", async (t) => {
-    for (const mode of ["iptables", "nftables"] as const) {
+    for (const mode of ["iptables", "nftables", "ebpf"] as const) {
       for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+        // ebpf mode's programs stay attached through their pinned links while no process runs.
         assert.deepEqual(
-          await switchUnderTraffic(t, { from: mode, to: mode, signal }),
+          await switchUnderTraffic(t, { from: mode, to: mode, signal, inCgroup: mode === "ebpf" }),
           [],
           `${mode} ${signal}`,
         );

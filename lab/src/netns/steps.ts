@@ -1,5 +1,6 @@
+import { dirname } from "node:path";
 import { type IPFamily as Family, familyOf } from "@switchyard/basics";
-import { bpffsMount, labCgroup, labPinDir } from "../stack/ebpf-places.js";
+import { labCgroup, labPinDir } from "../stack/ebpf-places.js";
 import type { LabPlan, NodePlan } from "./plan.js";
 
 /**
@@ -65,10 +66,10 @@ export function ebpfPlaceSteps(plan: LabPlan): Step[] {
   });
   const cgroup = (path: string): Step => ({ argv: ["mkdir", "-p", path], undo: { kind: "cgroup", path } });
   return [
-    shared(`${p.cgroup2Mount}/switchyard`),
+    shared(dirname(labCgroup(p))),
     cgroup(labCgroup(p)),
     ...plan.nodeList.flatMap((n) => (n.cgroup ? [cgroup(n.cgroup)] : [])),
-    shared(`${bpffsMount}/switchyard`),
+    shared(dirname(labPinDir(p))),
     { argv: ["mkdir", "-p", labPinDir(p)], undo: { kind: "cmd", argv: ["rm", "-rf", labPinDir(p)] } },
   ];
 }

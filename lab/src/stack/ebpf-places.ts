@@ -1,3 +1,5 @@
+import { labBPFRoot, nodeBPFRoot } from "./bpf-root.js";
+
 /**
  * ebpf mode in a lab. The proxy's socket programs serve the processes of one cgroup2 directory, and every lab node
  * shares this machine's kernel, so each node gets a directory of its own that holds every process its agent
@@ -8,8 +10,8 @@
 export interface EbpfPlaces {
   /** The host's cgroup2 mount: /sys/fs/cgroup/unified on a hybrid host, /sys/fs/cgroup on a cgroup2-only one. */
   cgroup2Mount: string;
-  /** The lab's folder below the cgroup2 mount and below the BPF file system: switchyard/<prefix>. */
-  labPath: string;
+  /** The lab's prefix: its folder is switchyard/<prefix> below the cgroup2 mount, and below the BPF file system. */
+  prefix: string;
 }
 
 /** Where the BPF file system is mounted, on the host and in the proxy's container alike. */
@@ -17,17 +19,16 @@ export const bpffsMount = "/sys/fs/bpf";
 /** Where the proxy's container sees the host's cgroup2 hierarchy (as a cgroup2-only host shows it). */
 const containerCgroup2 = "/sys/fs/cgroup";
 
-export const ebpfPlaces = (cgroup2Mount: string, prefix: string): EbpfPlaces => ({
-  cgroup2Mount,
-  labPath: `switchyard/${prefix}`,
-});
+export const ebpfPlaces = (cgroup2Mount: string, prefix: string): EbpfPlaces => ({ cgroup2Mount, prefix });
 
+/** The lab's folder below a cgroup2 mount (the host's, or the proxy container's view of it). */
+const cgroupPath = (p: EbpfPlaces) => `switchyard/${p.prefix}`;
 /** The lab's cgroup2 directory on the host; each node's is below it. */
-export const labCgroup = (p: EbpfPlaces) => `${p.cgroup2Mount}/${p.labPath}`;
+export const labCgroup = (p: EbpfPlaces) => `${p.cgroup2Mount}/${cgroupPath(p)}`;
 export const nodeCgroup = (p: EbpfPlaces, node: string) => `${labCgroup(p)}/${node}`;
-/** The lab's pin folder on the host; each node's proxy pins below it (--bpf-root). */
-export const labPinDir = (p: EbpfPlaces) => `${bpffsMount}/${p.labPath}`;
-export const nodePinRoot = (p: EbpfPlaces, node: string) => `${labPinDir(p)}/${node}`;
+/** The lab's pin folder on the host (bpf-root.ts); each node's proxy pins below it (--bpf-root). */
+export const labPinDir = (p: EbpfPlaces) => labBPFRoot(p.prefix);
+export const nodePinRoot = (p: EbpfPlaces, node: string) => nodeBPFRoot(p.prefix, node);
 
 /**
  * The argv prefix that runs a command as one of the node's processes: it joins the node's cgroup, then execs. A
@@ -58,8 +59,9 @@ export function withEbpfPlaces<T extends object>(ds: T, p: EbpfPlaces): T {
   const proxy = pod.containers.find((c) => c.name === "kube-proxy");
   if (!proxy?.command) throw new Error("the kube-proxy DaemonSet has no kube-proxy container with a command");
   proxy.command.push(
-    `--cgroup-root=${containerCgroup2}/${p.labPath}/$(NODE_NAME)`,
-    `--bpf-root=${bpffsMount}/${p.labPath}/$(NODE_NAME)`,
+    `--cgroup-root=${containerCgroup2}/${cgroupPath(p)}/$(NODE_NAME)`,
+    // The container sees the host's BPF file system where the host does, so the pin root is the same path.
+    `--bpf-root=${nodePinRoot(p, "$(NODE_NAME)")}`,
   );
   proxy.volumeMounts = [
     ...(proxy.volumeMounts ?? []),

@@ -52,6 +52,9 @@ net.createServer((s) => { s.on("error", () => {}); s.end(name + " " + s.remoteAd
 `;
 
 // Connects count times (or until killed, count 0) and prints one JSON line of answers.
+/** `sh -c IN_CGROUP <cgroup dir> command...`: joins the cgroup2 directory, then runs the command. */
+const IN_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+
 const PROBE = `
 const net = require("node:net");
 const [host, port, count, timeout, pause] = [process.argv[1], +process.argv[2], +process.argv[3], +process.argv[4], +(process.argv[5] ?? 0)];
@@ -254,11 +257,10 @@ export class Net {
     count: number,
     ns = this.node,
   ): Promise<string[]> {
-    const enter = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
     const out = sh([
       "sh",
       "-c",
-      enter,
+      IN_CGROUP,
       cgroup,
       "ip",
       "netns",
@@ -281,14 +283,30 @@ export class Net {
    * loses a SYN now and then with no proxy change at all (1 of 18092 in iptables mode, 3 of 4621 in nftables,
    * measured 2026-12-02 on a proxy left alone for 6 s).
    */
-  probeLoop(host: string, port: number, ns = this.client, pauseMs = 5): { stop(): Promise<string[]> } {
-    const child = spawn(
-      "ip",
-      ["netns", "exec", ns, process.execPath, "-e", PROBE, host, String(port), "0", "1000", String(pauseMs)],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
+  probeLoop(
+    host: string,
+    port: number,
+    ns = this.client,
+    pauseMs = 5,
+    cgroup?: string,
+  ): { stop(): Promise<string[]> } {
+    const probe = [
+      "netns",
+      "exec",
+      ns,
+      process.execPath,
+      "-e",
+      PROBE,
+      host,
+      String(port),
+      "0",
+      "1000",
+      String(pauseMs),
+    ];
+    // In `cgroup` (see probeInCgroup): the loop's sockets are then balanced by ebpf mode's programs there.
+    const [command, ...args] =
+      cgroup === undefined ? ["ip", ...probe] : ["sh", "-c", IN_CGROUP, cgroup, "ip", ...probe];
+    const child = spawn(command as string, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d) => {
       out += d;
