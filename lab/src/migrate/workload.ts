@@ -8,8 +8,8 @@ export const echoNodePort = 30900;
 
 /**
  * Whose NodePort each client connects to: every node's, or only its own node's. ebpf mode serves NodePorts for
- * the node's own processes only (socket programs; packets from another node would need tc programs, not there
- * yet), so while a node runs it no other node's client may count on its NodePort.
+ * the node's own processes only (socket programs; packets from another node would need tc programs, which the
+ * proxy does not load yet), so while a node runs it no other node's client may count on its NodePort.
  */
 export type NodePortTargets = "every node" | "own node";
 
