@@ -11,7 +11,6 @@ import { emptyLoadStats, loadDelta, recordFailure } from "../src/agent/loadgen-s
 import { sandboxArgv } from "../src/agent/sandbox-command.js";
 import { planVolumes } from "../src/agent/volumes.js";
 import { failures, formatReport } from "../src/migrate/report.js";
-import { trafficObjects } from "../src/migrate/workload.js";
 import { repoRoot } from "../src/self.js";
 import { applyOrder, objectPath } from "../src/stack/apply.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "../src/stack/canary.js";
@@ -27,6 +26,7 @@ import {
 } from "../src/stack/manifests.js";
 import {
   countKubeLines,
+  countNftEbpfLines,
   countNftProxyLines,
   leftovers,
   meanSyncMs,
@@ -454,35 +454,31 @@ describe("ebpf mode in a lab", () => {
     assert.equal(leftovers({ ...c, bpf: undefined }, "iptables"), 9);
   });
 
-  test("the traffic aims each client at its own node's NodePort while ebpf mode is in play", () => {
-    const nodes = [{ ip: "198.18.0.11" }, { ip: "198.18.0.12" }];
-    const args = (targets: "every node" | "own node") => {
-      const ds = trafficObjects(2, nodes, targets).find((o) => o.kind === "DaemonSet");
-      assert.ok(ds);
-      return (ds.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0];
-    };
-    assert.deepEqual(
-      args("every node")?.args?.filter((a) => a.endsWith(":30900")),
-      ["198.18.0.11:30900", "198.18.0.12:30900"],
-    );
-    const own = args("own node");
-    assert.deepEqual(
-      own?.args?.filter((a) => a.endsWith(":30900")),
-      ["$(HOST_IP):30900"],
-    );
-    assert.deepEqual(own?.env, [
-      { name: "HOST_IP", valueFrom: { fieldRef: { fieldPath: "status.hostIP" } } },
-    ]);
+  test("ebpf mode's nftables table is counted apart from kube-proxy's, whose leftovers it must not be", () => {
+    const ruleset = [
+      "table ip kube-proxy {",
+      "\tchain a {",
+      "\t}",
+      "}",
+      "table inet switchyard-ebpf {",
+      "\tchain nat-hooks {",
+      "\t\ttype nat hook postrouting priority srcnat; policy accept;",
+      "\t\tct status dnat counter packets 0 bytes 0",
+      "\t}",
+      "}",
+    ].join("\n");
+    assert.equal(countNftProxyLines(ruleset), 4);
+    assert.equal(countNftEbpfLines(ruleset), 6);
+    assert.equal(countNftEbpfLines("table inet filter {\n}"), 0);
   });
 
-  test("the report counts BPF objects after the rules and says whose NodePorts the clients reached", () => {
+  test("the report counts ebpf mode's objects after the rules", () => {
     const zero = { attempts: 10, failures: 0 };
     const text = formatReport({
       to: "ebpf",
       prepareSeconds: undefined,
       totalSeconds: 6,
       skipped: [],
-      nodePorts: "own node",
       switches: [
         {
           node: "node-1",
@@ -499,7 +495,6 @@ describe("ebpf mode in a lab", () => {
       ],
     });
     assert.match(text, /node-1 +nftables +ebpf +1\.5s +20\.0ms +5\.0ms +0\/0\/170\/0 +0\/0\/0\/14 +0/);
-    assert.match(text, /then BPF programs on its cgroup and objects pinned/);
-    assert.match(text, /^NodePorts: each client connects to its own node's only/m);
+    assert.match(text, /then ebpf mode's objects: BPF programs on its cgroup, objects pinned in its folder/);
   });
 });

@@ -1,6 +1,5 @@
 import { type HttpRestClient, patchContentTypes, realClock, sleep } from "@switchyard/kube";
 import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
-import type { DaemonSet } from "kubernetes-types/apps/v1.js";
 import type { ConfigMap, Pod } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { loadDelta } from "../agent/loadgen-stats.js";
@@ -21,7 +20,7 @@ import { waitUntil } from "../stack/wait.js";
 import { type MigrateLab, type MigrateNode, netnsMigrateLab } from "./migrate-lab.js";
 import { MigrationProgressFile, migrationProgressPath } from "./progress-file.js";
 import type { MigrationReport, NodeSwitch, TrafficDelta } from "./report.js";
-import { type NodePortTargets, trafficNamespace, trafficObjects } from "./workload.js";
+import { trafficNamespace, trafficObjects } from "./workload.js";
 
 /** How long traffic is counted after each switch unless `--settle` says otherwise. */
 export const defaultSettleMs = 3000;
@@ -74,11 +73,10 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       progress.update("loading the echo and traffic images into the nodes", true);
       await lab.loadImages();
     }
-    // ebpf mode on a node, now or after this run, keeps the other nodes' clients off its NodePort (workload.ts).
+    // ebpf mode on a node, now or after this run: its programs and pins are counted too (with bpftool).
     const ebpf = o.to === "ebpf" || (await anyNodeIn(exec, lab.nodes, "ebpf"));
     if (ebpf) await needBpftool(exec);
-    const nodePorts: NodePortTargets = ebpf ? "own node" : "every node";
-    await startTraffic(lab, podNodes.length, nodePorts, deadline, progress);
+    await startTraffic(lab, podNodes.length, deadline, progress);
 
     const ds = labProxyDaemonSet(repoRoot, lab.ebpf);
     file.phase("preparing");
@@ -91,7 +89,6 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       totalSeconds: 0,
       switches: [],
       skipped: [],
-      nodePorts,
     };
     const counts = (node: MigrateNode) => ruleCounts(exec, node.run, ebpf ? node.bpf : undefined);
     file.phase("switching");
@@ -194,19 +191,17 @@ async function switched(
   return view.sync.count > 0 ? true : "no sync yet";
 }
 
-/** The echo servers and a traffic generator per node, started or re-aimed, and counting. */
+/** The echo servers and a traffic generator per node, started and counting. */
 async function startTraffic(
   lab: MigrateLab,
   podNodes: number,
-  nodePorts: NodePortTargets,
   deadline: () => number,
   progress: Progress,
 ): Promise<void> {
   progress.update("starting the traffic generators", true);
-  await applyObjects(lab.client, trafficObjects(podNodes, lab.nodes, nodePorts));
+  await applyObjects(lab.client, trafficObjects(podNodes, lab.nodes));
   const echo = () => deploymentReady(lab.client, "echo", trafficNamespace);
   await waitUntil("echo servers", echo, deadline(), progress);
-  await waitUntil("traffic generators to roll", () => loadgensRolled(lab.client), deadline(), progress);
   await waitUntil("traffic generators", () => loadgensReady(lab, podNodes), deadline(), progress);
 }
 
@@ -222,20 +217,6 @@ async function needBpftool(exec: Exec): Promise<void> {
       "migrate counts ebpf mode's programs with bpftool, which is missing (apt-get install bpftool)",
     );
   });
-}
-
-/** The loadgen DaemonSet's pods all of its current template (a changed target list restarts them). */
-async function loadgensRolled(client: HttpRestClient): Promise<true | string> {
-  const d = await client.call<DaemonSet>(
-    "GET",
-    `/apis/apps/v1/namespaces/${trafficNamespace}/daemonsets/loadgen`,
-  );
-  const s = d.status;
-  const done =
-    (s?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
-    s?.updatedNumberScheduled === s?.desiredNumberScheduled &&
-    s?.numberReady === s?.desiredNumberScheduled;
-  return done ? true : `${s?.updatedNumberScheduled ?? 0}/${s?.desiredNumberScheduled ?? 0} updated`;
 }
 
 async function loadgensReady(lab: MigrateLab, want: number): Promise<true | string> {

@@ -1,7 +1,6 @@
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import type { ProxyMode } from "../stack/manifests.js";
 import type { RuleCounts } from "../stack/proxy-measure.js";
-import type { NodePortTargets } from "./workload.js";
 
 export type TrafficDelta = Pick<LoadStats, "tcp" | "dns">;
 
@@ -29,8 +28,6 @@ export interface MigrationReport {
   switches: NodeSwitch[];
   /** Nodes already in the mode, left alone. */
   skipped: string[];
-  /** Whose NodePort each client connected to (only its own node's while ebpf mode is in play); absent: every node's. */
-  nodePorts?: NodePortTargets;
 }
 
 const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)}ms`);
@@ -63,13 +60,8 @@ export function formatReport(r: MigrationReport): string {
         : "") +
       (r.skipped.length > 0 ? `; already ${r.to}: ${r.skipped.join(", ")}` : ""),
     r.switches.some((s) => s.rulesBefore.bpf !== undefined)
-      ? "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace, then BPF programs on its cgroup and objects pinned in its folder"
+      ? "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace, then ebpf mode's objects: BPF programs on its cgroup, objects pinned in its folder, lines of its nftables table"
       : "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace",
-    ...(r.nodePorts === "own node"
-      ? [
-          "NodePorts: each client connects to its own node's only (ebpf mode does not serve a NodePort reached from another node yet)",
-        ]
-      : []),
     "",
     `${"NODE".padEnd(width)}FROM      TO        SWITCH   SYNC BEFORE  SYNC AFTER  RULES BEFORE   RULES AFTER    LEFTOVERS`,
   ];

@@ -6,27 +6,12 @@ import type { KubeObject } from "../stack/manifests.js";
 export const trafficNamespace = "switchyard-migration";
 export const echoNodePort = 30900;
 
-/**
- * Whose NodePort each client connects to: every node's, or only its own node's. ebpf mode serves NodePorts for
- * the node's own processes only (socket programs; packets from another node would need tc programs, which the
- * proxy does not load yet), so while a node runs it no other node's client may count on its NodePort.
- */
-export type NodePortTargets = "every node" | "own node";
-
-/**
- * `replicas` echo servers, and a traffic generator on every node that runs pods, aimed at the echo ClusterIP (by
- * name) and at NodePorts: each node's, or the client's own node's (the pod's `status.hostIP`).
- */
-export function trafficObjects(
-  replicas: number,
-  nodes: readonly { ip: string }[],
-  nodePorts: NodePortTargets = "every node",
-): KubeObject[] {
+/** `replicas` echo servers, and a traffic generator on every node that runs pods, aimed at each node's NodePort. */
+export function trafficObjects(replicas: number, nodes: readonly { ip: string }[]): KubeObject[] {
   const ns = trafficNamespace;
   const labels = { app: "echo" };
   const echoFqdn = `echo.${ns}.svc.cluster.local`;
-  const nodePortHosts = nodePorts === "own node" ? ["$(HOST_IP)"] : nodes.map((n) => n.ip);
-  const tcpTargets = [`${echoFqdn}:9000`, ...nodePortHosts.map((ip) => `${ip}:${echoNodePort}`)];
+  const tcpTargets = [`${echoFqdn}:9000`, ...nodes.map((n) => `${n.ip}:${echoNodePort}`)];
   return [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
     {
@@ -81,7 +66,6 @@ export function trafficObjects(
                 name: "loadgen",
                 image: loadgenImage,
                 imagePullPolicy: "IfNotPresent",
-                env: [{ name: "HOST_IP", valueFrom: { fieldRef: { fieldPath: "status.hostIP" } } }],
                 args: [
                   ...tcpTargets.flatMap((t) => ["--tcp", t]),
                   ...["--dns", echoFqdn, "--dns", "kubernetes.default.svc.cluster.local"],

@@ -25,8 +25,8 @@ export function meanSyncMs(before: SyncStats, after: SyncStats): number | undefi
 
 /**
  * Rules of ours in one node: iptables lines mentioning KUBE- in each backend, lines of the kube-proxy tables; and,
- * where the node has ebpf places (a netns lab), ebpf mode's programs attached to its cgroup plus the objects
- * pinned in its folder (links and maps).
+ * where the node has ebpf places (a netns lab), ebpf mode's objects: programs attached to its cgroup, objects
+ * pinned in its folder (links and maps), and the lines of its nftables table.
  */
 export interface RuleCounts {
   iptablesLegacy: number;
@@ -44,12 +44,23 @@ export const countKubeLines = (save: string) =>
     .length;
 
 /** Lines inside `table ip kube-proxy` / `table ip6 kube-proxy` of an `nft list ruleset`. */
-export function countNftProxyLines(ruleset: string): number {
+export const countNftProxyLines = (ruleset: string) =>
+  countNftTableLines(ruleset, /^table ip6? kube-proxy \{/);
+
+/**
+ * Lines of ebpf mode's own table in an `nft list ruleset` (`inet switchyard-ebpf`: one rule that turns the
+ * kernel's NAT hooks on for the tc programs' connections).
+ */
+export const countNftEbpfLines = (ruleset: string) =>
+  countNftTableLines(ruleset, /^table inet switchyard-ebpf \{/);
+
+/** Lines inside the tables whose first line `header` matches, braces counted. */
+function countNftTableLines(ruleset: string, header: RegExp): number {
   let inside = false;
   let depth = 0;
   let n = 0;
   for (const line of ruleset.split("\n")) {
-    if (!inside && /^table ip6? kube-proxy \{/.test(line)) {
+    if (!inside && header.test(line)) {
       inside = true;
       depth = 0;
     }
@@ -82,17 +93,19 @@ export interface NodeBpf {
 
 export async function ruleCounts(exec: Exec, node: NodeShell, bpf?: NodeBpf): Promise<RuleCounts> {
   const inNs = (...argv: string[]) => exec([...prefix(node), ...argv]).catch(() => "");
+  const ruleset = await inNs("nft", "list", "ruleset");
   return {
     iptablesLegacy: countKubeLines(await inNs("iptables-legacy-save")),
     iptablesNft: countKubeLines(await inNs("iptables-nft-save")),
-    nftables: countNftProxyLines(await inNs("nft", "list", "ruleset")),
-    ...(bpf ? { bpf: await bpfObjects(exec, bpf) } : {}),
+    nftables: countNftProxyLines(ruleset),
+    ...(bpf ? { bpf: (await bpfObjects(exec, bpf)) + countNftEbpfLines(ruleset) } : {}),
   };
 }
 
 /**
  * Programs attached to the node's cgroup (bpftool, from the host: `ip netns exec` would hide the cgroup2 mount)
- * and objects pinned below its folder. A bpftool that fails is an error: a count of 0 must mean none.
+ * and objects pinned below its folder: the links (the tc programs' too, which go with their pins) and the maps.
+ * A bpftool that fails is an error: a count of 0 must mean none.
  */
 async function bpfObjects(exec: Exec, bpf: NodeBpf): Promise<number> {
   const attached = JSON.parse((await exec(["bpftool", "-j", "cgroup", "show", bpf.cgroup])).trim() || "[]");

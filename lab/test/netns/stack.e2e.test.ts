@@ -436,7 +436,7 @@ describe("the stack from manifests, and the migration iptables → nftables → 
     const sw = report.switches[0];
     assert.ok(sw, "one switch");
     assert.equal(sw.from, "nftables");
-    assert.equal(report.nodePorts, "own node", "no client counts on another node's NodePort in ebpf mode");
+
     assert.equal(sw.leftovers, 0);
     assert.deepEqual(
       [sw.rulesAfter.iptablesLegacy, sw.rulesAfter.iptablesNft, sw.rulesAfter.nftables],
@@ -452,9 +452,13 @@ describe("the stack from manifests, and the migration iptables → nftables → 
       existsSync(join(clientPlan().pinRoot, "links", "connect4")),
       "the link pinned in the node's folder",
     );
+    const root = clientPlan().pinRoot;
+    const pinned = sh(["find", root, "-mindepth", "1", "-not", "-type", "d"]).trim().split("\n");
+    const names = pinned.map((p) => p.slice(root.length + 1)).sort();
+    console.log(`# ${clientNode}: ${attached().length} programs on its cgroup; pinned: ${names.join(" ")}`);
   });
 
-  test("in ebpf mode a pod reaches a Service backed on another node, and DNS answers from the kube-dns ClusterIP", async () => {
+  test("in ebpf mode a pod reaches a Service backed on another node, DNS answers from the kube-dns ClusterIP, the host reaches a NodePort", async () => {
     // One echo pod on another node, behind a Service of its own: whatever answers came through that node.
     const other = state.plan.nodeList.find((n) => n.name !== clientNode)?.name ?? "";
     await client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
@@ -487,6 +491,15 @@ describe("the stack from manifests, and the migration iptables → nftables → 
       return r.last4 === ip ? r : undefined;
     });
     assert.equal(reply.from, `${state.plan.dnsIp}:53`, "the answer reads as coming from the ClusterIP");
+    // From the host, outside every node's cgroup: the node's tc program takes the NodePort.
+    const echo = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/echo`);
+    const nodePort = echo.spec?.ports?.[0]?.nodePort;
+    const fromHost = await eventually("an answer from the ebpf node's NodePort", async () => {
+      const target = `/dev/tcp/${clientPlan().ip}/${nodePort}`;
+      const out = sh(["timeout", "3", "bash", "-c", `exec 3<>${target} && head -1 <&3`]);
+      return out.startsWith("echo-") ? out : undefined;
+    });
+    assert.match(fromHost, /^echo-/);
   });
 
   test("then ebpf → iptables under traffic: no program attached to the node's cgroup, no pin left", async () => {
