@@ -166,7 +166,7 @@ async function createProxiers(
   { metrics, nfacct, health, serviceHealth, onSynced }: SharedByProxiers,
 ): Promise<Proxier[]> {
   const { exec, nodeName, info, nodeIPs, kernel } = init;
-  const bpfMaps = o.mode === "ebpf" ? await openEBPF(o, init.families, opts.logger) : undefined;
+  const bpf = o.mode === "ebpf" ? await openEBPF(o, init.families, opts.logger) : undefined;
   const proxiers: Proxier[] = [];
   for (const [i, family] of init.families.entries()) {
     const flog = opts.logger.child({ ipFamily: family });
@@ -182,7 +182,8 @@ async function createProxiers(
         tcpBeLiberal: kernel.tcpBeLiberal,
         iptablesBackend: opts.iptablesBackend,
         ...(nfacct ? { nfacct } : {}),
-        ...(bpfMaps ? { bpfMaps } : {}),
+        ...(bpf ? { bpfMaps: bpf.maps } : {}),
+        ...(bpf?.sockets ? { bpfSockets: bpf.sockets } : {}),
       },
       family,
     );

@@ -15,6 +15,7 @@ import {
   IptablesRestoreApplier,
   isRealExec,
   KernelBPFMapStore,
+  KernelSocketEnder,
   loadSockPrograms,
   NFTablesProxyBackend,
   type Nfacct,
@@ -26,6 +27,7 @@ import {
   type ProxyBackend,
   type ProxyMetrics,
   removeSockPrograms,
+  type SocketEnder,
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
@@ -60,9 +62,14 @@ const pinRootOf = (bpfRoot: string) => (bpfRoot === "" ? DEFAULT_PIN_ROOT : bpfR
 
 /**
  * ebpf mode's programs, loaded once for every family before the first sync: attached to the cgroup (the
- * cgroup2 mount's root unless --cgroup-root), links and maps pinned under --bpf-root; the maps' store.
+ * cgroup2 mount's root unless --cgroup-root), links and maps pinned under --bpf-root; the maps' store, and the
+ * socket-destroy iterator that ends stale UDP flows' sockets (none where the kernel cannot: logged, not fatal).
  */
-export async function openEBPF(o: ResolvedOptions, families: readonly IPFamily[], logger: ProxierLogger) {
+export async function openEBPF(
+  o: ResolvedOptions,
+  families: readonly IPFamily[],
+  logger: ProxierLogger,
+): Promise<{ maps: BPFMapStore; sockets?: SocketEnder }> {
   const pinRoot = pinRootOf(o.ebpf.bpfRoot);
   const loaded = await loadSockPrograms({
     pinRoot,
@@ -76,7 +83,17 @@ export async function openEBPF(o: ResolvedOptions, families: readonly IPFamily[]
     ...(loaded.recreatedMaps.length > 0 ? { recreatedMaps: loaded.recreatedMaps } : {}),
     elapsedMs: Math.round(loaded.elapsedMs),
   });
-  return KernelBPFMapStore.open(pinRoot);
+  const maps = await KernelBPFMapStore.open(pinRoot);
+  try {
+    const sockets = await KernelSocketEnder.open({ pinRoot, families, cgroupPath: loaded.cgroupPath });
+    return { maps, sockets };
+  } catch (err) {
+    // bpf_sock_destroy came with Linux 6.5: older kernels keep the balancing, without ending stale UDP sockets.
+    logger.warn("stale UDP sockets will not be ended: the socket-destroy iterator did not load", {
+      err: (err as Error).message,
+    });
+    return { maps };
+  }
 }
 
 export interface BackendContext {
@@ -95,6 +112,8 @@ export interface BackendContext {
   readonly nfacct?: Nfacct;
   /** ebpf mode's maps (openEBPF). */
   readonly bpfMaps?: BPFMapStore;
+  /** ebpf mode's socket-destroy iterator (openEBPF), where the kernel has it. */
+  readonly bpfSockets?: SocketEnder;
 }
 
 /**
@@ -166,6 +185,7 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
           nodePortIPs: addresses === "all" ? nodeAddresses(family) : addresses,
         },
         maps: ctx.bpfMaps,
+        ...(ctx.bpfSockets ? { sockets: ctx.bpfSockets } : {}),
         metrics: ctx.metrics,
         logger: ctx.logger,
       });

@@ -8,6 +8,7 @@ import { explainCommand } from "./explain-cmd.js";
 import { helpCommand } from "./help-cmd.js";
 import { envCommand, kubectlCommand } from "./kubectl-cmd.js";
 import { downCommand, kubeconfigCommand, logsCommand, statusCommand } from "./lab-cmd.js";
+import { lbCommand } from "./lb-cmd.js";
 import { migrateCommand } from "./migrate-cmd.js";
 import { scenarioGroup } from "./scenario-cmd.js";
 import { shellCommand } from "./shell-cmd.js";
@@ -34,6 +35,7 @@ const commands: Command[] = [
   shellCommand(() => commandTable),
   dashboardCommand,
   explainCommand,
+  lbCommand,
   traceCommand,
   scenarioGroup,
   conformanceCommand,

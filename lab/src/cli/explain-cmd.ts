@@ -2,8 +2,8 @@ import { familyOf, hostPort } from "@switchyard/basics";
 import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
 import { realExec } from "../exec.js";
 import { explain } from "../explain/explain.js";
-import { openLabFor } from "../explain/open-lab.js";
-import { nodeAddresses, nodeProxyMode, readNodeRuleset } from "../explain/read-node.js";
+import { openLabFor, readableNode } from "../explain/open-lab.js";
+import { nodeAddresses, nodeProxyMode, nodeReader } from "../explain/read-node.js";
 import {
   type FromSpec,
   isIP,
@@ -104,10 +104,10 @@ async function runExplain(inv: Invocation): Promise<number> {
     const client = await resolveClient(lab, from);
     const dest = await resolveDestination(lab, to, proto, nodes);
     const nodeName = nodeFor(nodes, client.ip, client.node, inv.string("node"));
-    const node = labNode(lab, nodeName);
+    const node = readableNode(lab, labNode(lab, nodeName));
     const family = familyOf(dest.ip);
-    const mode = await nodeProxyMode(lab.exec, node.run, family);
-    const live = await readNodeRuleset(lab.exec, node.run, mode, family);
+    const reader = await nodeReader(lab.exec, node, await nodeProxyMode(lab.exec, node, family), family);
+    const live = await reader.read();
     const addresses = await nodeAddresses(lab.exec, node.run);
     const apiNode = nodes.find((n) => n.metadata?.name === nodeName);
     const t = dest.target;
@@ -116,7 +116,7 @@ async function runExplain(inv: Invocation): Promise<number> {
       : [];
     const { text } = explain({
       live,
-      source: live.source,
+      source: reader.source,
       node: { name: nodeName, labels: apiNode?.metadata?.labels ?? {}, addresses },
       packet: {
         sourceIP: client.ip,
@@ -129,6 +129,9 @@ async function runExplain(inv: Invocation): Promise<number> {
       ...(t ? { target: { ...t, slices } } : {}),
       fromInside:
         client.node !== undefined || addresses.includes(client.ip) || !!podRangeNode(nodes, client.ip),
+      onNode:
+        (client.node ?? podRangeNode(nodes, client.ip)?.metadata?.name) === nodeName ||
+        addresses.includes(client.ip),
     });
     console.log(text);
     return 0;
@@ -145,7 +148,12 @@ export const explainCommand: Command = {
     "Walks a new connection through one node's live proxy rules, read from that node's kernel (nft list table " +
     "ip kube-proxy, or iptables-save), with the proxier's packet tracers. Prints every chain, map and rule the " +
     "packet meets, the endpoints it can reach with their chances, whether it is masqueraded and by which rule, " +
-    "and why, from the API: traffic policies, hints, endpoints (none: REJECT), held against what the rules do.",
+    "and why, from the API: traffic policies, hints, endpoints (none: REJECT), held against what the rules do.\n\n" +
+    "A node whose proxy runs in ebpf mode has maps instead of rules: explain reads the ones its proxy pinned " +
+    "(netns lab only: they are on this host's bpffs) and walks the connection through them as the programs do, " +
+    "naming each entry it meets (lb4_services 10.96.0.10:53/UDP internal slot 0, the backend's id, the reverse " +
+    "NAT index). A client that is a pod of that node or the node itself meets the internal scope, which the " +
+    "node's sockets read at connect; any other the external scope. switchyard-lab lb list prints the whole table.",
   synopsis: "--from POD|IP --to SERVICE|IP:PORT [flags]",
   flags: [
     {

@@ -53,7 +53,8 @@ export const traceCommand: Command = {
     "endpoints.kubernetes.io/last-change-trigger-time), and when each node's rules started (or stopped) sending " +
     "the ClusterIP to the pod: every node's live ruleset is read over and over and traced, as explain does. Each " +
     "node's proxy's own kubeproxy_network_programming_duration_seconds is shown next to it. Ends with the p50 " +
-    "and p99 per node over the changes.\n\n" +
+    "and p99 per node over the changes. A node whose proxy runs in ebpf mode (netns lab) is read through the maps " +
+    "its proxy pinned, traced as explain does, so a change landing in them is timed as a change of rules is.\n\n" +
     "By default trace makes the changes itself: it scales the Deployment (or StatefulSet) behind the Service one " +
     "up, then back, until --changes changes are done, and leaves the replicas as it found them. With --watch it " +
     "changes nothing and follows the next --changes changes someone else makes (a rollout, a scale, a failing " +

@@ -6,6 +6,7 @@ import {
   syncHistogram,
 } from "../scenarios/kit/prom.js";
 import type { RuleCounts } from "../stack/proxy-measure.js";
+import { bpfMapSizes } from "./bpf-maps-view.js";
 import { bucketsOf, quantile } from "./histogram.js";
 import type { ProxyView, SyncSample } from "./view-model.js";
 
@@ -59,6 +60,7 @@ export function proxyView(
     mode: scrape?.mode ?? "",
     error: scrape?.error ?? "",
     ...(scrape?.rules ? { rules: scrape.rules } : {}),
+    bpfMaps: bpfMapSizes(metrics),
     ...(lastSync > 0 ? { lastSyncAt: lastSync * 1000 } : {}),
     syncs: histogram(metrics, syncHistogram).count,
     syncHistory: memory?.history ?? [],

@@ -78,6 +78,13 @@ export interface RuleCountsView {
   nftables: number;
 }
 
+/** One of ebpf mode's maps and the entries it held after the proxy's last sync. */
+export interface BPFMapSize {
+  /** The kernel's name: "lb4_services", "lb6_reverse_nat". */
+  name: string;
+  entries: number;
+}
+
 /** Mean sync duration between two scrapes that saw syncs. */
 export interface SyncSample {
   at: number;
@@ -93,6 +100,8 @@ export interface ProxyView {
   /** The last scrape's failure, "" when it worked. */
   error: string;
   rules?: RuleCountsView;
+  /** ebpf mode: its maps' sizes (kubeproxy_sync_proxy_rules_bpf_map_entries); empty in the other modes. */
+  bpfMaps: BPFMapSize[];
   /** kubeproxy_sync_proxy_rules_last_timestamp_seconds, in ms; undefined before the first sync. */
   lastSyncAt?: number;
   syncs: number;

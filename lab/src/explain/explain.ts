@@ -21,8 +21,10 @@ export interface ExplainInput {
   to: string;
   /** The Service the destination belongs to, when it is one. */
   target?: { service: Service; slices: readonly EndpointSlice[]; port: ServicePort; entry: ServiceEntry };
-  /** The source is a pod or the node itself. */
+  /** The source is a pod (of any node) or the node itself. */
   fromInside: boolean;
+  /** The source is a pod of this node or the node itself: ebpf mode balances its connections at the socket. */
+  onNode: boolean;
 }
 
 export interface Explained {
@@ -31,7 +33,11 @@ export interface Explained {
 }
 
 export function explain(input: ExplainInput): Explained {
-  const trace = tracePacketThrough(loadRuleset(input.live), input.node.addresses, input.packet);
+  const origin = input.onNode ? "node" : "external";
+  const trace = tracePacketThrough(loadRuleset(input.live), input.node.addresses, {
+    ...input.packet,
+    origin,
+  });
   const t = input.target;
   const why = t
     ? explainService({
@@ -42,9 +48,10 @@ export function explain(input: ExplainInput): Explained {
         mode: input.live.mode,
         family: familyOf(input.packet.destIP),
         entry: t.entry,
-        fromInside: input.fromInside,
+        // ebpf mode short-circuits only what this node's sockets start; what comes in meets the external scope.
+        fromInside: input.live.mode === "ebpf" ? input.onNode : input.fromInside,
       })
-    : `no Service has ${input.to}: the rules alone answer`;
+    : `no Service has ${input.to}: the ${input.live.mode === "ebpf" ? "maps" : "rules"} alone answer`;
   const text = formatExplainReport({
     from: input.from,
     to: input.to,

@@ -1,20 +1,24 @@
-// A node's live ruleset loaded into the proxier's fakes, ready for its tracers.
-import { Transaction } from "@switchyard/proxier";
+// A node's live ruleset loaded into the proxier's fakes, ready for its tracers; in ebpf mode, its maps decoded.
+import { type MapContents, Transaction } from "@switchyard/proxier";
 import { FakeIPTables, FakeNFTables } from "@switchyard/proxier/trace";
+import { decodeMaps, type FamilyMaps } from "./bpf-maps.js";
 import { savedTables } from "./iptables-save.js";
 import { parseNftListing } from "./nft-listing.js";
 
-export type ProxyMode = "iptables" | "nftables";
+export type ProxyMode = "iptables" | "nftables" | "ebpf";
 
-/** What was read from the node: `nft list table ip kube-proxy` or `iptables-save` output. */
-export interface LiveRuleset {
-  mode: ProxyMode;
-  text: string;
-}
+/**
+ * What was read from the node: `nft list table ip kube-proxy` or `iptables-save` output, or in ebpf mode the
+ * entries of its pinned maps.
+ */
+export type LiveRuleset =
+  | { mode: "iptables" | "nftables"; text: string }
+  | { mode: "ebpf"; maps: FamilyMaps };
 
 export type LoadedRuleset =
   | { mode: "nftables"; nft: FakeNFTables; problems: string[] }
-  | { mode: "iptables"; ipt: FakeIPTables; problems: string[] };
+  | { mode: "iptables"; ipt: FakeIPTables; problems: string[] }
+  | { mode: "ebpf"; contents: MapContents; problems: string[] };
 
 /**
  * Loads an nft listing into a FakeNFTables: in one transaction when the whole of it applies, else object by
@@ -50,5 +54,6 @@ function loadIPTables(text: string): LoadedRuleset {
 }
 
 export function loadRuleset(live: LiveRuleset): LoadedRuleset {
+  if (live.mode === "ebpf") return { mode: "ebpf", ...decodeMaps(live.maps) };
   return live.mode === "nftables" ? loadNftables(live.text) : loadIPTables(live.text);
 }

@@ -1,11 +1,13 @@
-// The running lab as `explain` and `trace` see it: the scenarios' ScenarioLab, on either runtime. Neither
-// command starts workloads of its own images, so a kind lab's image loading is left out.
+// The running lab as `explain`, `lb list` and `trace` see it: the scenarios' ScenarioLab, on either runtime. None
+// of them starts workloads of its own images, so a kind lab's image loading is left out.
 
 import type { ProgressSink } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { readLabRuntime } from "../netns/state.js";
-import { openLab, type ScenarioLab } from "../scenarios/kit/scenario-lab.js";
+import { type LabNode, openLab, type ScenarioLab } from "../scenarios/kit/scenario-lab.js";
+import { nodeBPFRoot } from "../stack/bpf-root.js";
+import type { ReadableNode } from "./read-node.js";
 
 export async function openLabFor(
   command: string,
@@ -20,4 +22,12 @@ export async function openLabFor(
       ? { docker: (await kindToolsOnThisMachine(out)).docker, loadImages: async () => {} }
       : undefined;
   return openLab({ stateDir, params: new Map(), out, exec, ...(kind ? { kind } : {}) }, command);
+}
+
+/** A node of the lab as the node reads reach it: its shell, and its maps' pin root when this host can open it. */
+export function readableNode(lab: ScenarioLab, node: LabNode): ReadableNode {
+  return {
+    run: node.run,
+    ...(lab.runtime === "netns" ? { bpfRoot: nodeBPFRoot(lab.prefix, node.name) } : {}),
+  };
 }

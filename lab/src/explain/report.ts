@@ -1,5 +1,6 @@
 // `explain`'s text: the rules the packet matched (the part every path shares, then each path's own), where it
-// ends up and how likely, whether it is masqueraded and by which rule, and the API's side of the story.
+// ends up and how likely, whether it is masqueraded and by which rule, and the API's side of the story. In ebpf
+// mode the same, with the map entries the connection met in place of rules.
 import type { TracePath, TraceStep } from "@switchyard/proxier/trace";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { ProxyMode } from "./load.js";
@@ -13,7 +14,7 @@ export interface ExplainReport {
   to: string;
   node: string;
   mode: ProxyMode;
-  /** Where the rules were read: "table ip kube-proxy" or "iptables-save (filter, nat)". */
+  /** Where the rules were read: "table ip kube-proxy", "iptables-save (filter, nat)", or the maps' pin root. */
   source: string;
   trace: PacketTrace;
   /** The API's side, when the destination is a Service; else why not. */
@@ -35,7 +36,16 @@ function sharedSteps(paths: readonly TracePath[]): number {
   return n;
 }
 
+/** What the proxy wrote, as the report names it: rules, or the map entries of ebpf mode. */
+const written = (mode: ProxyMode) => (mode === "ebpf" ? "maps" : "rules");
+
+/** A step: iptables names the table and chain; ebpf the program, then the map and the entry's key. */
 function stepLines(step: TraceStep, mode: ProxyMode, indent: string): string[] {
+  if (mode === "ebpf") {
+    const lines = [`${indent}${step.chain}: ${step.table} ${step.rule}`];
+    if (step.note !== undefined) lines.push(`${indent}    → ${step.note}`);
+    return lines;
+  }
   const where = mode === "iptables" ? `${step.table} ${step.chain}` : step.chain;
   const comment = step.comment === undefined ? "" : `   # ${step.comment}`;
   const lines = [`${indent}${where}: ${step.rule}${comment}`];
@@ -46,7 +56,9 @@ function stepLines(step: TraceStep, mode: ProxyMode, indent: string): string[] {
 function pathLines(r: ExplainReport): string[] {
   const paths = r.trace.paths;
   const shared = sharedSteps(paths);
-  const lines = ["rules the packet matched, in order:"];
+  const lines = [
+    r.mode === "ebpf" ? "map entries the connection met, in order:" : "rules the packet matched, in order:",
+  ];
   for (const s of (paths[0]?.steps ?? []).slice(0, shared)) lines.push(...stepLines(s, r.mode, "  "));
   if (paths.length <= 1) return lines;
   lines.push(`then one of ${paths.length} ways, chosen at random per connection:`);
@@ -67,7 +79,20 @@ function destinationLine(d: Destination, names: ReadonlyMap<string, string>): st
   return `  ${d.output.padEnd(21)} ${percent(d.probability).padStart(6)}${who ? `  ${who}` : ""}`;
 }
 
-function masqueradeLines(trace: PacketTrace): string[] {
+/**
+ * ebpf mode rewrites no packet from the node's own sockets; what comes from outside is SNATed unless the
+ * frontend's external policy is Local (slot 0's EXTERNAL_LOCAL), which the tracer reads.
+ */
+function ebpfMasqueradeLines(trace: PacketTrace): string[] {
+  if (trace.packet.origin === "node")
+    return ["masquerade: no (balanced when the socket connects: no packet is rewritten, the source stays)"];
+  if (!trace.paths.some((p) => p.masq))
+    return ["masquerade: no (external policy Local: the frontend's slot 0 has EXTERNAL_LOCAL)"];
+  return ["masquerade: yes (from outside the node, and the frontend's slot 0 has no EXTERNAL_LOCAL)"];
+}
+
+function masqueradeLines(trace: PacketTrace, mode: ProxyMode): string[] {
+  if (mode === "ebpf") return ebpfMasqueradeLines(trace);
   const masqueraded = trace.paths.filter((p) => p.masq);
   if (masqueraded.length === 0) return ["masquerade: no (no rule marked the packet for SNAT)"];
   const scope =
@@ -85,24 +110,35 @@ function masqueradeLines(trace: PacketTrace): string[] {
   return lines;
 }
 
-function agreement(trace: PacketTrace, expected: readonly string[]): string {
+function agreement(trace: PacketTrace, expected: readonly string[], mode: ProxyMode): string {
   const found = trace.destinations.map((d) => d.output).sort();
   const want = [...expected].sort();
   if (found.join(",") === want.join(","))
-    return `the rules agree with the EndpointSlices: ${want.join(", ") || "nothing"}`;
-  return `the rules differ from the EndpointSlices: they send to ${found.join(", ")}, the slices say ${want.join(", ") || "nothing"} (the proxy has not synced the latest change yet, or it sees other slices)`;
+    return `the ${written(mode)} agree with the EndpointSlices: ${want.join(", ") || "nothing"}`;
+  return `the ${written(mode)} differ from the EndpointSlices: they send to ${found.join(", ")}, the slices say ${want.join(", ") || "nothing"} (the proxy has not synced the latest change yet, or it sees other slices)`;
+}
+
+/** ebpf mode's maps have an external scope, but no program of ours reads it yet (the proxier's README, "Not yet"). */
+function unreadScope(r: ExplainReport): string[] {
+  if (r.mode !== "ebpf" || r.trace.packet.origin !== "external") return [];
+  return [
+    "",
+    `note: this connection starts outside ${r.node}, so it meets the maps' external scope, which tc programs would read;`,
+    "  ebpf mode has none yet, so on the node nothing balances it: the scope shows what the proxy wrote for it",
+  ];
 }
 
 export function formatExplainReport(r: ExplainReport): string {
   const lines = [
     `explain: ${r.from} → ${r.to}`,
-    `rules:   ${r.node}'s kernel, ${r.mode} mode (${r.source})`,
+    `${`${written(r.mode)}:`.padEnd(9)}${r.node}'s kernel, ${r.mode} mode (${r.source})`,
     "",
     ...pathLines(r),
     "",
     "reaches:",
     ...r.trace.destinations.map((d) => destinationLine(d, r.endpointNames)),
-    ...masqueradeLines(r.trace),
+    ...masqueradeLines(r.trace, r.mode),
+    ...unreadScope(r),
     "",
   ];
   if (typeof r.why === "string") lines.push(`why: ${r.why}`);
@@ -110,7 +146,7 @@ export function formatExplainReport(r: ExplainReport): string {
     lines.push(
       "why (from the API):",
       ...r.why.lines.map((l) => `  ${l}`),
-      `  ${agreement(r.trace, r.why.expected)}`,
+      `  ${agreement(r.trace, r.why.expected, r.mode)}`,
     );
   if (r.trace.problems.length > 0) {
     lines.push("", `not read or not followed (${r.trace.problems.length}); the result may be incomplete:`);

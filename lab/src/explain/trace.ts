@@ -1,8 +1,17 @@
 // One packet through a loaded ruleset, with the proxier's tracers: the paths it can take, grouped into the
 // destinations it reaches with their chances, whether it is masqueraded and which rule decided that.
-import type { TracePacket, TracePath, TraceStep } from "@switchyard/proxier/trace";
-import { traceIPTablesPacket, tracePacket } from "@switchyard/proxier/trace";
+import type { TracePacket, TracePath, TraceResult, TraceStep } from "@switchyard/proxier/trace";
+import { traceEBPF, traceIPTablesPacket, tracePacket } from "@switchyard/proxier/trace";
 import type { LoadedRuleset } from "./load.js";
+
+/**
+ * The packet, and where its connection starts: on the node whose rules are read (a pod of that node, or the node
+ * itself) or anywhere else. The rule tracers work that out from the addresses; ebpf mode's maps have a scope for
+ * each (the node's sockets read the internal one, traffic from outside the external one), so it is said here.
+ */
+export interface ExplainPacket extends TracePacket {
+  readonly origin: "node" | "external";
+}
 
 /** One destination and everything that reaches it. */
 export interface Destination {
@@ -14,22 +23,34 @@ export interface Destination {
 }
 
 export interface PacketTrace {
-  packet: TracePacket;
+  packet: ExplainPacket;
   paths: readonly TracePath[];
   destinations: Destination[];
   /** What could not be read or followed, deduplicated, one line each. */
   problems: string[];
 }
 
+function traceThrough(
+  ruleset: LoadedRuleset,
+  nodeIPs: readonly string[],
+  packet: ExplainPacket,
+): TraceResult {
+  switch (ruleset.mode) {
+    case "nftables":
+      return tracePacket(ruleset.nft, nodeIPs, packet);
+    case "iptables":
+      return traceIPTablesPacket(ruleset.ipt, nodeIPs, packet);
+    case "ebpf":
+      return traceEBPF(ruleset.contents, packet);
+  }
+}
+
 export function tracePacketThrough(
   ruleset: LoadedRuleset,
   nodeIPs: readonly string[],
-  packet: TracePacket,
+  packet: ExplainPacket,
 ): PacketTrace {
-  const result =
-    ruleset.mode === "nftables"
-      ? tracePacket(ruleset.nft, nodeIPs, packet)
-      : traceIPTablesPacket(ruleset.ipt, nodeIPs, packet);
+  const result = traceThrough(ruleset, nodeIPs, packet);
   const byOutput = new Map<string, Destination>();
   for (const path of result.paths) {
     const d = byOutput.get(path.output) ?? { output: path.output, probability: 0, masq: false, paths: [] };

@@ -34,7 +34,10 @@ export interface WhyInput {
   /** The packet's family: the rules of that family's table (dual-stack Services have both). */
   family: "IPv4" | "IPv6";
   entry: ServiceEntry;
-  /** The packet comes from a pod or from the node: external entries short-circuit it to the Cluster policy. */
+  /**
+   * The packet comes from a pod or from the node: external entries short-circuit it to the Cluster policy. In
+   * ebpf mode only a pod of this node or the node itself (its sockets read the maps' internal scope).
+   */
   fromInside: boolean;
 }
 
@@ -121,14 +124,22 @@ export function explainService(input: WhyInput): Why {
   const local = route.policy === "local";
   const used = (local ? cat.localEndpoints : cat.clusterEndpoints) ?? [];
   const lines = [endpointCounts(eps), ...policyLines(sp, input)];
+  // ebpf mode answers a socket of the node at connect: it can refuse the connection, not drop a packet.
+  const atSocket = input.mode === "ebpf" && input.fromInside;
   if (!plan.hasAnyEndpoints) {
     lines.push(
-      "no endpoint is ready or serving anywhere: the proxy rejects the traffic (ICMP port unreachable)",
+      atSocket
+        ? "no endpoint is ready or serving anywhere: the proxy refuses the connection (ECONNREFUSED at connect)"
+        : "no endpoint is ready or serving anywhere: the proxy rejects the traffic (ICMP port unreachable)",
     );
     return { lines, expected: ["REJECT"] };
   }
   if (!route.hasEndpoints) {
-    lines.push(`Local policy and no usable endpoint on ${input.node.name}: the proxy drops the traffic here`);
+    lines.push(
+      atSocket
+        ? `Local policy and no usable endpoint on ${input.node.name}: the proxy refuses the connection here (ECONNREFUSED at connect; a socket hook cannot drop it)`
+        : `Local policy and no usable endpoint on ${input.node.name}: the proxy drops the traffic here`,
+    );
     return { lines, expected: ["DROP"] };
   }
   if (local)

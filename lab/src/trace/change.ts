@@ -5,6 +5,8 @@ export type ChangeKind = "added" | "removed";
 /** When one node's rules reflected the change. */
 export interface NodeProgram {
   node: string;
+  /** What its proxy writes, so the timeline names it: rules, or in ebpf mode maps. */
+  writes?: "rules" | "maps";
   /** false: by its traffic policy and hints this node never sends the Service's traffic to the endpoint. */
   affected: boolean;
   /** When the node's rules were first seen to reflect the change (ms since the epoch); absent: not within the wait. */

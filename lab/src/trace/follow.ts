@@ -108,6 +108,7 @@ export class ChangeFollower {
     const podAt = m?.at ?? (trigger ? Date.parse(trigger) : w.at);
     const nodes: NodeProgram[] = this.nodes.map((n) => ({
       node: n.name,
+      ...(n.mode === "ebpf" ? { writes: "maps" as const } : {}),
       affected: nodeUses(this.service, this.port, usingSlices, n, this.family, ip),
     }));
     return {

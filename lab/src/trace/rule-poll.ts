@@ -1,11 +1,19 @@
 // Every node's kernel, read over and over while a trace runs: each read is the proxy's ruleset traced for one
-// new connection from the node to the Service's ClusterIP, kept as the set of endpoint addresses it reaches.
+// new connection from the node to the Service's ClusterIP, kept as the set of endpoint addresses it reaches. A
+// node in ebpf mode is read the same way through its pinned maps: a change landing in them is seen and timed as
+// a change of rules is.
 
 import { familyOf } from "@switchyard/basics";
 import { realClock, sleep } from "@switchyard/kube";
 import type { Exec } from "../exec.js";
 import { loadRuleset } from "../explain/load.js";
-import { type NodeRuleset, nodeAddresses, nodeProxyMode, readNodeRuleset } from "../explain/read-node.js";
+import {
+  type NodeReader,
+  nodeAddresses,
+  nodeProxyMode,
+  nodeReader,
+  type ReadableNode,
+} from "../explain/read-node.js";
 import { tracePacketThrough } from "../explain/trace.js";
 import type { LabNode } from "../scenarios/kit/scenario-lab.js";
 
@@ -26,34 +34,41 @@ export function reachedAddresses(outputs: readonly string[]): Set<string> {
   return new Set(outputs.filter((o) => /:\d+$/.test(o)).map((o) => o.replace(/^\[?([^\]]*?)\]?:\d+$/, "$1")));
 }
 
-class NodePoller {
+/** A lab node and how its reads reach it (readableNode). */
+export interface PolledNode {
+  node: LabNode;
+  readable: ReadableNode;
+}
+
+export class NodePoller {
   readonly reads: RuleRead[] = [];
   problems: string[] = [];
-  private readonly at: readonly string[];
 
   constructor(
     readonly node: LabNode,
-    private readonly exec: Exec,
-    private readonly ruleset: NodeRuleset,
+    private readonly reader: NodeReader,
     private readonly addresses: readonly string[],
-  ) {
-    this.at = node.run;
-  }
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get mode() {
-    return this.ruleset.mode;
+    return this.reader.mode;
   }
 
-  /** One read; its time is when `nft`/`iptables-save` returned, before the (slower) parse and trace. */
+  /**
+   * One read; its time is when `nft`/`iptables-save` returned or the maps were dumped, before the (slower)
+   * parse and trace. The connection starts on the node itself, from its own address.
+   */
   async readOnce(target: Target): Promise<void> {
-    const text = await this.exec([...this.at, ...this.ruleset.source.split(" ")]);
-    const at = Date.now();
-    const trace = tracePacketThrough(loadRuleset({ mode: this.ruleset.mode, text }), this.addresses, {
+    const live = await this.reader.read();
+    const at = this.now();
+    const trace = tracePacketThrough(loadRuleset(live), this.addresses, {
       sourceIP:
         this.addresses.find((a) => familyOf(a) === familyOf(target.ip) && !a.startsWith("127.")) ?? "",
       destIP: target.ip,
       destPort: target.port,
       protocol: target.protocol,
+      origin: "node",
     });
     this.problems = trace.problems;
     this.reads.push({ at, reaches: reachedAddresses(trace.destinations.map((d) => d.output)) });
@@ -77,13 +92,13 @@ export class RulePoll {
     private readonly target: Target,
   ) {}
 
-  static async start(exec: Exec, nodes: readonly LabNode[], target: Target): Promise<RulePoll> {
+  static async start(exec: Exec, nodes: readonly PolledNode[], target: Target): Promise<RulePoll> {
     const family = familyOf(target.ip);
     const pollers = await Promise.all(
-      nodes.map(async (n) => {
-        const mode = await nodeProxyMode(exec, n.run, family);
-        const ruleset = await readNodeRuleset(exec, n.run, mode, family);
-        return new NodePoller(n, exec, ruleset, await nodeAddresses(exec, n.run));
+      nodes.map(async ({ node, readable }) => {
+        const mode = await nodeProxyMode(exec, readable, family);
+        const reader = await nodeReader(exec, readable, mode, family);
+        return new NodePoller(node, reader, await nodeAddresses(exec, node.run));
       }),
     );
     const poll = new RulePoll(pollers, target);

@@ -4,6 +4,7 @@
 import { familyOf } from "@switchyard/basics";
 import { realClock, sleep } from "@switchyard/kube";
 import type { Node, Service, ServicePort } from "kubernetes-types/core/v1.js";
+import { readableNode } from "../explain/open-lab.js";
 import { pickServicePort } from "../explain/targets.js";
 import { proxyMetrics } from "../scenarios/kit/node-proxy.js";
 import { histogram, programmingHistogram } from "../scenarios/kit/prom.js";
@@ -59,7 +60,8 @@ async function open(lab: ScenarioLab, o: TraceOptions): Promise<Session> {
   const selector = service.spec?.selector ? selectorOf(service) : undefined;
   const pods = selector ? await PodWatch.start(lab.client, o.namespace, selector) : undefined;
   const protocol = port.protocol === "UDP" ? "udp" : "tcp";
-  const poll = await RulePoll.start(lab.exec, lab.nodes, { ip, port: port.port, protocol });
+  const polled = lab.nodes.map((node) => ({ node, readable: readableNode(lab, node) }));
+  const poll = await RulePoll.start(lab.exec, polled, { ip, port: port.port, protocol });
   const apiNodes = (await lab.client.call<{ items: Node[] }>("GET", "/api/v1/nodes")).items;
   const followed = poll.pollers.map((p) => ({
     name: p.node.name,

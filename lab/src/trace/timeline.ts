@@ -1,5 +1,5 @@
-// `trace`'s text: one timeline per change (pod → EndpointSlice write → each node's rules), then per node the
-// p50 and p99 over the changes.
+// `trace`'s text: one timeline per change (pod → EndpointSlice write → each node's rules, or maps in ebpf mode),
+// then per node the p50 and p99 over the changes.
 import { quantile } from "../scenarios/kit/probes.js";
 import type { TracedChange } from "./change.js";
 
@@ -22,18 +22,19 @@ function nodeLines(c: TracedChange, waitedMs: number): { at: number; line: strin
       n.proxySeconds === undefined
         ? ""
         : `   (its proxy's network programming: ${n.proxySeconds.toFixed(3)} s${of})`;
+    const rules = n.writes ?? "rules";
     if (!n.affected)
       return {
         at: Number.POSITIVE_INFINITY,
-        line: `            ${n.node}: not affected: its rules never send the Service to this endpoint (policy, hints)`,
+        line: `            ${n.node}: not affected: its ${rules} never send the Service to this endpoint (policy, hints)`,
       };
     if (n.at === undefined)
       return {
         at: Number.POSITIVE_INFINITY,
-        line: `            ${n.node}: rules not seen to change within ${seconds(waitedMs)}`,
+        line: `            ${n.node}: ${rules} not seen to change within ${seconds(waitedMs)}`,
       };
     const verb = c.kind === "added" ? "send the ClusterIP to it" : "no longer send the ClusterIP to it";
-    return { at: n.at, line: `${offset(n.at - c.podAt)}  ${n.node}: rules ${verb}${proxy}` };
+    return { at: n.at, line: `${offset(n.at - c.podAt)}  ${n.node}: ${rules} ${verb}${proxy}` };
   });
 }
 

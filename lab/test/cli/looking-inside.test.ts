@@ -1,5 +1,6 @@
-// dashboard, explain and trace are commands of the table like the others: a mistyped flag is refused with the
-// flag it was probably meant to be and the usage line, exit 2, and the completion scripts offer their flags.
+// dashboard, explain, lb list and trace are commands of the table like the others: a mistyped flag is refused
+// with the flag it was probably meant to be and the usage line, exit 2, and the completion scripts offer their
+// flags.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -17,9 +18,10 @@ const usage = {
   explain:
     "Usage: switchyard-lab explain --from POD|IP --to SERVICE|IP:PORT [flags] (switchyard-lab explain --help for more)",
   trace: "Usage: switchyard-lab trace SERVICE [flags] (switchyard-lab trace --help for more)",
+  lb: "Usage: switchyard-lab lb list [flags] (switchyard-lab lb list --help for more)",
 };
 
-describe("dashboard, explain and trace: a mistyped flag gets a suggestion, the usage line, exit 2", () => {
+describe("dashboard, explain, lb list and trace: a mistyped flag gets a suggestion, the usage line, exit 2", () => {
   const cases = [
     { args: ["dashboard", "--prot", "8080"], said: "dashboard: unknown flag --prot; did you mean --port?" },
     {
@@ -46,6 +48,8 @@ describe("dashboard, explain and trace: a mistyped flag gets a suggestion, the u
       args: ["trace", "echo", "--wach"],
       said: "trace: unknown flag --wach; did you mean --watch or --wait?",
     },
+    { args: ["lb", "list", "--backend"], said: "lb list: unknown flag --backend; did you mean --backends?" },
+    { args: ["lb", "list", "--nod", "node-1"], said: "lb list: unknown flag --nod; did you mean --node?" },
   ];
   for (const { args, said } of cases) {
     test(args.join(" "), async () => {
@@ -57,6 +61,15 @@ describe("dashboard, explain and trace: a mistyped flag gets a suggestion, the u
     });
   }
 
+  test("lb list takes one view: --backends and --revnat together are refused before any lab is opened", async () => {
+    const r = await runMain(["lb", "list", "--backends", "--revnat", "--state-dir", "/nonexistent/lab"]);
+    assert.equal(r.code, 2);
+    assert.deepEqual(lines(r.stderr), [
+      "switchyard-lab: lb list: --backends or --revnat, not both",
+      usage.lb,
+    ]);
+  });
+
   test("a value outside --proto's choices: the close one suggested", async () => {
     const r = await runMain(["explain", "--from", "client", "--to", "echo", "--proto", "ud"]);
     assert.equal(r.code, 2);
@@ -67,7 +80,7 @@ describe("dashboard, explain and trace: a mistyped flag gets a suggestion, the u
   });
 });
 
-describe("completion offers the flags of dashboard, explain and trace", () => {
+describe("completion offers the flags of dashboard, explain, lb list and trace", () => {
   test("bash: their flags, --proto's values, folders for --state-dir", () => {
     const dir = mkdtempSync(join(tmpdir(), "sy-complete-"));
     mkdirSync(join(dir, "labs"));
@@ -84,7 +97,9 @@ t switchyard-lab explain --from client --pro
 t switchyard-lab explain --from client --proto ""
 t switchyard-lab explain --proto = u
 t switchyard-lab trace echo --
-t switchyard-lab trace echo --w`;
+t switchyard-lab trace echo --w
+t switchyard-lab lb ""
+t switchyard-lab lb list --`;
     const out = execFileSync("bash", ["--norc", "-c", probe], { encoding: "utf8" });
     assert.deepEqual(lines(out), [
       "--port --state-dir --help",
@@ -95,6 +110,8 @@ t switchyard-lab trace echo --w`;
       "udp",
       "--changes --watch --wait --timeout --state-dir --help",
       "--watch --wait",
+      "list",
+      "--node --backends --revnat --state-dir --help",
     ]);
   });
 
@@ -106,5 +123,6 @@ t switchyard-lab trace echo --w`;
     assert.deepEqual(fishCompletions(file, "switchyard-lab dashboard --p"), ["--port"]);
     assert.deepEqual(fishCompletions(file, "switchyard-lab explain --proto "), ["tcp", "udp"]);
     assert.deepEqual(fishCompletions(file, "switchyard-lab trace echo --c"), ["--changes"]);
+    assert.deepEqual(fishCompletions(file, "switchyard-lab lb list --r"), ["--revnat"]);
   });
 });

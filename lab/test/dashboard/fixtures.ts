@@ -97,8 +97,11 @@ export function proxyMetrics(o: {
   syncSeconds: number;
   lastSync: number;
   programming: [le: string, count: number][];
+  /** ebpf mode's gauges, as its registry prints them: [ip_family, map, entries]. */
+  bpfMaps?: [family: string, map: string, entries: number][];
 }): string {
   const total = o.programming.at(-1)?.[1] ?? 0;
+  const bpf = o.bpfMaps ?? [];
   return [
     "# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds",
     "# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram",
@@ -112,6 +115,9 @@ export function proxyMetrics(o: {
     ),
     `kubeproxy_network_programming_duration_seconds_sum{ip_family="IPv4"} 1`,
     `kubeproxy_network_programming_duration_seconds_count{ip_family="IPv4"} ${total}`,
+    ...bpf.map(([f, m, n]) => `kubeproxy_sync_proxy_rules_bpf_map_entries{ip_family="${f}",map="${m}"} ${n}`),
+    // What the last sync wrote: a gauge whose name starts with the one above, to be told apart from it.
+    ...bpf.map(([f, m]) => `kubeproxy_sync_proxy_rules_bpf_map_entries_last{ip_family="${f}",map="${m}"} 1`),
     "",
   ].join("\n");
 }

@@ -65,6 +65,24 @@ describe("the dashboard page in Chromium", { skip }, () => {
           ],
         }),
       });
+    core.proxyScraped({
+      node: "node-2",
+      at: t0,
+      mode: "ebpf",
+      error: "",
+      rules: { iptablesLegacy: 0, iptablesNft: 0, nftables: 0 },
+      metrics: proxyMetrics({
+        syncs: 3,
+        syncSeconds: 0.03,
+        lastSync: t0 / 1000,
+        programming: [["+Inf", 0]],
+        bpfMaps: [
+          ["IPv4", "services", 24],
+          ["IPv4", "backends", 9],
+          ["IPv4", "reverse_nat", 6],
+        ],
+      }),
+    });
     core.dnsScraped({ pod: "coredns-1", at: t0, metrics: dnsMetrics(10, 8, 4), error: "" });
     core.dnsScraped({ pod: "coredns-1", at: t0 + 2000, metrics: dnsMetrics(30, 20, 10), error: "" });
     const migration: MigrationProgress = {
@@ -148,12 +166,22 @@ describe("the dashboard page in Chromium", { skip }, () => {
     assert.ok(await page.locator('[data-service="default/kubernetes"]').isVisible());
   });
 
-  test("nodes and zones, the proxy's mode, rules and programming latency; DNS; the migration; the C16 warning", async () => {
+  test("nodes and zones, the proxy's mode, rules (ebpf: map sizes) and programming latency; DNS; the migration; the C16 warning", async () => {
     const n1 = await rendered(page.locator('[data-node="node-1"]'));
     assert.match(n1, /zone-a/);
     assert.match(n1, /iptables/);
     assert.match(n1, /0 \/ 85 \/ 0/);
     assert.match(n1, /5\.78s \/ 7\.96s \(10\)/, "p50 and p99 of the programming histogram");
+    assert.equal(
+      await page.locator('[data-testid="bpf-maps-node-1"]').count(),
+      0,
+      "iptables mode has no maps",
+    );
+    assert.match(await rendered(page.locator('[data-node="node-2"] .proxy-mode')), /^ebpf$/);
+    assert.deepEqual(
+      (await page.locator('[data-testid="bpf-maps-node-2"] > div').allInnerTexts()).map((t) => t.trim()),
+      ["lb4_services 24", "lb4_backends 9", "lb4_reverse_nat 6"],
+    );
     assert.match(await rendered(page.locator('[data-dns-pod="coredns-1"]')), /serving\s+10\.0\s+50\.0%/);
     assert.equal(await rendered(page.locator('[data-testid="migration-status"]')), "running");
     assert.match(

@@ -230,6 +230,46 @@ describe("proxies: sync history, network programming latency", () => {
   });
 });
 
+describe("proxies in ebpf mode: the maps' sizes", () => {
+  test("each map's entries from kubeproxy_sync_proxy_rules_bpf_map_entries, IPv4's first, by the kernel's names", () => {
+    const core = new DashboardCore(lab);
+    core.proxyScraped({
+      node: "node-1",
+      at: t0,
+      mode: "ebpf",
+      rules: { iptablesLegacy: 0, iptablesNft: 0, nftables: 0 },
+      error: "",
+      metrics: proxyMetrics({
+        syncs: 2,
+        syncSeconds: 0.01,
+        lastSync: t0 / 1000,
+        programming: [["+Inf", 0]],
+        bpfMaps: [
+          ["IPv6", "services", 4],
+          ["IPv4", "services", 24],
+          ["IPv4", "backends", 9],
+          ["IPv4", "reverse_nat", 6],
+          ["IPv6", "backends", 2],
+        ],
+      }),
+    });
+    core.proxyScraped({
+      node: "node-2",
+      at: t0,
+      mode: "nftables",
+      error: "",
+      metrics: proxyMetrics({ syncs: 1, syncSeconds: 0.1, lastSync: t0 / 1000, programming: [["+Inf", 0]] }),
+    });
+    const [one, two] = core.view(objects(), t0).proxies;
+    assert.equal(one?.mode, "ebpf");
+    assert.deepEqual(
+      one?.bpfMaps.map((m) => `${m.name} ${m.entries}`),
+      ["lb4_services 24", "lb4_backends 9", "lb4_reverse_nat 6", "lb6_services 4", "lb6_backends 2"],
+    );
+    assert.deepEqual(two?.bpfMaps, [], "another mode has no maps");
+  });
+});
+
 describe("DNS pods and the lameduck warning (claim C16)", () => {
   test("queries per second between scrapes, cache hit ratio, states", () => {
     const core = new DashboardCore(lab);

@@ -5,7 +5,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { type ExplainInput, explain } from "../../src/explain/explain.js";
-import type { ProxyMode } from "../../src/explain/load.js";
 import {
   empty,
   hinted,
@@ -25,7 +24,7 @@ const rulesets = {
 
 type Case = typeof hinted;
 
-function run(mode: ProxyMode, c: Case, sourceIP: string, over: Partial<ExplainInput> = {}) {
+function run(mode: keyof typeof rulesets, c: Case, sourceIP: string, over: Partial<ExplainInput> = {}) {
   const port = c.service.spec?.ports?.[0];
   if (!port) throw new Error("fixture Service without a port");
   return explain({
@@ -37,6 +36,7 @@ function run(mode: ProxyMode, c: Case, sourceIP: string, over: Partial<ExplainIn
     to: "the Service",
     target: { service: c.service, slices: c.slices, port, entry: "ClusterIP" },
     fromInside: sourceIP === POD_IP,
+    onNode: sourceIP === POD_IP,
     ...over,
   });
 }
@@ -136,6 +136,7 @@ for (const mode of ["nftables", "iptables"] as const) {
         from: POD_IP,
         to: "10.96.0.99:80",
         fromInside: true,
+        onNode: true,
       });
       // nftables drops what goes to an unallocated ClusterIP; iptables lets it through un-NATed.
       assert.deepEqual(destinations(r), [mode === "nftables" ? "DROP 100.0%" : "ACCEPT 100.0%"]);

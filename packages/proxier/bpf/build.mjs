@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Compiles the eBPF programs (bpf/sock.c) into dist/ebpf/switchyard-sock.bpf.o, after the package's TypeScript
-// (the "build" script runs tsc first): the headers come from the compiled layout (gen-layout.mjs). -g keeps the
-// BTF that libbpf needs for the maps' definitions; -mcpu=v3 lets clang use 32-bit jumps and ALU (kernel 5.1+).
+// Compiles the eBPF programs into dist/ebpf/, after the package's TypeScript (the "build" script runs tsc first):
+// the socket programs (bpf/sock.c) into switchyard-sock.bpf.o, the socket-destroy iterator (bpf/sock-destroy.c,
+// licensed apart) into switchyard-sock-destroy.bpf.o and the tc program (bpf/tc.c) into switchyard-tc.bpf.o. The
+// headers come from the compiled layout (gen-layout.mjs). -g keeps the BTF that libbpf needs for the maps'
+// definitions and CO-RE; -mcpu=v3 lets clang use 32-bit jumps and ALU (kernel 5.1+).
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -11,6 +13,15 @@ import { generateHeaders } from "./gen-layout.mjs";
 const bpfDir = dirname(fileURLToPath(import.meta.url));
 const packageDir = join(bpfDir, "..");
 export const OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-sock.bpf.o");
+export const DESTROY_OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-sock-destroy.bpf.o");
+export const TC_OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-tc.bpf.o");
+
+/** Each source and the object it compiles to. */
+const OBJECTS = [
+  { source: "sock.c", output: OBJECT_PATH },
+  { source: "sock-destroy.c", output: DESTROY_OBJECT_PATH },
+  { source: "tc.c", output: TC_OBJECT_PATH },
+];
 
 const CLANG_MISSING = "the eBPF programs need clang to build: apt install clang libbpf-dev";
 
@@ -55,12 +66,12 @@ async function main() {
   }
   const includeDir = await generateHeaders();
   mkdirSync(dirname(OBJECT_PATH), { recursive: true });
-  const r = spawnSync("clang", clangArgs(join(bpfDir, "sock.c"), includeDir, OBJECT_PATH), {
-    stdio: "inherit",
-  });
-  if (r.status !== 0) {
-    console.error(`clang failed on bpf/sock.c (exit ${r.status ?? r.signal})`);
-    process.exit(1);
+  for (const { source, output } of OBJECTS) {
+    const r = spawnSync("clang", clangArgs(join(bpfDir, source), includeDir, output), { stdio: "inherit" });
+    if (r.status !== 0) {
+      console.error(`clang failed on bpf/${source} (exit ${r.status ?? r.signal})`);
+      process.exit(1);
+    }
   }
 }
 

@@ -4,6 +4,11 @@
 
 export type { IPFamily } from "@switchyard/basics";
 export {
+  DEFAULT_DESTROY_OBJECT_PATH,
+  KernelSocketEnder,
+  type SocketEnderOptions,
+} from "./apply/bpf-destroy.js";
+export {
   BPFLoadError,
   DEFAULT_PIN_ROOT,
   loadSockPrograms,
@@ -47,6 +52,8 @@ export {
   type EBPFSyncResult,
   renderEBPF,
 } from "./ebpf/render.js";
+export type { SocketEnder, SocketEndResult } from "./ebpf/socket-ender.js";
+export { flowName as staleFlowName, type StaleFlow, staleFlows } from "./ebpf/stale-flows.js";
 export * from "./healthcheck/http.js";
 export * from "./healthcheck/proxy-health.js";
 export * from "./healthcheck/response.js";

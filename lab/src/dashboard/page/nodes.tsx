@@ -5,6 +5,20 @@ import { ago, clock, millis } from "./format.js";
 const rules = (p: ProxyView) =>
   p.rules ? `${p.rules.iptablesLegacy} / ${p.rules.iptablesNft} / ${p.rules.nftables}` : "-";
 
+/** ebpf mode writes maps, not rules: their sizes under the rule counts (which then show what other modes left). */
+function BPFMaps({ proxy }: { proxy: ProxyView }) {
+  if (proxy.bpfMaps.length === 0) return null;
+  return (
+    <div class="bpf-maps" data-testid={`bpf-maps-${proxy.node}`}>
+      {proxy.bpfMaps.map((m) => (
+        <div key={m.name}>
+          <span class="muted">{m.name}</span> {m.entries}
+        </div>
+      ))}
+    </div>
+  );
+}
+
 function SyncChart({ proxy, now }: { proxy: ProxyView; now: number }) {
   if (proxy.syncHistory.length === 0) return <span class="muted">no syncs seen yet</span>;
   const data: [number[], number[]] = [
@@ -24,7 +38,7 @@ function SyncChart({ proxy, now }: { proxy: ProxyView; now: number }) {
   );
 }
 
-/** Nodes by zone, and per node its proxy: mode, rules in the kernel, syncs, network programming latency. */
+/** Nodes by zone, and per node its proxy: mode, rules (or ebpf maps) in the kernel, syncs, network programming latency. */
 export function Nodes({ nodes, proxies, now }: { nodes: NodeView[]; proxies: ProxyView[]; now: number }) {
   const zones = [...new Set(nodes.map((n) => n.zone))].sort();
   const proxyOf = new Map(proxies.map((p) => [p.node, p]));
@@ -50,8 +64,8 @@ export function Nodes({ nodes, proxies, now }: { nodes: NodeView[]; proxies: Pro
             <th>ready</th>
             <th>address</th>
             <th>proxy mode</th>
-            <th title="lines of ours: iptables-legacy / iptables-nft / nftables">
-              rules (legacy/nft/nftables)
+            <th title="lines of ours: iptables-legacy / iptables-nft / nftables; in ebpf mode, each map's entries">
+              rules (legacy/nft/nftables), maps
             </th>
             <th>last sync</th>
             <th class="num">syncs</th>
@@ -75,7 +89,10 @@ export function Nodes({ nodes, proxies, now }: { nodes: NodeView[]; proxies: Pro
                 <td class="proxy-mode" title={p?.error || undefined}>
                   {p?.mode || <span class="bad">{p?.error ? "no answer" : "-"}</span>}
                 </td>
-                <td>{p ? rules(p) : "-"}</td>
+                <td>
+                  {p ? rules(p) : "-"}
+                  {p && <BPFMaps proxy={p} />}
+                </td>
                 <td title={p?.lastSyncAt ? clock(p.lastSyncAt) : undefined}>{ago(p?.lastSyncAt, now)}</td>
                 <td class="num">{p?.syncs ?? "-"}</td>
                 <td>

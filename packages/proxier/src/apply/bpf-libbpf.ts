@@ -38,6 +38,12 @@ export interface Libbpf {
   findProgram(obj: Handle, name: string): Handle | null;
   setAutoload(prog: Handle, load: boolean): number;
   attachCgroup(prog: Handle, cgroupFd: number): Handle | null;
+  /** An iterator program's link (not pinned: it goes with the handle); iterCreate starts one run of it. */
+  attachIter(prog: Handle): Handle | null;
+  /** A new iterator over the link's objects, in the calling thread's network namespace; read it to run it. */
+  iterCreate(linkFd: number): number;
+  /** The fd of a loaded object's map, owned by the object. */
+  mapFd(map: Handle): number;
   openLink(path: string): Handle | null;
   updateLinkProgram(link: Handle, prog: Handle): number;
   pinLink(link: Handle, path: string): number;
@@ -47,6 +53,15 @@ export interface Libbpf {
   /** BPF_LINK_DETACH: the link's program leaves its cgroup now, whoever else holds the link. */
   detachLink(fd: number): number;
   objGet(path: string): number;
+  /** The program's descriptor once loaded (bpf_program__fd). */
+  programFd(prog: Handle): number;
+  /** BPF_LINK_CREATE for attach types libbpf 1.1 has no helper for (tcx): the link's descriptor, or -errno. */
+  linkCreate(progFd: number, targetFd: number, attachType: number): number;
+  /** BPF_LINK_UPDATE on a descriptor: the link runs `progFd` from now on. */
+  linkUpdate(linkFd: number, progFd: number): number;
+  objPin(fd: number, path: string): number;
+  /** libc's if_nametoindex in this thread's network namespace; 0 when there is no such device. */
+  ifNameToIndex(name: string): number;
   /** bpf_obj_get_info_by_fd into `info`; `length` holds the buffer's size in, the kernel's size out. */
   objInfo(fd: number, info: Buffer, length: Uint32Array): number;
   updateBatch(fd: number, keys: Buffer, values: Buffer, count: Uint32Array, opts: Buffer): number;
@@ -70,6 +85,8 @@ export interface Libbpf {
   freeLog(log: Handle): void;
   close(fd: number): number;
   mount(source: string, target: string, fstype: string): number;
+  /** setns(2): moves the calling thread (only it) into the namespace `fd` refers to. */
+  setns(fd: number, nstype: number): number;
   errno(): number;
   /** libbpf's warnings since the last call (its print callback), for error messages. */
   takeMessages(): string[];
@@ -144,6 +161,9 @@ async function bind(): Promise<Libbpf> {
     findProgram: (obj, name) => handle(fns.findProg(obj, name)),
     setAutoload: (prog, on) => int(fns.autoload(prog, on)),
     attachCgroup: (prog, fd) => handle(fns.attachCgroup(prog, fd)),
+    attachIter: (prog) => handle(fns.attachIter(prog, null)),
+    iterCreate: (linkFd) => int(fns.iterCreate(linkFd)),
+    mapFd: (map) => int(fns.mapFd(map)),
     openLink: (path) => handle(fns.openLink(path)),
     updateLinkProgram: (link, prog) => int(fns.updateLink(link, prog)),
     pinLink: (link, path) => int(fns.pinLink(link, path)),
@@ -151,6 +171,11 @@ async function bind(): Promise<Libbpf> {
     destroyLink: (link) => int(fns.destroyLink(link)),
     detachLink: (fd) => int(fns.detachLink(fd)),
     objGet: (path) => int(fns.objGet(path)),
+    programFd: (prog) => int(fns.programFd(prog)),
+    linkCreate: (progFd, targetFd, attachType) => int(fns.linkCreate(progFd, targetFd, attachType, null)),
+    linkUpdate: (linkFd, progFd) => int(fns.linkUpdate(linkFd, progFd, null)),
+    objPin: (fd, path) => int(fns.objPin(fd, path)),
+    ifNameToIndex: (name) => int(fns.ifNameToIndex(name)),
     objInfo: (fd, info, length) => int(fns.objInfo(fd, info, length)),
     updateBatch: (fd, keys, values, count, opts) => int(fns.updateBatch(fd, keys, values, count, opts)),
     deleteBatch: (fd, keys, count, opts) => int(fns.deleteBatch(fd, keys, count, opts)),
@@ -165,6 +190,7 @@ async function bind(): Promise<Libbpf> {
     freeLog: (log) => koffi.free(log),
     close: (fd) => int(fns.close(fd)),
     mount: (source, target, fstype) => int(fns.mount(source, target, fstype, 0, null)),
+    setns: (fd, nstype) => int(fns.setns(fd, nstype)),
     errno: () => koffi.errno(),
     takeMessages: () => messages.splice(0),
   };
@@ -182,6 +208,9 @@ function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
     findProg: f("bpf_program *bpf_object__find_program_by_name(bpf_object *obj, const char *name)"),
     autoload: f("int bpf_program__set_autoload(bpf_program *prog, bool autoload)"),
     attachCgroup: f("bpf_link *bpf_program__attach_cgroup(bpf_program *prog, int cgroup_fd)"),
+    attachIter: f("bpf_link *bpf_program__attach_iter(bpf_program *prog, void *opts)"),
+    iterCreate: f("int bpf_iter_create(int link_fd)"),
+    mapFd: f("int bpf_map__fd(bpf_map *map)"),
     openLink: f("bpf_link *bpf_link__open(const char *path)"),
     updateLink: f("int bpf_link__update_program(bpf_link *link, bpf_program *prog)"),
     pinLink: f("int bpf_link__pin(bpf_link *link, const char *path)"),
@@ -189,6 +218,11 @@ function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
     destroyLink: f("int bpf_link__destroy(bpf_link *link)"),
     detachLink: f("int bpf_link_detach(int link_fd)"),
     objGet: f("int bpf_obj_get(const char *pathname)"),
+    programFd: f("int bpf_program__fd(bpf_program *prog)"),
+    linkCreate: f("int bpf_link_create(int prog_fd, int target_fd, int attach_type, void *opts)"),
+    linkUpdate: f("int bpf_link_update(int link_fd, int new_prog_fd, void *opts)"),
+    objPin: f("int bpf_obj_pin(int fd, const char *pathname)"),
+    ifNameToIndex: c("unsigned int if_nametoindex(const char *ifname)"),
     objInfo: f("int bpf_obj_get_info_by_fd(int fd, void *info, void *info_len)"),
     updateBatch: f("int bpf_map_update_batch(int fd, void *keys, void *values, void *count, void *opts)"),
     deleteBatch: f("int bpf_map_delete_batch(int fd, void *keys, void *count, void *opts)"),
@@ -200,6 +234,7 @@ function declare(f: (decl: string) => Fn, c: (decl: string) => Fn) {
     lookupElem: f("int bpf_map_lookup_elem(int fd, void *key, void *value)"),
     nextKey: f("int bpf_map_get_next_key(int fd, void *key, void *next_key)"),
     close: c("int close(int fd)"),
+    setns: c("int setns(int fd, int nstype)"),
     mount: c(
       "int mount(const char *source, const char *target, const char *fstype, unsigned long flags, void *data)",
     ),

@@ -82,6 +82,8 @@ export class BPFLoadError extends Error {
 }
 
 export const linksDir = (pinRoot: string) => join(pinRoot, "links");
+/** The tc programs' links (bpf-tc.ts), one per device: <root>/tc/<device>-ingress. */
+export const tcLinksDir = (pinRoot: string) => join(pinRoot, "tc");
 
 /** Loads, attaches and pins the programs of `options.families`; see the file's comment. */
 export async function loadSockPrograms(options: SockLoadOptions = {}): Promise<SockLoadResult> {
@@ -162,7 +164,7 @@ function dropStaleMapPins(
 
 // ---- the object ----
 
-const LOG_SIZE = 4 << 20;
+export const LOG_SIZE = 4 << 20;
 
 function openAndLoad(
   libbpf: Libbpf,
@@ -217,7 +219,7 @@ function configure(
 /** The verifier's log is long: its end says what it refused. */
 const LOG_TAIL = 8000;
 
-function loadError(libbpf: Libbpf, what: string, verifierLog = ""): BPFLoadError {
+export function loadError(libbpf: Libbpf, what: string, verifierLog = ""): BPFLoadError {
   const said = libbpf.takeMessages();
   const parts = [`eBPF: ${what}`];
   if (said.length > 0) parts.push(`libbpf said:\n${said.join("\n")}`);
@@ -301,7 +303,7 @@ function attachOne(
  * Detaches the link pinned at `pin` at once (BPF_LINK_DETACH) and unpins it. Without libbpf the unpinning alone
  * drops the link's last reference, and the kernel detaches it a moment later.
  */
-function detachPinnedLink(libbpf: Libbpf | null, pin: string): void {
+export function detachPinnedLink(libbpf: Libbpf | null, pin: string): void {
   if (!existsSync(pin)) return;
   const fd = libbpf ? libbpf.objGet(pin) : -1;
   if (libbpf && fd >= 0) {
@@ -326,9 +328,13 @@ export interface SockRemoval {
 export async function removeSockPrograms(pinRoot = DEFAULT_PIN_ROOT): Promise<SockRemoval> {
   if (!existsSync(pinRoot)) return { links: [], maps: [] };
   const libbpf = await loadLibbpf().catch(() => null);
-  const links = existsSync(linksDir(pinRoot)) ? readdirSync(linksDir(pinRoot)) : [];
-  for (const name of links) detachPinnedLink(libbpf, join(linksDir(pinRoot), name));
-  const pinnedMaps = readdirSync(pinRoot).filter((name) => name !== "links");
+  const links: string[] = [];
+  for (const dir of [linksDir(pinRoot), tcLinksDir(pinRoot)]) {
+    const names = existsSync(dir) ? readdirSync(dir) : [];
+    for (const name of names) detachPinnedLink(libbpf, join(dir, name));
+    links.push(...names);
+  }
+  const pinnedMaps = readdirSync(pinRoot).filter((name) => name !== "links" && name !== "tc");
   // The maps, and anything an older version left here: the directory is ours alone.
   rmSync(pinRoot, { recursive: true, force: true });
   return { links, maps: pinnedMaps };

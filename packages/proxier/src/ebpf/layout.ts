@@ -2,8 +2,8 @@
 // name. bpf/gen-layout.mjs writes the C header the programs include from it (at build time, never by hand), and
 // the codecs in codec.ts read and write the same bytes from TypeScript. The shapes follow Cilium's lb4_*/lb6_*
 // maps: a service entry per (frontend, scope) whose slot 0 holds the backend count, slots 1..n naming backends by
-// id, backends by id, reverse NAT by index, and two maps only the programs write (sockets' original peers,
-// ClientIP affinity).
+// id, backends by id, reverse NAT by index, two maps only the programs write (sockets' original peers, ClientIP
+// affinity), and the flows whose sockets the socket-destroy iterator is to end.
 
 import type { IPFamily } from "@switchyard/basics";
 
@@ -183,6 +183,41 @@ export const affinityValue = {
   ],
 } as const satisfies Struct;
 
+/**
+ * A flow the proxy wants ended (bpf/sock-destroy.c): a connected UDP socket the programs sent from this frontend
+ * to this backend, which no longer serves it. Filled before each run of the iterator and emptied after it.
+ */
+export const staleFlowKey = {
+  name: "lb_stale_flow_key",
+  fields: [
+    { name: "frontendAddress", type: "ip" },
+    { name: "backendAddress", type: "ip" },
+    { name: "frontendPort", type: "be16" },
+    { name: "backendPort", type: "be16" },
+  ],
+} as const satisfies Struct;
+
+/** How many sockets of that flow the iterator ended (it adds; the proxy reads the sum back). */
+export const staleFlowValue = {
+  name: "lb_stale_flow",
+  fields: [{ name: "ended", type: "u32" }],
+} as const satisfies Struct;
+
+/** The masquerade map's one key: slot 0 holds the node's address of the family. */
+export const masqueradeKey = {
+  name: "lb_masquerade_key",
+  fields: [{ name: "slot", type: "u32" }],
+} as const satisfies Struct;
+
+/**
+ * The node's address the tc programs give traffic from outside as its source on the way to a backend (unless
+ * EXTERNAL_LOCAL), so that the backend's replies come back through this node to be translated back.
+ */
+export const masqueradeValue = {
+  name: "lb_masquerade",
+  fields: [{ name: "address", type: "ip" }],
+} as const satisfies Struct;
+
 export const structs = [
   serviceKey,
   serviceValue,
@@ -194,6 +229,10 @@ export const structs = [
   reverseSockValue,
   affinityKey,
   affinityValue,
+  staleFlowKey,
+  staleFlowValue,
+  masqueradeKey,
+  masqueradeValue,
 ] as const;
 
 // ---- constants both sides read ----
@@ -288,6 +327,28 @@ export const maps = {
     value: affinityValue,
     defaultMaxEntries: 65536,
     ownedByProxy: false,
+  },
+  /**
+   * Read by the socket-destroy iterator only (a separate object: the socket programs do not use it, but the
+   * loader creates and pins it with the rest so that both objects share one). A run takes at most this many
+   * flows; more are ended over several runs.
+   */
+  staleFlows: {
+    name: "stale_flows",
+    kind: "hash",
+    key: staleFlowKey,
+    value: staleFlowValue,
+    defaultMaxEntries: 4096,
+    ownedByProxy: true,
+  },
+  /** Written by the tc loader (bpf-tc.ts) from the addresses its caller gives; read by the tc programs. */
+  masquerade: {
+    name: "masquerade",
+    kind: "hash",
+    key: masqueradeKey,
+    value: masqueradeValue,
+    defaultMaxEntries: 1,
+    ownedByProxy: true,
   },
 } as const satisfies Record<string, MapSpec>;
 

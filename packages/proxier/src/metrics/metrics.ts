@@ -70,6 +70,8 @@ export interface ProxyMetrics {
   readonly bpfMapEntries?: Gauge<FamilyLabel | "map">;
   /** Entries the last sync wrote or deleted, per map. */
   readonly bpfMapEntriesLastSync?: Gauge<FamilyLabel | "map">;
+  /** Connected UDP sockets ended because the backend they were sent to no longer serves their Service. */
+  readonly bpfSocketsDestroyedTotal?: Counter<FamilyLabel>;
 }
 
 const fam = ["ip_family"] as const;
@@ -300,6 +302,12 @@ function bpfMetrics(f: MetricFactory) {
       "sync_proxy_rules_bpf_map_entries_last",
       "Number of BPF map entries written or deleted by kube-proxy in last sync",
       ["ip_family", "map"],
+    ),
+    // The conntrack reconciler's deleted-entries counter is upstream's, for entries: sockets are counted apart.
+    bpfSocketsDestroyedTotal: f.counter(
+      "sync_proxy_rules_bpf_sockets_destroyed_total",
+      "Cumulative connected UDP sockets kube-proxy ended because their backend stopped serving their Service",
+      fam,
     ),
   };
 }

@@ -17,6 +17,12 @@ export interface BackendSyncInput {
   readonly now: number;
 }
 
+/** The maps a successful sync programmed. */
+export interface ProgrammedMaps {
+  readonly services: ServicePortMap;
+  readonly endpoints: EndpointsMap;
+}
+
 export interface BackendSyncResult {
   /** Whether the rules were rewritten as a whole (the backend may upgrade a partial request). */
   readonly fullSync: boolean;
@@ -35,6 +41,13 @@ export interface ProxyBackend {
    * it returns whether the rules must change, and the next sync is then full.
    */
   setServiceCIDRs?(cidrs: readonly string[]): boolean;
+  /**
+   * After a successful sync, given what the previous successful sync programmed and what this one did: ends the
+   * flows that still go along paths the sync removed where no conntrack entry exists to delete (ebpf mode's
+   * connected UDP sockets). Only backends that balance without NAT implement it; the Proxier logs a rejection and
+   * the sync stays successful.
+   */
+  endStaleFlows?(before: ProgrammedMaps, after: ProgrammedMaps): Promise<void>;
 }
 
 /** The proxier logs through @switchyard/kube's interface: its Logger, or a test's recording object. */

@@ -1,11 +1,20 @@
 // The eBPF data plane: renderEBPF plus a BPFMapStore (the kernel's pinned maps, or the fake). The programs are
-// loaded and attached once, before the first sync (the app's job); a sync only writes map entries.
+// loaded and attached once, before the first sync (the app's job); a sync only writes map entries. After a sync,
+// the connected UDP sockets still sent along flows it removed are ended through a SocketEnder (stale-flows.ts).
 
 import { type MapName, maps as mapSpecs } from "../ebpf/layout.js";
 import type { BPFMapStore } from "../ebpf/map-store.js";
 import { type EBPFOptions, type EBPFState, renderEBPF } from "../ebpf/render.js";
+import type { SocketEnder, SocketEndResult } from "../ebpf/socket-ender.js";
+import { flowName, staleFlows } from "../ebpf/stale-flows.js";
 import type { ProxyMetrics } from "../metrics/metrics.js";
-import type { BackendSyncInput, BackendSyncResult, ProxierLogger, ProxyBackend } from "./backend.js";
+import type {
+  BackendSyncInput,
+  BackendSyncResult,
+  ProgrammedMaps,
+  ProxierLogger,
+  ProxyBackend,
+} from "./backend.js";
 import { silentLogger } from "./backend.js";
 
 export interface EBPFProxyBackendOptions {
@@ -13,6 +22,8 @@ export interface EBPFProxyBackendOptions {
   readonly maps: BPFMapStore;
   readonly metrics?: ProxyMetrics;
   readonly logger?: ProxierLogger;
+  /** Ends the sockets of stale flows (apply/bpf-destroy.ts); unset, none are ended. */
+  readonly sockets?: SocketEnder;
 }
 
 /** The maps the proxy writes; the programs own the others (reverse_sk, affinity). */
@@ -60,6 +71,41 @@ export class EBPFProxyBackend implements ProxyBackend {
     });
     this.#state = r.state;
     return { fullSync: r.fullSync, noLocalEndpoints: r.noLocalEndpoints };
+  }
+
+  /**
+   * Ends the connected UDP sockets the programs sent to a backend that no longer serves the frontend they asked
+   * for, as kube-proxy deletes such flows' conntrack entries. Failures of single namespaces are logged; a
+   * rejection of the whole run is the Proxier's to log.
+   */
+  async endStaleFlows(before: ProgrammedMaps, after: ProgrammedMaps): Promise<void> {
+    const sockets = this.#o.sockets;
+    if (!sockets) return;
+    const flows = staleFlows(this.#options.nodePortIPs, before, after);
+    if (flows.length === 0) return;
+    const family = this.#options.family;
+    const started = performance.now();
+    const r = await sockets.end(family, flows);
+    this.#o.metrics?.bpfSocketsDestroyedTotal?.inc({ ip_family: family }, r.ended);
+    this.#logEnded(flows.length, r, performance.now() - started);
+  }
+
+  #logEnded(flows: number, r: SocketEndResult, elapsedMs: number): void {
+    const log = this.#o.logger ?? silentLogger;
+    const ipFamily = this.#options.family;
+    for (const error of r.errors)
+      log.warn("ending stale UDP sockets in a namespace failed", { ipFamily, error });
+    const fields = {
+      ipFamily,
+      flows,
+      ended: r.ended,
+      endedOn: r.endedByFlow.map((f) => `${flowName(f.flow)} (${f.ended})`),
+      namespaces: r.namespaces,
+      elapsedMs: Number(elapsedMs.toFixed(3)),
+    };
+    // What this run did to the sockets, to put beside an application's ECONNABORTED.
+    if (r.ended > 0) log.info("stale UDP sockets ended", fields);
+    else log.v?.(2).info("no stale UDP sockets to end", fields);
   }
 
   /** The keys the maps hold now, so a first sync (or one after a failure) deletes what an earlier run left. */

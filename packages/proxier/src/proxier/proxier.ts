@@ -1,7 +1,8 @@
 // One IP family's proxy: informer events go into the change trackers, the runner decides
 // when to sync, and each sync renders (full or partial, as FullSyncPolicy says), applies
 // through the backend, and reports to metrics, /healthz and the health-check NodePorts, then
-// reconciles stale UDP conntrack entries when a UDP service's endpoints changed. A failed
+// reconciles stale UDP conntrack entries when a UDP service's endpoints changed, and lets a backend that balances
+// without NAT end its own stale flows (endStaleFlows: ebpf mode's connected UDP sockets). A failed
 // sync is retried after syncPeriod and the retry is always full, since the trackers were
 // already drained and the partial-sync bookkeeping is gone.
 
@@ -246,8 +247,22 @@ export class Proxier {
       await health.syncServices(ports);
       health.syncEndpoints(localReadyEndpoints(after.endpoints));
     }
+    const before = this.#programmed;
     this.#programmed = after;
+    // Judged against the last state programmed, so a change a failed sync carried is not lost; before the
+    // conntrack round, which waits on a listing, as these sockets wait on nothing else.
+    if (before) await this.#endStaleFlows(before, after);
     if (conntrackCleanupRequired) await this.#reconcileConntrack(after);
+  }
+
+  async #endStaleFlows(before: ProxyState, after: ProxyState): Promise<void> {
+    const backend = this.#o.backend;
+    if (!backend.endStaleFlows) return;
+    try {
+      await backend.endStaleFlows(before, after);
+    } catch (error) {
+      this.#log.error("ending stale flows failed", { family: this.family, error });
+    }
   }
 
   async #reconcileConntrack(state: ProxyState): Promise<void> {

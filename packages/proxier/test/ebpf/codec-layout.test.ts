@@ -57,6 +57,8 @@ describe("eBPF layout", () => {
         ["reverse_nat", 4, 8, 4, 20],
         ["reverse_sk", 16, 8, 32, 20],
         ["affinity", 16, 16, 16, 16],
+        ["stale_flows", 12, 4, 36, 4],
+        ["masquerade", 4, 4, 4, 16],
       ],
     );
   });

@@ -174,8 +174,11 @@ export interface TestService {
 
 const protoNumber = (proto: "TCP" | "UDP") => (proto === "TCP" ? PROTO_TCP : PROTO_UDP);
 
-/** The write steps one service needs, in the order the renderer keeps: backends, then slots, then the service. */
-export function serviceSteps(svc: TestService): MapWriteStep[] {
+/**
+ * The write steps one service needs, in the order the renderer keeps: backends, then slots, then the service.
+ * Socket-level balancing reads scope INTERNAL entries, the tc program scope EXTERNAL ones.
+ */
+export function serviceSteps(svc: TestService, scope = SCOPE_INTERNAL): MapWriteStep[] {
   const proto = protoNumber(svc.proto);
   const key = (backendSlot: number) =>
     encodeStruct(serviceKey, svc.family, {
@@ -183,7 +186,7 @@ export function serviceSteps(svc: TestService): MapWriteStep[] {
       dport: svc.port,
       backendSlot,
       proto,
-      scope: SCOPE_INTERNAL,
+      scope,
     });
   const value = (backendId: number, count: number) =>
     encodeStruct(serviceValue, svc.family, {

@@ -96,9 +96,11 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
       "lb4_services",
       "lb6_affinity",
       "lb6_backends",
+      "lb6_masquerade",
       "lb6_reverse_nat",
       "lb6_reverse_sk",
       "lb6_services",
+      "lb6_stale_flows",
     ]);
     assert.deepEqual(names(await attachedPrograms(cgroupPath)), V4);
     assert.deepEqual(readdirSync(linksDir(pinRoot)).sort(), V4);
