@@ -188,8 +188,15 @@ async function measureTraffic(
   p: ProxyUnderTest,
   clusterIP: string,
   label: string,
-): Promise<Pick<RunResult, "connectRate" | "packetCost" | "trafficError">> {
-  const out: { connectRate?: ConnectRate; packetCost?: PacketCost; trafficError?: string } = {};
+): Promise<Pick<RunResult, "connectRate" | "packetCost" | "trafficError" | "trafficLoad">> {
+  const out: {
+    connectRate?: ConnectRate;
+    packetCost?: PacketCost;
+    trafficError?: string;
+    trafficLoad: number;
+  } = {
+    trafficLoad: loadavg()[0] ?? 0,
+  };
   const failed = (what: string, err: unknown) => {
     say(`${label}: ${what} FAILED: ${(err as Error).message.slice(0, 2000)}`);
     out.trafficError = `${out.trafficError ? `${out.trafficError}; ` : ""}${what}: ${(err as Error).message.split("\n")[0]}`;

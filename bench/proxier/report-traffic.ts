@@ -35,7 +35,7 @@ function row(r: RunResult): string {
     k
       ? `${(k.service.packetsPerSecond / 1000).toFixed(0)} kpkt/s, ${k.service.mibPerSecond.toFixed(0)} MiB/s, ksoftirqd ${(k.service.ksoftirqdShare * 100).toFixed(0)}%`
       : "",
-    r.load.toFixed(1),
+    (r.trafficLoad ?? r.load).toFixed(1),
     "",
   ]
     .join(" | ")
@@ -69,7 +69,7 @@ export function trafficSection(
     "counted where it ran, and other processes on the machine are not (unless they left softirqs to ksoftirqd).",
     "Packets: the node's eth0 counters, both ways (data and ACKs).",
     "",
-    "| Services | mode | proxy | new conn/s through the ClusterIP | to the pod IPs (ceiling) | client CPU per connection, user / system | CPU per packet through the ClusterIP | to a pod IP (floor) | stream through the ClusterIP | load |",
+    "| Services | mode | proxy | new conn/s through the ClusterIP | to the pod IPs (ceiling) | client CPU per connection, user / system | CPU per packet through the ClusterIP | to a pod IP (floor) | stream through the ClusterIP | load at these measurements |",
     "|---|---|---|---|---|---|---|---|---|---|",
     ...r.runs.filter((x) => !x.error).map(row),
     "",

@@ -28,6 +28,8 @@ export interface RunResult {
   readonly packetCost?: PacketCost;
   /** The connection or packet measurement failed (the sync figures above stand). */
   readonly trafficError?: string;
+  /** 1-minute load average when the connection and packet measurements started. */
+  readonly trafficLoad?: number;
   /** 1-minute load average when the run started (2 cores: above 2 means someone else was busy too). */
   readonly load: number;
 }
