@@ -2,7 +2,7 @@
 // pods. For ebpf mode the client also joins the proxy's cgroup first: its programs balance the sockets of that
 // cgroup's processes when they connect, and nothing else. Joining before `ip netns exec` matters, since that
 // command mounts a private /sys where the cgroup's path is not found.
-import { type ChildProcess, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { type Net, NODE_IP, CLUSTER_CIDR as POD_NETWORK, sh } from "@switchyard/kube-proxy-app/testing";
 
 /** What a client needs to know of the proxy under test. */
@@ -21,15 +21,15 @@ export function clientArgv(p: ClientPlace, argv: readonly string[]): string[] {
   return p.cgroup === undefined ? inNs : ["sh", "-c", JOIN_CGROUP, p.cgroup, ...inNs];
 }
 
-/** Runs `argv` as a client to its end; its standard output. */
-export function inClient(p: ClientPlace, argv: readonly string[]): string {
-  return sh(clientArgv(p, argv));
-}
-
-/** Starts `argv` as a client; stdout is piped. */
-export function spawnClient(p: ClientPlace, argv: readonly string[]): ChildProcess {
+/** Runs `argv` as a client to its end, killed after `timeoutMs`; its standard output. */
+export function inClient(p: ClientPlace, argv: readonly string[], timeoutMs = 120_000): string {
   const [command = "", ...args] = clientArgv(p, argv);
-  return spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+  return execFileSync(command, args, {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: timeoutMs,
+    killSignal: "SIGKILL",
+  });
 }
 
 /**

@@ -43,9 +43,8 @@ interface LoopRun {
 }
 
 function run(p: ProxyUnderTest, targets: readonly string[], seconds: number, workers: number): LoopRun {
-  return JSON.parse(
-    inClient(p, ["python3", SCRIPT, String(seconds), String(workers), ...targets]),
-  ) as LoopRun;
+  const argv = ["python3", SCRIPT, String(seconds), String(workers), ...targets];
+  return JSON.parse(inClient(p, argv, (seconds + 30) * 1000)) as LoopRun;
 }
 
 /** Several runs of one loop as one: their counts and times added. */

@@ -119,7 +119,8 @@ async function stream(
   const seen = sinks.map((s) => s.lines.length);
   const packets0 = nodePackets(p);
   const soft0 = ksoftirqdNs();
-  const sent = JSON.parse(inClient(p, ["python3", SENDER, host, String(STREAM_PORT), String(seconds)])) as {
+  const argv = ["python3", SENDER, host, String(STREAM_PORT), String(seconds)];
+  const sent = JSON.parse(inClient(p, argv, (seconds + 40) * 1000)) as {
     bytes: number;
     seconds: number;
     cpuNs: number;

@@ -1,5 +1,5 @@
 """One steady TCP stream: connects, sends 64 KiB writes for a fixed time, half-closes and waits for the sink to
-close. Prints one JSON object: bytes sent, the time, and this process's CPU over the stream (ns, from
+close; a stream that stalls for 10 s ends with an error instead. Prints one JSON object: bytes sent, the time, and this process's CPU over the stream (ns, from
 /proc/self/schedstat: the scheduler's run time, which on a kernel without IRQ time accounting includes the
 softirq packet processing that ran while this process was on the CPU).
 
@@ -20,7 +20,7 @@ def run_time_ns() -> int:
 def main() -> None:
     host, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     s = socket.create_connection((host, port), timeout=2)
-    s.settimeout(None)
+    s.settimeout(10)
     chunk = b"x" * (1 << 16)
     sent = 0
     cpu0 = run_time_ns()
