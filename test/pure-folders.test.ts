@@ -66,6 +66,7 @@ test("the proxier's renderer folders import nothing that does I/O", () => {
   assert.deepEqual(PURE_FOLDERS, [
     "packages/proxier/src/iptables",
     "packages/proxier/src/nftables",
+    "packages/proxier/src/ebpf",
     "packages/proxier/src/ipvs",
     "packages/basics/src",
   ]);

@@ -166,7 +166,7 @@ async function createProxiers(
   { metrics, nfacct, health, serviceHealth, onSynced }: SharedByProxiers,
 ): Promise<Proxier[]> {
   const { exec, nodeName, info, nodeIPs, kernel } = init;
-  const bpf = o.mode === "ebpf" ? await openEBPF(o, init.families, opts.logger) : undefined;
+  const bpf = o.mode === "ebpf" ? await openEBPF(o, init.families, nodeIPs, exec, opts.logger) : undefined;
   const proxiers: Proxier[] = [];
   for (const [i, family] of init.families.entries()) {
     const flog = opts.logger.child({ ipFamily: family });

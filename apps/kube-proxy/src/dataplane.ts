@@ -17,6 +17,7 @@ import {
   KernelBPFMapStore,
   KernelSocketEnder,
   loadSockPrograms,
+  loadTcPrograms,
   NFTablesProxyBackend,
   type Nfacct,
   NfacctCLI,
@@ -27,11 +28,12 @@ import {
   type ProxyBackend,
   type ProxyMetrics,
   removeSockPrograms,
+  removeTcPrograms,
   type SocketEnder,
 } from "@switchyard/proxier";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { ResolvedOptions } from "./config/config.js";
-import { localDetector, nodeAddresses, nodePortAddresses } from "./network.js";
+import { devicesHolding, localDetector, nodeAddresses, nodePortAddresses } from "./network.js";
 
 /** Every iptables binary set that may hold rules of ours: both families, both backends. */
 export function allIPTables(exec: Exec): IptablesRestoreApplier[] {
@@ -53,7 +55,15 @@ export function cleanupTargets(exec: Exec, bpfRoot = ""): CleanupTargets {
     iptables: allIPTables(exec),
     ipvs: new IPVSApplier({ exec }),
     ...(isRealExec(exec)
-      ? { ebpf: { remove: async () => void (await removeSockPrograms(pinRootOf(bpfRoot))) } }
+      ? {
+          ebpf: {
+            // The tc links and the NAT hooks' nft table first; then the socket programs' links and the maps.
+            async remove() {
+              await removeTcPrograms(pinRootOf(bpfRoot), exec);
+              await removeSockPrograms(pinRootOf(bpfRoot));
+            },
+          },
+        }
       : {}),
   };
 }
@@ -68,6 +78,8 @@ const pinRootOf = (bpfRoot: string) => (bpfRoot === "" ? DEFAULT_PIN_ROOT : bpfR
 export async function openEBPF(
   o: ResolvedOptions,
   families: readonly IPFamily[],
+  nodeIPs: Readonly<Record<IPFamily, string>>,
+  exec: Exec,
   logger: ProxierLogger,
 ): Promise<{ maps: BPFMapStore; sockets?: SocketEnder }> {
   const pinRoot = pinRootOf(o.ebpf.bpfRoot);
@@ -83,6 +95,7 @@ export async function openEBPF(
     ...(loaded.recreatedMaps.length > 0 ? { recreatedMaps: loaded.recreatedMaps } : {}),
     elapsedMs: Math.round(loaded.elapsedMs),
   });
+  await attachTc(o, pinRoot, families, nodeIPs, exec, logger);
   const maps = await KernelBPFMapStore.open(pinRoot);
   try {
     const sockets = await KernelSocketEnder.open({ pinRoot, families, cgroupPath: loaded.cgroupPath });
@@ -94,6 +107,35 @@ export async function openEBPF(
     });
     return { maps };
   }
+}
+
+/**
+ * The tc programs for traffic from outside the node, on --devices (by default the interfaces holding the node's
+ * IPs), masquerading to the node's IP of each family.
+ */
+async function attachTc(
+  o: ResolvedOptions,
+  pinRoot: string,
+  families: readonly IPFamily[],
+  nodeIPs: Readonly<Record<IPFamily, string>>,
+  exec: Exec,
+  logger: ProxierLogger,
+): Promise<void> {
+  const ips = families.map((f) => nodeIPs[f]);
+  const devices = o.ebpf.devices.length > 0 ? o.ebpf.devices : devicesHolding(ips);
+  if (devices.length === 0) {
+    logger.warn("no device holds the node's IPs: traffic from outside the node is not balanced", {
+      nodeIPs: ips,
+    });
+    return;
+  }
+  const masquerade = Object.fromEntries(families.map((f) => [f, nodeIPs[f]]));
+  const tc = await loadTcPrograms({ devices, masquerade, pinRoot, exec });
+  logger.info("BPF tc programs attached", {
+    devices: tc.devices,
+    ...(tc.detached.length > 0 ? { detached: tc.detached } : {}),
+    elapsedMs: Math.round(tc.elapsedMs),
+  });
 }
 
 export interface BackendContext {

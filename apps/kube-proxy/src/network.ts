@@ -59,6 +59,15 @@ export function nodeAddresses(family: IPFamily): string[] {
   return out;
 }
 
+/** The interfaces holding any of `ips` (ebpf mode's devices when --devices is not given). */
+export function devicesHolding(ips: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const [name, list] of Object.entries(networkInterfaces())) {
+    if ((list ?? []).some((a) => ips.includes(a.address))) out.push(name);
+  }
+  return out.sort();
+}
+
 /**
  * --nodeport-addresses for one family: "all" when unset in iptables/ipvs mode, the node IP
  * when unset in nftables or ebpf mode or for "primary", otherwise the local addresses inside the

@@ -65,17 +65,18 @@ test("unknown and duplicate fields: decoded leniently and reported, as upstream 
 test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' sync periods, paths by flag", () => {
   const file = resolve(parseConfigFile(KUBEADM.replace('mode: ""', "mode: ebpf"), []));
   assert.equal(file.mode, "ebpf");
-  assert.deepEqual(file.ebpf, { cgroupRoot: "", bpfRoot: "" });
+  assert.deepEqual(file.ebpf, { cgroupRoot: "", bpfRoot: "", devices: [] });
   const argv = [
     "--proxy-mode=ebpf",
     "--nftables-min-sync-period=250ms",
     "--cgroup-root=/cg",
     "--bpf-root=/bpf",
+    "--devices=eth0,eth1",
   ];
   const flags = resolve(loadConfiguration(parseCommandLine(argv), () => ""));
   assert.equal(flags.mode, "ebpf");
   assert.equal(flags.minSyncPeriodMs, 250);
-  assert.deepEqual(flags.ebpf, { cgroupRoot: "/cg", bpfRoot: "/bpf" });
+  assert.deepEqual(flags.ebpf, { cgroupRoot: "/cg", bpfRoot: "/bpf", devices: ["eth0", "eth1"] });
   // The file has no field for the paths, so the flags apply beside it.
   const both = resolve(
     loadConfiguration(parseCommandLine(["--config=/kp.yaml", "--bpf-root=/bpf"]), () => KUBEADM),

@@ -122,11 +122,17 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
         : net.probe(ip, 80, count, net.client, timeoutMs);
     const old = start(o.from);
     let next: ProxyRun | undefined;
+    // Stopped in `finally` too: a loop left running after a failed assertion keeps this file's process alive.
+    let loop: { stop(): Promise<string[]> } | undefined;
     try {
+      // The old process's own first sync, not the rules an earlier test left: a SIGTERM that meets it still
+      // starting up is not the stop this test is about (a CI run under load failed so, once).
       await eventually(`${o.from} mode to serve`, async () =>
-        synced(o.from) && names(await probe(1)).has("pod-0") ? true : undefined,
+        synced(o.from) && old.log().includes("after the first sync") && names(await probe(1)).has("pod-0")
+          ? true
+          : undefined,
       );
-      const loop = net.probeLoop(ip, 80, net.client, 5, o.inCgroup ? cgroup : undefined);
+      loop = net.probeLoop(ip, 80, net.client, 5, o.inCgroup ? cgroup : undefined);
       await new Promise((r) => setTimeout(r, 1000));
       if (o.signal === "SIGKILL") {
         const exited = once(old.child, "exit");
@@ -147,6 +153,7 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
       const switchMs = Date.now() - started;
       await new Promise((r) => setTimeout(r, 1000));
       const answers = await loop.stop();
+      loop = undefined;
       const failed = answers.filter((a) => !a.startsWith("pod-"));
       const kinds = [...new Set(failed)].join(",") || "none";
       const line = `${o.from} → ${o.to}${o.signal ? ` (${o.signal})` : ""}${o.env ? ` ${JSON.stringify(o.env)}` : ""}: ${failed.length} of ${answers.length} connections failed (${kinds}); restart to first sync ${switchMs} ms`;
@@ -170,6 +177,7 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
       }
       return failed;
     } finally {
+      await loop?.stop().catch(() => []);
       if (old.child.exitCode === null && old.child.signalCode === null) await old.stop();
       if (next) assert.equal(await next.stop(), 0, next.log());
     }

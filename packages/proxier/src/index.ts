@@ -17,6 +17,13 @@ export {
   type SockLoadResult,
 } from "./apply/bpf-loader.js";
 export { BPFMapError as KernelBPFMapError, KernelBPFMapStore } from "./apply/bpf-map-store.js";
+export {
+  loadTcPrograms,
+  removeTcPrograms,
+  type TcLoadOptions,
+  type TcLoadResult,
+  type TcRemoval,
+} from "./apply/bpf-tc.js";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";

@@ -370,6 +370,16 @@ export const SPEC: readonly ProxyFlag[] = [
       c.ebpf.bpfRoot = path;
     },
   },
+  {
+    name: "devices",
+    kind: "list",
+    field: "devices",
+    help: "ebpf mode: the devices traffic from outside the node arrives through (default: those holding the node's IPs).",
+    overridesConfig: true,
+    toConfig: (c, devices) => {
+      c.ebpf.devices = nonEmpty(devices);
+    },
+  },
   ...UPSTREAM_EXTRA_FLAGS,
   { name: "help", kind: "bool", field: "help", help: "Print this help." },
 ];

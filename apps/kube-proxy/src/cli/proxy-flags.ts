@@ -71,6 +71,7 @@ export interface ConfigFlags {
   logJsonInfoBufferSize: string;
   cgroupRoot: string;
   bpfRoot: string;
+  devices: string[];
 }
 
 export type ProxyFlags = CommandFlags & Partial<ConfigFlags>;

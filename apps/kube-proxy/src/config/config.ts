@@ -31,8 +31,11 @@ export interface ProxyConfig {
   };
   nftables: { masqueradeAll: boolean; masqueradeBit: number; minSyncPeriodMs: number; syncPeriodMs: number };
   ipvs: IPVSConfig;
-  /** ebpf mode (not upstream's; flags only): "" picks the default (the cgroup2 mount; /sys/fs/bpf/switchyard). */
-  ebpf: { cgroupRoot: string; bpfRoot: string };
+  /**
+   * ebpf mode (not upstream's; flags only): "" picks the default (the cgroup2 mount; /sys/fs/bpf/switchyard), no
+   * devices the ones holding the node's IPs.
+   */
+  ebpf: { cgroupRoot: string; bpfRoot: string; devices: string[] };
   /** The conntrack sysctls set at start-up (durations in ms; 0 leaves the kernel's value). */
   conntrack: { -readonly [K in keyof ConntrackConfig]: ConntrackConfig[K] };
   /** The process's /proc/self/oom_score_adj (upstream: -999, qos.KubeProxyOOMScoreAdj). */
@@ -79,7 +82,7 @@ export function defaultConfig(): ProxyConfig {
       syncPeriodMs: 30_000,
     },
     nftables: { masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000 },
-    ebpf: { cgroupRoot: "", bpfRoot: "" },
+    ebpf: { cgroupRoot: "", bpfRoot: "", devices: [] },
     ipvs: {
       minSyncPeriodMs: 0,
       syncPeriodMs: 30_000,

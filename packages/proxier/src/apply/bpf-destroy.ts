@@ -18,7 +18,7 @@ import type { SocketEnder, SocketEndResult } from "../ebpf/socket-ender.js";
 import type { StaleFlow } from "../ebpf/stale-flows.js";
 import { defaultCgroupPath } from "./bpf-fs.js";
 import { errnoText, type Handle, type Libbpf, loadLibbpf } from "./bpf-libbpf.js";
-import { DEFAULT_PIN_ROOT, LOG_SIZE, loadError } from "./bpf-loader.js";
+import { DEFAULT_PIN_ROOT, loadError, openAndLoadObject } from "./bpf-loader.js";
 import {
   cgroupNetworkNamespaces,
   inNetworkNamespace,
@@ -80,7 +80,9 @@ export class KernelSocketEnder implements SocketEnder {
     const families = options.families ?? ALL_FAMILIES;
     const cgroupPath = options.cgroupPath ?? defaultCgroupPath();
     const objectPath = options.objectPath ?? DEFAULT_DESTROY_OBJECT_PATH;
-    const obj = openAndLoad(libbpf, objectPath, pinRoot, families);
+    const obj = openAndLoadObject(libbpf, objectPath, pinRoot, (o) =>
+      shareMaps(libbpf, o, pinRoot, families),
+    );
     const iterators = new Map<IPFamily, FamilyIterator>();
     try {
       for (const family of families) {
@@ -169,27 +171,6 @@ export class KernelSocketEnder implements SocketEnder {
 function drain(fd: number): void {
   const buf = Buffer.alloc(256);
   while (readSync(fd, buf, 0, buf.length, null) > 0);
-}
-
-function openAndLoad(libbpf: Libbpf, objectPath: string, pinRoot: string, families: readonly IPFamily[]) {
-  const log = libbpf.allocLog(LOG_SIZE);
-  try {
-    libbpf.takeMessages();
-    const obj = libbpf.openObject(objectPath, { pinRoot, log, logSize: LOG_SIZE });
-    if (obj === null) throw loadError(libbpf, `cannot open ${objectPath}: ${errnoText(libbpf.errno())}`);
-    try {
-      shareMaps(libbpf, obj, pinRoot, families);
-      const rc = libbpf.loadObject(obj);
-      if (rc < 0)
-        throw loadError(libbpf, `loading ${objectPath} failed: ${errnoText(rc)}`, libbpf.readLog(log));
-      return obj;
-    } catch (e) {
-      libbpf.closeObject(obj);
-      throw e;
-    }
-  } finally {
-    libbpf.freeLog(log);
-  }
 }
 
 /**

@@ -96,7 +96,9 @@ export async function loadSockPrograms(options: SockLoadOptions = {}): Promise<S
   ensureBpffs(pinRoot, libbpf);
   mkdirSync(linksDir(pinRoot), { recursive: true });
   const recreatedMaps = dropStaleMapPins(libbpf, pinRoot, families, sizes);
-  const obj = openAndLoad(libbpf, options.objectPath ?? DEFAULT_OBJECT_PATH, pinRoot, families, sizes);
+  const obj = openAndLoadObject(libbpf, options.objectPath ?? DEFAULT_OBJECT_PATH, pinRoot, (o) =>
+    configure(libbpf, o, families, sizes),
+  );
   try {
     const programs = attachAll(libbpf, obj, pinRoot, cgroupPath, families);
     return { pinRoot, cgroupPath, programs, recreatedMaps, elapsedMs: performance.now() - started };
@@ -164,14 +166,18 @@ function dropStaleMapPins(
 
 // ---- the object ----
 
-export const LOG_SIZE = 4 << 20;
+const LOG_SIZE = 4 << 20;
 
-function openAndLoad(
+/**
+ * Opens the object at `objectPath` with its maps pinned under `pinRoot`, lets `configure` set it up (sizes, which
+ * programs load), and loads it through the verifier; a refusal carries libbpf's words and the verifier's log.
+ * Every object of ours (socket, tc, socket-destroy) is opened this one way.
+ */
+export function openAndLoadObject(
   libbpf: Libbpf,
   objectPath: string,
   pinRoot: string,
-  families: readonly IPFamily[],
-  sizes: Record<MapName, number>,
+  configure: (obj: Handle) => void,
 ): Handle {
   const log = libbpf.allocLog(LOG_SIZE);
   try {
@@ -179,7 +185,7 @@ function openAndLoad(
     const obj = libbpf.openObject(objectPath, { pinRoot, log, logSize: LOG_SIZE });
     if (obj === null) throw loadError(libbpf, `cannot open ${objectPath}: ${errnoText(libbpf.errno())}`);
     try {
-      configure(libbpf, obj, families, sizes);
+      configure(obj);
       const rc = libbpf.loadObject(obj);
       if (rc < 0)
         throw loadError(libbpf, `loading ${objectPath} failed: ${errnoText(rc)}`, libbpf.readLog(log));

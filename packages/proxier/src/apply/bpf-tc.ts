@@ -24,7 +24,13 @@ import {
 } from "../ebpf/layout.js";
 import { ensureBpffs } from "./bpf-fs.js";
 import { errnoText, type Handle, type Libbpf, loadLibbpf } from "./bpf-libbpf.js";
-import { DEFAULT_PIN_ROOT, detachPinnedLink, loadError, tcLinksDir } from "./bpf-loader.js";
+import {
+  DEFAULT_PIN_ROOT,
+  detachPinnedLink,
+  loadError,
+  openAndLoadObject,
+  tcLinksDir,
+} from "./bpf-loader.js";
 import { KernelBPFMapStore } from "./bpf-map-store.js";
 import { ensureNatHooks, removeNatHooks } from "./bpf-tc-nat-hooks.js";
 import { type Exec, realExec } from "./exec.js";
@@ -104,8 +110,6 @@ function resolveDevices(libbpf: Libbpf, devices: readonly string[]): Map<string,
 
 // ---- the object ----
 
-const LOG_SIZE = 4 << 20;
-
 /** max_entries of the map pinned at `path` (struct bpf_map_info), or undefined when none is. */
 function pinnedMaxEntries(libbpf: Libbpf, path: string): number | undefined {
   if (!existsSync(path)) return undefined;
@@ -125,26 +129,11 @@ function openTcObject(
   pinRoot: string,
   given: Partial<Record<MapName, number>>,
 ): Handle {
-  const log = libbpf.allocLog(LOG_SIZE);
-  try {
-    libbpf.takeMessages();
-    const obj = libbpf.openObject(objectPath, { pinRoot, log, logSize: LOG_SIZE });
-    if (obj === null) throw loadError(libbpf, `cannot open ${objectPath}: ${errnoText(libbpf.errno())}`);
-    try {
-      sizeMaps(libbpf, obj, pinRoot, given);
-      if (libbpf.findProgram(obj, TC_PROGRAM) === null)
-        throw loadError(libbpf, `the object has no program ${TC_PROGRAM}`);
-      const rc = libbpf.loadObject(obj);
-      if (rc < 0)
-        throw loadError(libbpf, `loading ${objectPath} failed: ${errnoText(rc)}`, libbpf.readLog(log));
-      return obj;
-    } catch (e) {
-      libbpf.closeObject(obj);
-      throw e;
-    }
-  } finally {
-    libbpf.freeLog(log);
-  }
+  return openAndLoadObject(libbpf, objectPath, pinRoot, (obj) => {
+    sizeMaps(libbpf, obj, pinRoot, given);
+    if (libbpf.findProgram(obj, TC_PROGRAM) === null)
+      throw loadError(libbpf, `the object has no program ${TC_PROGRAM}`);
+  });
 }
 
 /** Every map of both families as large as its pin (libbpf reuses a pin only when it matches), else as given. */

@@ -5,77 +5,150 @@
 //   3. service slots 1..n, then slot 0 of each frontend (the count reaches only slots already there),
 //   4. slot 0 of removed frontends deleted, then slots beyond a count (nothing reaches them any more),
 //   5. reverse NAT, 6. backends no longer named by any slot.
+// Keys and values are written field by field straight into each kind's buffer (entry-buffer.ts).
 
 import type { IPFamily } from "@switchyard/basics";
-import { encodeStruct } from "./codec.js";
-import type { BackendRecord, RevNatRecord, ServiceEntry, ServiceKeyRecord } from "./contents.js";
-import { backendKey, backendValue, revNatKey, revNatValue, serviceKey, serviceValue } from "./layout.js";
+import { fieldWriters } from "./codec.js";
+import type { BackendRecord, RevNatRecord, ServiceValueRecord } from "./contents.js";
+import { EntryBuffer } from "./entry-buffer.js";
+import {
+  backendKey,
+  backendValue,
+  revNatKey,
+  revNatValue,
+  type Struct,
+  serviceKey,
+  serviceValue,
+  structLayout,
+} from "./layout.js";
 import type { MapWriteStep } from "./map-store.js";
 
-type Entry = readonly [key: Buffer, value: Buffer];
+/** A frontend in one scope: the key of its service entries but the slot, its address already in bytes. */
+export interface FrontendScopeKey {
+  readonly address: Uint8Array;
+  readonly dport: number;
+  readonly proto: number;
+  readonly scope: number;
+}
+
+function writersOf(family: IPFamily) {
+  return {
+    serviceKey: fieldWriters(serviceKey, family),
+    serviceValue: fieldWriters(serviceValue, family),
+    backendKey: fieldWriters(backendKey, family),
+    backendValue: fieldWriters(backendValue, family),
+    revNatKey: fieldWriters(revNatKey, family),
+    revNatValue: fieldWriters(revNatValue, family),
+  };
+}
 
 export class StepPlan {
-  readonly #family: IPFamily;
-  readonly #backendUpdates: Entry[] = [];
-  readonly #revNatUpdates: Entry[] = [];
-  readonly #slotUpdates: Entry[] = [];
-  readonly #headUpdates: Entry[] = [];
-  readonly #headDeletes: Buffer[] = [];
-  readonly #slotDeletes: Buffer[] = [];
-  readonly #revNatDeletes: Buffer[] = [];
-  readonly #backendDeletes: Buffer[] = [];
+  readonly #w: ReturnType<typeof writersOf>;
+  readonly #backendUpdates: EntryBuffer;
+  readonly #revNatUpdates: EntryBuffer;
+  readonly #slotUpdates: EntryBuffer;
+  readonly #headUpdates: EntryBuffer;
+  readonly #headDeletes: EntryBuffer;
+  readonly #slotDeletes: EntryBuffer;
+  readonly #revNatDeletes: EntryBuffer;
+  readonly #backendDeletes: EntryBuffer;
 
   constructor(family: IPFamily) {
-    this.#family = family;
+    this.#w = writersOf(family);
+    const entries = (key: Struct, value?: Struct) =>
+      new EntryBuffer(structLayout(key, family).size, value ? structLayout(value, family).size : 0);
+    this.#backendUpdates = entries(backendKey, backendValue);
+    this.#revNatUpdates = entries(revNatKey, revNatValue);
+    this.#slotUpdates = entries(serviceKey, serviceValue);
+    this.#headUpdates = entries(serviceKey, serviceValue);
+    this.#headDeletes = entries(serviceKey);
+    this.#slotDeletes = entries(serviceKey);
+    this.#revNatDeletes = entries(revNatKey);
+    this.#backendDeletes = entries(backendKey);
   }
 
   updateBackend(backendId: number, value: BackendRecord): void {
-    const f = this.#family;
-    this.#backendUpdates.push([
-      encodeStruct(backendKey, f, { backendId }),
-      encodeStruct(backendValue, f, value),
-    ]);
+    const to = this.#backendUpdates;
+    const at = to.append();
+    const out = to.chunk;
+    this.#w.backendKey.backendId(out, at, backendId);
+    const w = this.#w.backendValue;
+    const v = at + to.keySize;
+    w.address(out, v, value.address);
+    w.port(out, v, value.port);
+    w.proto(out, v, value.proto);
+    w.flags(out, v, value.flags);
   }
 
   deleteBackend(backendId: number): void {
-    this.#backendDeletes.push(encodeStruct(backendKey, this.#family, { backendId }));
+    const to = this.#backendDeletes;
+    const at = to.append();
+    this.#w.backendKey.backendId(to.chunk, at, backendId);
   }
 
   updateRevNat(revNatIndex: number, value: RevNatRecord): void {
-    const f = this.#family;
-    this.#revNatUpdates.push([
-      encodeStruct(revNatKey, f, { revNatIndex }),
-      encodeStruct(revNatValue, f, value),
-    ]);
+    const to = this.#revNatUpdates;
+    const at = to.append();
+    const out = to.chunk;
+    this.#w.revNatKey.revNatIndex(out, at, revNatIndex);
+    const w = this.#w.revNatValue;
+    w.address(out, at + to.keySize, value.address);
+    w.port(out, at + to.keySize, value.port);
   }
 
   deleteRevNat(revNatIndex: number): void {
-    this.#revNatDeletes.push(encodeStruct(revNatKey, this.#family, { revNatIndex }));
+    const to = this.#revNatDeletes;
+    const at = to.append();
+    this.#w.revNatKey.revNatIndex(to.chunk, at, revNatIndex);
   }
 
-  updateService(entry: ServiceEntry): void {
-    const f = this.#family;
-    const encoded = [
-      encodeStruct(serviceKey, f, entry.key),
-      encodeStruct(serviceValue, f, entry.value),
-    ] as const;
-    (entry.key.backendSlot === 0 ? this.#headUpdates : this.#slotUpdates).push(encoded);
+  /** Sets a service entry; `value` may be another entry's value (as returned), shared. Returns the value. */
+  updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord | Buffer): Buffer {
+    const to = backendSlot === 0 ? this.#headUpdates : this.#slotUpdates;
+    const shared = Buffer.isBuffer(value) ? value : undefined;
+    const at = to.append(shared);
+    this.#writeServiceKey(to.chunk, at, key, backendSlot);
+    if (!Buffer.isBuffer(value)) this.#writeServiceValue(to.chunk, at + to.keySize, value);
+    return to.lastValue as Buffer;
   }
 
-  deleteService(key: ServiceKeyRecord): void {
-    const encoded = encodeStruct(serviceKey, this.#family, key);
-    (key.backendSlot === 0 ? this.#headDeletes : this.#slotDeletes).push(encoded);
+  deleteService(key: FrontendScopeKey, backendSlot: number): void {
+    const to = backendSlot === 0 ? this.#headDeletes : this.#slotDeletes;
+    const at = to.append();
+    this.#writeServiceKey(to.chunk, at, key, backendSlot);
+  }
+
+  #writeServiceValue(out: Buffer, at: number, value: ServiceValueRecord): void {
+    const w = this.#w.serviceValue;
+    w.backendId(out, at, value.backendId);
+    w.affinityTimeout(out, at, value.affinityTimeout);
+    w.count(out, at, value.count);
+    w.revNatIndex(out, at, value.revNatIndex);
+    w.flags(out, at, value.flags);
+  }
+
+  #writeServiceKey(out: Buffer, at: number, key: FrontendScopeKey, backendSlot: number): void {
+    const w = this.#w.serviceKey;
+    w.address(out, at, key.address);
+    w.dport(out, at, key.dport);
+    w.backendSlot(out, at, backendSlot);
+    w.proto(out, at, key.proto);
+    w.scope(out, at, key.scope);
   }
 
   /** One step per map and operation, in the order above; empty ones left out. */
   steps(): MapWriteStep[] {
     const steps: MapWriteStep[] = [
-      { map: "backends", op: "update", entries: this.#backendUpdates },
-      { map: "revNat", op: "update", entries: this.#revNatUpdates },
-      { map: "services", op: "update", entries: [...this.#slotUpdates, ...this.#headUpdates] },
-      { map: "services", op: "delete", keys: [...this.#headDeletes, ...this.#slotDeletes] },
-      { map: "revNat", op: "delete", keys: this.#revNatDeletes },
-      { map: "backends", op: "delete", keys: this.#backendDeletes },
+      { map: "backends", op: "update", entries: this.#backendUpdates.entries() },
+      { map: "revNat", op: "update", entries: this.#revNatUpdates.entries() },
+      {
+        map: "services",
+        op: "update",
+        entries: this.#slotUpdates.entries().concat(this.#headUpdates.entries()),
+      },
+      { map: "services", op: "delete", keys: this.#headDeletes.keys().concat(this.#slotDeletes.keys()) },
+      { map: "revNat", op: "delete", keys: this.#revNatDeletes.keys() },
+      { map: "backends", op: "delete", keys: this.#backendDeletes.keys() },
     ];
     return steps.filter((s) => (s.op === "update" ? s.entries.length : s.keys.length) > 0);
   }

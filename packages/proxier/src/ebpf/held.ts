@@ -1,6 +1,11 @@
-// What the kernel's proxy-owned maps hold, as far as the renderer knows: everything it wrote, and on a first
-// sync the keys found live (their values unknown: null). Service entries are grouped by frontend so that a sync
-// looks only at the frontends it changes.
+// What the kernel's services map holds, as far as the renderer knows: everything it wrote, and on a first sync
+// the keys found live (their values unknown). (The backends and reverse NAT maps' entries are held with the
+// rest of what is known of each backend, backends.ts, and reverse NAT key, rev-nat.ts.)
+//
+// A frontend's service entries are held in the form they are written from (per scope, slot 0's fields and the
+// backend ids of slots 1..n) rather than entry by entry: a sync compares a frontend field by field without
+// building its entries, and 10k Services hold some 10k of these instead of 220k entries the garbage collector
+// would trace on every collection.
 
 import type { IPFamily } from "@switchyard/basics";
 import { decodeStruct } from "./codec.js";
@@ -11,22 +16,32 @@ import {
   type RevNatRecord,
   type ServiceEntry,
   type ServiceKeyRecord,
-  type ServiceValueRecord,
   serviceEntryName,
 } from "./contents.js";
-import { backendKey, type MapName, revNatKey, serviceKey } from "./layout.js";
+import { type MapName, serviceKey } from "./layout.js";
 
-/** A held service entry; value null: the key is live, what it holds is not known. */
-export interface HeldServiceEntry {
-  readonly key: ServiceKeyRecord;
-  readonly value: ServiceValueRecord | null;
+/** One scope of a frontend: slot 0 holds these flags, the timeout and the count; slots 1..n these ids. */
+export interface HeldScope {
+  readonly flags: number;
+  readonly affinityTimeout: number;
+  readonly backendIds: readonly number[];
+}
+
+/** A frontend's service entries: every one of them carries the frontend's reverse NAT index. */
+export interface HeldFrontend {
+  readonly address: string;
+  readonly port: number;
+  readonly proto: number;
+  readonly revNatIndex: number;
+  /** Indexed by scope (SCOPE_EXTERNAL, SCOPE_INTERNAL); one object may serve both. */
+  readonly scopes: readonly HeldScope[];
 }
 
 export class HeldMaps {
-  /** Frontend name → entry name → entry. */
-  readonly services = new Map<string, Map<string, HeldServiceEntry>>();
-  readonly backends = new Map<number, BackendRecord | null>();
-  readonly revNat = new Map<number, RevNatRecord | null>();
+  /** By frontend name (addressName). */
+  readonly #frontends = new Map<string, HeldFrontend>();
+  /** Keys live at start-up, by frontend name: what they hold is not known, so each is rewritten or deleted. */
+  readonly #unknown = new Map<string, ServiceKeyRecord[]>();
   #serviceCount = 0;
 
   /** The live keys of a first sync (values unknown, so every one is rewritten or deleted). */
@@ -34,15 +49,12 @@ export class HeldMaps {
     const held = new HeldMaps();
     for (const k of existing.services ?? []) {
       const key = decodeStruct(serviceKey, family, k);
-      held.setService(addressName(key.address, key.dport, key.proto), serviceEntryName(key), {
-        key,
-        value: null,
-      });
+      const name = addressName(key.address, key.dport, key.proto);
+      const keys = held.#unknown.get(name);
+      if (keys) keys.push(key);
+      else held.#unknown.set(name, [key]);
+      held.#serviceCount++;
     }
-    for (const k of existing.backends ?? [])
-      held.backends.set(decodeStruct(backendKey, family, k).backendId, null);
-    for (const k of existing.revNat ?? [])
-      held.revNat.set(decodeStruct(revNatKey, family, k).revNatIndex, null);
     return held;
   }
 
@@ -50,36 +62,78 @@ export class HeldMaps {
     return this.#serviceCount;
   }
 
-  /** Holds `entry` under its frontend's name (addressName) and its own (serviceEntryName). */
-  setService(frontend: string, name: string, entry: HeldServiceEntry): void {
-    let entries = this.services.get(frontend);
-    if (!entries) {
-      entries = new Map();
-      this.services.set(frontend, entries);
-    }
-    if (!entries.has(name)) this.#serviceCount++;
-    entries.set(name, entry);
+  frontend(name: string): HeldFrontend | undefined {
+    return this.#frontends.get(name);
   }
 
-  deleteService(frontend: string, name: string): void {
-    const entries = this.services.get(frontend);
-    if (!entries?.delete(name)) return;
-    this.#serviceCount--;
-    if (entries.size === 0) this.services.delete(frontend);
+  /** Records what the frontend's entries hold now (undefined: none). */
+  setFrontend(name: string, entries: HeldFrontend | undefined): void {
+    const old = this.#frontends.get(name);
+    if (old) this.#serviceCount -= entryCount(old);
+    if (entries) {
+      this.#frontends.set(name, entries);
+      this.#serviceCount += entryCount(entries);
+    } else if (old) this.#frontends.delete(name);
   }
 
-  /** The maps as MapContents; after a sync every value is known. */
-  contents(family: IPFamily): MapContents {
+  /** Frontends with live keys of unknown value. */
+  unknownFrontends(): string[] {
+    return [...this.#unknown.keys()];
+  }
+
+  /** The frontend's live keys of unknown value, forgotten here: the caller rewrites or deletes each. */
+  takeUnknown(name: string): readonly ServiceKeyRecord[] | undefined {
+    const keys = this.#unknown.get(name);
+    if (!keys) return undefined;
+    this.#unknown.delete(name);
+    this.#serviceCount -= keys.length;
+    return keys;
+  }
+
+  /** The maps as MapContents, with the other two maps' entries given; after a sync every value is known. */
+  contents(
+    family: IPFamily,
+    backends: ReadonlyMap<number, BackendRecord>,
+    revNat: ReadonlyMap<number, RevNatRecord>,
+  ): MapContents {
     const services = new Map<string, ServiceEntry>();
-    for (const entries of this.services.values()) {
-      for (const [name, e] of entries) if (e.value) services.set(name, { key: e.key, value: e.value });
+    for (const f of this.#frontends.values()) {
+      for (const e of serviceEntriesOf(f)) services.set(serviceEntryName(e.key), e);
     }
-    return { family, services, backends: known(this.backends), revNat: known(this.revNat) };
+    return { family, services, backends, revNat };
   }
 }
 
-function known<V>(map: ReadonlyMap<number, V | null>): Map<number, V> {
-  const out = new Map<number, V>();
-  for (const [k, v] of map) if (v !== null) out.set(k, v);
+/** The entries a held frontend stands for: per scope, slot 0 then slots 1..n. */
+function serviceEntriesOf(f: HeldFrontend): ServiceEntry[] {
+  const out: ServiceEntry[] = [];
+  f.scopes.forEach((s, scope) => {
+    const key = (backendSlot: number) => ({
+      address: f.address,
+      dport: f.port,
+      backendSlot,
+      proto: f.proto,
+      scope,
+    });
+    const revNatIndex = f.revNatIndex;
+    const count = s.backendIds.length;
+    out.push({
+      key: key(0),
+      value: { backendId: 0, affinityTimeout: s.affinityTimeout, count, revNatIndex, flags: s.flags },
+    });
+    s.backendIds.forEach((backendId, i) => {
+      out.push({
+        key: key(i + 1),
+        value: { backendId, affinityTimeout: 0, count: 0, revNatIndex, flags: 0 },
+      });
+    });
+  });
   return out;
+}
+
+/** Slot 0 and slots 1..n of every scope. */
+function entryCount(f: HeldFrontend): number {
+  let n = 0;
+  for (const s of f.scopes) n += 1 + s.backendIds.length;
+  return n;
 }

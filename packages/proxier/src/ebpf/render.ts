@@ -3,30 +3,35 @@
 //
 // Each Service port claims its frontends and backends (claims.ts); a frontend or backend two ports claim takes
 // the value of the port first in key order. A full sync renders every port; a partial one only the ports of
-// changed Services, after taking back what they claimed last time. Either way only the frontends, backends and
-// reverse NAT entries whose claims changed are compared with what the maps hold (held.ts), and only entries
-// that differ are written (delta.ts orders them). Backend ids and reverse NAT indexes stay with their keys
-// from sync to sync (ids.ts), so an unchanged Service's entries never change.
+// changed Services. A port rendered again claims what it needs now and releases what it needed before and no
+// longer does (port-claims.ts); a port whose Service and endpoints are the very objects it was rendered from is
+// not rendered again. Either way only the frontends, backends and reverse NAT entries whose claims changed are
+// compared with what the maps hold (held.ts, backends.ts, rev-nat.ts), and only entries that differ are written
+// (delta.ts orders them). Backend ids and reverse NAT indexes stay with their keys from sync to sync (ids.ts),
+// so an unchanged Service's entries never change.
 //
 // The state is carried from sync to sync and updated in place: a state passed to renderEBPF is used up, and
 // only the returned one may be passed to the next sync. After a failed write (or a render that threw) pass none:
 // the next sync is full and diffs against the live keys (`existing`).
 
 import { formatIP, type IPFamily, parseIP } from "@switchyard/basics";
+import type { EndpointInfo } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
+import type { ServicePortInfo } from "../model/service-port.js";
 import { sortedKeys } from "../util/sorted-keys.js";
-import { Claims } from "./claims.js";
+import { type BackendEntry, Backends } from "./backends.js";
+import { type ClaimEntry, Claims } from "./claims.js";
 import type { MapContents } from "./contents.js";
 import { StepPlan } from "./delta.js";
 import { HeldMaps } from "./held.js";
-import { IdAllocator } from "./ids.js";
 import type { MapName } from "./layout.js";
 import type { MapWriteStep } from "./map-store.js";
 import type { EBPFOptions } from "./options.js";
-import { changedPorts, claimPort, releasePort } from "./port-claims.js";
-import type { BackendWant, FrontendWant } from "./service-plan.js";
-import { writeBackends, writeFrontends } from "./write.js";
+import { changedPorts, reclaimPort, releasePort } from "./port-claims.js";
+import { RevNats } from "./rev-nat.js";
+import { type FrontendWant, sameFrontend, samePlanOptions } from "./service-plan.js";
+import { writeFrontends } from "./write.js";
 
 export type { EBPFOptions } from "./options.js";
 
@@ -37,31 +42,32 @@ export interface Carried {
   readonly family: IPFamily;
   /** Per service port key, the frontends and backends it claims and its no-local-endpoint outcome. */
   readonly ports: Map<string, PortRecord>;
+  /** The service port keys of the last full sync, sorted: the next one sorts again only if they changed. */
+  sortedPorts: readonly string[];
   /** "ns/name" → its service port keys rendered last. */
-  readonly portsOfService: Map<string, Set<string>>;
+  readonly portsOfService: Map<string, string[]>;
+  /** The options the newest port records were planned with (one object while they stay the same). */
+  planOptions: EBPFOptions | undefined;
+  /** Frontend claims, by frontend name (write.ts writes the changed ones). */
   readonly frontends: Claims<FrontendWant>;
-  readonly backends: Claims<BackendWant>;
-  readonly backendIds: IdAllocator;
-  /** By reverse NAT key (frontend address:port). */
-  readonly revNatIndexes: IdAllocator;
-  /** Reverse NAT key → the frontends (names) present that use it, and the entry it needs. */
-  readonly revNatUsers: Map<string, RevNatUse>;
+  readonly backends: Backends;
+  readonly revNat: RevNats;
+  /** The services map's entries. */
   readonly held: HeldMaps;
   /** Service ports whose Local policy found no local endpoint. */
   readonly noLocal: { internal: number; external: number };
 }
 
 export interface PortRecord {
+  /** What the port was planned from: the same objects again plan the same (see reclaimPort). */
+  readonly sp: ServicePortInfo;
+  readonly endpoints: readonly EndpointInfo[] | undefined;
+  readonly options: EBPFOptions;
   readonly frontends: readonly string[];
-  readonly backends: readonly string[];
+  /** In the order of the plan's backends (ScopeWant.backendIndexes count in it). */
+  readonly backends: readonly BackendEntry[];
   readonly noLocalInternal: boolean;
   readonly noLocalExternal: boolean;
-}
-
-export interface RevNatUse {
-  readonly address: string;
-  readonly port: number;
-  readonly frontends: Set<string>;
 }
 
 const CARRIED = Symbol("carried");
@@ -69,9 +75,9 @@ const CARRIED = Symbol("carried");
 /** What the maps hold after a successful sync, and the numbering the next sync keeps. */
 export interface EBPFState {
   readonly family: IPFamily;
-  /** Backend name ("10.180.0.1:80/TCP") → backend id. */
+  /** Backend name ("10.180.0.1:80/TCP") → backend id (built when read). */
   readonly backendIds: ReadonlyMap<string, number>;
-  /** Frontend address:port → reverse NAT index. */
+  /** Frontend address:port → reverse NAT index (built when read). */
   readonly revNatIndexes: ReadonlyMap<string, number>;
   /** The three maps' contents, decoded (built when read: it costs one pass over every entry). */
   readonly contents: MapContents;
@@ -101,10 +107,6 @@ export interface EBPFSyncResult {
   readonly sizes: Readonly<Record<"services" | "backends" | "revNat", number>>;
 }
 
-/** Backend ids are u32 in the maps; reverse NAT indexes u16. 0 means none in both. */
-const MAX_BACKEND_ID = 0xffffffff;
-const MAX_REV_NAT_INDEX = 0xffff;
-
 export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?: EBPFState): EBPFSyncResult {
   if (previous?.[CARRIED].used) {
     throw new Error("renderEBPF: this state was already used by a later sync; pass the newest state");
@@ -112,51 +114,45 @@ export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?
   if (previous && previous.family !== options.family) {
     throw new Error(`renderEBPF: the previous state is ${previous.family}, this sync ${options.family}`);
   }
-  const opts = { ...options, nodePortIPs: canonicalIPs(options.nodePortIPs, options.family) };
   const fullSync = previous === undefined || input.changedServices === undefined;
   const c = previous ? takeOver(previous[CARRIED]) : newCarried(options.family, input.existing);
+  const opts = planOptions(c, options);
 
   if (fullSync) {
-    for (const port of [...c.ports.keys()]) releasePort(c, port);
-    for (const port of sortedKeys(input.services)) claimPort(c, opts, input, port);
+    for (const port of [...c.ports.keys()]) if (!input.services.has(port)) releasePort(c, port);
+    c.sortedPorts = sortedKeys(input.services, c.sortedPorts);
+    for (const port of c.sortedPorts) reclaimPort(c, opts, input, port);
   } else {
-    const ports = changedPorts(c, input);
-    for (const port of ports) releasePort(c, port);
-    for (const port of ports) claimPort(c, opts, input, port);
+    for (const port of changedPorts(c, input)) reclaimPort(c, opts, input, port);
   }
   const plan = new StepPlan(options.family);
-  writeBackends(c, plan, fullSync);
-  writeFrontends(c, plan, fullSync);
+  c.backends.write(plan);
+  writeFrontends(c, plan, previous === undefined);
   return {
     state: stateOf(c),
     steps: plan.steps(),
     fullSync,
     noLocalEndpoints: { ...c.noLocal },
-    sizes: { services: c.held.serviceCount, backends: c.held.backends.size, revNat: c.held.revNat.size },
+    sizes: { services: c.held.serviceCount, backends: c.backends.size, revNat: c.revNat.size },
   };
 }
 
+/** A first sync's state: the live keys (`existing`) are held with unknown values, for this sync to delete. */
 function newCarried(family: IPFamily, existing: EBPFSyncInput["existing"]): Carried {
-  const held = existing ? HeldMaps.fromExisting(family, existing) : new HeldMaps();
-  const backendIds = new IdAllocator("backend ids", MAX_BACKEND_ID);
-  const revNatIndexes = new IdAllocator(
-    "reverse NAT indexes (one per frontend address and port)",
-    MAX_REV_NAT_INDEX,
-  );
-  // Live numbers of unknown meaning: this full sync deletes them, so none is handed out before that.
-  backendIds.reserve(held.backends.keys());
-  revNatIndexes.reserve(held.revNat.keys());
   return {
     used: false,
     family,
     ports: new Map(),
+    sortedPorts: [],
     portsOfService: new Map(),
-    frontends: new Claims(),
-    backends: new Claims(),
-    backendIds,
-    revNatIndexes,
-    revNatUsers: new Map(),
-    held,
+    planOptions: undefined,
+    frontends: new Claims(
+      sameFrontend,
+      (key): ClaimEntry<FrontendWant> => ({ key, first: undefined, dirty: false }),
+    ),
+    backends: existing?.backends ? Backends.fromExisting(family, existing.backends) : new Backends(),
+    revNat: existing?.revNat ? RevNats.fromExisting(family, existing.revNat) : new RevNats(),
+    held: existing ? HeldMaps.fromExisting(family, existing) : new HeldMaps(),
     noLocal: { internal: 0, external: 0 },
   };
 }
@@ -164,21 +160,35 @@ function newCarried(family: IPFamily, existing: EBPFSyncInput["existing"]): Carr
 /** The previous sync's state, carried on: the numbers it gave up (and deleted) are free again. */
 function takeOver(previous: Carried): Carried {
   previous.used = true;
-  previous.backendIds.startSync();
-  previous.revNatIndexes.startSync();
+  previous.backends.startSync();
+  previous.revNat.startSync();
   return { ...previous, used: false };
 }
 
 function stateOf(c: Carried): EBPFState {
   return {
     family: c.family,
-    backendIds: c.backendIds.ids,
-    revNatIndexes: c.revNatIndexes.ids,
+    get backendIds() {
+      return c.backends.ids();
+    },
+    get revNatIndexes() {
+      return c.revNat.indexes();
+    },
     get contents() {
-      return c.held.contents(c.family);
+      return c.held.contents(c.family, c.backends.contents(), c.revNat.contents());
     },
     [CARRIED]: c,
   };
+}
+
+/**
+ * The options ports are planned with, NodePort addresses in canonical text: the previous sync's object when
+ * they are the same, so that a port record planned with them shows it.
+ */
+function planOptions(c: Carried, options: EBPFOptions): EBPFOptions {
+  const opts = { ...options, nodePortIPs: canonicalIPs(options.nodePortIPs, options.family) };
+  if (!c.planOptions || !samePlanOptions(c.planOptions, opts)) c.planOptions = opts;
+  return c.planOptions;
 }
 
 /** NodePort addresses in canonical text (as frontends are named); one of another family is a caller's bug. */

@@ -33,9 +33,12 @@ export interface BackendWant {
   readonly flags: number;
 }
 
-/** One scope of a frontend: the backends of slots 1..n (by name), and slot 0's flags. */
+/** One scope of a frontend: the backends of slots 1..n, and slot 0's flags. */
 export interface ScopeWant {
+  /** By name. */
   readonly backends: readonly string[];
+  /** The same, as positions in the port's backends (ServicePortPlan.backends' order). */
+  readonly backendIndexes: readonly number[];
   readonly flags: number;
   readonly affinityTimeout: number;
 }
@@ -52,7 +55,7 @@ export interface FrontendWant {
 
 export interface ServicePortPlan {
   readonly frontends: readonly FrontendWant[];
-  /** Every backend a scope names, by name. */
+  /** Every backend a scope names, once each, by name. */
   readonly backends: ReadonlyMap<string, BackendWant>;
   readonly noLocalInternal: boolean;
   readonly noLocalExternal: boolean;
@@ -81,6 +84,48 @@ function backendWant(ep: EndpointInfo, proto: number): BackendWant {
   return { address: ep.ip, port: ep.port, proto, flags };
 }
 
+/** The backends of one endpoint list: by name, and as positions in the port's backends. */
+interface NamedList {
+  readonly names: string[];
+  readonly indexes: number[];
+}
+
+/**
+ * The backends of a port's endpoint lists, each once, by name in the order first named. The routes mostly
+ * share one list: it is named once, and the scopes over it share the names.
+ */
+class BackendNames {
+  readonly backends = new Map<string, BackendWant>();
+  readonly #index = new Map<string, number>();
+  readonly #proto: number;
+  readonly #lists: (readonly EndpointInfo[])[] = [];
+  readonly #named: NamedList[] = [];
+
+  constructor(proto: number) {
+    this.#proto = proto;
+  }
+
+  of(list: readonly EndpointInfo[]): NamedList {
+    const known = this.#named[this.#lists.indexOf(list)];
+    if (known) return known;
+    const named: NamedList = { names: [], indexes: [] };
+    for (const ep of list) {
+      const name = addressName(ep.ip, ep.port, this.#proto);
+      let index = this.#index.get(name);
+      if (index === undefined) {
+        index = this.backends.size;
+        this.backends.set(name, backendWant(ep, this.#proto));
+        this.#index.set(name, index);
+      }
+      named.names.push(name);
+      named.indexes.push(index);
+    }
+    this.#lists.push(list);
+    this.#named.push(named);
+    return named;
+  }
+}
+
 export function planServicePort(
   options: EBPFOptions,
   sp: ServicePortInfo,
@@ -90,17 +135,11 @@ export function planServicePort(
   // Source ranges are checked apart from the endpoint choice, endpoints or not (as nftables does).
   const traffic = trafficPolicyPlan(sp, categorized, { firewallRequiresEndpoints: false });
   const proto = protocolNumber(sp.protocol);
-  const backends = new Map<string, BackendWant>();
-  const names = (list: readonly EndpointInfo[]) =>
-    list.map((ep) => {
-      const name = addressName(ep.ip, ep.port, proto);
-      if (!backends.has(name)) backends.set(name, backendWant(ep, proto));
-      return name;
-    });
+  const named = new BackendNames(proto);
   const lists = {
-    internal: names(routeEndpoints(traffic.internal, categorized)),
-    external: names(routeEndpoints(traffic.external, categorized)),
-    cluster: names(categorized.clusterEndpoints ?? []),
+    internal: named.of(routeEndpoints(traffic.internal, categorized)),
+    external: named.of(routeEndpoints(traffic.external, categorized)),
+    cluster: named.of(categorized.clusterEndpoints ?? []),
   };
   const frontends = frontendsOf(sp, options.nodePortIPs).map((f) => ({
     name: addressName(f.address, f.port, proto),
@@ -111,33 +150,79 @@ export function planServicePort(
   }));
   return {
     frontends,
-    backends,
+    backends: named.backends,
     noLocalInternal: traffic.noLocalInternal,
     noLocalExternal: traffic.noLocalExternal,
   };
+}
+
+/** Options that plan every port alike: the same node, labels and NodePort addresses. */
+export function samePlanOptions(a: EBPFOptions, b: EBPFOptions): boolean {
+  const labels = Object.keys(a.nodeLabels);
+  return (
+    a.family === b.family &&
+    a.nodeName === b.nodeName &&
+    labels.length === Object.keys(b.nodeLabels).length &&
+    labels.every((k) => a.nodeLabels[k] === b.nodeLabels[k]) &&
+    a.nodePortIPs.length === b.nodePortIPs.length &&
+    a.nodePortIPs.every((ip, i) => ip === b.nodePortIPs[i])
+  );
+}
+
+export function sameBackend(a: BackendWant, b: BackendWant): boolean {
+  return a.address === b.address && a.port === b.port && a.proto === b.proto && a.flags === b.flags;
+}
+
+export function sameFrontend(a: FrontendWant, b: FrontendWant): boolean {
+  return (
+    a.name === b.name &&
+    a.address === b.address &&
+    a.port === b.port &&
+    a.proto === b.proto &&
+    sameScope(a.scopes[0], b.scopes[0]) &&
+    sameScope(a.scopes[1], b.scopes[1])
+  );
+}
+
+function sameScope(a: ScopeWant, b: ScopeWant): boolean {
+  if (a.flags !== b.flags || a.affinityTimeout !== b.affinityTimeout) return false;
+  if (a.backends === b.backends) return true;
+  if (a.backends.length !== b.backends.length) return false;
+  return a.backends.every((name, i) => name === b.backends[i]);
 }
 
 function scopesOf(
   f: Frontend,
   sp: ServicePortInfo,
   traffic: TrafficPolicyPlan,
-  lists: { readonly internal: string[]; readonly external: string[]; readonly cluster: string[] },
+  lists: { readonly internal: NamedList; readonly external: NamedList; readonly cluster: NamedList },
 ): [ScopeWant, ScopeWant] {
   const affinityTimeout = sp.stickyMaxAgeSeconds;
   let flags = KIND_FLAG[f.kind] | (affinityTimeout > 0 ? serviceFlags.AFFINITY : 0);
   if (f.kind === "LoadBalancer" && traffic.usesFirewallChain) flags |= serviceFlags.SOURCE_RANGES;
-  const scope = (backends: string[], verdict: NoEndpointsVerdict, scopeFlags: number): ScopeWant => ({
-    backends,
-    flags: backends.length > 0 ? scopeFlags : scopeFlags | VERDICT_FLAG[verdict],
-    affinityTimeout,
-  });
   if (f.kind === "ClusterIP") {
-    const internal = scope(lists.internal, traffic.internal.noEndpointsVerdict, flags);
+    const internal = scopeWant(lists.internal, traffic.internal.noEndpointsVerdict, flags, affinityTimeout);
     return [internal, internal];
   }
   const local = traffic.external.policy === "local" ? serviceFlags.EXTERNAL_LOCAL : 0;
+  const verdict = traffic.hasAnyEndpoints ? "drop" : "reject";
   return [
-    scope(lists.external, traffic.external.noEndpointsVerdict, flags | local),
-    scope(lists.cluster, traffic.hasAnyEndpoints ? "drop" : "reject", flags),
+    scopeWant(lists.external, traffic.external.noEndpointsVerdict, flags | local, affinityTimeout),
+    scopeWant(lists.cluster, verdict, flags, affinityTimeout),
   ];
+}
+
+/** Without backends, slot 0 carries the verdict. */
+function scopeWant(
+  backends: NamedList,
+  verdict: NoEndpointsVerdict,
+  flags: number,
+  affinityTimeout: number,
+): ScopeWant {
+  return {
+    backends: backends.names,
+    backendIndexes: backends.indexes,
+    flags: backends.names.length > 0 ? flags : flags | VERDICT_FLAG[verdict],
+    affinityTimeout,
+  };
 }

@@ -1,143 +1,156 @@
-// Compares what the changed claims want with what the maps hold, and plans the writes for what differs: the
-// backends first (they get their ids here), then each changed frontend's reverse NAT entry and service entries.
+// Compares what the changed frontend claims want with what the maps hold, and plans the writes for what
+// differs: each changed frontend's service entries, once the backends and reverse NAT entries they name have
+// their numbers (backends.ts, rev-nat.ts). `startUp` marks the first sync over live maps: it also deletes what
+// an earlier run left and nobody claims. Later syncs need no such sweep: everything held was claimed when
+// written, and giving up a claim makes its key dirty.
 
-import { type ServiceEntry, scopeName } from "./contents.js";
-import type { StepPlan } from "./delta.js";
-import { SCOPE_EXTERNAL, SCOPE_INTERNAL } from "./layout.js";
+import type { BackendEntry } from "./backends.js";
+import type { Claim } from "./claims.js";
+import { addressBytes } from "./codec.js";
+import type { ServiceKeyRecord } from "./contents.js";
+import type { FrontendScopeKey, StepPlan } from "./delta.js";
+import type { HeldFrontend, HeldScope } from "./held.js";
 import type { Carried } from "./render.js";
-import type { BackendWant, FrontendWant } from "./service-plan.js";
+import type { FrontendWant, ScopeWant } from "./service-plan.js";
 
-export function writeBackends(c: Carried, plan: StepPlan, fullSync: boolean): void {
-  for (const name of c.backends.takeDirty()) {
-    const want = c.backends.winner(name);
-    if (want) {
-      const id = c.backendIds.ensure(name);
-      const held = c.held.backends.get(id);
-      if (!held || !sameBackend(held, want)) {
-        plan.updateBackend(id, want);
-        c.held.backends.set(id, want);
-      }
-      continue;
-    }
-    const id = c.backendIds.release(name);
-    if (id !== undefined && c.held.backends.delete(id)) plan.deleteBackend(id);
+export function writeFrontends(c: Carried, plan: StepPlan, startUp: boolean): void {
+  const changed = c.frontends.takeDirty().map((entry) => ({ entry, winner: c.frontends.winner(entry) }));
+  for (const { entry, winner } of changed) c.revNat.use(entry.key, winner?.value);
+  c.revNat.write(plan);
+  for (const { entry, winner } of changed) {
+    writeServiceEntries(c, plan, entry.key, winner && heldFormOf(c, winner));
+    c.frontends.forget(entry);
   }
-  if (!fullSync) return;
-  // Live at start-up (an earlier run's) and given to no backend now.
-  for (const id of [...c.held.backends.keys()]) {
-    if (c.backendIds.keyOf(id) === undefined && c.held.backends.delete(id)) plan.deleteBackend(id);
-  }
+  // Live at start-up under frontends nobody claims.
+  if (startUp) for (const name of c.held.unknownFrontends()) writeServiceEntries(c, plan, name, undefined);
 }
 
-function sameBackend(a: BackendWant, b: BackendWant): boolean {
-  return a.address === b.address && a.port === b.port && a.proto === b.proto && a.flags === b.flags;
-}
-
-/** Reverse NAT is per address and port: a TCP and a UDP frontend of one address and port share it. */
-function revNatKeyOf(frontend: string): string {
-  return frontend.slice(0, frontend.lastIndexOf("/"));
-}
-
-export function writeFrontends(c: Carried, plan: StepPlan, fullSync: boolean): void {
-  const dirty = c.frontends.takeDirty();
-  if (fullSync) for (const name of c.held.services.keys()) dirty.add(name);
-  writeRevNat(c, plan, usersChanged(c, dirty), fullSync);
-  for (const name of dirty) writeServiceEntries(c, plan, name);
-}
-
-/** Updates who uses each reverse NAT key; the keys whose users changed. */
-function usersChanged(c: Carried, frontends: ReadonlySet<string>): Set<string> {
-  const changed = new Set<string>();
-  for (const name of frontends) {
-    const key = revNatKeyOf(name);
-    const use = c.revNatUsers.get(key);
-    const want = c.frontends.winner(name);
-    if (want && !use?.frontends.has(name)) {
-      if (use) use.frontends.add(name);
-      else c.revNatUsers.set(key, { address: want.address, port: want.port, frontends: new Set([name]) });
-      changed.add(key);
-    } else if (!want && use?.frontends.delete(name)) {
-      if (use.frontends.size === 0) c.revNatUsers.delete(key);
-      changed.add(key);
+/** One frontend's entries made what its winning claim wants (`next`; undefined when nobody claims it). */
+function writeServiceEntries(
+  c: Carried,
+  plan: StepPlan,
+  frontend: string,
+  next: HeldFrontend | undefined,
+): void {
+  // Keys live at start-up hold values not known: every entry wanted is written, the others deleted.
+  const unknown = c.held.takeUnknown(frontend);
+  const held = unknown ? undefined : c.held.frontend(frontend);
+  const f = next ?? held;
+  if (f) {
+    const address = addressBytes(f.address, c.family, "lb_key.address");
+    const scopes = Math.max(next?.scopes.length ?? 0, held?.scopes.length ?? 0);
+    // A ClusterIP's two scopes hold the same entries: the second shares the values the first wrote.
+    const shared = scopes === 2 && sharedScopes(held) && sharedScopes(next);
+    let values: readonly Buffer[] | undefined;
+    for (let scope = 0; scope < scopes; scope++) {
+      const key = { address, dport: f.port, proto: f.proto, scope };
+      values = writeScope(plan, key, held, next, shared ? values : undefined);
     }
   }
-  return changed;
+  for (const key of unknown ?? []) if (!wants(next, key)) deleteKey(c, plan, key);
+  c.held.setFrontend(frontend, next);
 }
 
-function writeRevNat(c: Carried, plan: StepPlan, keys: ReadonlySet<string>, fullSync: boolean): void {
-  for (const key of keys) {
-    const use = c.revNatUsers.get(key);
-    if (use) {
-      const index = c.revNatIndexes.ensure(key);
-      if (!c.held.revNat.get(index)) {
-        const value = { address: use.address, port: use.port };
-        plan.updateRevNat(index, value);
-        c.held.revNat.set(index, value);
-      }
-      continue;
+/** Both scopes are one (or there are none). */
+function sharedScopes(f: HeldFrontend | undefined): boolean {
+  return f === undefined || f.scopes[0] === f.scopes[1];
+}
+
+/**
+ * One scope's entries made what `next` wants, given what `held` says they hold: each slot written only if its
+ * value differs, slots beyond the new count deleted. Returns the values written, in order; `values`, those of a
+ * scope holding the same entries, are shared rather than written again.
+ */
+function writeScope(
+  plan: StepPlan,
+  key: FrontendScopeKey,
+  held: HeldFrontend | undefined,
+  next: HeldFrontend | undefined,
+  values?: readonly Buffer[],
+): Buffer[] {
+  const had = held?.scopes[key.scope];
+  const want = next?.scopes[key.scope];
+  const hadIds = had?.backendIds ?? [];
+  const wantIds = want?.backendIds ?? [];
+  const written: Buffer[] = [];
+  // Every entry carries the reverse NAT index: a new one rewrites them all.
+  const sameRevNat = held !== undefined && held.revNatIndex === next?.revNatIndex;
+  if (next && want) {
+    const revNatIndex = next.revNatIndex;
+    for (let i = 0; i < wantIds.length; i++) {
+      const backendId = wantIds[i] ?? 0;
+      if (sameRevNat && hadIds[i] === backendId) continue;
+      const value = values?.[written.length] ?? {
+        backendId,
+        affinityTimeout: 0,
+        count: 0,
+        revNatIndex,
+        flags: 0,
+      };
+      written.push(plan.updateService(key, i + 1, value));
     }
-    const index = c.revNatIndexes.release(key);
-    if (index !== undefined && c.held.revNat.delete(index)) plan.deleteRevNat(index);
-  }
-  if (!fullSync) return;
-  for (const index of [...c.held.revNat.keys()]) {
-    if (c.revNatIndexes.keyOf(index) === undefined && c.held.revNat.delete(index)) plan.deleteRevNat(index);
-  }
+    if (!(sameRevNat && had && sameHead(had, want))) {
+      const { flags, affinityTimeout } = want;
+      const head = { backendId: 0, affinityTimeout, count: wantIds.length, revNatIndex, flags };
+      written.push(plan.updateService(key, 0, values?.[written.length] ?? head));
+    }
+  } else if (had) plan.deleteService(key, 0);
+  for (let slot = wantIds.length + 1; slot <= hadIds.length; slot++) plan.deleteService(key, slot);
+  return written;
 }
 
-/** One frontend's entries made what its winning claim wants (none when nobody claims it). */
-function writeServiceEntries(c: Carried, plan: StepPlan, frontend: string): void {
-  const want = c.frontends.winner(frontend);
-  const desired = want ? desiredEntries(c, want) : new Map<string, ServiceEntry>();
-  const held = c.held.services.get(frontend);
-  for (const [name, entry] of desired) {
-    const old = held?.get(name)?.value;
-    if (old && sameService(old, entry.value)) continue;
-    plan.updateService(entry);
-    c.held.setService(frontend, name, entry);
-  }
-  if (!held) return;
-  for (const [name, entry] of [...held]) {
-    if (desired.has(name)) continue;
-    plan.deleteService(entry.key);
-    c.held.deleteService(frontend, name);
-  }
-}
-
-/** Slot 0 and slots 1..n of both scopes, by entry name. */
-function desiredEntries(c: Carried, want: FrontendWant): Map<string, ServiceEntry> {
-  const revNatIndex = c.revNatIndexes.get(revNatKeyOf(want.name)) ?? 0;
-  const out = new Map<string, ServiceEntry>();
-  for (const scope of [SCOPE_EXTERNAL, SCOPE_INTERNAL]) {
-    const s = want.scopes[scope];
-    if (!s) continue;
-    if (s.backends.length > 0xffff) throw new Error(`${want.name}: more than 65535 backends`);
-    const key = (backendSlot: number) => ({
-      address: want.address,
-      dport: want.port,
-      backendSlot,
-      proto: want.proto,
-      scope,
-    });
-    const prefix = `${want.name} ${scopeName(scope)} slot `;
-    const head = { backendId: 0, affinityTimeout: s.affinityTimeout, count: s.backends.length, revNatIndex };
-    out.set(`${prefix}0`, { key: key(0), value: { ...head, flags: s.flags } });
-    s.backends.forEach((backend, i) => {
-      const backendId = c.backendIds.get(backend);
-      if (backendId === undefined) throw new Error(`${want.name}: backend ${backend} has no id`);
-      const value = { backendId, affinityTimeout: 0, count: 0, revNatIndex, flags: 0 };
-      out.set(`${prefix}${i + 1}`, { key: key(i + 1), value });
-    });
-  }
-  return out;
-}
-
-function sameService(a: ServiceEntry["value"], b: ServiceEntry["value"]): boolean {
+function sameHead(a: HeldScope, b: HeldScope): boolean {
   return (
-    a.backendId === b.backendId &&
-    a.count === b.count &&
-    a.revNatIndex === b.revNatIndex &&
     a.flags === b.flags &&
-    a.affinityTimeout === b.affinityTimeout
+    a.affinityTimeout === b.affinityTimeout &&
+    a.backendIds.length === b.backendIds.length
   );
+}
+
+/** Whether `next` has an entry under a key found live. */
+function wants(next: HeldFrontend | undefined, key: ServiceKeyRecord): boolean {
+  const scope = next?.scopes[key.scope];
+  return scope !== undefined && key.backendSlot <= scope.backendIds.length;
+}
+
+function deleteKey(c: Carried, plan: StepPlan, key: ServiceKeyRecord): void {
+  const address = addressBytes(key.address, c.family, "lb_key.address");
+  plan.deleteService({ address, dport: key.dport, proto: key.proto, scope: key.scope }, key.backendSlot);
+}
+
+/** What the winning claim wants, in the form the maps are held in: backends as ids. */
+function heldFormOf(c: Carried, winner: Claim<FrontendWant>): HeldFrontend {
+  const want = winner.value;
+  // The winning port's record has its backends' entries in the order the scopes count in: no lookup by name.
+  const entries = c.ports.get(winner.port)?.backends ?? [];
+  const [external, internal] = want.scopes;
+  const externalIds = backendIdsOf(want.name, external, entries);
+  const externalScope = heldScope(external, externalIds);
+  let internalScope = externalScope;
+  if (internal !== external) {
+    // The scopes of a frontend often balance over one list.
+    const sameList = internal.backendIndexes === external.backendIndexes;
+    internalScope = heldScope(internal, sameList ? externalIds : backendIdsOf(want.name, internal, entries));
+  }
+  const scopes = [externalScope, internalScope];
+  return {
+    address: want.address,
+    port: want.port,
+    proto: want.proto,
+    revNatIndex: c.revNat.indexOf(want.name),
+    scopes,
+  };
+}
+
+function heldScope(s: ScopeWant, backendIds: readonly number[]): HeldScope {
+  return { flags: s.flags, affinityTimeout: s.affinityTimeout, backendIds };
+}
+
+function backendIdsOf(frontend: string, s: ScopeWant, entries: readonly BackendEntry[]): number[] {
+  if (s.backends.length > 0xffff) throw new Error(`${frontend}: more than 65535 backends`);
+  return s.backendIndexes.map((index, i) => {
+    const id = entries[index]?.id ?? 0;
+    if (id === 0) throw new Error(`${frontend}: backend ${s.backends[i]} has no id`);
+    return id;
+  });
 }

@@ -9,7 +9,7 @@ import { decodeStruct } from "../../src/ebpf/codec.js";
 import { serviceEntryName } from "../../src/ebpf/contents.js";
 import { contentsText, resolvedText } from "../../src/ebpf/contents-text.js";
 import { FakeBPFMaps } from "../../src/ebpf/fake.js";
-import { IdAllocator } from "../../src/ebpf/ids.js";
+import { NumberPool } from "../../src/ebpf/ids.js";
 import { maps } from "../../src/ebpf/layout.js";
 import type { MapWriteStep } from "../../src/ebpf/map-store.js";
 import { renderEBPF } from "../../src/ebpf/render.js";
@@ -256,18 +256,14 @@ describe("eBPF sync", () => {
   });
 });
 
-describe("IdAllocator", () => {
-  test("numbers are kept, given up ones wait a sync, reserved ones are skipped, and running out is an error", () => {
-    const ids = new IdAllocator("test ids", 4);
+describe("NumberPool", () => {
+  test("given up numbers wait a sync, reserved ones are skipped, the smallest free is reused, running out is an error", () => {
+    const ids = new NumberPool("test ids", 4);
     ids.reserve([2]);
-    assert.deepEqual(
-      ["a", "b", "c"].map((k) => ids.ensure(k)),
-      [1, 3, 4],
-    );
-    assert.equal(ids.ensure("a"), 1);
-    ids.release("a");
-    assert.throws(() => ids.ensure("d"), /test ids exhausted: all 4 are in use or awaiting deletion/);
+    assert.deepEqual([ids.take(), ids.take(), ids.take()], [1, 3, 4]);
+    ids.release(1);
+    assert.throws(() => ids.take(), /test ids exhausted: all 4 are in use or awaiting deletion/);
     ids.startSync();
-    assert.deepEqual([ids.ensure("d"), ids.ensure("e")], [1, 2]);
+    assert.deepEqual([ids.take(), ids.take()], [1, 2]);
   });
 });
