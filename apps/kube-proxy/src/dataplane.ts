@@ -1,6 +1,7 @@
 // Which kernel interfaces a mode writes through, built once from the options: the renderer
 // options and backend per family, and the cleanup targets that cover every mode's leftovers.
 import {
+  type BPFMapName,
   type BPFMapStore,
   type CleanupTargets,
   DEFAULT_PIN_ROOT,
@@ -83,9 +84,11 @@ export async function openEBPF(
   logger: ProxierLogger,
 ): Promise<{ maps: BPFMapStore; sockets?: SocketEnder }> {
   const pinRoot = pinRootOf(o.ebpf.bpfRoot);
+  const lbMaps = { services: o.ebpf.lbMapMax, backends: o.ebpf.lbMapMax, revNat: o.ebpf.lbMapMax };
   const loaded = await loadSockPrograms({
     pinRoot,
     families,
+    maxEntries: lbMaps,
     ...(o.ebpf.cgroupRoot !== "" ? { cgroupPath: o.ebpf.cgroupRoot } : {}),
   });
   logger.info("BPF programs attached", {
@@ -95,7 +98,7 @@ export async function openEBPF(
     ...(loaded.recreatedMaps.length > 0 ? { recreatedMaps: loaded.recreatedMaps } : {}),
     elapsedMs: Math.round(loaded.elapsedMs),
   });
-  await attachTc(o, pinRoot, families, nodeIPs, exec, logger);
+  await attachTc(o, pinRoot, families, nodeIPs, exec, logger, lbMaps);
   const maps = await KernelBPFMapStore.open(pinRoot);
   try {
     const sockets = await KernelSocketEnder.open({ pinRoot, families, cgroupPath: loaded.cgroupPath });
@@ -120,6 +123,7 @@ async function attachTc(
   nodeIPs: Readonly<Record<IPFamily, string>>,
   exec: Exec,
   logger: ProxierLogger,
+  maxEntries: Partial<Record<BPFMapName, number>>,
 ): Promise<void> {
   const ips = families.map((f) => nodeIPs[f]);
   const devices = o.ebpf.devices.length > 0 ? o.ebpf.devices : devicesHolding(ips);
@@ -130,7 +134,7 @@ async function attachTc(
     return;
   }
   const masquerade = Object.fromEntries(families.map((f) => [f, nodeIPs[f]]));
-  const tc = await loadTcPrograms({ devices, masquerade, pinRoot, exec });
+  const tc = await loadTcPrograms({ devices, masquerade, pinRoot, exec, maxEntries });
   logger.info("BPF tc programs attached", {
     devices: tc.devices,
     ...(tc.detached.length > 0 ? { detached: tc.detached } : {}),

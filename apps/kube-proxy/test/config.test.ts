@@ -65,18 +65,25 @@ test("unknown and duplicate fields: decoded leniently and reported, as upstream 
 test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' sync periods, paths by flag", () => {
   const file = resolve(parseConfigFile(KUBEADM.replace('mode: ""', "mode: ebpf"), []));
   assert.equal(file.mode, "ebpf");
-  assert.deepEqual(file.ebpf, { cgroupRoot: "", bpfRoot: "", devices: [] });
+  assert.deepEqual(file.ebpf, { cgroupRoot: "", bpfRoot: "", devices: [], lbMapMax: 65_536 });
   const argv = [
     "--proxy-mode=ebpf",
     "--nftables-min-sync-period=250ms",
     "--cgroup-root=/cg",
     "--bpf-root=/bpf",
     "--devices=eth0,eth1",
+    "--bpf-lb-map-max=262144",
   ];
   const flags = resolve(loadConfiguration(parseCommandLine(argv), () => ""));
   assert.equal(flags.mode, "ebpf");
   assert.equal(flags.minSyncPeriodMs, 250);
-  assert.deepEqual(flags.ebpf, { cgroupRoot: "/cg", bpfRoot: "/bpf", devices: ["eth0", "eth1"] });
+  assert.deepEqual(flags.ebpf, {
+    cgroupRoot: "/cg",
+    bpfRoot: "/bpf",
+    devices: ["eth0", "eth1"],
+    lbMapMax: 262_144,
+  });
+  assert.throws(() => parseCommandLine(["--bpf-lb-map-max=0"]), FlagError);
   // The file has no field for the paths, so the flags apply beside it.
   const both = resolve(
     loadConfiguration(parseCommandLine(["--config=/kp.yaml", "--bpf-root=/bpf"]), () => KUBEADM),

@@ -16,6 +16,7 @@ import {
   NODE_IP,
   names,
   type ProxyRun,
+  sh,
   startProxy,
 } from "../src/testing/netns.js";
 import { type Api, apiClient, createNode, createService, createSlice, setSlice } from "./api.js";
@@ -156,6 +157,7 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
     const bpfRoot = `/sys/fs/bpf/sy-traffic-${process.pid}`;
     mkdirSync(cgroup);
     const flags = [`--cgroup-root=${cgroup}`, `--bpf-root=${bpfRoot}`];
+    const lbMapMax = 4096;
     let proxy: ProxyRun | undefined;
     const probe = (ip: string, port: number, count: number) => net.probeInCgroup(cgroup, ip, port, count);
     try {
@@ -167,6 +169,7 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
           "--hostname-override=node1",
           `--cluster-cidr=${CLUSTER_CIDR}`,
           "--nftables-min-sync-period=100ms",
+          `--bpf-lb-map-max=${lbMapMax}`,
           ...flags,
         ],
         {},
@@ -197,6 +200,12 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
           );
         } finally {
           net.in(net.node, ["nft", "delete", "table", "inet", "sy-track"]);
+        }
+      });
+      await t.test("--bpf-lb-map-max sizes the service, backend and reverse-NAT maps", () => {
+        for (const map of ["lb4_services", "lb4_backends", "lb4_reverse_nat"]) {
+          const shown = sh(["bpftool", "map", "show", "pinned", `${bpfRoot}/${map}`]);
+          assert.match(shown, new RegExp(`max_entries ${lbMapMax}\\b`), `${map}: ${shown}`);
         }
       });
       await t.test("no endpoints, or ITP Local with none here: refused at connect", async () => {

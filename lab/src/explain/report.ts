@@ -118,13 +118,13 @@ function agreement(trace: PacketTrace, expected: readonly string[], mode: ProxyM
   return `the ${written(mode)} differ from the EndpointSlices: they send to ${found.join(", ")}, the slices say ${want.join(", ") || "nothing"} (the proxy has not synced the latest change yet, or it sees other slices)`;
 }
 
-/** ebpf mode's maps have an external scope, but no program of ours reads it yet (the proxier's README, "Not yet"). */
-function unreadScope(r: ExplainReport): string[] {
+/** Which of ebpf mode's two readers met the connection: the tc program, for one from outside the node. */
+function externalScopeNote(r: ExplainReport): string[] {
   if (r.mode !== "ebpf" || r.trace.packet.origin !== "external") return [];
   return [
     "",
-    `note: this connection starts outside ${r.node}, so it meets the maps' external scope, which tc programs would read;`,
-    "  ebpf mode has none yet, so on the node nothing balances it: the scope shows what the proxy wrote for it",
+    `note: this connection starts outside ${r.node}, so it meets the maps' external scope, which the tc program on`,
+    "  the node's devices reads: it hands the kernel's conntrack the NAT (the packet is rewritten, not the socket)",
   ];
 }
 
@@ -138,7 +138,7 @@ export function formatExplainReport(r: ExplainReport): string {
     "reaches:",
     ...r.trace.destinations.map((d) => destinationLine(d, r.endpointNames)),
     ...masqueradeLines(r.trace, r.mode),
-    ...unreadScope(r),
+    ...externalScopeNote(r),
     "",
   ];
   if (typeof r.why === "string") lines.push(`why: ${r.why}`);

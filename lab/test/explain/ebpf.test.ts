@@ -160,7 +160,7 @@ describe("explain, ebpf mode", () => {
     assert.match(r.text, /the maps agree with the EndpointSlices/);
   });
 
-  test("a NodePort from outside: the external scope, node-1's endpoint only, the source kept, and no program reads that scope yet", () => {
+  test("a NodePort from outside: the external scope, node-1's endpoint only, the source kept, read by the tc program", () => {
     const r = nodePort(OUTSIDE_IP);
     assert.deepEqual(destinations(r), ["10.244.1.6:8080 100.0%"]);
     assert.match(
@@ -169,6 +169,7 @@ describe("explain, ebpf mode", () => {
     );
     assert.match(r.text, /masquerade: no \(external policy Local/);
     assert.match(r.text, /note: this connection starts outside node-1, so it meets the maps' external scope/);
+    assert.match(r.text, /which the tc program on\n +the node's devices reads/);
     assert.match(r.text, /the maps agree with the EndpointSlices: 10\.244\.1\.6:8080/);
   });
 

@@ -72,6 +72,7 @@ export interface ConfigFlags {
   cgroupRoot: string;
   bpfRoot: string;
   devices: string[];
+  bpfLbMapMax: number;
 }
 
 export type ProxyFlags = CommandFlags & Partial<ConfigFlags>;

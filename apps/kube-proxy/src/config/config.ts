@@ -35,7 +35,7 @@ export interface ProxyConfig {
    * ebpf mode (not upstream's; flags only): "" picks the default (the cgroup2 mount; /sys/fs/bpf/switchyard), no
    * devices the ones holding the node's IPs.
    */
-  ebpf: { cgroupRoot: string; bpfRoot: string; devices: string[] };
+  ebpf: { cgroupRoot: string; bpfRoot: string; devices: string[]; lbMapMax: number };
   /** The conntrack sysctls set at start-up (durations in ms; 0 leaves the kernel's value). */
   conntrack: { -readonly [K in keyof ConntrackConfig]: ConntrackConfig[K] };
   /** The process's /proc/self/oom_score_adj (upstream: -999, qos.KubeProxyOOMScoreAdj). */
@@ -82,7 +82,8 @@ export function defaultConfig(): ProxyConfig {
       syncPeriodMs: 30_000,
     },
     nftables: { masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000 },
-    ebpf: { cgroupRoot: "", bpfRoot: "", devices: [] },
+    // Cilium's default for --bpf-lb-map-max.
+    ebpf: { cgroupRoot: "", bpfRoot: "", devices: [], lbMapMax: 65_536 },
     ipvs: {
       minSyncPeriodMs: 0,
       syncPeriodMs: 30_000,
