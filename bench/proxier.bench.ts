@@ -270,7 +270,7 @@ try {
         say(`${label}: starting (load ${load.toFixed(1)})`);
         try {
           const shim = shimFor(mode);
-          current = await startUnderTest({ impl, mode, subnet: subnet++, cp, shim });
+          current = await startUnderTest({ impl, mode, subnet: subnet++, cp, shim, services: n });
           const full = await waitForFullSync(current, shim, targets, 10 * 60_000);
           say(
             `${label}: full sync ${full.seconds.toFixed(2)} s${full.exact ? "" : " (≈)"}, ready after ${full.readySeconds.toFixed(1)} s`,

@@ -6,13 +6,14 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync } from "node:fs"
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startBuiltProxy } from "./built-proxy.js";
+import { ENDPOINTS_PER_SERVICE } from "./cluster.js";
 
 const BPFFS = "/sys/fs/bpf";
 
 export interface EBPFPlace {
   readonly cgroup: string;
   readonly bpfRoot: string;
-  /** The proxy's flags naming both. */
+  /** The proxy's flags naming both, and sizing its maps. */
   readonly flags: readonly string[];
   /** Runs `--cleanup` in `ns`, then removes both directories; throws if anything is left. */
   remove(ns: string): Promise<void>;
@@ -27,15 +28,28 @@ function cgroup2Mount(): string {
   throw new Error("ebpf mode needs a cgroup2 mount; /proc/self/mounts has none");
 }
 
-export function makeEBPFPlace(name: string): EBPFPlace {
+/**
+ * `--bpf-lb-map-max` for a cluster of `services` × ENDPOINTS_PER_SERVICE: the service map holds a slot 0 and a slot
+ * per backend for each frontend, in at most two scopes; Cilium's default (65536) when that fits, as a user would
+ * leave it, else the next power of two.
+ */
+export function lbMapMaxFor(services: number): number {
+  const serviceEntries = 2 * services * (ENDPOINTS_PER_SERVICE + 1);
+  let size = 65_536;
+  while (size < serviceEntries) size *= 2;
+  return size;
+}
+
+export function makeEBPFPlace(name: string, lbMapMax: number): EBPFPlace {
   const cgroup = join(cgroup2Mount(), name);
   const bpfRoot = join(BPFFS, name);
   mkdirSync(cgroup);
   const flags = [`--cgroup-root=${cgroup}`, `--bpf-root=${bpfRoot}`];
+  const startFlags = [...flags, `--bpf-lb-map-max=${lbMapMax}`];
   return {
     cgroup,
     bpfRoot,
-    flags,
+    flags: startFlags,
     async remove(ns: string) {
       const problems: string[] = [];
       const cleanup = startBuiltProxy(ns, ["--cleanup", ...flags], {}, "nsenter");

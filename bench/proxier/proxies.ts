@@ -10,7 +10,7 @@ import { startKubeProxy, type TestControlPlane } from "@switchyard/testbed";
 import { startBuiltProxy } from "./built-proxy.js";
 import { routeClientToPods } from "./client.js";
 import { REAL_POD_IPS } from "./cluster.js";
-import { type EBPFPlace, makeEBPFPlace } from "./ebpf-place.js";
+import { type EBPFPlace, lbMapMaxFor, makeEBPFPlace } from "./ebpf-place.js";
 import type { KernelWriteLog } from "./shim.js";
 
 /** switchyard: ours with its netlink writer; switchyard-nft: ours writing through `nft -f` (nftables mode only). */
@@ -185,8 +185,10 @@ export async function startUnderTest(options: {
   subnet: number;
   cp: TestControlPlane;
   shim: KernelWriteLog;
+  /** How many Services the cluster holds: ebpf mode's maps are sized for them. */
+  services: number;
 }): Promise<ProxyUnderTest> {
-  const { impl, mode, subnet, cp, shim } = options;
+  const { impl, mode, subnet, cp, shim, services } = options;
   const net = new Net(`syb${process.pid % 1000}s${subnet}`, subnet);
   let ebpf: EBPFPlace | undefined;
   const removeEBPF = async () => {
@@ -217,7 +219,7 @@ export async function startUnderTest(options: {
       // Ours picks the backend kubelet uses, by kubelet's mangle chain (upstream runs `iptables` from PATH).
       if (mode === "iptables-legacy")
         net.in(net.node, ["iptables-legacy", "-t", "mangle", "-N", "KUBE-IPTABLES-HINT"]);
-      if (mode === "ebpf") ebpf = makeEBPFPlace(`sy-bench-${process.pid}-${subnet}`);
+      if (mode === "ebpf") ebpf = makeEBPFPlace(`sy-bench-${process.pid}-${subnet}`, lbMapMaxFor(services));
       // --v=2 (kube-proxy's level here too) logs each rule write with its duration.
       const writer = impl === "switchyard" ? "netlink" : "nft";
       const run = startBuiltProxy(
