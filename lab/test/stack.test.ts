@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import yaml from "js-yaml";
 import type { Container, Pod } from "kubernetes-types/core/v1.js";
@@ -12,9 +14,11 @@ import { failures, formatReport } from "../src/migrate/report.js";
 import { repoRoot } from "../src/self.js";
 import { applyOrder, objectPath } from "../src/stack/apply.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, withoutLabelledNodes } from "../src/stack/canary.js";
+import { ebpfMounts, ebpfPlaces, inCgroup, nodeCgroup, nodePinRoot } from "../src/stack/ebpf-places.js";
 import {
   configMode,
   type KubeObject,
+  labProxyDaemonSet,
   labStack,
   needOurStack,
   readManifests,
@@ -22,6 +26,7 @@ import {
 } from "../src/stack/manifests.js";
 import {
   countKubeLines,
+  countNftEbpfLines,
   countNftProxyLines,
   leftovers,
   meanSyncMs,
@@ -30,12 +35,13 @@ import {
 import { kubeadmAddonConfig } from "../src/stack/upstream.js";
 
 const stack = readManifests(repoRoot);
-const lab = labStack(stack, {
-  proxyMode: "iptables",
+const labOptions = {
+  proxyMode: "iptables" as const,
   server: "https://198.18.0.1:6443",
   clusterCidr: "10.250.0.0/16",
   dnsIp: "10.96.0.10",
-});
+};
+const lab = labStack(stack, labOptions);
 const find = (kind: string, name: string) => {
   const o = lab.find((x) => x.kind === kind && x.metadata.name === name);
   assert.ok(o, `${kind}/${name}`);
@@ -203,7 +209,7 @@ describe("the node agent runs the stack's pods", () => {
       argv: ["x"],
       mounts: plan.mounts,
     });
-    const script = argv[12] ?? "";
+    const script = argv[argv.indexOf("-c") + 1] ?? "";
     // The container's own /run first, then the host's lock file (under the host's /run) bound onto a file in it.
     assert.ok(script.indexOf("pivot_root") < script.indexOf("sy-run /run"));
     assert.ok(
@@ -352,5 +358,143 @@ describe("migration", () => {
     });
     assert.match(kind, /^sy-e2e-control-plane +iptables +nftables /m);
     assert.match(kind, /^ {2}sy-e2e-worker2 +tcp 1\/40/m);
+  });
+});
+
+describe("ebpf mode in a lab", () => {
+  const places = ebpfPlaces("/sys/fs/cgroup/unified", "sy");
+  type ProxyPod = {
+    containers: {
+      name: string;
+      command: string[];
+      env?: unknown[];
+      volumeMounts: { name: string; mountPath: string }[];
+    }[];
+    volumes: { name: string; hostPath?: { path: string; type?: string } }[];
+  };
+  const podOf = (ds: KubeObject) => (ds.spec as { template: { spec: ProxyPod } }).template.spec;
+
+  test("every mode's proxy gets its node's cgroup and pin folder, and the host's cgroup2 and BPF file systems", () => {
+    const objects = labStack(stack, { ...labOptions, proxyMode: "ebpf", ebpf: places });
+    const ds = objects.find((o) => o.kind === "DaemonSet" && o.metadata.name === "kube-proxy");
+    assert.ok(ds);
+    const pod = podOf(ds);
+    const proxy = pod.containers[0];
+    assert.deepEqual(proxy?.command.slice(-2), [
+      "--cgroup-root=/sys/fs/cgroup/switchyard/sy/$(NODE_NAME)",
+      "--bpf-root=/sys/fs/bpf/switchyard/sy/$(NODE_NAME)",
+    ]);
+    assert.deepEqual(proxy?.volumeMounts.slice(-2), [
+      { name: "bpf-maps", mountPath: "/sys/fs/bpf" },
+      { name: "cgroup2", mountPath: "/sys/fs/cgroup" },
+    ]);
+    assert.deepEqual(pod.volumes.slice(-2), [
+      { name: "bpf-maps", hostPath: { path: "/sys/fs/bpf", type: "Directory" } },
+      { name: "cgroup2", hostPath: { path: "/sys/fs/cgroup/unified", type: "Directory" } },
+    ]);
+    // The node agent binds both from the host's own /sys, and $(NODE_NAME) comes from the pod's env.
+    const plan = planVolumes(
+      { spec: pod as unknown as NonNullable<Pod["spec"]> },
+      proxy as Container,
+      "/s/p",
+    );
+    assert.deepEqual(
+      plan.mounts.slice(-2).map((m) => [m.source, m.target]),
+      [
+        ["/sys/fs/bpf", "/sys/fs/bpf"],
+        ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"],
+      ],
+    );
+    assert.equal(
+      expandVars(proxy?.command.at(-2) ?? "", { NODE_NAME: "node-2" }),
+      "--cgroup-root=/sys/fs/cgroup/switchyard/sy/node-2",
+    );
+    const cm = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "kube-proxy");
+    assert.equal(configMode((cm?.data as Record<string, string> | undefined)?.["config.conf"] ?? ""), "ebpf");
+    // The migration's per-mode DaemonSets are made from it, and so keep it; without places nothing is added.
+    assert.deepEqual(podOf(modeDaemonSet(ds, "ebpf")).volumes.slice(-2), pod.volumes.slice(-2));
+    assert.deepEqual(labProxyDaemonSet(repoRoot, places).spec, ds.spec);
+    assert.deepEqual(labProxyDaemonSet(repoRoot), find("DaemonSet", "kube-proxy"));
+  });
+
+  test("paths: a node's cgroup and pin folder below the lab's", () => {
+    assert.equal(nodeCgroup(places, "node-1"), "/sys/fs/cgroup/unified/switchyard/sy/node-1");
+    assert.equal(nodePinRoot(places, "node-1"), "/sys/fs/bpf/switchyard/sy/node-1");
+  });
+
+  const cgroup2 = ebpfMounts(readFileSync("/proc/self/mountinfo", "utf8")).cgroup2Mount;
+  const noCgroup = process.getuid?.() !== 0 ? "needs root" : cgroup2 ? undefined : "no cgroup2 mount";
+  test("a command run through inCgroup is in that cgroup", { skip: noCgroup }, () => {
+    const dir = `${cgroup2}/sy-incgroup-${process.pid}`;
+    mkdirSync(dir);
+    try {
+      const [bin = "", ...args] = [...inCgroup(dir), "cat", "/proc/self/cgroup"];
+      const out = execFileSync(bin, args, { encoding: "utf8" });
+      assert.match(out, new RegExp(`^0::/sy-incgroup-${process.pid}$`, "m"));
+    } finally {
+      rmdirSync(dir);
+    }
+  });
+
+  test("the host's mounts: the cgroup2 mount found, a missing one or a missing BPF file system named", () => {
+    const line = (id: number, point: string, type: string) => `${id} 1 0:${id} / ${point} rw - ${type} x rw`;
+    const hybrid = [line(30, "/sys/fs/cgroup", "tmpfs"), line(31, "/sys/fs/cgroup/unified", "cgroup2")];
+    assert.deepEqual(ebpfMounts([...hybrid, line(40, "/sys/fs/bpf", "bpf")].join("\n")), {
+      cgroup2Mount: "/sys/fs/cgroup/unified",
+    });
+    assert.match(ebpfMounts(hybrid.join("\n")).missing ?? "", /no BPF file system at \/sys\/fs\/bpf/);
+    assert.match(ebpfMounts(line(40, "/sys/fs/bpf", "bpf")).missing ?? "", /no cgroup2/);
+  });
+
+  test("leftovers: ebpf leaves none of the rule modes', a rule mode none of ebpf's programs or pins", () => {
+    const c = { iptablesLegacy: 1, iptablesNft: 2, nftables: 9, bpf: 12 };
+    assert.equal(leftovers(c, "ebpf"), 12);
+    assert.equal(leftovers(c, "iptables"), 21);
+    assert.equal(leftovers(c, "nftables"), 15);
+    assert.equal(leftovers({ ...c, bpf: undefined }, "iptables"), 9);
+  });
+
+  test("ebpf mode's nftables table is counted apart from kube-proxy's, whose leftovers it must not be", () => {
+    const ruleset = [
+      "table ip kube-proxy {",
+      "\tchain a {",
+      "\t}",
+      "}",
+      "table inet switchyard-ebpf {",
+      "\tchain nat-hooks {",
+      "\t\ttype nat hook postrouting priority srcnat; policy accept;",
+      "\t\tct status dnat counter packets 0 bytes 0",
+      "\t}",
+      "}",
+    ].join("\n");
+    assert.equal(countNftProxyLines(ruleset), 4);
+    assert.equal(countNftEbpfLines(ruleset), 6);
+    assert.equal(countNftEbpfLines("table inet filter {\n}"), 0);
+  });
+
+  test("the report counts ebpf mode's objects after the rules", () => {
+    const zero = { attempts: 10, failures: 0 };
+    const text = formatReport({
+      to: "ebpf",
+      prepareSeconds: undefined,
+      totalSeconds: 6,
+      skipped: [],
+      switches: [
+        {
+          node: "node-1",
+          from: "nftables",
+          to: "ebpf",
+          switchSeconds: 1.5,
+          syncBeforeMs: 20,
+          syncAfterMs: 5,
+          rulesBefore: { iptablesLegacy: 0, iptablesNft: 0, nftables: 170, bpf: 0 },
+          rulesAfter: { iptablesLegacy: 0, iptablesNft: 0, nftables: 0, bpf: 14 },
+          leftovers: 0,
+          traffic: { "node-2": { tcp: zero, dns: zero } },
+        },
+      ],
+    });
+    assert.match(text, /node-1 +nftables +ebpf +1\.5s +20\.0ms +5\.0ms +0\/0\/170\/0 +0\/0\/0\/14 +0/);
+    assert.match(text, /then ebpf mode's objects: BPF programs on its cgroup, objects pinned in its folder/);
   });
 });

@@ -32,6 +32,7 @@ import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
 import { WebhookAuthorizer } from "./kubelet-api/authorize.js";
 import { startKubeletApi } from "./kubelet-api/server.js";
 import { ensureLocalhostPair } from "./localhost-pair.js";
+import { joinNodeCgroup } from "./node-cgroup.js";
 import { postNodeStatus, registerNode, startHeartbeat, waitForPodCidrs } from "./node-heartbeat.js";
 import { kubeletPort } from "./node-object.js";
 
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   if (!state) throw new Error(`no lab state in ${dir}`);
   const paths = labPaths(dir);
   const node = nodeByName(state.plan, values.node);
+  joinNodeCgroup(node.cgroup);
   // Warnings and errors only unless verbose: the agent's log file is read when something went wrong.
   const log = new Logger({
     level: values.verbose ? "info" : "warn",

@@ -35,7 +35,10 @@ const oldRoot = "/.sy-host";
  * The command line that enters the network namespace, takes a private mount and UTS namespace, builds the
  * container's root and execs the container's process there (so the pid we spawn is the container's), as a
  * runtime does with an image: an overlay whose lower layer is the host's root filesystem and whose upper layer,
- * on a tmpfs, starts as the image's files; the host's other mounts bound in; then pivot_root. Inside the new root,
+ * on a tmpfs, starts as the image's files; the host's other mounts bound in, but a sysfs of the pod's network
+ * namespace on /sys, as `ip netns exec` or a runtime gives; then pivot_root. The namespace is entered with
+ * nsenter, not `ip netns exec`, whose own fresh /sys would hide the host's BPF file system and cgroup2 mount
+ * from hostPath volumes (kube-proxy's in ebpf mode binds both). Inside the new root,
  * with the host's reachable under /.sy-host until the end, it mounts a fresh /run, the pod's /etc files, the
  * service-account token and the volumes, paths resolved inside the container's root as a runtime resolves them
  * (a symbolic link in a mount path points into the container, not the host). Then the host's root is let go, and
@@ -55,7 +58,8 @@ export function sandboxArgv(c: SandboxCommand): string[] {
     // Unbindable (once the overlay holds its own copy of the upper path), so binding a host mount that holds this
     // folder into the root does not copy the root into itself.
     `mount --make-unbindable ${q(r)}`,
-    ...c.hostMounts.map((m) => `mount --rbind ${q(m)} ${q(`${r}/root${m}`)}`),
+    ...c.hostMounts.filter((m) => m !== "/sys").map((m) => `mount --rbind ${q(m)} ${q(`${r}/root${m}`)}`),
+    `mount -t sysfs sysfs ${q(`${r}/root/sys`)}`,
     `cd ${q(`${r}/root`)}`,
     `mkdir ${q(oldRoot.slice(1))}`,
     `pivot_root . ${q(oldRoot.slice(1))}`,
@@ -92,10 +96,8 @@ export function sandboxArgv(c: SandboxCommand): string[] {
   ];
   const script = [...build, ...mounts, ...start].join("\n");
   return [
-    "ip",
-    "netns",
-    "exec",
-    c.netns,
+    "nsenter",
+    `--net=/run/netns/${c.netns}`,
     "unshare",
     "--mount",
     "--uts",

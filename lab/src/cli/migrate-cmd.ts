@@ -52,10 +52,16 @@ export const migrateCommand: Command = {
     "report: failed connections and lookups per client node during each switch, sync time and rule counts " +
     "before and after, the old mode's leftover rules, and how long each switch took. Labelling a node is the " +
     "switch (a second kube-proxy DaemonSet per mode); migrating back is the rollback. Exits 1 when the old " +
-    "mode left rules behind. lab/README.md (Migration) has the method.",
-  synopsis: "--to iptables|nftables (--node NAME ... | --all) [flags]",
+    "mode left rules behind (for ebpf mode: programs attached to the node's cgroup, or pins). lab/README.md " +
+    "(Migration) has the method.",
+  synopsis: `--to ${proxyModes.join("|")} (--node NAME ... | --all) [flags]`,
   flags: [
-    { name: "to", value: "MODE", choices: proxyModes, help: "the mode to switch to (required)" },
+    {
+      name: "to",
+      value: "MODE",
+      choices: proxyModes,
+      help: "the mode to switch to (required; ebpf: netns labs only, and each client then reaches only its own node's NodePort)",
+    },
     { name: "node", value: "NAME", multiple: true, help: "a node to switch, in the order given" },
     { name: "all", help: "every node, one after the other" },
     {
@@ -73,6 +79,9 @@ export const migrateCommand: Command = {
     "sudo switchyard-lab migrate --to nftables --all",
     "# the rollback",
     "sudo switchyard-lab migrate --to iptables --node node-1",
+    "# ebpf mode (socket-level balancing, not upstream's) on one node, then back",
+    "sudo switchyard-lab migrate --to ebpf --node node-1",
+    "sudo switchyard-lab migrate --to nftables --node node-1",
   ],
   run: runMigrate,
 };

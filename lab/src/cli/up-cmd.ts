@@ -47,7 +47,7 @@ const flags: FlagSpec[] = [
     value: "MODE",
     choices: proxyModes,
     default: defaultProxyMode,
-    help: "kube-proxy's mode",
+    help: "kube-proxy's mode; ebpf (Switchyard's own: BPF programs on each node's cgroup balance its pods' sockets) is netns only",
   },
   {
     name: "stack",
@@ -208,6 +208,8 @@ export const upCommand: Command = {
     "sudo switchyard-lab up",
     "# nftables mode, 5 nodes in 3 zones",
     "sudo switchyard-lab up --nodes 5 --zones 3 --proxy-mode nftables",
+    "# ebpf mode: socket-level balancing in BPF programs, per node cgroup",
+    "sudo switchyard-lab up --proxy-mode ebpf",
     "# on Docker (Mac, Windows, Linux without root)",
     "switchyard-lab up --runtime kind",
     "# upstream's kube-proxy and CoreDNS, to compare with",

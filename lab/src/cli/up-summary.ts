@@ -1,4 +1,5 @@
 import { dashboardHint } from "../dashboard/defaults.js";
+import type { NodePlan } from "../netns/plan.js";
 import { type LabState, labDirHint } from "../netns/state.js";
 
 /** What `up` prints at the end: the nodes, where the kubeconfig is, and three things to try next. */
@@ -25,11 +26,15 @@ export function upSummary(state: LabState, stateDir: string): string {
     "Try:",
     "  npx switchyard-lab kubectl get pods -A -o wide",
     "  npx switchyard-lab kubectl create deployment echo --image=switchyard/echo:0.1.0 --replicas=3 && npx switchyard-lab kubectl expose deployment echo --port=9000",
-    first
-      ? state.stack?.proxyMode === "nftables"
-        ? `  ip netns exec ${first.netns} nft list table ip kube-proxy`
-        : `  ip netns exec ${first.netns} iptables-save -t nat | grep KUBE-SVC`
-      : "",
+    first ? tryRules(state.stack?.proxyMode, first) : "",
   ];
   return lines.join("\n");
+}
+
+/** Where the first node's proxy keeps its Services, in its mode. */
+function tryRules(mode: string | undefined, node: NodePlan): string {
+  if (mode === "nftables") return `  ip netns exec ${node.netns} nft list table ip kube-proxy`;
+  // ebpf mode's programs sit on the node's cgroup, which `ip netns exec` would hide: bpftool from the host.
+  if (mode === "ebpf" && node.cgroup) return `  bpftool cgroup show ${node.cgroup}; ls -R ${node.pinRoot}`;
+  return `  ip netns exec ${node.netns} iptables-save -t nat | grep KUBE-SVC`;
 }

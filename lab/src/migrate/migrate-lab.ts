@@ -7,13 +7,16 @@ import type { LoadStats } from "../agent/loadgen-stats.js";
 import { labWorkloads } from "../kind/images.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
+import { kindNoEbpf } from "../kind/lab-up.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
 import type { KindTools } from "../kind/tools.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { loadgenStats, statsThroughApiserver } from "../scenarios/kit/workloads.js";
+import type { EbpfPlaces } from "../stack/ebpf-places.js";
 import { needOurStack } from "../stack/manifests.js";
+import type { NodeBpf } from "../stack/proxy-measure.js";
 import { trafficNamespace } from "./workload.js";
 
 /** A node as the migration sees it: where its proxy's rules and metrics are read from. */
@@ -25,6 +28,8 @@ export interface MigrateNode {
   run: readonly string[];
   /** Whether the traffic generator runs there (kind's control-plane node takes no ordinary pods). */
   runsPods: boolean;
+  /** Its cgroup and pin folder on the host, where ebpf mode works (a netns lab's nodes). */
+  bpf?: NodeBpf;
 }
 
 /** What `migrate` needs from a lab, whatever its runtime. */
@@ -35,11 +40,21 @@ export interface MigrateLab {
   trafficStats: () => Promise<Record<string, LoadStats>>;
   /** Only kind: the images the lab's own workloads need loaded into the nodes before they start. */
   loadImages?: () => Promise<void>;
+  /** The nodes' cgroups and pin folders, which the proxy is given in every mode; none: no ebpf mode here. */
+  ebpf?: EbpfPlaces;
+  /** Why ebpf mode cannot run on this lab, in one line, when it cannot. */
+  noEbpf?: string;
 }
 
 /** A netns lab's nodes as the migration sees them: each a network namespace, and each runs pods. */
 export const netnsNodes = (nodes: readonly NodePlan[]): MigrateNode[] =>
-  nodes.map((n) => ({ name: n.name, ip: n.ip, run: ["ip", "netns", "exec", n.netns], runsPods: true }));
+  nodes.map((n) => ({
+    name: n.name,
+    ip: n.ip,
+    run: ["ip", "netns", "exec", n.netns],
+    runsPods: true,
+    ...(n.cgroup && n.pinRoot ? { bpf: { cgroup: n.cgroup, pinRoot: n.pinRoot } } : {}),
+  }));
 
 /** A netns lab: nodes are network namespaces, the host reaches pod IPs. */
 export function netnsMigrateLab(stateDir: string): MigrateLab {
@@ -51,6 +66,12 @@ export function netnsMigrateLab(stateDir: string): MigrateLab {
     client,
     nodes: netnsNodes(state.plan.nodeList),
     trafficStats: () => loadgenStats(client, trafficNamespace),
+    ...(state.plan.ebpf
+      ? { ebpf: state.plan.ebpf }
+      : {
+          noEbpf:
+            "this lab's nodes have no cgroups of their own (the host had no writable cgroup2 or no BPF file system at /sys/fs/bpf when it came up, or the lab is older); bring it up again",
+        }),
   };
 }
 
@@ -87,6 +108,7 @@ export async function kindMigrateLab(
     })),
     trafficStats: () => loadgenStats(client, trafficNamespace, "loadgen", statsThroughApiserver(client)),
     loadImages,
+    noEbpf: kindNoEbpf,
   };
 }
 

@@ -8,7 +8,13 @@ import { repoRoot } from "../self.js";
 import { applyObjects } from "../stack/apply.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, prepare } from "../stack/canary.js";
 import { deploymentReady } from "../stack/deploy.js";
-import { configMode, type KubeObject, type ProxyMode, readManifests } from "../stack/manifests.js";
+import {
+  configMode,
+  type KubeObject,
+  labProxyDaemonSet,
+  type ProxyMode,
+  proxyModes,
+} from "../stack/manifests.js";
 import { leftovers, meanSyncMs, proxyView, ruleCounts } from "../stack/proxy-measure.js";
 import { waitUntil } from "../stack/wait.js";
 import { type MigrateLab, type MigrateNode, netnsMigrateLab } from "./migrate-lab.js";
@@ -33,7 +39,7 @@ export interface MigrateOptions {
   lab?: MigrateLab;
 }
 
-const proxyApps = ["kube-proxy", "kube-proxy-iptables", "kube-proxy-nftables"];
+const proxyApps = ["kube-proxy", ...proxyModes.map((m) => `kube-proxy-${m}`)];
 
 /**
  * Switches kube-proxy's mode node by node under traffic (stack/canary.ts says how), and measures each switch: traffic
@@ -52,6 +58,10 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
   const client = lab.client;
   const started = Date.now();
   const podNodes = lab.nodes.filter((n) => n.runsPods);
+  if (o.to === "ebpf" && lab.noEbpf) {
+    client.close();
+    throw new Error(`migrate --to ebpf: ${lab.noEbpf}`);
+  }
   // Followed by `switchyard-lab dashboard`.
   const file = new MigrationProgressFile(
     migrationProgressPath(o.stateDir),
@@ -63,34 +73,24 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       progress.update("loading the echo and traffic images into the nodes", true);
       await lab.loadImages();
     }
-    progress.update("starting the traffic generators", true);
-    await applyObjects(client, trafficObjects(podNodes.length, lab.nodes));
-    await waitUntil(
-      "echo servers",
-      () => deploymentReady(client, "echo", trafficNamespace),
-      deadline(),
-      progress,
-    );
-    await waitUntil("traffic generators", () => loadgensReady(lab, podNodes.length), deadline(), progress);
+    // ebpf mode on a node, now or after this run: its programs and pins are counted too (with bpftool).
+    const ebpf = o.to === "ebpf" || (await anyNodeIn(exec, lab.nodes, "ebpf"));
+    if (ebpf) await needBpftool(exec);
+    await startTraffic(lab, podNodes.length, deadline, progress);
 
-    const manifest = readManifests(repoRoot, ["apps/kube-proxy/deploy"]);
-    const ds = manifest.find((m) => m.kind === "DaemonSet" && m.metadata.name === "kube-proxy");
-    if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
+    const ds = labProxyDaemonSet(repoRoot, lab.ebpf);
     file.phase("preparing");
     const prepareSeconds = await prepare(client, ds, lab.nodes, exec, deadline(), progress);
 
-    const cm = await client.call<ConfigMap>("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy");
-    const defaultMode = configMode(cm.data?.["config.conf"] ?? "");
-    if (o.to !== defaultMode) {
-      const cmObject = {
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name: "kube-proxy", namespace: "kube-system" },
-        data: cm.data,
-      };
-      await applyObjects(client, [modeConfigMap(cmObject as KubeObject, o.to), modeDaemonSet(ds, o.to)]);
-    }
-    const report: MigrationReport = { to: o.to, prepareSeconds, totalSeconds: 0, switches: [], skipped: [] };
+    const defaultMode = await ensureModeDaemonSet(client, ds, o.to);
+    const report: MigrationReport = {
+      to: o.to,
+      prepareSeconds,
+      totalSeconds: 0,
+      switches: [],
+      skipped: [],
+    };
+    const counts = (node: MigrateNode) => ruleCounts(exec, node.run, ebpf ? node.bpf : undefined);
     file.phase("switching");
     for (const node of nodes) {
       const before = await proxyView(exec, node.run);
@@ -101,7 +101,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       }
       progress.update(`switching ${node.name} from ${before.mode || "?"} to ${o.to}`, true);
       file.node(node.name, { state: "switching", from: before.mode || "?" });
-      const rulesBefore = await ruleCounts(exec, node.run);
+      const rulesBefore = await counts(node);
       const trafficBefore = await lab.trafficStats();
       const t0 = Date.now();
       const label = o.to === defaultMode ? null : o.to;
@@ -125,7 +125,7 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       );
       await sleep(realClock, o.settleMs ?? defaultSettleMs);
       const after = await proxyView(exec, node.run);
-      const rulesAfter = await ruleCounts(exec, node.run);
+      const rulesAfter = await counts(node);
       const trafficAfter = await lab.trafficStats();
       const zero = { count: 0, sumSeconds: 0 };
       const sw: NodeSwitch = {
@@ -155,6 +155,24 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
   }
 }
 
+/**
+ * The mode's DaemonSet and ConfigMap (stack/canary.ts), unless `mode` is the original ConfigMap's, which labelled
+ * nodes go back to by losing their label. Returns the original's mode.
+ */
+async function ensureModeDaemonSet(client: HttpRestClient, ds: KubeObject, mode: ProxyMode): Promise<string> {
+  const cm = await client.call<ConfigMap>("GET", "/api/v1/namespaces/kube-system/configmaps/kube-proxy");
+  const defaultMode = configMode(cm.data?.["config.conf"] ?? "");
+  if (mode === defaultMode) return defaultMode;
+  const cmObject = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "kube-proxy", namespace: "kube-system" },
+    data: cm.data,
+  };
+  await applyObjects(client, [modeConfigMap(cmObject as KubeObject, mode), modeDaemonSet(ds, mode)]);
+  return defaultMode;
+}
+
 /** One proxy pod on the node, running, serving the new mode and past its first sync. */
 async function switched(
   client: HttpRestClient,
@@ -171,6 +189,34 @@ async function switched(
   const view = await proxyView(exec, node.run);
   if (view.mode !== mode) return `the proxy serves ${view.mode || "nothing"}`;
   return view.sync.count > 0 ? true : "no sync yet";
+}
+
+/** The echo servers and a traffic generator per node, started and counting. */
+async function startTraffic(
+  lab: MigrateLab,
+  podNodes: number,
+  deadline: () => number,
+  progress: Progress,
+): Promise<void> {
+  progress.update("starting the traffic generators", true);
+  await applyObjects(lab.client, trafficObjects(podNodes, lab.nodes));
+  const echo = () => deploymentReady(lab.client, "echo", trafficNamespace);
+  await waitUntil("echo servers", echo, deadline(), progress);
+  await waitUntil("traffic generators", () => loadgensReady(lab, podNodes), deadline(), progress);
+}
+
+async function anyNodeIn(exec: Exec, nodes: readonly MigrateNode[], mode: ProxyMode): Promise<boolean> {
+  for (const n of nodes) if ((await proxyView(exec, n.run)).mode === mode) return true;
+  return false;
+}
+
+/** Counting ebpf mode's programs takes bpftool (proxy-measure.ts): said before anything changes. */
+async function needBpftool(exec: Exec): Promise<void> {
+  await exec(["bpftool", "version"]).catch(() => {
+    throw new Error(
+      "migrate counts ebpf mode's programs with bpftool, which is missing (apt-get install bpftool)",
+    );
+  });
 }
 
 async function loadgensReady(lab: MigrateLab, want: number): Promise<true | string> {

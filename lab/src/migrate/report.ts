@@ -31,7 +31,8 @@ export interface MigrationReport {
 }
 
 const ms = (v: number | undefined) => (v === undefined ? "-" : `${v.toFixed(1)}ms`);
-const rules = (c: RuleCounts) => `${c.iptablesLegacy}/${c.iptablesNft}/${c.nftables}`;
+const rules = (c: RuleCounts) =>
+  `${c.iptablesLegacy}/${c.iptablesNft}/${c.nftables}${c.bpf === undefined ? "" : `/${c.bpf}`}`;
 
 export const failures = (r: MigrationReport) =>
   r.switches.reduce(
@@ -58,7 +59,9 @@ export function formatReport(r: MigrationReport): string {
         ? ` (preparing the DaemonSets took ${r.prepareSeconds.toFixed(1)}s)`
         : "") +
       (r.skipped.length > 0 ? `; already ${r.to}: ${r.skipped.join(", ")}` : ""),
-    "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace",
+    r.switches.some((s) => s.rulesBefore.bpf !== undefined)
+      ? "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace, then ebpf mode's objects: BPF programs on its cgroup, objects pinned in its folder, lines of its nftables table"
+      : "rules are iptables-legacy/iptables-nft/nftables lines of ours in the node's namespace",
     "",
     `${"NODE".padEnd(width)}FROM      TO        SWITCH   SYNC BEFORE  SYNC AFTER  RULES BEFORE   RULES AFTER    LEFTOVERS`,
   ];

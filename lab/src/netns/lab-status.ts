@@ -1,6 +1,8 @@
 import { adminCredentials, isOurs, labClient } from "@switchyard/testbed/controlplane";
 import type { Node, Pod } from "kubernetes-types/core/v1.js";
+import { type Exec, realExec } from "../exec.js";
 import { stackLine } from "../stack/manifests.js";
+import { proxyMetricsGet } from "../stack/proxy-measure.js";
 import { labPaths, readLabState } from "./state.js";
 
 export interface LabStatus {
@@ -8,8 +10,11 @@ export interface LabStatus {
   text: string;
 }
 
-/** The lab at a glance: agents alive, nodes Ready with their zone and pod CIDR, and every pod. */
-export async function labStatus(dir: string): Promise<LabStatus> {
+/**
+ * The lab at a glance: agents alive, nodes Ready with their zone, pod CIDR and the mode their proxy answers now
+ * (`migrate` changes it node by node; the stack line keeps the mode `up` deployed), and every pod.
+ */
+export async function labStatus(dir: string, exec: Exec = realExec): Promise<LabStatus> {
   const state = readLabState(dir);
   if (!state?.server) return { healthy: false, text: `no lab in ${dir}` };
   const lines = [
@@ -23,7 +28,7 @@ export async function labStatus(dir: string): Promise<LabStatus> {
   try {
     const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
     const pods = await client.call<{ items: Pod[] }>("GET", "/api/v1/pods");
-    lines.push("NODE        READY  ZONE     POD CIDR         AGENT");
+    lines.push("NODE        READY  ZONE     POD CIDR         PROXY     AGENT");
     let allReady = true;
     for (const n of nodes.items) {
       const name = n.metadata?.name ?? "";
@@ -32,8 +37,11 @@ export async function labStatus(dir: string): Promise<LabStatus> {
       const agent = state.agents.find((a) => a.name === `agent-${name}`);
       const alive = agent && isOurs(agent) ? `pid ${agent.pid}` : "not running";
       const zone = n.metadata?.labels?.["topology.kubernetes.io/zone"] ?? "-";
+      const netns = state.plan.nodeList.find((p) => p.name === name)?.netns;
+      const asked = netns ? proxyMetricsGet(["ip", "netns", "exec", netns], "/proxyMode") : undefined;
+      const mode = asked ? (await exec(asked).catch(() => "")).trim() : "";
       lines.push(
-        `${name.padEnd(12)}${(ready ? "yes" : "no").padEnd(7)}${zone.padEnd(9)}${podCidrs(n).padEnd(17)} ${alive}`,
+        `${name.padEnd(12)}${(ready ? "yes" : "no").padEnd(7)}${zone.padEnd(9)}${podCidrs(n).padEnd(17)} ${(mode || "-").padEnd(10)}${alive}`,
       );
     }
     // The name column is as wide as the longest name, so a long pod name never runs into its phase.

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type HttpRestClient, isAlreadyExists, realClock, sleep } from "@switchyard/kube";
 import {
@@ -16,6 +16,7 @@ import type { Node } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../exec.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
+import { ebpfMounts } from "../stack/ebpf-places.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import { deployUpstreamStack } from "../stack/upstream.js";
 import { applySteps } from "./executor.js";
@@ -23,7 +24,7 @@ import { Journal } from "./journal.js";
 import { labDown } from "./lab-down.js";
 import { defaultLabInput, type LabInput, type LabPlan, networksFor, planLab } from "./plan.js";
 import { type LabState, labPaths, readLabState, writeLabState } from "./state.js";
-import { bridgeSteps, nodeSteps, podRouteSteps } from "./steps.js";
+import { bridgeSteps, ebpfPlaceSteps, nodeSteps, podRouteSteps } from "./steps.js";
 
 export interface LabUpOptions {
   stateDir: string;
@@ -59,8 +60,13 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     progress.update("cleaning up the previous lab", true);
     await labDown(o.stateDir, { keepFiles: true, exec });
   }
+  const host = hostEbpfMounts();
+  if (o.stack === "ebpf" && o.stackKind === "upstream")
+    throw new Error("upstream's kube-proxy has no ebpf mode (it is Switchyard's); pick iptables or nftables");
+  if (o.stack === "ebpf" && host.missing) throw new Error(`ebpf mode cannot work here: ${host.missing}`);
   // Ranges not given follow the families asked for (networksFor), as `up --ip-family` defaults them.
-  const plan = planLab({ ...defaultLabInput, ...networksFor(o.lab?.ipFamily ?? "ipv4"), ...o.lab });
+  const input = { ...defaultLabInput, ...networksFor(o.lab?.ipFamily ?? "ipv4"), ...o.lab };
+  const plan = planLab(input, host.missing ? undefined : host.cgroup2Mount);
   const foreign = await exec(["ip", "link", "show", plan.bridge]).then(
     () => true,
     () => false,
@@ -99,9 +105,9 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
   const started = Date.now();
   const paths = labPaths(o.stateDir);
   const journal = new Journal(paths.journal);
-  progress.update("creating the bridge and node namespaces", true);
+  progress.update("creating the bridge, the node namespaces and their cgroups", true);
   await applySteps(
-    [...bridgeSteps(plan), ...plan.nodeList.flatMap((n) => nodeSteps(plan, n))],
+    [...bridgeSteps(plan), ...ebpfPlaceSteps(plan), ...plan.nodeList.flatMap((n) => nodeSteps(plan, n))],
     exec,
     journal,
   );
@@ -178,6 +184,22 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
     }
   } finally {
     client.close();
+  }
+}
+
+/**
+ * The file systems ebpf mode stands on, as this machine has them: the cgroup2 mount must also be writable (a
+ * container's read-only one is not) for the lab to make its nodes' directories. Every lab gets them when they are
+ * there, whatever its mode, so that `migrate --to ebpf` finds every pod already in its node's cgroup.
+ */
+function hostEbpfMounts(): { cgroup2Mount?: string; missing?: string } {
+  const found = ebpfMounts(readFileSync("/proc/self/mountinfo", "utf8"));
+  if (found.missing || !found.cgroup2Mount) return found;
+  try {
+    accessSync(found.cgroup2Mount, constants.W_OK);
+    return found;
+  } catch (err) {
+    return { missing: `the cgroup2 mount ${found.cgroup2Mount} is not writable (${(err as Error).message})` };
   }
 }
 

@@ -1,4 +1,5 @@
 import { cidrList, cidrRange, type IPFamily as Family, familyOf, nth } from "@switchyard/basics";
+import { type EbpfPlaces, ebpfPlaces, nodeCgroup, nodePinRoot } from "../stack/ebpf-places.js";
 
 /**
  * The lab's shape as data: names and addresses of the bridge, the nodes and their namespaces. Everything the
@@ -45,6 +46,13 @@ export interface NodePlan {
   ip: string;
   /** One address per family, the primary first (the Node's InternalIPs). */
   ips: string[];
+  /**
+   * The node's cgroup2 directory on the host, holding every process its agent starts (its pods): what ebpf mode
+   * balances. Absent where the host had no cgroup2 and BPF file system when the lab came up (and in older labs).
+   */
+  cgroup?: string;
+  /** Where the node's proxy pins its programs' links and maps in ebpf mode (--bpf-root); with `cgroup`. */
+  pinRoot?: string;
 }
 
 export interface LabPlan extends LabInput {
@@ -57,6 +65,8 @@ export interface LabPlan extends LabInput {
   /** The kube-dns Service's ClusterIP, written into every pod's resolv.conf (the tenth service address). */
   dnsIp: string;
   nodeList: NodePlan[];
+  /** The lab's cgroup2 and pin folders (switchyard/<prefix> under each), when the host has both file systems. */
+  ebpf?: EbpfPlaces;
 }
 
 type Networks = Pick<LabInput, "nodeCidr" | "clusterCidr" | "serviceCidr">;
@@ -112,7 +122,8 @@ export function zoneName(i: number): string {
   return `zone-${String.fromCharCode("a".charCodeAt(0) + i)}`;
 }
 
-export function planLab(input: LabInput): LabPlan {
+/** `cgroup2Mount`: this machine's, when ebpf mode can work here (the netns runtime's up finds it). */
+export function planLab(input: LabInput, cgroup2Mount?: string): LabPlan {
   if (!/^[a-z][a-z0-9]{0,5}$/.test(input.prefix)) {
     // Interface names are limited to 15 bytes; "<prefix>-n<index>" must fit.
     throw new Error(`lab prefix must be 1-6 lower-case letters or digits, got "${input.prefix}"`);
@@ -134,17 +145,20 @@ export function planLab(input: LabInput): LabPlan {
       );
     return { family: net.family, nodeCidr, prefixLength: net.bits, gateway: nth(nodeCidr, 1) };
   });
-  const nodeList = Array.from({ length: input.nodes }, (_, i) => {
+  const ebpf = cgroup2Mount ? ebpfPlaces(cgroup2Mount, input.prefix) : undefined;
+  const nodeList = Array.from({ length: input.nodes }, (_, i): NodePlan => {
     const index = i + 1;
     const ips = networks.map((n) => nth(n.nodeCidr, 10 + index));
+    const name = `node-${index}`;
     return {
       index,
-      name: `node-${index}`,
+      name,
       zone: zoneName(i % input.zones),
       netns: `${input.prefix}-node-${index}`,
       hostVeth: `${input.prefix}-n${index}`,
       ip: ips[0] ?? "",
       ips,
+      ...(ebpf ? { cgroup: nodeCgroup(ebpf, name), pinRoot: nodePinRoot(ebpf, name) } : {}),
     };
   });
   const primary = networks[0] as FamilyNetwork;
@@ -157,6 +171,7 @@ export function planLab(input: LabInput): LabPlan {
     // kubeadm's kube-dns is single-stack in the primary family; its address is the tenth of that range.
     dnsIp: nth(serviceCidrs[0] ?? "", 10),
     nodeList,
+    ...(ebpf ? { ebpf } : {}),
   };
 }
 

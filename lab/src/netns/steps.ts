@@ -1,11 +1,17 @@
+import { dirname } from "node:path";
 import { type IPFamily as Family, familyOf } from "@switchyard/basics";
+import { labCgroup, labPinDir } from "../stack/ebpf-places.js";
 import type { LabPlan, NodePlan } from "./plan.js";
 
 /**
  * How to take back something a step created. Objects inside a namespace vanish with it, so only namespaces and
- * root-namespace objects (the bridge, veth ends, routes) carry an undo.
+ * root-namespace objects (the bridge, veth ends, routes, cgroups, pin folders) carry an undo. A namespace and a
+ * cgroup are removed once the processes in them have stopped.
  */
-export type Undo = { kind: "netns"; name: string } | { kind: "cmd"; argv: string[] };
+export type Undo =
+  | { kind: "netns"; name: string }
+  | { kind: "cgroup"; path: string }
+  | { kind: "cmd"; argv: string[] };
 
 /** One command of the plan, with the undo recorded in the journal before it runs. */
 export interface Step {
@@ -42,6 +48,29 @@ export function bridgeSteps(plan: LabPlan): Step[] {
       argv: ["ip", ...addAddress(`${n.gateway}/${n.prefixLength}`), "dev", plan.bridge],
     })),
     { argv: ["ip", "link", "set", plan.bridge, "up"] },
+  ];
+}
+
+/**
+ * ebpf mode's places (stack/ebpf-places.ts): the lab's cgroup2 directory with one per node, and its pin folder.
+ * The shared `switchyard` folders above them go only when no other lab's are left in them. Made before the nodes,
+ * so that teardown, newest first, removes them after the nodes' processes have been stopped gracefully; any
+ * process still in a node's cgroup then is stopped with it, and removing the pins detaches the programs.
+ */
+export function ebpfPlaceSteps(plan: LabPlan): Step[] {
+  const p = plan.ebpf;
+  if (!p) return [];
+  const shared = (dir: string): Step => ({
+    argv: ["mkdir", "-p", dir],
+    undo: { kind: "cmd", argv: ["rmdir", "--ignore-fail-on-non-empty", dir] },
+  });
+  const cgroup = (path: string): Step => ({ argv: ["mkdir", "-p", path], undo: { kind: "cgroup", path } });
+  return [
+    shared(dirname(labCgroup(p))),
+    cgroup(labCgroup(p)),
+    ...plan.nodeList.flatMap((n) => (n.cgroup ? [cgroup(n.cgroup)] : [])),
+    shared(dirname(labPinDir(p))),
+    { argv: ["mkdir", "-p", labPinDir(p)], undo: { kind: "cmd", argv: ["rm", "-rf", labPinDir(p)] } },
   ];
 }
 

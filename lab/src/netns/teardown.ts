@@ -25,15 +25,19 @@ export interface TeardownResult {
   errors: string[];
 }
 
-/** Runs undos newest first; a namespace's processes are stopped before the namespace goes. */
+/** Runs undos newest first; a namespace's or a cgroup's processes are stopped before it goes. */
 export async function teardown(undos: readonly Undo[], deps: TeardownDeps): Promise<TeardownResult> {
   const result: TeardownResult = { undone: [], errors: [] };
   for (const undo of [...undos].reverse()) {
     try {
       if (undo.kind === "netns") {
-        await stopNamespaceProcesses(undo.name, deps);
+        await stopProcesses(() => namespacePids(undo.name, deps.exec), deps);
         await deps.exec(["ip", "netns", "del", undo.name]);
         result.undone.push(`netns ${undo.name}`);
+      } else if (undo.kind === "cgroup") {
+        await stopProcesses(() => cgroupPids(undo.path, deps.exec), deps);
+        await deps.exec(["rmdir", undo.path]);
+        result.undone.push(`cgroup ${undo.path}`);
       } else {
         await deps.exec(undo.argv);
         result.undone.push(undo.argv.join(" "));
@@ -56,8 +60,15 @@ export async function namespacePids(name: string, exec: Exec): Promise<number[]>
     .filter((n) => Number.isInteger(n) && n > 1);
 }
 
-async function stopNamespaceProcesses(name: string, deps: TeardownDeps): Promise<void> {
-  let pids = await namespacePids(name, deps.exec);
+/** The pids in a cgroup2 directory (a node's: its agent and every process the agent started). */
+async function cgroupPids(path: string, exec: Exec): Promise<number[]> {
+  const out = await exec(["cat", `${path}/cgroup.procs`]);
+  return out.split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** SIGTERM, up to the grace period, then SIGKILL until `list` finds none. */
+async function stopProcesses(list: () => Promise<number[]>, deps: TeardownDeps): Promise<void> {
+  let pids = await list();
   const signal = (sig: NodeJS.Signals) => {
     for (const pid of pids) {
       try {
@@ -68,9 +79,9 @@ async function stopNamespaceProcesses(name: string, deps: TeardownDeps): Promise
   signal("SIGTERM");
   for (let waited = 0; pids.length > 0 && waited < deps.graceMs; waited += 100) {
     await deps.sleep(100);
-    pids = await namespacePids(name, deps.exec);
+    pids = await list();
   }
   if (pids.length === 0) return;
   signal("SIGKILL");
-  while ((await namespacePids(name, deps.exec)).length > 0) await deps.sleep(50);
+  while ((await list()).length > 0) await deps.sleep(50);
 }

@@ -6,7 +6,12 @@ import { join } from "node:path";
 
 const bpfRootBase = "/sys/fs/bpf/switchyard";
 
+/** The folder of the netns lab whose names start with `labPrefix`: its nodes' pin roots are in it. */
+export function labBPFRoot(labPrefix: string): string {
+  return join(bpfRootBase, labPrefix);
+}
+
 /** The pin root of `node`'s proxy in the netns lab whose names start with `labPrefix`. */
 export function nodeBPFRoot(labPrefix: string, node: string): string {
-  return join(bpfRootBase, labPrefix, node);
+  return join(labBPFRoot(labPrefix), node);
 }

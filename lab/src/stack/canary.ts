@@ -62,6 +62,20 @@ export function modeDaemonSet(ds: KubeObject, mode: ProxyMode): KubeObject {
 }
 
 /**
+ * The live DaemonSet already keeps off labelled nodes and has every volume of the lab's (a lab whose proxy got its
+ * ebpf places later is prepared again, so that no mode's pod lacks them).
+ */
+function isPrepared(live: DaemonSet, ds: KubeObject): boolean {
+  const terms =
+    live.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+      ?.nodeSelectorTerms ?? [];
+  const affinity = terms.some((t) => t.matchExpressions?.some((e) => e.key === modeLabel));
+  const want = (ds.spec as DaemonSet["spec"])?.template.spec?.volumes ?? [];
+  const have = new Set((live.spec?.template.spec?.volumes ?? []).map((v) => v.name));
+  return affinity && want.every((v) => have.has(v.name));
+}
+
+/**
  * Once per lab: the original DaemonSet learns to keep off labelled nodes. Its pods roll in place in the same mode
  * (rules stay, the new pod resyncs them); the time is reported apart from the switches.
  */
@@ -77,10 +91,7 @@ export async function prepare(
     "GET",
     "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
   );
-  const terms =
-    live.spec?.template.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution
-      ?.nodeSelectorTerms ?? [];
-  if (terms.some((t) => t.matchExpressions?.some((e) => e.key === modeLabel))) return undefined;
+  if (isPrepared(live, ds)) return undefined;
   const started = Date.now();
   progress.update(
     "preparing: the kube-proxy DaemonSet keeps off nodes labelled for another mode (rolls in place)",

@@ -8,6 +8,7 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { Exec } from "../exec.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "./apply.js";
+import { type EbpfPlaces, inCgroup } from "./ebpf-places.js";
 import { labStack, type ProxyMode, readManifests, type StackKind } from "./manifests.js";
 import { httpGet, waitUntil } from "./wait.js";
 
@@ -21,7 +22,10 @@ export interface StackLab {
   dnsIp: string;
   /** How many nodes run a proxy. */
   nodes: number;
-  nodeList: readonly { name: string; ip: string; netns: string }[];
+  /** `cgroup`: the node's, whose processes ebpf mode balances (ebpf-places.ts); a check from the node runs in it. */
+  nodeList: readonly { name: string; ip: string; netns: string; cgroup?: string }[];
+  /** The nodes' cgroups and pin folders, which kube-proxy is given in every mode. */
+  ebpf?: EbpfPlaces;
 }
 
 export interface StackDeployOptions {
@@ -71,6 +75,7 @@ export async function deployStack(
     server: o.server,
     clusterCidr: plan.clusterCidr,
     dnsIp: plan.dnsIp,
+    ...(plan.ebpf ? { ebpf: plan.ebpf } : {}),
   });
   progress.update(
     `applying ${objects.length} objects from apps/<app>/deploy (kube-proxy mode ${o.proxyMode})`,
@@ -113,6 +118,7 @@ async function proxiesHealthy(client: HttpRestClient, plan: StackLab, exec: Exec
   for (const n of plan.nodeList) {
     const res = await httpGet(`http://${hostPort(n.ip, 10256)}/healthz`).catch(() => ({ status: 0 }));
     const viaService = await exec([
+      ...(n.cgroup ? inCgroup(n.cgroup) : []),
       ...["ip", "netns", "exec", n.netns, "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}"],
       ...["--max-time", "2", `https://${hostPort(apiserverIp, 443)}/livez`],
     ]).catch(() => "000");

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { familyOf } from "@switchyard/basics";
 import yaml from "js-yaml";
+import { type EbpfPlaces, withEbpfPlaces } from "./ebpf-places.js";
 
 /** A manifest's object: only what applying and rewriting it needs is typed. */
 export interface KubeObject {
@@ -11,8 +12,9 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-export type ProxyMode = "iptables" | "nftables";
-export const proxyModes: readonly ProxyMode[] = ["iptables", "nftables"];
+/** kube-proxy's modes a lab runs: upstream's two, and ebpf (ours: socket-level balancing; netns only). */
+export type ProxyMode = "iptables" | "nftables" | "ebpf";
+export const proxyModes: readonly ProxyMode[] = ["iptables", "nftables", "ebpf"];
 export const isProxyMode = (s: string): s is ProxyMode => (proxyModes as readonly string[]).includes(s);
 
 /**
@@ -80,6 +82,8 @@ export interface LabStackOptions {
   clusterCidr: string;
   /** The kube-dns ClusterIP the lab's kubelets write into resolv.conf. */
   dnsIp: string;
+  /** The nodes' cgroups and pin folders (a netns lab's), given to kube-proxy in every mode (ebpf-places.ts). */
+  ebpf?: EbpfPlaces;
 }
 
 /**
@@ -131,8 +135,21 @@ export function labStack(objects: readonly KubeObject[], o: LabStackOptions): Ku
     if (obj.kind === "Service" && obj.metadata.name === "kube-dns") {
       (obj.spec as Record<string, unknown>).clusterIP = o.dnsIp;
     }
+    if (o.ebpf && isProxyDaemonSet(obj)) return withEbpfPlaces(obj, o.ebpf);
     return obj;
   });
+}
+
+const isProxyDaemonSet = (obj: KubeObject) => obj.kind === "DaemonSet" && obj.metadata.name === "kube-proxy";
+
+/**
+ * kube-proxy's DaemonSet as the lab runs it, from apps/kube-proxy/deploy: what migrate and the scenarios apply
+ * their per-node switch to, so that applying it keeps the lab's edits (a netns lab's ebpf places).
+ */
+export function labProxyDaemonSet(repoRoot: string, ebpf?: EbpfPlaces): KubeObject {
+  const ds = readManifests(repoRoot, ["apps/kube-proxy/deploy"]).find(isProxyDaemonSet);
+  if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
+  return ebpf ? withEbpfPlaces(ds, ebpf) : ds;
 }
 
 function setLine(text: string | undefined, file: string, line: RegExp, replacement: string): string {

@@ -23,11 +23,16 @@ export function meanSyncMs(before: SyncStats, after: SyncStats): number | undefi
   return n > 0 ? ((after.sumSeconds - before.sumSeconds) / n) * 1000 : undefined;
 }
 
-/** Rules of ours in one node: iptables lines mentioning KUBE- in each backend, lines of the kube-proxy tables. */
+/**
+ * Rules of ours in one node: iptables lines mentioning KUBE- in each backend, lines of the kube-proxy tables; and,
+ * where the node has ebpf places (a netns lab), ebpf mode's objects: programs attached to its cgroup, objects
+ * pinned in its folder (links and maps), and the lines of its nftables table.
+ */
 export interface RuleCounts {
   iptablesLegacy: number;
   iptablesNft: number;
   nftables: number;
+  bpf?: number;
 }
 
 /**
@@ -39,12 +44,23 @@ export const countKubeLines = (save: string) =>
     .length;
 
 /** Lines inside `table ip kube-proxy` / `table ip6 kube-proxy` of an `nft list ruleset`. */
-export function countNftProxyLines(ruleset: string): number {
+export const countNftProxyLines = (ruleset: string) =>
+  countNftTableLines(ruleset, /^table ip6? kube-proxy \{/);
+
+/**
+ * Lines of ebpf mode's own table in an `nft list ruleset` (`inet switchyard-ebpf`: one rule that turns the
+ * kernel's NAT hooks on for the tc programs' connections).
+ */
+export const countNftEbpfLines = (ruleset: string) =>
+  countNftTableLines(ruleset, /^table inet switchyard-ebpf \{/);
+
+/** Lines inside the tables whose first line `header` matches, braces counted. */
+function countNftTableLines(ruleset: string, header: RegExp): number {
   let inside = false;
   let depth = 0;
   let n = 0;
   for (const line of ruleset.split("\n")) {
-    if (!inside && /^table ip6? kube-proxy \{/.test(line)) {
+    if (!inside && header.test(line)) {
       inside = true;
       depth = 0;
     }
@@ -56,21 +72,45 @@ export function countNftProxyLines(ruleset: string): number {
   return n;
 }
 
-/** Rules the other mode would leave behind: what must be zero once a node has switched to `mode`. */
-export const leftovers = (c: RuleCounts, mode: ProxyMode) =>
-  mode === "nftables" ? c.iptablesLegacy + c.iptablesNft : c.nftables;
+/** Rules the other modes would leave behind: what must be zero once a node has switched to `mode`. */
+export function leftovers(c: RuleCounts, mode: ProxyMode): number {
+  const iptables = c.iptablesLegacy + c.iptablesNft;
+  const bpf = c.bpf ?? 0;
+  if (mode === "iptables") return c.nftables + bpf;
+  if (mode === "nftables") return iptables + bpf;
+  return iptables + c.nftables;
+}
 
 /** Where a node's commands run: the argv prefix that gets there (`ip netns exec <ns>`, `docker exec <node>`). */
 export type NodeShell = readonly string[];
 const prefix = (node: NodeShell) => [...node];
 
-export async function ruleCounts(exec: Exec, node: NodeShell): Promise<RuleCounts> {
+/** A node's ebpf places on the host (stack/ebpf-places.ts): its cgroup and its pin folder. */
+export interface NodeBpf {
+  cgroup: string;
+  pinRoot: string;
+}
+
+export async function ruleCounts(exec: Exec, node: NodeShell, bpf?: NodeBpf): Promise<RuleCounts> {
   const inNs = (...argv: string[]) => exec([...prefix(node), ...argv]).catch(() => "");
+  const ruleset = await inNs("nft", "list", "ruleset");
   return {
     iptablesLegacy: countKubeLines(await inNs("iptables-legacy-save")),
     iptablesNft: countKubeLines(await inNs("iptables-nft-save")),
-    nftables: countNftProxyLines(await inNs("nft", "list", "ruleset")),
+    nftables: countNftProxyLines(ruleset),
+    ...(bpf ? { bpf: (await bpfObjects(exec, bpf)) + countNftEbpfLines(ruleset) } : {}),
   };
+}
+
+/**
+ * Programs attached to the node's cgroup (bpftool, from the host: `ip netns exec` would hide the cgroup2 mount)
+ * and objects pinned below its folder: the links (the tc programs' too, which go with their pins) and the maps.
+ * A bpftool that fails is an error: a count of 0 must mean none.
+ */
+async function bpfObjects(exec: Exec, bpf: NodeBpf): Promise<number> {
+  const attached = JSON.parse((await exec(["bpftool", "-j", "cgroup", "show", bpf.cgroup])).trim() || "[]");
+  const pinned = await exec(["find", bpf.pinRoot, "-mindepth", "1", "-not", "-type", "d"]).catch(() => "");
+  return (attached as unknown[]).length + pinned.split("\n").filter(Boolean).length;
 }
 
 /** A GET of the node's proxy metrics address (`/metrics`, `/proxyMode`), run where `node` says. */

@@ -14,6 +14,7 @@ import { nsenterArgv } from "../../src/agent/kubelet-api/exec-in-container.js";
 import { etcHosts, fieldValue, podHostname } from "../../src/agent/pod-files.js";
 import { probeOnce } from "../../src/agent/probes.js";
 import { sandboxArgv } from "../../src/agent/sandbox-command.js";
+import type { MountPlan } from "../../src/agent/volumes.js";
 
 describe("the host's top-level mounts (what a container's root binds in)", () => {
   test("children of the topmost / mount (not of one it covers), in order, escapes decoded", () => {
@@ -164,7 +165,7 @@ describe("a container's root on the real kernel: the image's files over the host
     rmSync(hostMarker, { force: true });
   });
 
-  const sandbox = (name: string, argv: string[]) => {
+  const sandbox = (name: string, argv: string[], extraMounts: MountPlan[] = []) => {
     const rootDir = join(dir, "rootfs", name);
     mkdirSync(rootDir, { recursive: true });
     return sandboxArgv({
@@ -181,12 +182,15 @@ describe("a container's root on the real kernel: the image's files over the host
       serviceAccountDir: undefined,
       workingDir: "/srv/work",
       argv,
-      mounts: [{ source: join(dir, "volume"), target: "/var/run/data", readOnly: true, file: false }],
+      mounts: [
+        { source: join(dir, "volume"), target: "/var/run/data", readOnly: true, file: false },
+        ...extraMounts,
+      ],
     });
   };
   const env = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
-  const run = (name: string, script: string) => {
-    const [bin = "", ...args] = sandbox(name, ["sh", "-c", script]);
+  const run = (name: string, script: string, extraMounts: MountPlan[] = []) => {
+    const [bin = "", ...args] = sandbox(name, ["sh", "-c", script], extraMounts);
     return spawnSync(bin, args, { encoding: "utf8", env });
   };
 
@@ -202,6 +206,19 @@ describe("a container's root on the real kernel: the image's files over the host
       "web-1\nfrom the image\nthe host's\nnameserver 10.96.0.10\n10.244.0.9\tweb-1\nweb-1\n/srv/work\n" +
         "from a volume\nuploads\nread-only\n",
     );
+  });
+
+  test("/sys is the pod network's; a hostPath under the host's /sys (the BPF file system) is the host's", () => {
+    const hostBpffs = /^\S+ \S+ \S+ \S+ \/sys\/fs\/bpf .* - bpf /m.test(
+      readFileSync("/proc/self/mountinfo", "utf8"),
+    );
+    const bpf: MountPlan[] = hostBpffs
+      ? [{ source: "/sys/fs/bpf", target: "/sys/fs/bpf", readOnly: false, file: false }]
+      : [];
+    const r = run("c6", "stat -f -c %T /sys /sys/fs/bpf; ls /sys/class/net", bpf);
+    assert.equal(r.status, 0, r.stderr);
+    // A new network namespace has only its loopback; the host's links would show here with the host's /sys.
+    assert.equal(r.stdout, `sysfs\n${hostBpffs ? "bpf_fs" : "sysfs"}\nlo\n`);
   });
 
   test("what the container writes stays in its root: the host's files are untouched", () => {

@@ -186,7 +186,7 @@ t switchyard-lab completion ""`;
       "complete -F _switchyard_lab switchyard-lab",
       topLevel.filter((n) => n.startsWith("d")).join(" "),
       "--proxy-mode",
-      "iptables nftables",
+      "iptables nftables ebpf",
       "kind",
       "up down status",
       "pods= pods-per-node= remove= trickle= c3-pods= quiet-ms=",
@@ -216,7 +216,7 @@ t switchyard-lab help scenario ""`;
     const [top = "", ...rest] = lines(out);
     assert.equal(top, topLevel.join(" "));
     assert.deepEqual(rest, [
-      "iptables nftables",
+      "iptables nftables ebpf",
       "files -/",
       "slice-churn hints topology-auto lameduck scale proxy-down",
     ]);
@@ -229,7 +229,8 @@ t switchyard-lab help scenario ""`;
     execFileSync("fish", ["--no-execute", file]);
     const complete = (line: string) => fishCompletions(file, line);
     assert.deepEqual(complete("switchyard-lab contr"), ["controlplane"]);
-    assert.deepEqual(complete("switchyard-lab up --proxy-mode "), ["iptables", "nftables"]);
+    // fish sorts what it offers.
+    assert.deepEqual(complete("switchyard-lab up --proxy-mode "), ["ebpf", "iptables", "nftables"]);
     assert.deepEqual(complete("switchyard-lab help upstream "), ["build", "versions", "where"]);
   });
 });

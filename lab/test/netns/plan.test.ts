@@ -7,7 +7,13 @@ import { resolvConf } from "../../src/agent/pod-files.js";
 import { podStatus } from "../../src/agent/pod-status.js";
 import { sandboxArgv } from "../../src/agent/sandbox-command.js";
 import { defaultLabInput, networksFor, planLab } from "../../src/netns/plan.js";
-import { bridgeSteps, nodeSteps, podRouteSteps, podSandboxSteps } from "../../src/netns/steps.js";
+import {
+  bridgeSteps,
+  ebpfPlaceSteps,
+  nodeSteps,
+  podRouteSteps,
+  podSandboxSteps,
+} from "../../src/netns/steps.js";
 import { teardown } from "../../src/netns/teardown.js";
 import { repoRoot } from "../../src/self.js";
 
@@ -48,6 +54,91 @@ describe("lab plan", () => {
     assert.ok(
       !steps.some((s) => s.argv.join(" ") === "ip -n sy-node-1 route replace 10.244.0.0/24 via 198.18.0.11"),
     );
+  });
+});
+
+describe("lab plan: ebpf mode's places", () => {
+  const hybrid = planLab({ ...defaultLabInput, nodes: 2, prefix: "lab2" }, "/sys/fs/cgroup/unified");
+
+  test("each node has a cgroup and a pin folder of its own below the lab's, none without a cgroup2 mount", () => {
+    assert.deepEqual(
+      hybrid.nodeList.map((n) => [n.cgroup, n.pinRoot]),
+      [
+        ["/sys/fs/cgroup/unified/switchyard/lab2/node-1", "/sys/fs/bpf/switchyard/lab2/node-1"],
+        ["/sys/fs/cgroup/unified/switchyard/lab2/node-2", "/sys/fs/bpf/switchyard/lab2/node-2"],
+      ],
+    );
+    assert.equal(plan.ebpf, undefined);
+    assert.ok(plan.nodeList.every((n) => n.cgroup === undefined && n.pinRoot === undefined));
+    assert.deepEqual(ebpfPlaceSteps(plan), []);
+  });
+
+  test("steps: the cgroups undone as cgroups (their processes stopped first), the pins removed, shared folders only when empty", () => {
+    const steps = ebpfPlaceSteps(hybrid);
+    assert.deepEqual(
+      steps.map((s) => [s.argv.join(" "), s.undo]),
+      [
+        [
+          "mkdir -p /sys/fs/cgroup/unified/switchyard",
+          {
+            kind: "cmd",
+            argv: ["rmdir", "--ignore-fail-on-non-empty", "/sys/fs/cgroup/unified/switchyard"],
+          },
+        ],
+        [
+          "mkdir -p /sys/fs/cgroup/unified/switchyard/lab2",
+          { kind: "cgroup", path: "/sys/fs/cgroup/unified/switchyard/lab2" },
+        ],
+        [
+          "mkdir -p /sys/fs/cgroup/unified/switchyard/lab2/node-1",
+          { kind: "cgroup", path: "/sys/fs/cgroup/unified/switchyard/lab2/node-1" },
+        ],
+        [
+          "mkdir -p /sys/fs/cgroup/unified/switchyard/lab2/node-2",
+          { kind: "cgroup", path: "/sys/fs/cgroup/unified/switchyard/lab2/node-2" },
+        ],
+        [
+          "mkdir -p /sys/fs/bpf/switchyard",
+          { kind: "cmd", argv: ["rmdir", "--ignore-fail-on-non-empty", "/sys/fs/bpf/switchyard"] },
+        ],
+        [
+          "mkdir -p /sys/fs/bpf/switchyard/lab2",
+          { kind: "cmd", argv: ["rm", "-rf", "/sys/fs/bpf/switchyard/lab2"] },
+        ],
+      ],
+    );
+  });
+
+  test("teardown stops a cgroup's processes, then removes it; a cgroup already gone is fine", async () => {
+    const ran: string[] = [];
+    const killed: string[] = [];
+    let procs = "77\n78\n";
+    const exec = async (argv: readonly string[]) => {
+      ran.push(argv.join(" "));
+      if (argv.join(" ") === "cat /cg/gone/cgroup.procs")
+        throw new Error("cat: /cg/gone/cgroup.procs: No such file or directory");
+      return argv[0] === "cat" ? procs : "";
+    };
+    const result = await teardown(
+      [
+        { kind: "cgroup", path: "/cg/gone" },
+        { kind: "cgroup", path: "/cg/node-1" },
+      ],
+      {
+        exec,
+        kill: (pid, sig) => {
+          killed.push(`${pid} ${sig}`);
+          if (sig === "SIGKILL") procs = "";
+        },
+        sleep: async () => {},
+        graceMs: 200,
+      },
+    );
+    assert.deepEqual(killed, ["77 SIGTERM", "78 SIGTERM", "77 SIGKILL", "78 SIGKILL"]);
+    assert.equal(ran.at(-2), "rmdir /cg/node-1");
+    assert.equal(ran.at(-1), "cat /cg/gone/cgroup.procs");
+    assert.deepEqual(result.undone, ["cgroup /cg/node-1"]);
+    assert.deepEqual(result.errors, []);
   });
 });
 
@@ -288,18 +379,20 @@ describe("node agent, pure parts", () => {
       hostname: "web-1",
       rootDir: "/s/rootfs/web",
       layerDir: "/lab/images/agnhost-0123",
-      hostMounts: ["/proc", "/dev"],
+      hostMounts: ["/proc", "/sys", "/dev"],
       etc: { resolvConf: "/s/resolv.conf", hosts: "/s/hosts", hostname: "/s/hostname" },
       serviceAccountDir: "/s/sa",
       argv: ["node", "echo.js"],
     });
-    assert.deepEqual(argv.slice(0, 4), ["ip", "netns", "exec", "sy-pod-n1-abc"]);
+    // nsenter joins the network namespace only: `ip netns exec` would mount a /sys of its own over the host's.
+    assert.deepEqual(argv.slice(0, 2), ["nsenter", "--net=/run/netns/sy-pod-n1-abc"]);
     assert.deepEqual(argv.slice(-3), ["sandbox", "node", "echo.js"]);
-    const script = argv[12] ?? "";
+    const script = argv[argv.indexOf("-c") + 1] ?? "";
     const order = [
       "cp -a '/lab/images/agnhost-0123/.' '/s/rootfs/web/upper/'",
       "mount -t overlay sy-root -o 'lowerdir=/,upperdir=/s/rootfs/web/upper,workdir=/s/rootfs/web/work'",
       "mount --rbind '/proc' '/s/rootfs/web/root/proc'",
+      "mount -t sysfs sysfs '/s/rootfs/web/root/sys'",
       "pivot_root . '.sy-host'",
       "mount --bind '/.sy-host/s/resolv.conf' '/etc/resolv.conf'",
       "mount --bind -o ro '/.sy-host/s/sa' '/run/secrets/kubernetes.io/serviceaccount'",
@@ -307,6 +400,7 @@ describe("node agent, pure parts", () => {
       'exec "$@"',
     ].map((line) => script.indexOf(line));
     assert.ok(!order.includes(-1), script);
+    assert.ok(!script.includes("--rbind '/sys'"), "the host's /sys (its cgroup2 and BPF mounts) stays out");
     assert.deepEqual(
       order,
       [...order].sort((a, b) => a - b),

@@ -16,6 +16,7 @@ import { formatReport, type NodeSwitch, switchFailures } from "../../src/migrate
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { writtenByOurController } from "../../src/stack/deploy.js";
+import { inCgroup, labCgroup, labPinDir } from "../../src/stack/ebpf-places.js";
 import { echoAndClient, sh, shIn, stackLabSkip, upTestLab } from "./test-lab.js";
 
 // Its own prefix and networks, so other labs on this host are left alone.
@@ -23,6 +24,25 @@ const lab = { prefix: "sys", nodes: 3, zones: 2, nodeCidr: "198.18.8.0/24", clus
 const skip = stackLabSkip();
 
 const execFileAsync = promisify(execFile);
+
+/**
+ * One A query from an unconnected UDP socket, printed as JSON: where the answer came from as the application reads
+ * it (recvfrom's address) and the answer's last four bytes as an address (the A record of a one-answer reply).
+ */
+const UDP_QUERY = `
+const dgram = require("node:dgram");
+const [server, name] = process.argv.slice(1);
+const labels = name.split(".").map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)]));
+const query = Buffer.concat([Buffer.from([0x5a, 0x17, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
+const s = dgram.createSocket("udp4");
+const timer = setTimeout(() => { console.log(JSON.stringify({ from: "", last4: "" })); process.exit(0); }, 2000);
+s.on("message", (m, r) => {
+  clearTimeout(timer);
+  console.log(JSON.stringify({ from: r.address + ":" + r.port, last4: [...m.subarray(-4)].join(".") }));
+  s.close();
+});
+s.send(query, 53, server);
+`;
 /** The proxy programs the new mode before removing the old one's rules, so no connection or lookup may fail. */
 const assertNoFailures = (sw: NodeSwitch) =>
   assert.deepEqual(switchFailures(sw), [], `failed while ${sw.node} switched to ${sw.to}`);
@@ -37,7 +57,9 @@ const ourNetns = () =>
     .map((l) => l.split(" ")[0] ?? "")
     .filter((n) => n.startsWith(`${lab.prefix}-`));
 
-describe("the stack from manifests, and the iptables → nftables migration", { skip }, () => {
+describe("the stack from manifests, and the migration iptables → nftables → ebpf → iptables", {
+  skip,
+}, () => {
   let dir: string;
   let state: LabState;
   let client: HttpRestClient;
@@ -373,7 +395,7 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
     assert.ok(other && shIn(other.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
   });
 
-  test("migrate --all moves the remaining nodes; a rollback of one node leaves no nftables table", async () => {
+  test("migrate --all moves the remaining nodes to nftables", async () => {
     const all = await migrate({ stateDir: dir, to: "nftables", out: { write: () => {} } });
     console.log(formatReport(all).replace(/^/gm, "# "));
     const first = state.plan.nodeList[0]?.name ?? "";
@@ -384,23 +406,130 @@ describe("the stack from manifests, and the iptables → nftables migration", { 
       assert.ok(sw.rulesAfter.nftables > 0 && sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft === 0);
       assertNoFailures(sw);
     }
-
-    const back = await migrate({ stateDir: dir, to: "iptables", nodes: [first], out: { write: () => {} } });
-    console.log(formatReport(back).replace(/^/gm, "# "));
-    const sw = back.switches[0];
-    assert.ok(sw, "one switch back");
-    assert.equal(sw.from, "nftables");
-    assert.equal(sw.leftovers, 0);
-    assert.equal(sw.rulesAfter.nftables, 0, "no kube-proxy nftables table after the rollback");
-    assert.ok(sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft > 0, "iptables rules again");
-    assertNoFailures(sw);
-    const node = state.plan.nodeList[0];
-    assert.ok(node && shIn(node.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
   });
 
-  test("down leaves no namespace, link, process or host rule behind", async () => {
+  /** The client pod's node, in ebpf mode below: a probe from the client joins that node's cgroup first. */
+  const clientPlan = () => {
+    const node = state.plan.nodeList.find((n) => n.name === clientNode);
+    assert.ok(node?.cgroup && node.pinRoot, "the client's node has a cgroup and a pin folder");
+    return { ...node, cgroup: node.cgroup, pinRoot: node.pinRoot };
+  };
+  const inClient = (argv: string[]) =>
+    sh([...inCgroup(clientPlan().cgroup), "ip", "netns", "exec", clientNetns, ...argv]);
+  const attached = () =>
+    (
+      JSON.parse(sh(["bpftool", "-j", "cgroup", "show", clientPlan().cgroup]).trim() || "[]") as {
+        name: string;
+      }[]
+    )
+      .map((p) => p.name)
+      .sort();
+
+  test("the client's node goes nftables → ebpf under traffic: no rules left, its programs on the node's cgroup", async () => {
+    const report = await migrate({
+      stateDir: dir,
+      to: "ebpf",
+      nodes: [clientNode],
+      out: { write: () => {} },
+    });
+    console.log(formatReport(report).replace(/^/gm, "# "));
+    const sw = report.switches[0];
+    assert.ok(sw, "one switch");
+    assert.equal(sw.from, "nftables");
+
+    assert.equal(sw.leftovers, 0);
+    assert.deepEqual(
+      [sw.rulesAfter.iptablesLegacy, sw.rulesAfter.iptablesNft, sw.rulesAfter.nftables],
+      [0, 0, 0],
+      "no iptables or nftables rules in the node",
+    );
+    assert.ok((sw.rulesAfter.bpf ?? 0) > 0, "programs attached and pinned");
+    assert.equal(Object.keys(sw.traffic).length, lab.nodes, "traffic counted on every node");
+    for (const t of Object.values(sw.traffic)) assert.ok(t.tcp.attempts > 0 && t.dns.attempts > 0);
+    assertNoFailures(sw);
+    assert.deepEqual(attached(), ["connect4", "getpeername4", "recvmsg4", "sendmsg4"]);
+    assert.ok(
+      existsSync(join(clientPlan().pinRoot, "links", "connect4")),
+      "the link pinned in the node's folder",
+    );
+    const root = clientPlan().pinRoot;
+    const pinned = sh(["find", root, "-mindepth", "1", "-not", "-type", "d"]).trim().split("\n");
+    const names = pinned.map((p) => p.slice(root.length + 1)).sort();
+    console.log(`# ${clientNode}: ${attached().length} programs on its cgroup; pinned: ${names.join(" ")}`);
+  });
+
+  test("in ebpf mode a pod reaches a Service backed on another node, DNS answers from the kube-dns ClusterIP, the host reaches a NodePort", async () => {
+    // One echo pod on another node, behind a Service of its own: whatever answers came through that node.
+    const other = state.plan.nodeList.find((n) => n.name !== clientNode)?.name ?? "";
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: "far", labels: { app: "far" } },
+      spec: { nodeName: other, containers: [{ name: "echo", image: "switchyard/echo" }] },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/services`, {
+      metadata: { name: "far" },
+      spec: { selector: { app: "far" }, ports: [{ port: 9000, protocol: "TCP" }] },
+    });
+    const svc = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/far`);
+    const ip = svc.spec?.clusterIP ?? "";
+    const answer = await eventually("an answer from far's ClusterIP", async () => {
+      const out = inClient(["timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${ip}/9000 && head -1 <&3`]);
+      return out.startsWith("far ") ? out.trim() : undefined;
+    });
+    assert.match(
+      answer,
+      /^far (::ffff:)?10\.249\./,
+      "the echo on the other node sees the client pod's address",
+    );
+    // An unconnected UDP socket: the query is sent to a DNS pod (sendmsg), and the answer reads as the ClusterIP's
+    // (recvmsg), or the resolver would drop it.
+    const query = (name: string) => {
+      const out = inClient([process.execPath, "-e", UDP_QUERY, state.plan.dnsIp, name]);
+      return JSON.parse(out) as { from: string; last4: string };
+    };
+    const reply = await eventually("a DNS answer", async () => {
+      const r = query(`far.${ns}.svc.cluster.local`);
+      return r.last4 === ip ? r : undefined;
+    });
+    assert.equal(reply.from, `${state.plan.dnsIp}:53`, "the answer reads as coming from the ClusterIP");
+    // From the host, outside every node's cgroup: the node's tc program takes the NodePort.
+    const echo = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/echo`);
+    const nodePort = echo.spec?.ports?.[0]?.nodePort;
+    const fromHost = await eventually("an answer from the ebpf node's NodePort", async () => {
+      const target = `/dev/tcp/${clientPlan().ip}/${nodePort}`;
+      const out = sh(["timeout", "3", "bash", "-c", `exec 3<>${target} && head -1 <&3`]);
+      return out.startsWith("echo-") ? out : undefined;
+    });
+    assert.match(fromHost, /^echo-/);
+  });
+
+  test("then ebpf → iptables under traffic: no program attached to the node's cgroup, no pin left", async () => {
+    const report = await migrate({
+      stateDir: dir,
+      to: "iptables",
+      nodes: [clientNode],
+      out: { write: () => {} },
+    });
+    console.log(formatReport(report).replace(/^/gm, "# "));
+    const sw = report.switches[0];
+    assert.ok(sw, "one switch");
+    assert.equal(sw.from, "ebpf");
+    assert.equal(sw.leftovers, 0);
+    assert.equal(sw.rulesAfter.bpf, 0, "no BPF program or pin counted");
+    assert.ok(sw.rulesAfter.iptablesLegacy + sw.rulesAfter.iptablesNft > 0, "iptables rules");
+    assertNoFailures(sw);
+    assert.deepEqual(attached(), []);
+    assert.ok(!existsSync(clientPlan().pinRoot), "the node's pin folder is gone");
+    const node = clientPlan();
+    assert.ok(shIn(node.netns, ["iptables-save", "-t", "nat"]).includes("KUBE-SERVICES"));
+  });
+
+  test("down leaves no namespace, link, process, cgroup, pin or host rule behind", async () => {
     client.close();
+    const ebpf = state.plan.ebpf;
     await labDown(dir);
+    assert.ok(ebpf, "the lab had ebpf places");
+    assert.ok(!existsSync(labCgroup(ebpf)), "no cgroup of the lab");
+    assert.ok(!existsSync(labPinDir(ebpf)), "no pin folder of the lab");
     assert.deepEqual(ourNetns(), []);
     assert.ok(!sh(["ip", "link", "show"]).includes(`${lab.prefix}-`), "no links");
     assert.ok(!sh(["ps", "-eo", "args"]).includes(dir), "no process of the lab");

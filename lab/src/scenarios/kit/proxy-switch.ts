@@ -3,7 +3,7 @@ import type { ConfigMap, Node, Pod } from "kubernetes-types/core/v1.js";
 import { repoRoot } from "../../self.js";
 import { applyObjects } from "../../stack/apply.js";
 import { modeConfigMap, modeDaemonSet, modeLabel, prepare } from "../../stack/canary.js";
-import { configMode, type KubeObject, type ProxyMode, readManifests } from "../../stack/manifests.js";
+import { configMode, type KubeObject, labProxyDaemonSet, type ProxyMode } from "../../stack/manifests.js";
 import { waitUntil } from "../../stack/wait.js";
 import { proxyMode, proxyPodsOn, waitProxySynced } from "./node-proxy.js";
 import type { LabNode, ScenarioLab } from "./scenario-lab.js";
@@ -17,15 +17,9 @@ import type { Undo } from "./undo.js";
  */
 export const offValue = "off";
 
-function manifestDaemonSet(): KubeObject {
-  const ds = readManifests(repoRoot, ["apps/kube-proxy/deploy"]).find((m) => m.kind === "DaemonSet");
-  if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
-  return ds;
-}
-
 /** Adds migrate's affinity to the original DaemonSet when it is missing (all proxies roll in place then). */
 export async function ensureLabelSwitch(lab: ScenarioLab, undo: Undo): Promise<void> {
-  const ds = manifestDaemonSet();
+  const ds = labProxyDaemonSet(repoRoot, lab.ebpf);
   const nodes = lab.nodes.map((n) => ({ ...n, runsPods: true }));
   const seconds = await prepare(lab.client, ds, nodes, lab.exec, lab.deadline(), lab.progress);
   if (seconds === undefined) return;
@@ -120,7 +114,7 @@ async function ensureModeDaemonSet(lab: ScenarioLab, mode: ProxyMode, cm: Config
   };
   await applyObjects(lab.client, [
     modeConfigMap(cmObject as KubeObject, mode),
-    modeDaemonSet(manifestDaemonSet(), mode),
+    modeDaemonSet(labProxyDaemonSet(repoRoot, lab.ebpf), mode),
   ]);
   undo.push(`the ${name} DaemonSet and ConfigMap`, async () => {
     for (const path of [

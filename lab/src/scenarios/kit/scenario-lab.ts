@@ -9,6 +9,7 @@ import type { Exec } from "../../exec.js";
 import { kindCredentials } from "../../kind/kubeconfig.js";
 import { type KindLabState, readKindState } from "../../kind/state.js";
 import { labPaths, readLabState } from "../../netns/state.js";
+import { type EbpfPlaces, inCgroup } from "../../stack/ebpf-places.js";
 import { needOurStack } from "../../stack/manifests.js";
 import { waitUntil } from "../../stack/wait.js";
 import { kindContainerRun, kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";
@@ -52,6 +53,8 @@ export interface ScenarioLab {
    * Node, idle until asked, entered with crictl (the node container has no Node of its own).
    */
   nodeClient: { container: Container; node(pod: Pod): Promise<readonly string[]> };
+  /** A netns lab's nodes' cgroups and pin folders, which kube-proxy is given in every mode (ebpf-places.ts). */
+  ebpf?: EbpfPlaces;
   /** A deadline for one wait; it only bounds a hang, nothing is measured with it. */
   deadline(ms?: number): number;
   /** Polls until `check` answers true (its strings say what is missing), within `ms`. */
@@ -86,6 +89,16 @@ function netnsLab(ctx: ScenarioContext): RuntimeLab {
   if (!state?.server) throw new Error(`no lab in ${ctx.stateDir}; run switchyard-lab up`);
   needOurStack("scenario", state.stack);
   const plan = state.plan;
+  // A probe into a pod or node runs as one of the node's processes, which ebpf mode balances (ebpf-places.ts).
+  const cgroupOf = (node: string | undefined) => plan.nodeList.find((n) => n.name === node)?.cgroup;
+  const asNode = (node: string | undefined) => {
+    const cgroup = cgroupOf(node);
+    return cgroup ? inCgroup(cgroup) : [];
+  };
+  const podRun = async (pod: Pod) => [
+    ...asNode(pod.spec?.nodeName),
+    ...(await netnsPodRun(ctx.exec, plan.prefix, pod)),
+  ];
   return {
     runtime: "netns",
     prefix: plan.prefix,
@@ -95,17 +108,18 @@ function netnsLab(ctx: ScenarioContext): RuntimeLab {
       name: n.name,
       zone: n.zone,
       ip: n.ip,
-      run: ["ip", "netns", "exec", n.netns],
+      run: [...asNode(n.name), "ip", "netns", "exec", n.netns],
     })),
     // The node agent runs the lab's own programs for these names and a sleeping pod for any other image.
     images: { echo: echoImage, loadgen: loadgenImage, pause: "registry.k8s.io/pause:3.10" },
     client: labClient(adminCredentials(state.server, labPaths(ctx.stateDir).controlPlane)),
     loadStats: statsFromPodIp,
-    podRun: (pod) => netnsPodRun(ctx.exec, plan.prefix, pod),
+    podRun,
     nodeClient: {
       container: { name: "c", image: "registry.k8s.io/pause:3.10" },
-      node: async (pod) => [...(await netnsPodRun(ctx.exec, plan.prefix, pod)), process.execPath],
+      node: async (pod) => [...(await podRun(pod)), process.execPath],
     },
+    ...(plan.ebpf ? { ebpf: plan.ebpf } : {}),
   };
 }
 
