@@ -3,7 +3,9 @@
 // "external") as the tc programs on the node's devices see it, in the external scope. It reads only what the
 // maps hold (MapContents), so it traces the fake's bytes or a live node's dump alike, and gives back the
 // tracers' shared result: one path per backend slot with its probability, or REJECT/DROP, or ACCEPT when the
-// destination is no frontend (not a service: nothing is translated).
+// destination is no frontend (not a service: nothing is translated). A frontend with SOURCE_RANGES admits the
+// packet's sourceIP only if its ranges hold it; for origin "node" that is the address the socket programs judge:
+// the socket's bound address, else the node's (README's eBPF section).
 
 import { hostPort } from "@switchyard/basics";
 import {
@@ -17,6 +19,7 @@ import {
 import { type MapContents, protocolNumber, type ServiceEntry, serviceEntryName } from "./contents.js";
 import { backendText, revNatText, serviceFlagNames } from "./contents-text.js";
 import { familyPrefix, SCOPE_EXTERNAL, SCOPE_INTERNAL, serviceFlags } from "./layout.js";
+import { sourceAdmitted } from "./source-ranges.js";
 
 export interface EBPFTracePacket extends TracePacket {
   /** Where the connection starts: a socket on this node (pod or host), or a packet from outside. */
@@ -57,8 +60,17 @@ export function traceEBPF(contents: MapContents, packet: EBPFTracePacket): Trace
     pkt.steps = [step("services", headName, "no entry: not a service, left as it is")];
     return traceResult([{ pkt }], errors);
   }
-  pkt.steps = [step("services", headName, headNote(contents, head, packet))];
+  pkt.steps = [step("services", headName, headNote(contents, head))];
   const v = head.value;
+  if (v.flags & serviceFlags.SOURCE_RANGES) {
+    const ranges = contents.sourceRanges?.get(v.revNatIndex);
+    if (!contents.sourceRanges) errors.push(`${headName}: SOURCE_RANGES but the source ranges were not read`);
+    const admitted = sourceAdmitted(ranges, packet.sourceIP);
+    const rule = `revNat ${v.revNatIndex} ${packet.sourceIP}`;
+    const note = `${admitted ? "admitted by" : "outside"} ${ranges?.join(", ") || "no range"}`;
+    pkt.steps = [...pkt.steps, step("src_range", rule, note)];
+    if (!admitted) return traceResult([{ pkt, verdict: "drop" }], errors);
+  }
   if (v.count === 0) {
     if ((v.flags & (serviceFlags.REJECT | serviceFlags.DROP)) === 0)
       errors.push(`${headName}: count 0 without REJECT or DROP`);
@@ -76,14 +88,11 @@ export function traceEBPF(contents: MapContents, packet: EBPFTracePacket): Trace
 }
 
 /** Slot 0's value, and what applies to the whole frontend. */
-function headNote(contents: MapContents, head: ServiceEntry, packet: EBPFTracePacket): string {
+function headNote(contents: MapContents, head: ServiceEntry): string {
   const v = head.value;
   const parts = [`count ${v.count}`, `revNat ${v.revNatIndex}`, `flags ${serviceFlagNames(v.flags) || "-"}`];
   if (v.flags & serviceFlags.AFFINITY) {
     parts.push(`ClientIP affinity ${v.affinityTimeout}s: a client seen before goes back to its backend`);
-  }
-  if (v.flags & serviceFlags.SOURCE_RANGES && packet.origin === "external") {
-    parts.push("loadBalancerSourceRanges apply (not held in these maps: not checked here)");
   }
   if (!contents.revNat.has(v.revNatIndex)) parts.push(`reverse NAT ${v.revNatIndex} missing`);
   return parts.join(", ");

@@ -187,7 +187,7 @@ describe("eBPF sync", () => {
       "1..3 were live with unknown meaning",
     );
     assert.deepEqual([...r.state.revNatIndexes.values()].sort(), [3, 4]);
-    assert.deepEqual(r.sizes, { services: 10, backends: 3, revNat: 2 });
+    assert.deepEqual(r.sizes, { services: 10, backends: 3, revNat: 2, sourceRange: 0 });
   });
 
   test("a backend two Services share has one id; its flags come from the Service first in key order", () => {
@@ -239,7 +239,7 @@ describe("eBPF sync", () => {
       ),
     );
     assert.deepEqual(r.noLocalEndpoints, { internal: 1, external: 0 });
-    assert.deepEqual(r.sizes, { services: 6, backends: 1, revNat: 2 });
+    assert.deepEqual(r.sizes, { services: 6, backends: 1, revNat: 2, sourceRange: 0 });
   });
 
   test("misuse is refused: a used state, the other family's state or NodePort address", () => {
