@@ -1,18 +1,20 @@
-// loadBalancerSourceRanges through the tc program, for real: two LoadBalancer Services rendered by renderEBPF
-// into the kernel's maps, one whose ranges hold the client (the topology's outside world) and one whose ranges
-// do not. The first answers; the second drops, so the client's 1 s timeout runs out (never a SYN retry waited
-// on beyond it). A partial sync then swaps the ranges, and the answers swap with them.
+// loadBalancerSourceRanges through the tc program, for real: LoadBalancer Services rendered by renderEBPF into the
+// kernel's maps, one whose ranges hold the client (the topology's outside world) and one whose ranges do not.
+// The first answers; the second drops, so the client's 1 s timeout runs out (never a SYN retry waited on beyond
+// it). A partial sync then swaps the ranges, and the answers swap with them. The socket programs, attached to a
+// cgroup whose client runs in the node's namespace, judge an unbound socket by the node's address: a third
+// Service whose ranges hold the node answers it, the one whose ranges hold only the client refuses it.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { IPFamily } from "@switchyard/basics";
 import type { Service } from "kubernetes-types/core/v1.js";
-import { removeSockPrograms } from "../../src/apply/bpf-loader.js";
+import { loadSockPrograms, removeSockPrograms } from "../../src/apply/bpf-loader.js";
 import { KernelBPFMapStore } from "../../src/apply/bpf-map-store.js";
 import { decodeContents } from "../../src/ebpf/contents.js";
 import { type EBPFState, renderEBPF } from "../../src/ebpf/render.js";
 import { buildMaps, makeService, makeSlice } from "../../src/testing/fixtures.js";
 import { ebpfOptions } from "../ebpf/helpers.js";
-import { ipv6Settled, runClient, testPinRoot } from "./ebpf-fixture.js";
+import { ipv6Settled, runClient, TestCgroup, testPinRoot } from "./ebpf-fixture.js";
 import { loadTcIn, PeerServers, removeTcIn, tcTestsUnavailable } from "./ebpf-tc-fixture.js";
 import { CLIENT_IP, inFamily, Topology } from "./topology.js";
 
@@ -23,16 +25,18 @@ const POD = "10.180.0.1";
 const NODE_IP = "192.168.0.2";
 const TARGET_PORT = 8080;
 /** VIPs the client routes to the node (the topology routes 172.30/16 there). */
-const VIPS = { open: "172.30.0.100", closed: "172.30.0.101" } as const;
+const VIPS = { open: "172.30.0.100", closed: "172.30.0.101", node: "172.30.0.102" } as const;
 /** What a dropped connect may take: the client's own 1 s timeout, and some slack. */
 const DROP_BUDGET_MS = 2500;
 
 /** Ranges holding the client, and ranges that do not, in both families. */
 const HOLDS_CLIENT = [`${CLIENT_IP}/32`, `${inFamily("IPv6", CLIENT_IP)}/128`];
 const ELSEWHERE = ["203.0.113.0/25", "fd00:203:0:113::/64"];
+const HOLDS_NODE = ["192.168.0.0/24", "fd00:192:168::/64"];
+const MAX_ENTRIES = { services: 256, backends: 256, revNat: 256, sourceRange: 256 };
 
 function lb(name: keyof typeof VIPS, ranges: string[]): Service {
-  const clusterIP = `172.30.0.${name === "open" ? 11 : 12}`;
+  const clusterIP = `172.30.0.${{ open: 11, closed: 12, node: 13 }[name]}`;
   return makeService(
     "ns1",
     name,
@@ -60,14 +64,15 @@ function input(family: IPFamily, openRanges: string[], closedRanges: string[]) {
     );
   return buildMaps(
     family,
-    [lb("open", openRanges), lb("closed", closedRanges)],
-    [slice("open"), slice("closed")],
+    [lb("open", openRanges), lb("closed", closedRanges), lb("node", HOLDS_NODE)],
+    [slice("open"), slice("closed"), slice("node")],
   );
 }
 
-describe("loadBalancerSourceRanges in the tc program", { skip: skip ?? false }, () => {
+describe("loadBalancerSourceRanges in the tc and socket programs", { skip: skip ?? false }, () => {
   let topo: Topology | undefined;
   let store: KernelBPFMapStore | undefined;
+  let cgroup: TestCgroup | undefined;
   const servers = new PeerServers();
   const pinRoot = testPinRoot("ranges");
   const states: Partial<Record<IPFamily, EBPFState>> = {};
@@ -80,9 +85,12 @@ describe("loadBalancerSourceRanges in the tc program", { skip: skip ?? false }, 
       devices: ["eth0"],
       masquerade: { IPv4: NODE_IP, IPv6: inFamily("IPv6", NODE_IP) },
       pinRoot,
-      maxEntries: { services: 256, backends: 256, revNat: 256, sourceRange: 256 },
+      maxEntries: MAX_ENTRIES,
     });
     assert.deepEqual(loaded.devices, { eth0: "attached" });
+    cgroup = new TestCgroup("ranges");
+    // The same pin root and sizes: the socket programs share the tc program's maps.
+    await loadSockPrograms({ cgroupPath: cgroup.path, pinRoot, maxEntries: MAX_ENTRIES });
     store = await KernelBPFMapStore.open(pinRoot);
     for (const family of ["IPv4", "IPv6"] as const) {
       const r = renderEBPF(ebpfOptions(family), input(family, HOLDS_CLIENT, ELSEWHERE));
@@ -96,6 +104,7 @@ describe("loadBalancerSourceRanges in the tc program", { skip: skip ?? false }, 
     await servers.stop();
     if (topo) await removeTcIn(topo.node, pinRoot).catch(() => {});
     await removeSockPrograms(pinRoot);
+    await cgroup?.remove();
     await topo?.destroy();
   });
 
@@ -120,12 +129,14 @@ describe("loadBalancerSourceRanges in the tc program", { skip: skip ?? false }, 
         const r = kernel.revNat.get(index);
         return `${r?.address} ${ranges.join(",")}`;
       });
-      const [holds, elsewhere] =
-        family === "IPv4" ? [HOLDS_CLIENT[0], ELSEWHERE[0]] : [HOLDS_CLIENT[1], ELSEWHERE[1]];
-      assert.deepEqual(
-        byFrontend.sort(),
-        [`${at(VIPS.open)} ${holds}`, `${at(VIPS.closed)} ${elsewhere}`].sort(),
-      );
+      const i = family === "IPv4" ? 0 : 1;
+      const vipRange = `${at(VIPS.node)}/${family === "IPv4" ? 32 : 128}`;
+      assert.deepEqual(byFrontend.sort(), [
+        `${at(VIPS.open)} ${HOLDS_CLIENT[i]}`,
+        `${at(VIPS.closed)} ${ELSEWHERE[i]}`,
+        // Its ranges hold the node's address: its VIP is admitted too (kube-proxy's allowFromNode).
+        `${at(VIPS.node)} ${vipRange},${HOLDS_NODE[i]}`,
+      ]);
     });
 
     test(`${family}: a client inside the ranges is answered; outside them its connect is dropped`, async () => {
@@ -134,6 +145,15 @@ describe("loadBalancerSourceRanges in the tc program", { skip: skip ?? false }, 
       const closed = await connect(at(VIPS.closed));
       assert.equal(closed.error, "ETIMEDOUT");
       assert.ok(closed.ms < DROP_BUDGET_MS, `took ${closed.ms} ms`);
+    });
+
+    test(`${family}: a socket of the node, unbound, is judged by the node's address`, async () => {
+      const fromNode = (vip: string) =>
+        runClient((topo as Topology).node, cgroup as TestCgroup, "tcp", at(vip), 80).then(([r]) => r);
+      assert.match((await fromNode(VIPS.node))?.answer ?? "", /^pod-0 /);
+      const refused = await fromNode(VIPS.open);
+      assert.equal(refused?.error, "ECONNREFUSED");
+      assert.ok((refused?.ms ?? Infinity) < 500, `took ${refused?.ms} ms`);
     });
 
     test(`${family}: a partial sync that swaps the ranges swaps the answers`, async () => {
