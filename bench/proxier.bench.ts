@@ -1,13 +1,15 @@
 // switchyard-proxy side by side with the real kube-proxy v1.37.2 on one lab control plane and one kernel:
 // N Services x 10 endpoints (1k, 5k, 10k), iptables (iptables-nft and legacy backends) and nftables modes, each proxy
 // alone in its own node network namespace, one at a time; in nftables mode ours runs twice, with its netlink
-// writer and with `nft -f` (SWITCHYARD_PROXY_NFT_WRITER=nft). Per run: the start-up (full) sync, single-endpoint
-// (partial) syncs with the bytes each sends to the kernel, the writer's time and the kernel's system time of
-// both, and first-packet latency to Service #1 and the last Service. Before that, our renderers alone on
-// 10k x 10 (time and heap). Writes bench/results/proxier.md.
+// writer and with `nft -f` (SWITCHYARD_PROXY_NFT_WRITER=nft); ebpf mode is ours alone, read against upstream's
+// nftables mode. Per run: the start-up (full) sync, single-endpoint (partial) syncs with the bytes (ebpf: map
+// entries) each sends to the kernel, the writer's time and the kernel's system time of both, first-packet
+// latency to Service #1 and the last Service, new connections per second through Service #1, and the CPU per
+// packet of a steady stream through it. Before that, our renderers alone on 10k x 10 (time and heap). Writes
+// bench/results/proxier.md.
 //
-//   npm run bench -- proxier [--quick] [--sizes 1000,5000] [--modes iptables,iptables-legacy,nftables] [--budget-min 40]
-//     [--impls kube-proxy,switchyard,switchyard-nft] [--no-render] [--out bench/results/proxier.md]
+//   npm run bench -- proxier [--quick] [--sizes 1000,5000] [--modes iptables,iptables-legacy,nftables,ebpf]
+//     [--budget-min 40] [--impls kube-proxy,switchyard,switchyard-nft] [--no-render] [--out bench/results/proxier.md]
 import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { NODE_IP } from "@switchyard/kube-proxy-app/testing";
@@ -15,6 +17,8 @@ import { startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine, median } from "./machine.js";
 import { BenchApi, createBase, createServices } from "./proxier/cluster.js";
+import { type ConnectRate, connectRate } from "./proxier/connect-rate.js";
+import { cpuPerPacket, type PacketCost } from "./proxier/cpu-per-packet.js";
 import {
   connectLatency,
   kubeServicesLength,
@@ -50,6 +54,12 @@ const sizes =
       : [1000, 5000, 10000];
 const samples = quick ? 5 : 20;
 const connects = quick ? 50 : 200;
+// The connection loop's and the stream's length, the loop's workers (one per core), and how many times each
+// runs (through the Service and without it, alternating).
+const trafficSeconds = quick ? 2 : 3;
+const connectWorkers = 2;
+const connectRounds = quick ? 1 : 2;
+const streamRounds = quick ? 1 : 3;
 const renderRuns = quick ? 3 : 5;
 // Past this many minutes the remaining proxy runs are skipped (and reported as skipped).
 const budgetFlag = argv.indexOf("--budget-min");
@@ -112,6 +122,10 @@ function write(done: boolean): void {
     sizes,
     samples,
     connects,
+    trafficSeconds,
+    connectWorkers,
+    connectRounds,
+    streamRounds,
     shimOverheadMs,
     render,
     renderRuns,
@@ -145,6 +159,69 @@ function notes(): string[] {
       });
       out.push(`- First packet, ${impl}, ${MODE_LABEL[mode]}: ${cells.join("; ")}.`);
     }
+  }
+  out.push(...clientShare());
+  return out;
+}
+
+/**
+ * How much of the machine the connection loop's own code took: its user CPU per connection times the rate,
+ * against the two cores. A small share says the client is not what limits the rate.
+ */
+function clientShare(): string[] {
+  const shares = runs.flatMap((r) => {
+    const c = r.connectRate?.service;
+    return c ? [(c.clientUserUs * c.perSecond) / 1e6 / 2] : [];
+  });
+  if (shares.length === 0) return [];
+  const users = runs.flatMap((r) => (r.connectRate ? [r.connectRate.service.clientUserUs] : []));
+  const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+  return [
+    `- Connection loop: the client's Python code used ${Math.min(...users).toFixed(0)}–${Math.max(...users).toFixed(0)} µs of user CPU per connection,` +
+      ` ${pct(Math.min(...shares))}–${pct(Math.max(...shares))} of the two cores at the rates measured; the rest of each connection's cost is the kernel's` +
+      " (the client's system time in the table) and the pods' servers'.",
+  ];
+}
+
+/** New connections per second and CPU per packet through Service #1; a failure leaves the other figures standing. */
+async function measureTraffic(
+  p: ProxyUnderTest,
+  clusterIP: string,
+  label: string,
+): Promise<Pick<RunResult, "connectRate" | "packetCost" | "trafficError" | "trafficLoad">> {
+  const out: {
+    connectRate?: ConnectRate;
+    packetCost?: PacketCost;
+    trafficError?: string;
+    trafficLoad: number;
+  } = {
+    trafficLoad: loadavg()[0] ?? 0,
+  };
+  const failed = (what: string, err: unknown) => {
+    say(`${label}: ${what} FAILED: ${(err as Error).message.slice(0, 2000)}`);
+    out.trafficError = `${out.trafficError ? `${out.trafficError}; ` : ""}${what}: ${(err as Error).message.split("\n")[0]}`;
+  };
+  try {
+    const rate = connectRate(p, clusterIP, {
+      seconds: trafficSeconds,
+      workers: connectWorkers,
+      rounds: connectRounds,
+    });
+    say(
+      `${label}: ${rate.service.perSecond.toFixed(0)} new conn/s (pod IPs: ${rate.ceiling.perSecond.toFixed(0)}/s), client ${rate.service.clientUserUs.toFixed(0)} µs user per conn`,
+    );
+    out.connectRate = rate;
+  } catch (err) {
+    failed("connection loop", err);
+  }
+  try {
+    const cost = await cpuPerPacket(p, clusterIP, { seconds: trafficSeconds, rounds: streamRounds });
+    say(
+      `${label}: ${cost.service.cpuUsPerPacket.toFixed(2)} µs CPU per packet (pod IP: ${cost.floor.cpuUsPerPacket.toFixed(2)} µs), ${(cost.service.packetsPerSecond / 1000).toFixed(0)} kpkt/s`,
+    );
+    out.packetCost = cost;
+  } catch (err) {
+    failed("stream", err);
   }
   return out;
 }
@@ -193,24 +270,29 @@ try {
         say(`${label}: starting (load ${load.toFixed(1)})`);
         try {
           const shim = shimFor(mode);
-          current = await startUnderTest({ impl, mode, subnet: subnet++, cp, shim });
+          current = await startUnderTest({ impl, mode, subnet: subnet++, cp, shim, services: n });
           const full = await waitForFullSync(current, shim, targets, 10 * 60_000);
           say(
             `${label}: full sync ${full.seconds.toFixed(2)} s${full.exact ? "" : " (≈)"}, ready after ${full.readySeconds.toFixed(1)} s`,
           );
           const partials = await samplePartialSyncs(api, current, shim, changeAt, flipped);
+          const sent =
+            mode === "ebpf"
+              ? `${median(partials.map((p) => p.entries ?? 0))} map entries`
+              : `${median(partials.map((p) => p.bytes))} B`;
           say(
-            `${label}: partial syncs median ${(median(partials.map((p) => p.seconds)) * 1000).toFixed(1)} ms over ${partials.length}, ${median(partials.map((p) => p.bytes))} B each`,
+            `${label}: partial syncs median ${(median(partials.map((p) => p.seconds)) * 1000).toFixed(1)} ms over ${partials.length}, ${sent} each`,
           );
           const [first = [], last = []] = connectLatency(current, targets, connects);
           const positions =
-            mode !== "nftables"
+            mode === "iptables" || mode === "iptables-legacy"
               ? (() => {
                   const [a, b] = kubeServicesPositions(current, targets);
                   return { first: a, last: b, chainLength: kubeServicesLength(current) };
                 })()
               : undefined;
           say(`${label}: connect #1 ${median(first).toFixed(0)} µs, last ${median(last).toFixed(0)} µs`);
+          const traffic = await measureTraffic(current, targets[0] ?? "", label);
           runs.push({
             services: n,
             mode,
@@ -222,13 +304,14 @@ try {
             peakRssMiB: current.peakRssMiB(),
             // At rest: the changes are synced and the connects done; nothing changes until the next resync.
             restRssMiB: current.rssMiB(),
+            ...traffic,
             load,
           });
         } catch (err) {
           say(`${label}: FAILED: ${(err as Error).message.slice(0, 2000)}`);
           runs.push({ services: n, mode, impl, error: (err as Error).message.split("\n")[0] ?? "", load });
         } finally {
-          await current?.stop().catch(() => {});
+          await current?.stop().catch((err: unknown) => say(`${label}: stopping: ${(err as Error).message}`));
           current = undefined;
         }
         write(false);

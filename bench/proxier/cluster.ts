@@ -1,7 +1,8 @@
 // The cluster both proxies see: N Services x 10 endpoints, written straight to the API server (no pods,
 // no controllers), as an EndpointSlice controller would have left them. Service #1 and the last Service
 // of every size get the real listeners of the node namespace's pods; every other endpoint is an address
-// nothing answers on, which is enough for rules to be written.
+// nothing answers on, which is enough for rules to be written. Service #1 has a second port, for the steady
+// TCP stream of the packet measurement (cpu-per-packet.ts), to a sink the bench starts in each pod.
 
 import { Api as BenchApi } from "@switchyard/testbed";
 import type { Service } from "kubernetes-types/core/v1.js";
@@ -11,6 +12,8 @@ export const NODE_NAME = "node1";
 export const ENDPOINTS_PER_SERVICE = 10;
 /** The pods (in each proxy's node namespace) behind Service #1 and the last Service. */
 export const REAL_POD_IPS = ["10.180.0.1", "10.180.0.2", "10.180.0.3"];
+/** Service #1's second port and its endpoints' (the pods' stream sinks). */
+export const STREAM_PORT = 5001;
 
 /** The lab's admin client; it keeps its TLS connections (thousands of writes). */
 export { BenchApi };
@@ -74,6 +77,12 @@ export async function createBase(api: BenchApi, nodeIP: string): Promise<void> {
   });
 }
 
+/** Every Service's port 80, and Service #1's stream port (its endpoints' ports are the same). */
+const portsOf = (i: number) => [
+  { name: "http", port: 80 },
+  ...(i === 0 ? [{ name: "stream", port: STREAM_PORT }] : []),
+];
+
 /** Creates Services [from, to) and their slices; returns the ClusterIPs of the `realServices` among them. */
 export async function createServices(
   api: BenchApi,
@@ -86,11 +95,12 @@ export async function createServices(
   let done = 0;
   await forEachConcurrent(from, to, 24, async (i) => {
     const name = serviceName(i);
+    const ports = portsOf(i);
     let svc: Service;
     try {
       svc = await api.call<Service>("POST", `/api/v1/namespaces/${BENCH_NS}/services`, {
         metadata: { name },
-        spec: { ports: [{ name: "http", port: 80, protocol: "TCP" }] },
+        spec: { ports: ports.map((p) => ({ ...p, protocol: "TCP" })) },
       });
     } catch (err) {
       // a retry after a lost answer: the Service is there already
@@ -105,7 +115,7 @@ export async function createServices(
         metadata: { name: `${name}-1`, labels: { "kubernetes.io/service-name": name } },
         addressType: "IPv4",
         endpoints: endpointsOf(i, realServices),
-        ports: [{ name: "http", port: 80, protocol: "TCP" }],
+        ports: ports.map((p) => ({ ...p, protocol: "TCP" })),
       })
       .catch((err: unknown) => {
         if (!/409/.test(String(err))) throw err;

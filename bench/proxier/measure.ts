@@ -1,7 +1,9 @@
 // What is measured on one running proxy: its start-up (full) sync, single-endpoint (partial) syncs, the
-// bytes each sync sends to the kernel, and the first-packet latency of a TCP connect through its rules.
+// bytes each sync sends to the kernel (ebpf mode: the map entries it writes), and the first-packet latency
+// of a TCP connect through its rules.
 import { setTimeout as sleep } from "node:timers/promises";
 import { CONNECT_TIMES_SCRIPT } from "@switchyard/lab/scenarios";
+import { inClient } from "./client.js";
 import { type BenchApi, flipOneEndpoint } from "./cluster.js";
 import {
   type HistogramTotals,
@@ -28,8 +30,13 @@ export interface FullSync {
    * wrapper, or for our netlink writer the write as the proxy logs it (encoding, send, kernel).
    */
   readonly toolMs: number;
-  /** The kernel's system time for that write: the tool's (wrapper's `times`), or ours during a netlink write, ms. */
-  readonly kernelMs: number;
+  /**
+   * The kernel's system time for that write: the tool's (wrapper's `times`), or ours during a netlink write, ms;
+   * undefined in ebpf mode, whose log does not say.
+   */
+  readonly kernelMs: number | undefined;
+  /** ebpf mode: the most map entries one start-up sync wrote (bytes and lines are 0 there). */
+  readonly entries?: number;
 }
 
 export interface PartialSample {
@@ -41,12 +48,16 @@ export interface PartialSample {
   readonly writes: number;
   /** Time spent in the kernel tools (or our netlink writer) during this sync, ms. */
   readonly toolMs: number;
-  /** The kernel's system time for this sync's writes, measured as for the full sync, ms. */
-  readonly kernelMs: number;
+  /** The kernel's system time for this sync's writes, measured as for the full sync, ms (undefined: ebpf). */
+  readonly kernelMs: number | undefined;
+  /** ebpf mode: the map entries this sync wrote or deleted. */
+  readonly entries?: number;
 }
 
-/** Our netlink writer logs its writes; every other write goes through a wrapped tool. */
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+/** The sum, or undefined when any part is unknown. */
+const sumKnown = (xs: readonly (number | undefined)[]) =>
+  xs.some((x) => x === undefined) ? undefined : sum(xs as number[]);
 
 const delta = (a: HistogramTotals, b: HistogramTotals) => ({ count: b.count - a.count, sum: b.sum - a.sum });
 
@@ -59,13 +70,27 @@ async function scrape(p: ProxyUnderTest): Promise<SyncCounters | undefined> {
   }
 }
 
-/** True once a connect to `ip`:80 from the client namespace is answered by one of the pods. */
+/** True once a connect to `ip`:80 from the client (in ebpf mode's cgroup) is answered by one of the pods. */
 async function answers(p: ProxyUnderTest, ip: string): Promise<boolean> {
   try {
-    const out = await p.net.probe(ip, 80, 1, p.net.client, 1000);
+    const out =
+      p.cgroup === undefined
+        ? await p.net.probe(ip, 80, 1, p.net.client, 1000)
+        : await p.net.probeInCgroup(p.cgroup, ip, 80, 1, p.net.client);
     return out.some((a) => a.startsWith("pod-"));
   } catch {
     return false;
+  }
+}
+
+/** The proxy's last "sync failed" log line, shortened, for a failed run's row. */
+function syncFailure(log: string): string {
+  const line = log.split("\n").findLast((l) => l.includes("sync failed")) ?? "";
+  try {
+    const e = JSON.parse(line) as { error?: unknown; err?: unknown };
+    return `sync failed: ${String(e.error ?? e.err ?? line)}`.slice(0, 300);
+  } catch {
+    return `sync failed: ${line.slice(0, 300)}`;
   }
 }
 
@@ -84,9 +109,13 @@ export async function waitForFullSync(
   const steps: { count: number; sum: number }[] = [];
   let readyAt = 0;
   let quietSince = 0;
+  let mostEntries = 0;
   for (;;) {
     if (Date.now() > deadline) throw new Error(`${p.impl} ${p.mode}: no full sync in ${timeoutMs} ms`);
     const now = await scrape(p);
+    mostEntries = Math.max(mostEntries, now?.bpfEntriesWritten ?? 0);
+    // A refused map write (a full map) is refused again on every retry: no use waiting out the timeout.
+    if ((now?.bpfSyncFailures ?? 0) > 0) throw new Error(`${p.impl} ${p.mode}: ${syncFailure(p.log())}`);
     if (now && last && now.all.count !== last.all.count) {
       steps.push(delta(last.all, now.all));
       quietSince = Date.now();
@@ -118,10 +147,10 @@ export async function waitForFullSync(
     kernelMs: 0,
   });
   const logged = p.writes().filter((w) => w.fullSync);
-  const bigLogged = logged.reduce((a, b) => (b.elapsedMs > a.elapsedMs ? b : a), {
-    elapsedMs: 0,
-    systemMs: 0,
-  });
+  const bigLogged = logged.reduce<{ elapsedMs: number; systemMs: number | undefined }>(
+    (a, b) => (b.elapsedMs > a.elapsedMs ? b : a),
+    { elapsedMs: 0, systemMs: 0 },
+  );
   return {
     seconds: exactFromFull ? full.sum : biggest.sum,
     exact: exactFromFull || biggest.count === 1,
@@ -130,6 +159,9 @@ export async function waitForFullSync(
     lines: big.lines,
     toolMs: logsItsWrites(p.impl, p.mode) ? bigLogged.elapsedMs : big.ms,
     kernelMs: logsItsWrites(p.impl, p.mode) ? bigLogged.systemMs : big.kernelMs,
+    // The start-up sync's gauge, unless a later sync replaced it between two scrapes; then the entries the maps
+    // hold stand in (a first sync into fresh maps wrote every one of them).
+    ...(last.bpfEntries !== undefined ? { entries: mostEntries || last.bpfEntries } : {}),
   };
 }
 
@@ -178,19 +210,20 @@ export async function samplePartialSyncs(
         lines: writes.reduce((s, w) => s + w.lines, 0),
         writes: writes.length,
         toolMs: sum(logsItsWrites(p.impl, p.mode) ? logged.map((w) => w.elapsedMs) : writes.map((w) => w.ms)),
-        kernelMs: sum(
-          logsItsWrites(p.impl, p.mode) ? logged.map((w) => w.systemMs) : writes.map((w) => w.kernelMs),
-        ),
+        kernelMs: logsItsWrites(p.impl, p.mode)
+          ? sumKnown(logged.map((w) => w.systemMs))
+          : sum(writes.map((w) => w.kernelMs)),
+        ...(after.bpfEntriesWritten !== undefined ? { entries: after.bpfEntriesWritten } : {}),
       });
     }
   }
   return samples;
 }
 
-/** Connect times (µs) to each ClusterIP from the client namespace; failed connects are dropped. */
+/** Connect times (µs) to each ClusterIP from the client (client.ts); failed connects are dropped. */
 export function connectLatency(p: ProxyUnderTest, ips: readonly string[], n: number): number[][] {
   const targets = JSON.stringify(ips.map((ip) => [ip, 80]));
-  const out = p.net.in(p.net.client, [process.execPath, "-e", CONNECT_TIMES_SCRIPT, targets, String(n)]);
+  const out = inClient(p, [process.execPath, "-e", CONNECT_TIMES_SCRIPT, targets, String(n)]);
   return (JSON.parse(out) as number[][]).map((xs) => xs.filter((x) => x >= 0));
 }
 

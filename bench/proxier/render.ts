@@ -1,10 +1,10 @@
 // Our renderers alone, no kernel, up to the text each tool reads: renderIPTables / renderNFTables (and its
-// nft script) on N Services x 10 endpoints, full sync
+// nft script), and renderEBPF up to its map writes, on N Services x 10 endpoints, full sync
 // and a one-endpoint partial sync (from the previous state), median of several runs, and the heap the
 // result keeps (heapUsed after minus before, both after a forced GC).
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { renderIPTables, renderNFTables } from "@switchyard/proxier";
+import { type MapWriteStep, renderEBPF, renderIPTables, renderNFTables } from "@switchyard/proxier";
 import { buildMaps, iptOptions, makeService, makeSlice, nftOptions } from "@switchyard/proxier/testing";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -14,7 +14,7 @@ setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 
 export interface RenderResult {
-  readonly mode: "iptables" | "nftables";
+  readonly mode: "iptables" | "nftables" | "ebpf";
   readonly services: number;
   readonly fullMs: number[];
   readonly partialMs: number[];
@@ -99,6 +99,16 @@ function withScript<R extends { transaction: { script(): string }; cleanup: { sc
   return { ...r, script: r.transaction.script() + (r.cleanup?.script() ?? "") };
 }
 
+/** The bytes of keys and values a list of map writes hands the kernel. */
+function stepBytes(steps: readonly MapWriteStep[]): number {
+  let n = 0;
+  for (const s of steps) {
+    if (s.op === "update") for (const [k, v] of s.entries) n += k.length + v.length;
+    else for (const k of s.keys) n += k.length;
+  }
+  return n;
+}
+
 export function benchRender(n: number, runs: number): RenderResult[] {
   const base = cluster(n);
   const changed = cluster(n, true);
@@ -109,6 +119,7 @@ export function benchRender(n: number, runs: number): RenderResult[] {
 
   const ipt = iptOptions("IPv4");
   const nft = nftOptions("IPv4", { serviceCIDRs: ["172.30.0.0/16"] });
+  const ebpf = { family: "IPv4" as const, nodeName: "node1", nodeLabels: {}, nodePortIPs: [] };
   out.push(
     measure(
       "iptables",
@@ -126,6 +137,14 @@ export function benchRender(n: number, runs: number): RenderResult[] {
       () => withScript(renderNFTables(nft, { ...maps, now: 0 })),
       (prev) => withScript(renderNFTables(nft, { ...mapsAfter, changedServices, now: 1000 }, prev.state)),
       (r) => Buffer.byteLength(r.script),
+    ),
+    measure(
+      "ebpf",
+      n,
+      runs,
+      () => renderEBPF(ebpf, { ...maps }),
+      (prev) => renderEBPF(ebpf, { ...mapsAfter, changedServices }, prev.state),
+      (r) => stepBytes(r.steps),
     ),
   );
   return out;
