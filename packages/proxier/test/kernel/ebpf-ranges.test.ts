@@ -165,6 +165,8 @@ describe("loadBalancerSourceRanges in the tc and socket programs", { skip: skip 
       const touched = new Set(swapped.steps.map((s) => `${s.op} ${s.map}`));
       assert.deepEqual([...touched].sort(), ["delete sourceRange", "update sourceRange"]);
       await (store as KernelBPFMapStore).write(family, swapped.steps);
+      // Batches on an LPM trie depend on the kernel; the store falls back for that map alone.
+      console.log(`# ${family}: the source range writes went ${(store as KernelBPFMapStore).writeMethod}`);
       states[family] = swapped.state;
       const closed = await connect(at(VIPS.open));
       assert.equal(closed.error, "ETIMEDOUT");
