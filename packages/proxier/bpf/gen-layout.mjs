@@ -20,7 +20,11 @@ export const MAPS_HEADER = "switchyard_maps.h";
 const FAMILIES = ["IPv4", "IPv6"];
 
 /** The kernel's map type for each kind layout.ts names. */
-const MAP_TYPES = { hash: "BPF_MAP_TYPE_HASH", lru_hash: "BPF_MAP_TYPE_LRU_HASH" };
+const MAP_TYPES = {
+  hash: "BPF_MAP_TYPE_HASH",
+  lru_hash: "BPF_MAP_TYPE_LRU_HASH",
+  lpm_trie: "BPF_MAP_TYPE_LPM_TRIE",
+};
 
 /** layout.ts names fields in camelCase; C names them in snake_case: revNatIndex is rev_nat_index. */
 export function cFieldName(name) {
@@ -68,6 +72,7 @@ export function layoutHeader(layout) {
     `#define PROTO_SCTP ${layout.PROTO_SCTP}`,
     ...cFlags("SVC_FLAG_", layout.serviceFlags),
     ...cFlags("BACKEND_FLAG_", layout.backendFlags),
+    `#define SOURCE_RANGE_KEY_BITS ${layout.SOURCE_RANGE_KEY_BITS}`,
   ];
   const structs = FAMILIES.flatMap((family) => layout.structs.map((s) => cStruct(layout, s, family)));
   return [
@@ -103,6 +108,8 @@ function cMap(layout, spec, family) {
     `\t__type(key, struct ${layout.structLayout(spec.key, family).name});`,
     `\t__type(value, struct ${layout.structLayout(spec.value, family).name});`,
   ];
+  const flags = layout.mapFlagsOf(spec);
+  if (flags !== 0) lines.push(`\t__uint(map_flags, ${flags});`);
   if (isPinned(spec)) lines.push("\t__uint(pinning, LIBBPF_PIN_BY_NAME);");
   lines.push(`} ${layout.kernelMapName(spec, family)} SEC(".maps");`);
   return lines.join("\n");

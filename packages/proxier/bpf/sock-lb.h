@@ -107,8 +107,33 @@ static __always_inline void LB(remember_frontend)(struct bpf_sock_addr *ctx, con
 }
 
 /*
+ * loadBalancerSourceRanges for a socket of this node: whether the frontend with this reverse NAT index admits
+ * the source its packets will carry. A bound socket has it; an unbound one gets it from routing only after this
+ * hook, and is taken to have the node's address (the masquerade map's), the source kube-proxy's firewall sees
+ * from a host process. No known node address admits nothing.
+ */
+static __always_inline bool LB(source_admitted)(struct bpf_sock_addr *ctx, __u16 rev_nat_index)
+{
+	struct LB(src_range_key) key = {
+		.prefix_len = SOURCE_RANGE_KEY_BITS + 8 * sizeof(key.address),
+		.rev_nat_index = rev_nat_index,
+	};
+
+	if (!LB(bound_source)(ctx, (__be32 *)&key.address)) {
+		struct LB(masquerade_key) slot = {};
+		struct LB(masquerade) *node = bpf_map_lookup_elem(&LB(masquerade), &slot);
+
+		if (!node)
+			return false;
+		__builtin_memcpy(&key.address, &node->address, sizeof(key.address));
+	}
+	return bpf_map_lookup_elem(&LB(src_range), &key) != NULL;
+}
+
+/*
  * connect and sendmsg: a frontend of ours becomes one of its backends before the kernel routes anything, so no
- * packet of the flow is ever translated. A frontend with no backend to offer refuses the call at once.
+ * packet of the flow is ever translated. A frontend with no backend to offer, or whose source ranges do not
+ * admit this socket, refuses the call at once (kube-proxy drops such a packet; a socket hook can only refuse).
  */
 static __always_inline int LB(forward)(struct bpf_sock_addr *ctx, __u32 choice)
 {
@@ -125,6 +150,8 @@ static __always_inline int LB(forward)(struct bpf_sock_addr *ctx, __u32 choice)
 	svc = LB(lookup_frontend)(&frontend);
 	if (!svc)
 		return SYS_PROCEED;
+	if ((svc->flags & SVC_FLAG_SOURCE_RANGES) && !LB(source_admitted)(ctx, svc->rev_nat_index))
+		return refuse();
 	if ((svc->flags & (SVC_FLAG_REJECT | SVC_FLAG_DROP)) || svc->count == 0)
 		return refuse();
 	backend = LB(pick_backend)(ctx, &frontend, svc, choice);

@@ -52,6 +52,17 @@ static __always_inline bool lb4_same_address(const __be32 *a, const __be32 *b)
 	return a[0] == b[0];
 }
 
+/* The address the socket is bound to; false when it is not bound yet (routing picks the source later). */
+static __always_inline bool lb4_bound_source(const struct bpf_sock_addr *ctx, __be32 *address)
+{
+	struct bpf_sock *sk = ctx->sk;
+
+	if (!sk)
+		return false;
+	address[0] = sk->src_ip4;
+	return address[0] != 0;
+}
+
 static __always_inline void lb6_load_user_address(const struct bpf_sock_addr *ctx, __be32 *address)
 {
 	address[0] = ctx->user_ip6[0];
@@ -72,6 +83,22 @@ static __always_inline void lb6_store_user_address(struct bpf_sock_addr *ctx, co
 	ctx->user_ip6[2] = address[2];
 	ctx_barrier();
 	ctx->user_ip6[3] = address[3];
+}
+
+static __always_inline bool lb6_bound_source(const struct bpf_sock_addr *ctx, __be32 *address)
+{
+	struct bpf_sock *sk = ctx->sk;
+
+	if (!sk)
+		return false;
+	address[0] = sk->src_ip6[0];
+	ctx_barrier();
+	address[1] = sk->src_ip6[1];
+	ctx_barrier();
+	address[2] = sk->src_ip6[2];
+	ctx_barrier();
+	address[3] = sk->src_ip6[3];
+	return (address[0] | address[1] | address[2] | address[3]) != 0;
 }
 
 static __always_inline bool lb6_same_address(const __be32 *a, const __be32 *b)

@@ -137,10 +137,26 @@ static __always_inline int LB(track_to_backend)(struct __sk_buff *skb, struct bp
 }
 
 /*
+ * loadBalancerSourceRanges: whether the frontend with this reverse NAT index admits the packet's source, the
+ * longest-prefix lookup of (index, source) finding an entry.
+ */
+static __always_inline bool LB(source_admitted)(const struct flow *flow, __u16 rev_nat_index)
+{
+	struct LB(src_range_key) key = {
+		.prefix_len = SOURCE_RANGE_KEY_BITS + 8 * sizeof(key.address),
+		.rev_nat_index = rev_nat_index,
+	};
+
+	__builtin_memcpy(&key.address, flow->saddr, sizeof(key.address));
+	return bpf_map_lookup_elem(&LB(src_range), &key) != NULL;
+}
+
+/*
  * tc ingress for one family. Not a frontend of ours: the next program, or the stack, has the packet untouched
- * (TC_ACT_UNSPEC, tcx's "next"). REJECT answers (tc-reject.h); DROP, a frontend without backends and, until the
- * maps carry loadBalancerSourceRanges, a frontend restricted by them drop. A packet that opens no flow (a TCP
- * segment other than the first SYN) passes: conntrack holds its flow.
+ * (TC_ACT_UNSPEC, tcx's "next"). A source its source ranges do not admit drops first, whatever the endpoints
+ * (kube-proxy filters sources before its endpoint dispatch); then REJECT answers (tc-reject.h), DROP and a
+ * frontend without backends drop. A packet that opens no flow (a TCP segment other than the first SYN) passes:
+ * conntrack holds its flow.
  */
 static __always_inline int LB(ingress)(struct __sk_buff *skb)
 {
@@ -156,12 +172,11 @@ static __always_inline int LB(ingress)(struct __sk_buff *skb)
 	svc = LB(external_frontend)(&flow, &frontend);
 	if (!svc)
 		return TC_ACT_UNSPEC;
+	if ((svc->flags & SVC_FLAG_SOURCE_RANGES) && !LB(source_admitted)(&flow, svc->rev_nat_index))
+		return TC_ACT_SHOT;
 	if (svc->flags & SVC_FLAG_REJECT)
 		return LB(reject)(skb, &flow);
 	if ((svc->flags & SVC_FLAG_DROP) || svc->count == 0)
-		return TC_ACT_SHOT;
-	/* loadBalancerSourceRanges: the maps do not hold the ranges yet, so no source can be let in. */
-	if (svc->flags & SVC_FLAG_SOURCE_RANGES)
 		return TC_ACT_SHOT;
 	if (!opens_connection(&flow))
 		return TC_ACT_UNSPEC;

@@ -12,6 +12,7 @@ import type { IPFamily } from "@switchyard/basics";
 import { clangArgs } from "../bpf/build.mjs";
 import { cFieldName } from "../bpf/gen-layout.mjs";
 import {
+  BPF_F_NO_PREALLOC,
   backendFlags,
   type Field,
   fieldsOf,
@@ -20,10 +21,17 @@ import {
   PROTO_TCP,
   PROTO_UDP,
   SCOPE_INTERNAL,
+  SOURCE_RANGE_KEY_BITS,
   serviceFlags,
   structLayout,
   structs,
 } from "../src/ebpf/layout.js";
+
+const MAP_TYPES = {
+  hash: "BPF_MAP_TYPE_HASH",
+  lru_hash: "BPF_MAP_TYPE_LRU_HASH",
+  lpm_trie: "BPF_MAP_TYPE_LPM_TRIE",
+} as const;
 
 const packageDir = join(import.meta.dirname, "..");
 const bpfDir = join(packageDir, "bpf");
@@ -84,10 +92,10 @@ describe("the C headers generated from layout.ts", () => {
         const name = kernelMapName(spec, family);
         const def = new RegExp(`struct \\{\\n([^}]*)\\} ${name} SEC\\("\\.maps"\\);`).exec(mapsH)?.[1] ?? "";
         assert.ok(def, `map ${name} is defined`);
-        assert.ok(
-          def.includes(spec.kind === "lru_hash" ? "BPF_MAP_TYPE_LRU_HASH" : "BPF_MAP_TYPE_HASH"),
-          name,
-        );
+        assert.ok(def.includes(`__uint(type, ${MAP_TYPES[spec.kind]});`), name);
+        // An LPM trie exists only without preallocation; the other maps take no flags.
+        const flags = spec.kind === "lpm_trie" ? `\t__uint(map_flags, ${BPF_F_NO_PREALLOC});` : "map_flags";
+        assert.equal(def.includes(flags), spec.kind === "lpm_trie", name);
         assert.ok(def.includes(`__type(key, struct ${structLayout(spec.key, family).name});`), name);
         assert.ok(def.includes(`__type(value, struct ${structLayout(spec.value, family).name});`), name);
         assert.ok(def.includes(`__uint(max_entries, ${spec.defaultMaxEntries});`), name);
@@ -98,6 +106,7 @@ describe("the C headers generated from layout.ts", () => {
   }
 
   test("the constants, with layout.ts's values", () => {
+    assert.equal(Number(/#define SOURCE_RANGE_KEY_BITS (\S+)/.exec(layoutH)?.[1]), SOURCE_RANGE_KEY_BITS);
     const value = (name: string) => Number(new RegExp(`#define ${name} (\\S+)`).exec(layoutH)?.[1]);
     assert.equal(value("SCOPE_INTERNAL"), SCOPE_INTERNAL);
     assert.equal(value("PROTO_TCP"), PROTO_TCP);

@@ -17,7 +17,7 @@ import {
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { IPFamily } from "@switchyard/basics";
-import { kernelMapName, type MapName, type MapSpec, maps, structLayout } from "../ebpf/layout.js";
+import { kernelMapName, type MapName, type MapSpec, mapFlagsOf, maps, structLayout } from "../ebpf/layout.js";
 import { defaultCgroupPath, ensureBpffs } from "./bpf-fs.js";
 import { errnoText, type Handle, type Libbpf, loadLibbpf } from "./bpf-libbpf.js";
 
@@ -120,7 +120,7 @@ function mapSizes(given: SockLoadOptions["maxEntries"] = {}): Record<MapName, nu
 
 // ---- maps ----
 
-const MAP_TYPES = { hash: 1, lru_hash: 9 } as const;
+const MAP_TYPES = { hash: 1, lru_hash: 9, lpm_trie: 11 } as const;
 
 /** What a pinned map must be for libbpf to reuse it: the kernel's struct bpf_map_info, its first fields. */
 function pinnedMapFits(libbpf: Libbpf, path: string, spec: MapSpec, family: IPFamily, size: number): boolean {
@@ -134,7 +134,7 @@ function pinnedMapFits(libbpf: Libbpf, path: string, spec: MapSpec, family: IPFa
       info.readUInt32LE(8) === structLayout(spec.key, family).size &&
       info.readUInt32LE(12) === structLayout(spec.value, family).size &&
       info.readUInt32LE(16) === size &&
-      info.readUInt32LE(20) === 0
+      info.readUInt32LE(20) === mapFlagsOf(spec)
     );
   } finally {
     libbpf.close(fd);

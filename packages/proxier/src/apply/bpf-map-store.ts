@@ -1,6 +1,7 @@
 // The kernel's side of BPFMapStore: the maps the loader pinned, opened by path and written with batch operations,
-// one syscall per step (BPF_MAP_UPDATE_BATCH, BPF_MAP_DELETE_BATCH). A kernel that refuses batches on a map
-// gets per-element calls instead; `writeMethod` says which the last write used.
+// one syscall per step (BPF_MAP_UPDATE_BATCH, BPF_MAP_DELETE_BATCH). A map the kernel refuses batches on (an
+// older kernel, or a map type without them) gets per-element calls instead, that map only; `writeMethod` says
+// which the last write used.
 
 import { join } from "node:path";
 import type { IPFamily } from "@switchyard/basics";
@@ -42,8 +43,8 @@ export class KernelBPFMapStore implements BPFMapStore {
   readonly #libbpf: Libbpf;
   readonly #pinRoot: string;
   readonly #fds = new Map<string, number>();
-  /** Set once the kernel refuses a batch: every later write goes element by element. */
-  #batchRefused = false;
+  /** Maps (by descriptor) the kernel refused a batch on: every later write to them goes element by element. */
+  readonly #batchRefused = new Set<number>();
   #lastMethod: WriteMethod | undefined;
 
   /** Over `libbpf` as given (open() binds the real one; tests wrap it to refuse batches). */
@@ -85,6 +86,7 @@ export class KernelBPFMapStore implements BPFMapStore {
   close(): void {
     for (const fd of this.#fds.values()) this.#libbpf.close(fd);
     this.#fds.clear();
+    this.#batchRefused.clear();
   }
 
   #fd(family: IPFamily, map: MapName): number {
@@ -101,7 +103,7 @@ export class KernelBPFMapStore implements BPFMapStore {
 
   #update(fd: number, what: string, entries: readonly (readonly [Buffer, Buffer])[]): void {
     if (entries.length === 0) return;
-    if (!this.#batchRefused) {
+    if (!this.#batchRefused.has(fd)) {
       const keys = Buffer.concat(entries.map((e) => e[0]));
       const values = Buffer.concat(entries.map((e) => e[1]));
       const count = Uint32Array.of(entries.length);
@@ -110,7 +112,7 @@ export class KernelBPFMapStore implements BPFMapStore {
         this.#lastMethod = "batch";
         return;
       }
-      if (!this.#refusesBatch(rc, count, entries.length))
+      if (!this.#refusesBatch(fd, rc, count, entries.length))
         throw new BPFMapError(`${what} (${count[0]} of ${entries.length})`, rc);
     }
     this.#lastMethod = "per-element";
@@ -124,14 +126,14 @@ export class KernelBPFMapStore implements BPFMapStore {
   #delete(fd: number, what: string, keys: readonly Buffer[]): void {
     if (keys.length === 0) return;
     let from = 0;
-    while (!this.#batchRefused && from < keys.length) {
+    while (!this.#batchRefused.has(fd) && from < keys.length) {
       const count = Uint32Array.of(keys.length - from);
       const rc = this.#libbpf.deleteBatch(fd, Buffer.concat(keys.slice(from)), count, BATCH_OPTS);
       if (rc === 0) {
         this.#lastMethod = "batch";
         return;
       }
-      if (this.#refusesBatch(rc, count, keys.length - from)) break;
+      if (this.#refusesBatch(fd, rc, count, keys.length - from)) break;
       if (-rc !== ENOENT) throw new BPFMapError(`${what} (${from + (count[0] ?? 0)} of ${keys.length})`, rc);
       from += (count[0] ?? 0) + 1;
     }
@@ -150,9 +152,9 @@ export class KernelBPFMapStore implements BPFMapStore {
    * A "not supported" answer with the count untouched: the kernel (or this map type) has no batch operation and
    * never looked at the elements. One that failed at an element reports how many it did before it, always fewer.
    */
-  #refusesBatch(rc: number, count: Uint32Array, asked: number): boolean {
+  #refusesBatch(fd: number, rc: number, count: Uint32Array, asked: number): boolean {
     const refused = count[0] === asked && [EINVAL, EOPNOTSUPP, ENOTSUPP].includes(-rc);
-    if (refused) this.#batchRefused = true;
+    if (refused) this.#batchRefused.add(fd);
     return refused;
   }
 

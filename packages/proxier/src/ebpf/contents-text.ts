@@ -87,6 +87,9 @@ export function contentsText(contents: MapContents): string {
         : `backend ${v.backendId}, revNat ${v.revNatIndex}`;
     lines.push(`${p}_services ${serviceEntryName(e.key)} => ${value}`);
   }
+  for (const [index, ranges] of [...(contents.sourceRanges ?? [])].sort(([a], [b]) => a - b)) {
+    for (const range of ranges) lines.push(`${p}_src_range ${index} ${range}`);
+  }
   return lines.join("\n");
 }
 
@@ -116,5 +119,8 @@ export function resolvedText(contents: MapContents): string {
         : `${backend(v.backendId)}, revNat ${revNat(v.revNatIndex)}`;
     lines.push(`${p}_services ${serviceEntryName(e.key)} => ${value}`);
   }
-  return lines.join("\n");
+  const ranges = [...(contents.sourceRanges ?? [])].flatMap(([index, list]) =>
+    list.map((range) => `${p}_src_range ${revNat(index)} ${range}`),
+  );
+  return lines.concat(ranges.sort()).join("\n");
 }

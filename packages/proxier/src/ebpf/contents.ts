@@ -17,6 +17,7 @@ import {
   serviceKey,
   serviceValue,
 } from "./layout.js";
+import { decodeSourceRangeKey } from "./source-ranges.js";
 
 export type ServiceKeyRecord = RecordOf<typeof serviceKey>;
 export type ServiceValueRecord = RecordOf<typeof serviceValue>;
@@ -37,6 +38,8 @@ export interface MapContents {
   readonly backends: ReadonlyMap<number, BackendRecord>;
   /** By reverse NAT index. */
   readonly revNat: ReadonlyMap<number, RevNatRecord>;
+  /** loadBalancerSourceRanges: reverse NAT index → the ranges (CIDR text) it admits. Absent: not read. */
+  readonly sourceRanges?: ReadonlyMap<number, readonly string[]>;
 }
 
 /** The maps MapContents holds: the ones the proxy owns. */
@@ -77,7 +80,9 @@ export function serviceEntryName(key: ServiceKeyRecord): string {
 /** Raw dumps of the proxy-owned maps decoded (what a BPFMapStore's dump returns). */
 export function decodeContents(
   family: IPFamily,
-  dumps: Readonly<Record<ContentsMapName, readonly (readonly [Uint8Array, Uint8Array])[]>>,
+  dumps: Readonly<Record<ContentsMapName, readonly (readonly [Uint8Array, Uint8Array])[]>> & {
+    readonly sourceRange?: readonly (readonly [Uint8Array, Uint8Array])[];
+  },
 ): MapContents {
   const services = new Map<string, ServiceEntry>();
   for (const [k, v] of dumps.services) {
@@ -92,5 +97,14 @@ export function decodeContents(
   for (const [k, v] of dumps.revNat) {
     revNat.set(decodeStruct(revNatKey, family, k).revNatIndex, decodeStruct(revNatValue, family, v));
   }
-  return { family, services, backends, revNat };
+  if (!dumps.sourceRange) return { family, services, backends, revNat };
+  const ranges = new Map<number, string[]>();
+  for (const [k] of dumps.sourceRange) {
+    const { revNatIndex, range } = decodeSourceRangeKey(family, k);
+    const list = ranges.get(revNatIndex);
+    if (list) list.push(range);
+    else ranges.set(revNatIndex, [range]);
+  }
+  for (const list of ranges.values()) list.sort();
+  return { family, services, backends, revNat, sourceRanges: ranges };
 }

@@ -1,15 +1,17 @@
 // The writes of one sync, gathered by kind and handed out in the one order in which no program running between
 // two of them meets a dangling reference. A batch runs element by element in the kernel, so the order holds
 // inside a batch too:
-//   1. backends written, 2. reverse NAT written (both before anything names them),
+//   1. backends written, 2. reverse NAT written (both before anything names them), source ranges written
+//      (before a SOURCE_RANGES flag that needs them),
 //   3. service slots 1..n, then slot 0 of each frontend (the count reaches only slots already there): internal
 //      scopes' before external ones' (an external slot 0 with TWO_SCOPES sends sockets to the internal scope),
 //   4. slot 0 of removed frontends deleted, external scopes' before internal ones' (so a TWO_SCOPES flag still
 //      set names an internal scope still there), then slots beyond a count (nothing reaches them any more),
-//   5. reverse NAT, 6. backends no longer named by any slot.
+//   5. source ranges no longer wanted (their flag or frontend is gone), reverse NAT,
+//   6. backends no longer named by any slot.
 // Keys and values are written field by field straight into each kind's buffer (entry-buffer.ts).
 
-import type { IPFamily } from "@switchyard/basics";
+import { type IPFamily, parseCIDR } from "@switchyard/basics";
 import { fieldWriters } from "./codec.js";
 import type { BackendRecord, RevNatRecord, ServiceValueRecord } from "./contents.js";
 import { EntryBuffer } from "./entry-buffer.js";
@@ -19,9 +21,12 @@ import {
   revNatKey,
   revNatValue,
   SCOPE_INTERNAL,
+  SOURCE_RANGE_KEY_BITS,
   type Struct,
   serviceKey,
   serviceValue,
+  sourceRangeKey,
+  sourceRangeValue,
   structLayout,
 } from "./layout.js";
 import type { MapWriteStep } from "./map-store.js";
@@ -42,6 +47,8 @@ function writersOf(family: IPFamily) {
     backendValue: fieldWriters(backendValue, family),
     revNatKey: fieldWriters(revNatKey, family),
     revNatValue: fieldWriters(revNatValue, family),
+    sourceRangeKey: fieldWriters(sourceRangeKey, family),
+    sourceRangeValue: fieldWriters(sourceRangeValue, family),
   };
 }
 
@@ -56,6 +63,8 @@ export class StepPlan {
   readonly #slotDeletes: EntryBuffer;
   readonly #revNatDeletes: EntryBuffer;
   readonly #backendDeletes: EntryBuffer;
+  readonly #rangeUpdates: EntryBuffer;
+  readonly #rangeDeletes: EntryBuffer;
 
   constructor(family: IPFamily) {
     this.#w = writersOf(family);
@@ -69,6 +78,31 @@ export class StepPlan {
     this.#slotDeletes = entries(serviceKey);
     this.#revNatDeletes = entries(revNatKey);
     this.#backendDeletes = entries(backendKey);
+    this.#rangeUpdates = entries(sourceRangeKey, sourceRangeValue);
+    this.#rangeDeletes = entries(sourceRangeKey);
+  }
+
+  /** Admits `range` (CIDR text of this family) for the frontend with this reverse NAT index. */
+  updateSourceRange(revNatIndex: number, range: string): void {
+    const to = this.#rangeUpdates;
+    const at = to.append();
+    this.#writeSourceRangeKey(to.chunk, at, revNatIndex, range);
+    this.#w.sourceRangeValue.allowed(to.chunk, at + to.keySize, 1);
+  }
+
+  deleteSourceRange(revNatIndex: number, range: string): void {
+    const to = this.#rangeDeletes;
+    const at = to.append();
+    this.#writeSourceRangeKey(to.chunk, at, revNatIndex, range);
+  }
+
+  #writeSourceRangeKey(out: Buffer, at: number, revNatIndex: number, range: string): void {
+    const cidr = parseCIDR(range);
+    if (!cidr) throw new Error(`source range ${range} is not a CIDR`);
+    const w = this.#w.sourceRangeKey;
+    w.prefixLen(out, at, SOURCE_RANGE_KEY_BITS + cidr.prefix);
+    w.revNatIndex(out, at, revNatIndex);
+    w.address(out, at, cidr.ip.bytes);
   }
 
   updateBackend(backendId: number, value: BackendRecord): void {
@@ -147,6 +181,7 @@ export class StepPlan {
     const steps: MapWriteStep[] = [
       { map: "backends", op: "update", entries: this.#backendUpdates.entries() },
       { map: "revNat", op: "update", entries: this.#revNatUpdates.entries() },
+      { map: "sourceRange", op: "update", entries: this.#rangeUpdates.entries() },
       {
         map: "services",
         op: "update",
@@ -159,6 +194,7 @@ export class StepPlan {
         op: "delete",
         keys: this.#headDeletes[0].keys().concat(this.#headDeletes[1].keys(), this.#slotDeletes.keys()),
       },
+      { map: "sourceRange", op: "delete", keys: this.#rangeDeletes.keys() },
       { map: "revNat", op: "delete", keys: this.#revNatDeletes.keys() },
       { map: "backends", op: "delete", keys: this.#backendDeletes.keys() },
     ];

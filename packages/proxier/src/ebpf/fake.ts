@@ -1,7 +1,9 @@
 // An in-memory model of both families' maps, holding keys and values as bytes, for tests and tools. It refuses
 // what the kernel refuses (a key or value of the wrong size, a delete of a missing key, an insert into a full
-// map) and, beyond that, any write after which a program could meet a dangling reference: a slot naming a
-// missing backend, an entry naming a missing reverse NAT index, a count reaching past the slots present. The
+// map, a source range whose prefix is longer than its key) and, beyond that, any write after which a program
+// could meet a dangling reference: a slot naming a missing backend, an entry naming a missing reverse NAT index,
+// a count reaching past the slots present, a SOURCE_RANGES flag whose index has no range (every source dropped:
+// the renderer sets the flag only over ranges, as kube-proxy writes no firewall without a valid range). The
 // kernel runs a batch element by element, with programs running in between, so every element is checked, not
 // just the end of a step. A refused step leaves the maps as they were before it; the steps before it stay.
 
@@ -82,6 +84,7 @@ export class FakeBPFMaps implements BPFMapStore {
       services: dump("services"),
       backends: dump("backends"),
       revNat: dump("revNat"),
+      sourceRange: dump("sourceRange"),
     });
   }
 
@@ -115,6 +118,7 @@ export class FakeBPFMaps implements BPFMapStore {
     if (value && value.length !== valueSize) {
       throw new BPFMapError("EINVAL", `${map} value is ${valueSize} bytes, got ${value.length}`);
     }
+    if (spec.kind === "lpm_trie") checkPrefixLength(key, keySize, map);
     const hex = key.toString("hex");
     const entries = this.#maps[family][map];
     const old = entries.get(hex);
@@ -150,4 +154,10 @@ export class FakeBPFMaps implements BPFMapStore {
       typeof v === "bigint" ? `${v}` : v,
     );
   }
+}
+
+/** An LPM trie key's prefix length (its first u32) counts the bits after it; the kernel refuses a longer one. */
+function checkPrefixLength(key: Buffer, keySize: number, map: MapName): void {
+  const bits = key.readUInt32LE(0);
+  if (bits > (keySize - 4) * 8) throw new BPFMapError("EINVAL", `${map}: prefix length ${bits} is too long`);
 }

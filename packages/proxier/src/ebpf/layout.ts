@@ -219,6 +219,30 @@ export const masqueradeValue = {
   fields: [{ name: "address", type: "ip" }],
 } as const satisfies Struct;
 
+/**
+ * A loadBalancerSourceRanges entry: the range `address`/(prefixLen - 32) of the frontend with this reverse NAT
+ * index. An LPM trie key: the kernel matches the first prefixLen bits after the prefixLen field itself, so the
+ * index and its padding (32 bits) always match whole and the address as far as the range's length.
+ */
+export const sourceRangeKey = {
+  name: "lb_src_range_key",
+  fields: [
+    { name: "prefixLen", type: "u32" },
+    { name: "revNatIndex", type: "u16" },
+    { name: "pad", type: "u16" },
+    { name: "address", type: "ip" },
+  ],
+} as const satisfies Struct;
+
+/** Present means allowed; the byte itself is always 1. */
+export const sourceRangeValue = {
+  name: "lb_src_range",
+  fields: [{ name: "allowed", type: "u8" }],
+} as const satisfies Struct;
+
+/** The bits of a source range key before the address: the reverse NAT index and its padding. */
+export const SOURCE_RANGE_KEY_BITS = 32;
+
 export const structs = [
   serviceKey,
   serviceValue,
@@ -234,6 +258,8 @@ export const structs = [
   staleFlowValue,
   masqueradeKey,
   masqueradeValue,
+  sourceRangeKey,
+  sourceRangeValue,
 ] as const;
 
 // ---- constants both sides read ----
@@ -283,7 +309,15 @@ export const backendFlags = {
   LOCAL: 1 << 1,
 } as const;
 
-export type MapKind = "hash" | "lru_hash";
+export type MapKind = "hash" | "lru_hash" | "lpm_trie";
+
+/** BPF_F_NO_PREALLOC: the kernel creates an LPM trie only with it (its nodes are allocated as inserted). */
+export const BPF_F_NO_PREALLOC = 1;
+
+/** The map_flags a map is created with. */
+export function mapFlagsOf(spec: MapSpec): number {
+  return spec.kind === "lpm_trie" ? BPF_F_NO_PREALLOC : 0;
+}
 
 export interface MapSpec {
   /** Without the family prefix; the kernel name is e.g. `lb4_services` (at most 15 characters). */
@@ -358,6 +392,19 @@ export const maps = {
     key: masqueradeKey,
     value: masqueradeValue,
     defaultMaxEntries: 1,
+    ownedByProxy: true,
+  },
+  /**
+   * loadBalancerSourceRanges by reverse NAT index (Cilium's lb4_source_range; a shorter name fits the kernel's 15
+   * characters). A frontend whose slot 0 has SOURCE_RANGES admits a source only if a longest-prefix lookup of
+   * (its index, the source) finds an entry.
+   */
+  sourceRange: {
+    name: "src_range",
+    kind: "lpm_trie",
+    key: sourceRangeKey,
+    value: sourceRangeValue,
+    defaultMaxEntries: 65536,
     ownedByProxy: true,
   },
 } as const satisfies Record<string, MapSpec>;

@@ -8,4 +8,9 @@ export interface EBPFOptions {
   readonly nodeLabels: Readonly<Record<string, string>>;
   /** Addresses of this family NodePorts answer on (resolved by the caller from --nodeport-addresses). */
   readonly nodePortIPs: readonly string[];
+  /**
+   * The node's address of this family: when a load-balancer Service's source ranges hold it, its VIPs are admitted
+   * as sources too (kube-proxy's allowFromNode). Without it they are not.
+   */
+  readonly nodeIP?: string;
 }

@@ -25,6 +25,10 @@ export class ReferenceIndex {
   readonly #slots = new Map<string, Set<number>>();
   /** Internal frontend scopes an external slot 0 sends the node's sockets to (its TWO_SCOPES flag). */
   readonly #twoScopes = new Set<string>();
+  /** Reverse NAT index → slot 0 entries carrying SOURCE_RANGES under it. */
+  readonly #rangedHeads = new Map<number, number>();
+  /** Reverse NAT index → source range entries under it. */
+  readonly #ranges = new Map<number, number>();
 
   constructor(family: IPFamily) {
     this.#family = family;
@@ -43,12 +47,15 @@ export class ReferenceIndex {
     if (map === "backends")
       toggle(this.#backends, decodeStruct(maps.backends.key, f, keyBytes).backendId, by);
     if (map === "revNat") toggle(this.#revNat, decodeStruct(maps.revNat.key, f, keyBytes).revNatIndex, by);
+    if (map === "sourceRange")
+      bump(this.#ranges, decodeStruct(maps.sourceRange.key, f, keyBytes).revNatIndex, by);
     if (map !== "services") return;
     const key = decodeStruct(maps.services.key, f, keyBytes);
     const value = decodeStruct(maps.services.value, f, valueBytes);
     bump(this.#revNatRefs, value.revNatIndex, by);
     const scope = scopeOf(key);
     if (key.backendSlot === 0) {
+      if (value.flags & serviceFlags.SOURCE_RANGES) bump(this.#rangedHeads, value.revNatIndex, by);
       if (by > 0) this.#counts.set(scope, value.count);
       else this.#counts.delete(scope);
       if (key.scope === SCOPE_EXTERNAL && value.flags & serviceFlags.TWO_SCOPES) {
@@ -79,6 +86,11 @@ export class ReferenceIndex {
       const index = decodeStruct(maps.revNat.key, f, keyBytes).revNatIndex;
       if (this.#revNatRefs.has(index)) return `reverse NAT ${index} is still named by service entries`;
     }
+    if (map === "sourceRange" && !valueBytes) {
+      const index = decodeStruct(maps.sourceRange.key, f, keyBytes).revNatIndex;
+      if (this.#rangedHeads.has(index) && !this.#ranges.has(index))
+        return `reverse NAT ${index}'s last source range deleted while SOURCE_RANGES is set`;
+    }
     if (map !== "services") return undefined;
     const key = decodeStruct(maps.services.key, f, keyBytes);
     const scope = scopeOf(key);
@@ -102,6 +114,8 @@ export class ReferenceIndex {
     const internal = scopeOf(key, SCOPE_INTERNAL);
     if (key.scope === SCOPE_EXTERNAL && value.flags & serviceFlags.TWO_SCOPES && !this.#counts.has(internal))
       return `${scope} slot 0 says TWO_SCOPES but ${internal} slot 0 is missing`;
+    if (value.flags & serviceFlags.SOURCE_RANGES && !this.#ranges.has(value.revNatIndex))
+      return `${scope} slot 0 has SOURCE_RANGES but reverse NAT ${value.revNatIndex} has no source range`;
     const slots = this.#slots.get(scope);
     for (let s = 1; s <= value.count; s++) {
       if (!slots?.has(s)) return `${scope} slot 0 counts ${value.count} but slot ${s} is missing`;

@@ -31,6 +31,7 @@ import type { EBPFOptions } from "./options.js";
 import { changedPorts, reclaimPort, releasePort } from "./port-claims.js";
 import { RevNats } from "./rev-nat.js";
 import { type FrontendWant, sameFrontend, samePlanOptions } from "./service-plan.js";
+import { SourceRanges } from "./source-ranges.js";
 import { writeFrontends } from "./write.js";
 
 export type { EBPFOptions } from "./options.js";
@@ -54,6 +55,8 @@ export interface Carried {
   readonly revNat: RevNats;
   /** The services map's entries. */
   readonly held: HeldMaps;
+  /** The source range map's entries, by reverse NAT index. */
+  readonly sourceRanges: SourceRanges;
   /** Service ports whose Local policy found no local endpoint. */
   readonly noLocal: { internal: number; external: number };
 }
@@ -104,7 +107,7 @@ export interface EBPFSyncResult {
   /** Service ports whose Local policy found no local endpoint (sync_proxy_rules_no_local_endpoints_total). */
   readonly noLocalEndpoints: { readonly internal: number; readonly external: number };
   /** Entries per proxy-owned map after this sync. */
-  readonly sizes: Readonly<Record<"services" | "backends" | "revNat", number>>;
+  readonly sizes: Readonly<Record<"services" | "backends" | "revNat" | "sourceRange", number>>;
 }
 
 export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?: EBPFState): EBPFSyncResult {
@@ -133,7 +136,12 @@ export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?
     steps: plan.steps(),
     fullSync,
     noLocalEndpoints: { ...c.noLocal },
-    sizes: { services: c.held.serviceCount, backends: c.backends.size, revNat: c.revNat.size },
+    sizes: {
+      services: c.held.serviceCount,
+      backends: c.backends.size,
+      revNat: c.revNat.size,
+      sourceRange: c.sourceRanges.size,
+    },
   };
 }
 
@@ -153,6 +161,9 @@ function newCarried(family: IPFamily, existing: EBPFSyncInput["existing"]): Carr
     backends: existing?.backends ? Backends.fromExisting(family, existing.backends) : new Backends(),
     revNat: existing?.revNat ? RevNats.fromExisting(family, existing.revNat) : new RevNats(),
     held: existing ? HeldMaps.fromExisting(family, existing) : new HeldMaps(),
+    sourceRanges: existing?.sourceRange
+      ? SourceRanges.fromExisting(family, existing.sourceRange)
+      : new SourceRanges(),
     noLocal: { internal: 0, external: 0 },
   };
 }
@@ -175,7 +186,8 @@ function stateOf(c: Carried): EBPFState {
       return c.revNat.indexes();
     },
     get contents() {
-      return c.held.contents(c.family, c.backends.contents(), c.revNat.contents());
+      const held = c.held.contents(c.family, c.backends.contents(), c.revNat.contents());
+      return { ...held, sourceRanges: c.sourceRanges.contents() };
     },
     [CARRIED]: c,
   };

@@ -25,6 +25,7 @@ import { addressName, protocolNumber } from "./contents.js";
 import { type Frontend, frontendsOf, KIND_FLAG } from "./frontends.js";
 import { backendFlags, serviceFlags } from "./layout.js";
 import type { EBPFOptions } from "./options.js";
+import { admittedSources } from "./source-ranges.js";
 
 /** A backend as the backends map holds it; its name is addressName of it. */
 export interface BackendWant {
@@ -52,6 +53,8 @@ export interface FrontendWant {
   readonly proto: number;
   /** Indexed by scope: [SCOPE_EXTERNAL, SCOPE_INTERNAL]. */
   readonly scopes: readonly [ScopeWant, ScopeWant];
+  /** The sources admitted when the scopes carry SOURCE_RANGES (source-ranges.ts); empty otherwise. */
+  readonly sourceRanges: readonly string[];
 }
 
 export interface ServicePortPlan {
@@ -142,13 +145,19 @@ export function planServicePort(
     external: named.of(routeEndpoints(traffic.external, categorized)),
     cluster: named.of(categorized.clusterEndpoints ?? []),
   };
-  const frontends = frontendsOf(sp, options.nodePortIPs).map((f) => ({
-    name: addressName(f.address, f.port, proto),
-    address: f.address,
-    port: f.port,
-    proto,
-    scopes: scopesOf(f, sp, traffic, lists),
-  }));
+  const ranges = traffic.usesFirewallChain ? admittedSources(sp, options.nodeIP) : [];
+  const frontends = frontendsOf(sp, options.nodePortIPs).map((f) => {
+    const scopes = scopesOf(f, sp, traffic, lists);
+    const ranged = (scopes[0].flags & serviceFlags.SOURCE_RANGES) !== 0;
+    return {
+      name: addressName(f.address, f.port, proto),
+      address: f.address,
+      port: f.port,
+      proto,
+      scopes,
+      sourceRanges: ranged ? ranges : [],
+    };
+  });
   return {
     frontends,
     backends: named.backends,
@@ -163,6 +172,7 @@ export function samePlanOptions(a: EBPFOptions, b: EBPFOptions): boolean {
   return (
     a.family === b.family &&
     a.nodeName === b.nodeName &&
+    a.nodeIP === b.nodeIP &&
     labels.length === Object.keys(b.nodeLabels).length &&
     labels.every((k) => a.nodeLabels[k] === b.nodeLabels[k]) &&
     a.nodePortIPs.length === b.nodePortIPs.length &&
@@ -181,7 +191,9 @@ export function sameFrontend(a: FrontendWant, b: FrontendWant): boolean {
     a.port === b.port &&
     a.proto === b.proto &&
     sameScope(a.scopes[0], b.scopes[0]) &&
-    sameScope(a.scopes[1], b.scopes[1])
+    sameScope(a.scopes[1], b.scopes[1]) &&
+    a.sourceRanges.length === b.sourceRanges.length &&
+    a.sourceRanges.every((range, i) => range === b.sourceRanges[i])
   );
 }
 

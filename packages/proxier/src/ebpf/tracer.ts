@@ -4,7 +4,9 @@
 // internal scope when that entry's flags say TWO_SCOPES. It reads only what the maps hold (MapContents), so it
 // traces the fake's bytes or a live node's dump alike, and gives back the tracers' shared result: one path per
 // backend slot with its probability, or REJECT/DROP, or ACCEPT when the destination is no frontend (not a
-// service: nothing is translated).
+// service: nothing is translated). A frontend with SOURCE_RANGES admits the packet's sourceIP only if its ranges
+// hold it; for origin "node" that is the address the socket programs judge: the socket's bound address, else the
+// node's (README's eBPF section).
 
 import { hostPort } from "@switchyard/basics";
 import {
@@ -18,6 +20,7 @@ import {
 import { type MapContents, protocolNumber, type ServiceEntry, serviceEntryName } from "./contents.js";
 import { backendText, revNatText, serviceFlagNames } from "./contents-text.js";
 import { familyPrefix, SCOPE_EXTERNAL, SCOPE_INTERNAL, serviceFlags } from "./layout.js";
+import { sourceAdmitted } from "./source-ranges.js";
 
 export interface EBPFTracePacket extends TracePacket {
   /** Where the connection starts: a socket on this node (pod or host), or a packet from outside. */
@@ -52,14 +55,24 @@ export function traceEBPF(contents: MapContents, packet: EBPFTracePacket): Trace
     proto: protocolNumber(protocol),
     scope: SCOPE_EXTERNAL,
   };
-  const found = lookupHead(contents, packet, external, errors);
+  const found = lookupHead(contents, external, packet.origin, errors);
   pkt.steps = found.steps.map(([name, note]) => step("services", name, note));
   const { key, head } = found;
   if (!head) return traceResult([{ pkt }], errors);
+  const headName = serviceEntryName(key);
   const v = head.value;
+  if (v.flags & serviceFlags.SOURCE_RANGES) {
+    const ranges = contents.sourceRanges?.get(v.revNatIndex);
+    if (!contents.sourceRanges) errors.push(`${headName}: SOURCE_RANGES but the source ranges were not read`);
+    const admitted = sourceAdmitted(ranges, packet.sourceIP);
+    const rule = `revNat ${v.revNatIndex} ${packet.sourceIP}`;
+    const note = `${admitted ? "admitted by" : "outside"} ${ranges?.join(", ") || "no range"}`;
+    pkt.steps = [...pkt.steps, step("src_range", rule, note)];
+    if (!admitted) return traceResult([{ pkt, verdict: "drop" }], errors);
+  }
   if (v.count === 0) {
     if ((v.flags & (serviceFlags.REJECT | serviceFlags.DROP)) === 0)
-      errors.push(`${serviceEntryName(key)}: count 0 without REJECT or DROP`);
+      errors.push(`${headName}: count 0 without REJECT or DROP`);
     return traceResult([{ pkt, verdict: v.flags & serviceFlags.REJECT ? "reject" : "drop" }], errors);
   }
   // Replies from outside are un-NATed by the tc programs; only a Local external policy keeps the source.
@@ -81,23 +94,23 @@ type ServiceKey = Parameters<typeof serviceEntryName>[0];
  */
 function lookupHead(
   contents: MapContents,
-  packet: EBPFTracePacket,
   external: ServiceKey,
+  origin: EBPFTracePacket["origin"],
   errors: string[],
 ): { key: ServiceKey; head?: ServiceEntry; steps: Array<[string, string]> } {
   const externalName = serviceEntryName(external);
   const first = contents.services.get(externalName);
   if (!first) return { key: external, steps: [[externalName, "no entry: not a service, left as it is"]] };
   const twoScopes = (first.value.flags & serviceFlags.TWO_SCOPES) !== 0;
-  if (packet.origin === "external" || !twoScopes) {
-    return { key: external, head: first, steps: [[externalName, headNote(contents, first, packet)]] };
+  if (origin === "external" || !twoScopes) {
+    return { key: external, head: first, steps: [[externalName, headNote(contents, first)]] };
   }
   const internal = { ...external, scope: SCOPE_INTERNAL };
   const internalName = serviceEntryName(internal);
   const head = contents.services.get(internalName);
   const flags = `flags ${serviceFlagNames(first.value.flags)}: this node's sockets read the internal scope`;
   if (!head) errors.push(`${externalName} says TWO_SCOPES but ${internalName} is missing`);
-  const note = head ? headNote(contents, head, packet) : "no entry: the program takes it for no service";
+  const note = head ? headNote(contents, head) : "no entry: the program takes it for no service";
   return {
     key: internal,
     ...(head ? { head } : {}),
@@ -109,14 +122,11 @@ function lookupHead(
 }
 
 /** Slot 0's value, and what applies to the whole frontend. */
-function headNote(contents: MapContents, head: ServiceEntry, packet: EBPFTracePacket): string {
+function headNote(contents: MapContents, head: ServiceEntry): string {
   const v = head.value;
   const parts = [`count ${v.count}`, `revNat ${v.revNatIndex}`, `flags ${serviceFlagNames(v.flags) || "-"}`];
   if (v.flags & serviceFlags.AFFINITY) {
     parts.push(`ClientIP affinity ${v.affinityTimeout}s: a client seen before goes back to its backend`);
-  }
-  if (v.flags & serviceFlags.SOURCE_RANGES && packet.origin === "external") {
-    parts.push("loadBalancerSourceRanges apply (not held in these maps: not checked here)");
   }
   if (!contents.revNat.has(v.revNatIndex)) parts.push(`reverse NAT ${v.revNatIndex} missing`);
   return parts.join(", ");

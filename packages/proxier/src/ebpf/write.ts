@@ -19,11 +19,17 @@ export function writeFrontends(c: Carried, plan: StepPlan, startUp: boolean): vo
   for (const { entry, winner } of changed) c.revNat.use(entry.key, winner?.value);
   c.revNat.write(plan);
   for (const { entry, winner } of changed) {
-    writeServiceEntries(c, plan, entry.key, winner && heldFormOf(c, winner));
+    const next = winner && heldFormOf(c, winner);
+    const from = c.held.frontend(entry.key)?.revNatIndex;
+    c.sourceRanges.write(plan, from, next?.revNatIndex, winner?.value.sourceRanges ?? []);
+    writeServiceEntries(c, plan, entry.key, next);
     c.frontends.forget(entry);
   }
   // Live at start-up under frontends nobody claims.
-  if (startUp) for (const name of c.held.unknownFrontends()) writeServiceEntries(c, plan, name, undefined);
+  if (startUp) {
+    for (const name of c.held.unknownFrontends()) writeServiceEntries(c, plan, name, undefined);
+    c.sourceRanges.sweep(plan);
+  }
 }
 
 /** One frontend's entries made what its winning claim wants (`next`; undefined when nobody claims it). */

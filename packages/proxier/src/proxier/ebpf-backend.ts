@@ -27,7 +27,7 @@ export interface EBPFProxyBackendOptions {
 }
 
 /** The maps the proxy writes; the programs own the others (reverse_sk, affinity). */
-const PROXY_MAPS = ["services", "backends", "revNat"] as const satisfies readonly MapName[];
+const PROXY_MAPS = ["services", "backends", "revNat", "sourceRange"] as const satisfies readonly MapName[];
 
 export class EBPFProxyBackend implements ProxyBackend {
   readonly mode = "ebpf" as const;
@@ -124,7 +124,7 @@ export class EBPFProxyBackend implements ProxyBackend {
     const m = this.#o.metrics;
     if (!m) return;
     const ip_family = this.#options.family;
-    const written: Record<string, number> = { services: 0, backends: 0, revNat: 0 };
+    const written: Record<string, number> = { services: 0, backends: 0, revNat: 0, sourceRange: 0 };
     for (const s of steps)
       written[s.map] = (written[s.map] ?? 0) + (s.op === "update" ? s.entries.length : s.keys.length);
     for (const map of PROXY_MAPS) {

@@ -59,6 +59,7 @@ describe("eBPF layout", () => {
         ["affinity", 16, 16, 16, 16],
         ["stale_flows", 12, 4, 36, 4],
         ["masquerade", 4, 4, 4, 16],
+        ["src_range", 12, 1, 24, 1],
       ],
     );
   });

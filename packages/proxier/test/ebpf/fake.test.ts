@@ -176,4 +176,42 @@ describe("FakeBPFMaps", () => {
     assert.ok(c.backends.has(3), "step 0 stays");
     assert.equal(c.services.size, 3, "slot 3 of the refused step is gone again");
   });
+
+  test("SOURCE_RANGES over an index without a range, or its last range deleted under the flag", () => {
+    const rangeKey = (prefix: number, address: string) =>
+      encodeStruct(maps.sourceRange.key, F, { prefixLen: 32 + prefix, revNatIndex: 1, address });
+    const range = (prefix: number, address: string): [Buffer, Buffer] => [
+      rangeKey(prefix, address),
+      encodeStruct(maps.sourceRange.value, F, { allowed: 1 }),
+    ];
+    const ranged: [Buffer, Buffer] = [
+      slotKey(0),
+      encodeStruct(maps.services.value, F, {
+        backendId: 0,
+        affinityTimeout: 0,
+        count: 2,
+        revNatIndex: 1,
+        flags: serviceFlags.LOAD_BALANCER | serviceFlags.SOURCE_RANGES,
+      }),
+    ];
+    const fake = populated();
+    refused(
+      fake,
+      [update("services", ranged)],
+      "EDANGLING",
+      /SOURCE_RANGES but reverse NAT 1 has no source range/,
+    );
+    fake.writeSync(F, [update("sourceRange", range(25, "203.0.113.0"), range(32, "1.2.3.4"))]);
+    fake.writeSync(F, [update("services", ranged)]);
+    assert.deepEqual(fake.contents(F).sourceRanges?.get(1), ["1.2.3.4/32", "203.0.113.0/25"]);
+    fake.writeSync(F, [remove("sourceRange", rangeKey(32, "1.2.3.4"))]);
+    refused(
+      fake,
+      [remove("sourceRange", rangeKey(25, "203.0.113.0"))],
+      "EDANGLING",
+      /last source range deleted/,
+    );
+    fake.writeSync(F, [update("services", head(2)), remove("sourceRange", rangeKey(25, "203.0.113.0"))]);
+    refused(fake, [update("sourceRange", range(33, "1.2.3.4"))], "EINVAL", /prefix length 65 is too long/);
+  });
 });

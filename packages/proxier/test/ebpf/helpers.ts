@@ -17,6 +17,7 @@ export function ebpfOptions(family: IPFamily = "IPv4", extra: Partial<EBPFOption
     nodeName: NODE_NAME,
     nodeLabels: { "topology.kubernetes.io/zone": "zone-a" },
     nodePortIPs: [family === "IPv4" ? NODE_IP : NODE_IPV6],
+    nodeIP: family === "IPv4" ? NODE_IP : NODE_IPV6,
     ...extra,
   };
 }

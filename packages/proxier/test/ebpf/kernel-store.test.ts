@@ -41,6 +41,7 @@ describe("renderEBPF through the kernel's maps", { skip: skip ?? false }, () => 
       services: await s.dump(family, "services"),
       backends: await s.dump(family, "backends"),
       revNat: await s.dump(family, "revNat"),
+      sourceRange: await s.dump(family, "sourceRange"),
     });
   }
 
@@ -59,6 +60,7 @@ describe("renderEBPF through the kernel's maps", { skip: skip ?? false }, () => 
       const first = renderEBPF(ebpfOptions(family), buildMaps(family, services, dualSlices()));
       await write(first.steps);
       assert.equal((await kernelContents(family)).services.size, first.sizes.services);
+      assert.equal((await kernelContents(family)).sourceRanges?.size, 1, "the LPM trie holds the ranges");
       const fewer = services.filter((_, i) => i % 2 === 0);
       const input = buildMaps(family, fewer, dualSlices());
       await write(renderEBPF(ebpfOptions(family), input, first.state).steps);

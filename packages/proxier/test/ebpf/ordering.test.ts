@@ -57,6 +57,16 @@ interface ServiceModel {
 }
 
 /** A random Service (of one family) and its slice, or undefined for a Service that does not exist. */
+/** Source range lists a sync may move between: one range, another, and one that holds the node's address. */
+const RANGES: Readonly<Record<IPFamily, readonly string[][]>> = {
+  IPv4: [["203.0.113.0/25"], ["203.0.113.128/25", "198.51.100.0/24"], ["203.0.113.0/25", "192.168.0.0/24"]],
+  IPv6: [
+    ["fd00:203:113::/64"],
+    ["fd00:203:114::/64", "fd00:198:51::/48"],
+    ["fd00:203:113::/64", "fd00:192:168::/64"],
+  ],
+};
+
 function randomService(r: Random, family: IPFamily, name: string, index: number): ServiceModel | undefined {
   if (r.chance(0.15)) return undefined;
   const ip = (v4: string) => (family === "IPv4" ? v4 : twin(v4));
@@ -73,10 +83,7 @@ function randomService(r: Random, family: IPFamily, name: string, index: number)
       clusterIP: ip(`172.30.0.${10 + index}`),
       ipFamilies: [family],
       externalIPs: r.subset(EXTERNAL_IPS, 0.3).map(ip),
-      loadBalancerSourceRanges:
-        type === "LoadBalancer" && r.chance(0.4)
-          ? [family === "IPv4" ? "203.0.113.0/25" : "fd00:203:113::/64"]
-          : [],
+      loadBalancerSourceRanges: type === "LoadBalancer" && r.chance(0.4) ? r.pick(RANGES[family]) : [],
       externalTrafficPolicy: external && r.chance(0.4) ? "Local" : "Cluster",
       internalTrafficPolicy: r.chance(0.3) ? "Local" : "Cluster",
       sessionAffinity: sticky ? "ClientIP" : "None",
@@ -142,8 +149,10 @@ function numbersOf(
 const STEP_ORDER = [
   "update backends",
   "update revNat",
+  "update sourceRange",
   "update services",
   "delete services",
+  "delete sourceRange",
   "delete revNat",
   "delete backends",
 ];
@@ -213,7 +222,7 @@ function runSequence(seed: number, family: IPFamily, syncs: number): void {
     const full = restart || r.chance(0.25);
     const existing = restart
       ? (Object.fromEntries(
-          (["services", "backends", "revNat"] as MapName[]).map((m) => [
+          (["services", "backends", "revNat", "sourceRange"] as MapName[]).map((m) => [
             m,
             fake.dumpSync(family, m).map(([k]) => k),
           ]),

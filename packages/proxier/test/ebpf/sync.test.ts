@@ -173,7 +173,7 @@ describe("eBPF sync", () => {
       "1..3 were live with unknown meaning",
     );
     assert.deepEqual([...r.state.revNatIndexes.values()].sort(), [3, 4]);
-    assert.deepEqual(r.sizes, { services: 5, backends: 3, revNat: 2 });
+    assert.deepEqual(r.sizes, { services: 5, backends: 3, revNat: 2, sourceRange: 0 });
   });
 
   test("a backend two Services share has one id; its flags come from the Service first in key order", () => {
@@ -226,7 +226,7 @@ describe("eBPF sync", () => {
     );
     assert.deepEqual(r.noLocalEndpoints, { internal: 1, external: 0 });
     // One scope each: a's slot 0 (DROP), b's slot 0 and its slot.
-    assert.deepEqual(r.sizes, { services: 3, backends: 1, revNat: 2 });
+    assert.deepEqual(r.sizes, { services: 3, backends: 1, revNat: 2, sourceRange: 0 });
   });
 
   test("misuse is refused: a used state, the other family's state or NodePort address", () => {

@@ -17,6 +17,7 @@ import { tracePacket } from "../../src/nftables/tracer.js";
 import {
   buildMaps,
   EXTERNAL_CLIENT,
+  EXTERNAL_CLIENT_BLOCKED,
   makeService,
   makeSlice,
   NODE_IP,
@@ -88,13 +89,11 @@ describe("eBPF tracer agrees with the nftables tracer", () => {
       } as const;
       assertAgree(both, { ...fromOutside, ...dest });
       compared++;
-      // Source ranges are checked for traffic from outside only (see "where the modes differ").
-      if (e.value.flags & serviceFlags.SOURCE_RANGES) continue;
       assertAgree(both, { ...fromPod, ...dest });
       assertAgree(both, { ...fromHost, ...dest });
       compared += 2;
     }
-    assert.equal(compared, 46);
+    assert.equal(compared, 48);
   });
 
   test("externalTrafficPolicy Local: outside gets local endpoints and keeps its source; pods and the host get all", () => {
@@ -225,6 +224,102 @@ describe("eBPF tracer agrees with the nftables tracer", () => {
   });
 });
 
+/**
+ * loadBalancerSourceRanges: "lb" admits 203.0.113.0/25 only; "lb-node" also the node's network, so its VIP too
+ * (a VIP the node holds is the source of the node's own requests to it); "lb-empty" has no endpoint at all.
+ */
+function rangedServices(): Service[] {
+  const lb = (name: string, n: number, vip: string, ranges: string[]) =>
+    makeService(
+      "ns1",
+      name,
+      {
+        type: "LoadBalancer",
+        clusterIP: `172.30.0.${n}`,
+        loadBalancerSourceRanges: ranges,
+        ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 3000 + n }],
+      },
+      { loadBalancer: { ingress: [{ ip: vip }] } },
+    );
+  return [
+    lb("lb", 41, "1.2.3.4", ["203.0.113.0/25"]),
+    lb("lb-node", 42, "5.6.7.8", ["203.0.113.0/25", "192.168.0.0/24"]),
+    lb("lb-empty", 43, "9.9.9.9", ["203.0.113.0/25"]),
+  ];
+}
+
+function rangedSlices(): EndpointSlice[] {
+  return [
+    makeSlice("ns1", "lb", "a", [{ addresses: ["10.180.1.1"], ...there }], p80),
+    makeSlice("ns1", "lb-node", "a", [{ addresses: ["10.180.0.2"], ...here }], p80),
+  ];
+}
+
+describe("eBPF tracer agrees with the nftables tracer on loadBalancerSourceRanges", () => {
+  const both = bothModes(rangedServices(), rangedSlices());
+  const blocked = { sourceIP: EXTERNAL_CLIENT_BLOCKED, origin: "external" } as const;
+  const fromVIP = { sourceIP: "5.6.7.8", origin: "node" } as const;
+  const cases = [
+    ["1.2.3.4", [fromOutside, blocked, fromHost, fromPod]],
+    ["5.6.7.8", [fromOutside, blocked, fromHost, fromPod, fromVIP]],
+    ["9.9.9.9", [fromOutside, blocked, fromHost]],
+  ] as const;
+
+  test("inside and outside the ranges, from outside the node and from it, endpoints or none", () => {
+    const outputs: string[] = [];
+    for (const [destIP, sources] of cases) {
+      for (const from of sources) {
+        const packet = { ...from, destIP, destPort: 80 };
+        assertAgree(both, packet);
+        outputs.push(`${from.sourceIP} -> ${destIP}: ${traceEBPF(both.maps, packet).output}`);
+      }
+    }
+    assert.deepEqual(outputs, [
+      "203.0.113.2 -> 1.2.3.4: 10.180.1.1:80",
+      "203.0.113.130 -> 1.2.3.4: DROP",
+      "192.168.0.2 -> 1.2.3.4: DROP",
+      "10.180.0.99 -> 1.2.3.4: DROP",
+      "203.0.113.2 -> 5.6.7.8: 10.180.0.2:80",
+      "203.0.113.130 -> 5.6.7.8: DROP",
+      "192.168.0.2 -> 5.6.7.8: 10.180.0.2:80",
+      "10.180.0.99 -> 5.6.7.8: DROP",
+      "5.6.7.8 -> 5.6.7.8: 10.180.0.2:80",
+      "203.0.113.2 -> 9.9.9.9: REJECT",
+      "203.0.113.130 -> 9.9.9.9: DROP",
+      "192.168.0.2 -> 9.9.9.9: DROP",
+    ]);
+  });
+
+  test("NodePorts, ClusterIPs and other families' ranges are not restricted", () => {
+    for (const from of [fromOutside, blocked, fromHost]) {
+      assertAgree(both, { ...from, destIP: NODE_IP, destPort: 3041 });
+      assertAgree(both, { ...from, destIP: "172.30.0.41", destPort: 80 });
+    }
+    const v6Only = bothModes(
+      [
+        makeService(
+          "ns1",
+          "lb",
+          {
+            type: "LoadBalancer",
+            clusterIP: "172.30.0.41",
+            loadBalancerSourceRanges: ["fd00:203:0:113::/64"],
+            ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 3041 }],
+          },
+          { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } },
+        ),
+      ],
+      rangedSlices(),
+    );
+    assert.equal(v6Only.maps.sourceRanges?.size, 0);
+    assertAgree(v6Only, { ...blocked, destIP: "1.2.3.4", destPort: 80 });
+    assert.equal(
+      traceEBPF(v6Only.maps, { ...blocked, destIP: "1.2.3.4", destPort: 80 }).output,
+      "10.180.1.1:80",
+    );
+  });
+});
+
 describe("eBPF tracer", () => {
   const both = bothModes(
     [
@@ -288,36 +383,28 @@ describe("eBPF tracer", () => {
     assert.equal(none.paths[0]?.steps[0]?.note, "no entry: not a service, left as it is");
   });
 
-  test("where the modes differ: ports a ClusterIP does not serve, source ranges from this node", () => {
+  test("where the modes differ: ports a ClusterIP does not serve", () => {
     // nftables rejects traffic to a ClusterIP's other ports; the socket programs find no frontend and leave it.
     const otherPort = { ...fromPod, destIP: "172.30.0.41", destPort: 443 };
     assert.equal(tracePacket(both.nft, [NODE_IP], otherPort).output, "REJECT");
     assert.equal(traceEBPF(both.maps, otherPort).output, "ACCEPT");
-    // loadBalancerSourceRanges are in no map yet: the tracer says so, for traffic from outside.
-    const ranged = bothModes(
-      [
-        makeService(
-          "ns1",
-          "lb",
-          {
-            type: "LoadBalancer",
-            clusterIP: "172.30.0.41",
-            loadBalancerSourceRanges: ["203.0.113.0/25"],
-            ports: [{ name: "p80", port: 80, protocol: "TCP", nodePort: 3001 }],
-          },
-          { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } },
-        ),
-      ],
-      [makeSlice("ns1", "lb", "a", [{ addresses: ["10.180.1.1"] }], p80)],
+  });
+
+  test("a source range lookup is a step of the path; SOURCE_RANGES without the ranges read is an error", () => {
+    const ranged = bothModes(rangedServices(), rangedSlices());
+    const r = traceEBPF(ranged.maps, { ...fromOutside, destIP: "1.2.3.4", destPort: 80 });
+    const step = r.paths[0]?.steps[1];
+    assert.equal(
+      `${step?.table} ${step?.chain} ${step?.rule}: ${step?.note}`,
+      "lb4_src_range tc ingress revNat 8 203.0.113.2: admitted by 203.0.113.0/25",
     );
-    const pod = { ...fromPod, destIP: "1.2.3.4", destPort: 80 };
-    assert.equal(tracePacket(ranged.nft, [NODE_IP], pod).output, "DROP");
-    assert.equal(traceEBPF(ranged.maps, pod).output, "10.180.1.1:80");
-    const outside = traceEBPF(ranged.maps, { ...fromOutside, destIP: "1.2.3.4", destPort: 80 });
-    assert.match(
-      outside.paths[0]?.steps[0]?.note ?? "",
-      /loadBalancerSourceRanges apply \(not held in these maps/,
-    );
+    const blocked = traceEBPF(ranged.maps, { ...fromHost, destIP: "1.2.3.4", destPort: 80 });
+    assert.equal(blocked.output, "DROP");
+    assert.equal(blocked.paths[0]?.steps[1]?.note, "outside 203.0.113.0/25");
+    const { sourceRanges: _, ...unread } = ranged.maps;
+    assert.deepEqual(traceEBPF(unread, { ...fromOutside, destIP: "1.2.3.4", destPort: 80 }).errors, [
+      "1.2.3.4:80/TCP external slot 0: SOURCE_RANGES but the source ranges were not read",
+    ]);
   });
 
   test("a map that breaks the rules is reported, not trusted", () => {

@@ -100,6 +100,7 @@ describe("the eBPF loader in the kernel", { skip: skip ?? false }, () => {
       "lb6_reverse_nat",
       "lb6_reverse_sk",
       "lb6_services",
+      "lb6_src_range",
       "lb6_stale_flows",
     ]);
     assert.deepEqual(names(await attachedPrograms(cgroupPath)), V4);

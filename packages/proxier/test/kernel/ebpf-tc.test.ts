@@ -53,7 +53,7 @@ const FRONTENDS = {
   rejected: { address: NODE_IP, port: 30082, proto: "TCP", flags: serviceFlags.REJECT, revNat: 5 },
   rejectedUdp: { address: NODE_IP, port: 30082, proto: "UDP", flags: serviceFlags.REJECT, revNat: 6 },
   dropped: { address: NODE_IP, port: 30083, proto: "TCP", flags: serviceFlags.DROP, revNat: 7 },
-  /** A load balancer with loadBalancerSourceRanges, which the maps cannot express yet: closed to everyone. */
+  /** SOURCE_RANGES with no range written (ebpf-ranges.test.ts writes some): the lookup misses for everyone. */
   sourceRanges: {
     address: VIP,
     port: 443,
@@ -207,7 +207,7 @@ describe("the tc program on the node's external device", { skip: skip ?? false }
       assert.equal(r?.error, "ETIMEDOUT");
     });
 
-    test(`${family}: a load balancer with source ranges drops, though it has backends`, async () => {
+    test(`${family}: a load balancer whose source ranges admit nobody drops, though it has backends`, async () => {
       const [r] = await client("tcp", at(VIP), FRONTENDS.sourceRanges.port);
       assert.equal(r?.error, "ETIMEDOUT");
     });
