@@ -114,7 +114,7 @@ export async function openEBPF(
 
 /**
  * The tc programs for traffic from outside the node, on --devices (by default the interfaces holding the node's
- * IPs), masquerading to the node's IP of each family.
+ * IPs), masquerading to the node's IP of each family; the XDP program ahead of them per --bpf-lb-acceleration.
  */
 async function attachTc(
   o: ResolvedOptions,
@@ -134,10 +134,13 @@ async function attachTc(
     return;
   }
   const masquerade = Object.fromEntries(families.map((f) => [f, nodeIPs[f]]));
-  const tc = await loadTcPrograms({ devices, masquerade, pinRoot, exec, maxEntries });
+  const acceleration = o.ebpf.lbAcceleration;
+  const tc = await loadTcPrograms({ devices, masquerade, pinRoot, exec, maxEntries, acceleration });
   logger.info("BPF tc programs attached", {
     devices: tc.devices,
     ...(tc.detached.length > 0 ? { detached: tc.detached } : {}),
+    ...(acceleration !== "disabled" ? { xdp: tc.xdp } : {}),
+    ...(tc.xdpDetached.length > 0 ? { xdpDetached: tc.xdpDetached } : {}),
     elapsedMs: Math.round(tc.elapsedMs),
   });
 }
@@ -229,6 +232,8 @@ export async function createBackend(ctx: BackendContext, family: IPFamily): Prom
           nodeName: ctx.nodeName,
           nodeLabels: common.nodeLabels,
           nodePortIPs: addresses === "all" ? nodeAddresses(family) : addresses,
+          // loadBalancerSourceRanges holding the node's address let the node reach the VIPs (kube-proxy's rule).
+          ...(nodeIP ? { nodeIP } : {}),
         },
         maps: ctx.bpfMaps,
         ...(ctx.bpfSockets ? { sockets: ctx.bpfSockets } : {}),

@@ -65,7 +65,13 @@ test("unknown and duplicate fields: decoded leniently and reported, as upstream 
 test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' sync periods, paths by flag", () => {
   const file = resolve(parseConfigFile(KUBEADM.replace('mode: ""', "mode: ebpf"), []));
   assert.equal(file.mode, "ebpf");
-  assert.deepEqual(file.ebpf, { cgroupRoot: "", bpfRoot: "", devices: [], lbMapMax: 65_536 });
+  assert.deepEqual(file.ebpf, {
+    cgroupRoot: "",
+    bpfRoot: "",
+    devices: [],
+    lbMapMax: 65_536,
+    lbAcceleration: "disabled",
+  });
   const argv = [
     "--proxy-mode=ebpf",
     "--nftables-min-sync-period=250ms",
@@ -73,6 +79,7 @@ test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' 
     "--bpf-root=/bpf",
     "--devices=eth0,eth1",
     "--bpf-lb-map-max=262144",
+    "--bpf-lb-acceleration=best-effort",
   ];
   const flags = resolve(loadConfiguration(parseCommandLine(argv), () => ""));
   assert.equal(flags.mode, "ebpf");
@@ -82,6 +89,7 @@ test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' 
     bpfRoot: "/bpf",
     devices: ["eth0", "eth1"],
     lbMapMax: 262_144,
+    lbAcceleration: "best-effort",
   });
   assert.throws(() => parseCommandLine(["--bpf-lb-map-max=0"]), FlagError);
   // The file has no field for the paths, so the flags apply beside it.
@@ -89,6 +97,24 @@ test("mode ebpf (ours, not upstream's): from the file or the flag, on nftables' 
     loadConfiguration(parseCommandLine(["--config=/kp.yaml", "--bpf-root=/bpf"]), () => KUBEADM),
   );
   assert.equal(both.ebpf.bpfRoot, "/bpf");
+});
+
+test("--bpf-lb-acceleration (Cilium's): each of its values, the file's mode kept, a bad value one line", () => {
+  for (const value of ["disabled", "native", "best-effort"] as const) {
+    const argv = ["--config=/kp.yaml", `--bpf-lb-acceleration=${value}`];
+    const o = resolve(
+      loadConfiguration(parseCommandLine(argv), () => KUBEADM.replace('mode: ""', "mode: ebpf")),
+    );
+    assert.equal(o.ebpf.lbAcceleration, value);
+  }
+  assert.throws(
+    () => parseCommandLine(["--bpf-lb-acceleration=generic"]),
+    (e: unknown) =>
+      e instanceof FlagError &&
+      !e.message.includes("\n") &&
+      /bpf-lb-acceleration/.test(e.message) &&
+      /want disabled, native or best-effort/.test(e.message),
+  );
 });
 
 test("bad values and bad files name the field and fail", () => {

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Compiles the eBPF programs into dist/ebpf/, after the package's TypeScript (the "build" script runs tsc first):
 // the socket programs (bpf/sock.c) into switchyard-sock.bpf.o, the socket-destroy iterator (bpf/sock-destroy.c,
-// licensed apart) into switchyard-sock-destroy.bpf.o and the tc program (bpf/tc.c) into switchyard-tc.bpf.o. The
-// headers come from the compiled layout (gen-layout.mjs). -g keeps the BTF that libbpf needs for the maps'
-// definitions and CO-RE; -mcpu=v3 lets clang use 32-bit jumps and ALU (kernel 5.1+).
+// licensed apart) into switchyard-sock-destroy.bpf.o, the tc program (bpf/tc.c) into switchyard-tc.bpf.o and the
+// XDP program (bpf/xdp.c, the same balancing at the XDP hook) into switchyard-xdp.bpf.o. The headers come from
+// the compiled layout (gen-layout.mjs). -g keeps the BTF that libbpf needs for the maps' definitions and CO-RE;
+// -mcpu=v3 lets clang use 32-bit jumps and ALU (kernel 5.1+).
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -15,12 +16,14 @@ const packageDir = join(bpfDir, "..");
 export const OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-sock.bpf.o");
 export const DESTROY_OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-sock-destroy.bpf.o");
 export const TC_OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-tc.bpf.o");
+export const XDP_OBJECT_PATH = join(packageDir, "dist", "ebpf", "switchyard-xdp.bpf.o");
 
 /** Each source and the object it compiles to. */
 const OBJECTS = [
   { source: "sock.c", output: OBJECT_PATH },
   { source: "sock-destroy.c", output: DESTROY_OBJECT_PATH },
   { source: "tc.c", output: TC_OBJECT_PATH },
+  { source: "xdp.c", output: XDP_OBJECT_PATH },
 ];
 
 const CLANG_MISSING = "the eBPF programs need clang to build: apt install clang libbpf-dev";

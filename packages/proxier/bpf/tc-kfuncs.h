@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The kernel's conntrack, as tc programs reach it: kfuncs (unstable, in vmlinux BTF since 6.0; the NAT one since
+ * The kernel's conntrack, as tc and XDP programs reach it: kfuncs (unstable, in vmlinux BTF since 6.0; the NAT one since
  * 6.1). libbpf resolves each extern against the running kernel's BTF and checks that the prototypes agree, so the
  * types below carry the kernel's names. nf_conn keeps only the fields read here, found by name at load time
  * (CO-RE): its layout differs from kernel to kernel.
@@ -60,6 +60,10 @@ enum nf_nat_manip_type {
 extern struct nf_conn *bpf_skb_ct_lookup(struct __sk_buff *skb, struct bpf_sock_tuple *tuple, __u32 tuple_size,
 					 struct bpf_ct_opts *opts, __u32 opts_size) __ksym;
 extern struct nf_conn___init *bpf_skb_ct_alloc(struct __sk_buff *skb, struct bpf_sock_tuple *tuple,
+					       __u32 tuple_size, struct bpf_ct_opts *opts, __u32 opts_size) __ksym;
+extern struct nf_conn *bpf_xdp_ct_lookup(struct xdp_md *xdp_ctx, struct bpf_sock_tuple *tuple, __u32 tuple_size,
+					 struct bpf_ct_opts *opts, __u32 opts_size) __ksym;
+extern struct nf_conn___init *bpf_xdp_ct_alloc(struct xdp_md *xdp_ctx, struct bpf_sock_tuple *tuple,
 					       __u32 tuple_size, struct bpf_ct_opts *opts, __u32 opts_size) __ksym;
 extern struct nf_conn *bpf_ct_insert_entry(struct nf_conn___init *ct) __ksym;
 extern int bpf_ct_set_nat_info(struct nf_conn___init *ct, union nf_inet_addr *address, int port,

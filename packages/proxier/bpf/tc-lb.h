@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * One family's balancing of traffic from outside the node. tc.c includes this file once per family with LB(x)
- * naming that family's structs, maps and helpers (lb4_x or lb6_x), as sock.c does with sock-lb.h.
+ * One family's balancing of traffic from outside the node. tc.c and xdp.c include this file (through
+ * tc-lb-hook.h) once per family with LB(x) naming that family's structs, maps and helpers (lb4_x or lb6_x), as
+ * sock.c does with sock-lb.h; the hook's context, conntrack kfuncs and verdicts come from tc-lb-hook.h.
  *
  * A packet to a frontend of scope EXTERNAL that opens a flow gets a conntrack entry from the program, before
  * the kernel's conntrack sees the packet: its original tuple is the packet's, and its NAT information sends it
@@ -79,9 +80,9 @@ static __always_inline struct LB(backend) *LB(choose_backend)(const struct LB(ke
  * after TIME_WAIT or CLOSE) is not "had": conntrack would kill that entry and start one without NAT, so the
  * program expires it, and the second lookup, which meets it expired, lets the kernel reap it.
  */
-static __always_inline bool LB(tracked)(struct __sk_buff *skb, struct bpf_sock_tuple *tuple, struct bpf_ct_opts *opts)
+static __always_inline bool LB(tracked)(LB_CTX *ctx, struct bpf_sock_tuple *tuple, struct bpf_ct_opts *opts)
 {
-	struct nf_conn *ct = bpf_skb_ct_lookup(skb, tuple, LB(tuple_size), opts, sizeof(*opts));
+	struct nf_conn *ct = lb_ct_lookup(ctx, tuple, LB(tuple_size), opts, sizeof(*opts));
 	__u8 state;
 
 	if (!ct)
@@ -93,7 +94,7 @@ static __always_inline bool LB(tracked)(struct __sk_buff *skb, struct bpf_sock_t
 	}
 	bpf_ct_change_timeout(ct, 0);
 	bpf_ct_release(ct);
-	ct = bpf_skb_ct_lookup(skb, tuple, LB(tuple_size), opts, sizeof(*opts));
+	ct = lb_ct_lookup(ctx, tuple, LB(tuple_size), opts, sizeof(*opts));
 	if (ct)
 		bpf_ct_release(ct);
 	return ct != NULL;
@@ -104,7 +105,7 @@ static __always_inline bool LB(tracked)(struct __sk_buff *skb, struct bpf_sock_t
  * expired (an allocated entry can only leave through insertion) and the packet dropped: the client's
  * retransmission tries again. Losing an insertion race to another CPU is fine: conntrack finds the winner's.
  */
-static __always_inline int LB(track_to_backend)(struct __sk_buff *skb, struct bpf_sock_tuple *tuple,
+static __always_inline int LB(track_to_backend)(LB_CTX *ctx, struct bpf_sock_tuple *tuple,
 						struct bpf_ct_opts *opts, const struct LB(backend) *backend,
 						bool masquerade)
 {
@@ -115,9 +116,9 @@ static __always_inline int LB(track_to_backend)(struct __sk_buff *skb, struct bp
 	struct nf_conn *inserted;
 	int err;
 
-	fresh = bpf_skb_ct_alloc(skb, tuple, LB(tuple_size), opts, sizeof(*opts));
+	fresh = lb_ct_alloc(ctx, tuple, LB(tuple_size), opts, sizeof(*opts));
 	if (!fresh)
-		return TC_ACT_SHOT;
+		return LB_DROP;
 	__builtin_memcpy(&to, &backend->address, sizeof(backend->address));
 	err = bpf_ct_set_nat_info(fresh, &to, bpf_ntohs(backend->port), NF_NAT_MANIP_DST);
 	node = masquerade ? bpf_map_lookup_elem(&LB(masquerade), &slot) : NULL;
@@ -133,7 +134,7 @@ static __always_inline int LB(track_to_backend)(struct __sk_buff *skb, struct bp
 	inserted = bpf_ct_insert_entry(fresh);
 	if (inserted)
 		bpf_ct_release(inserted);
-	return err ? TC_ACT_SHOT : TC_ACT_UNSPEC;
+	return err ? LB_DROP : LB_PASS;
 }
 
 /*
@@ -152,13 +153,13 @@ static __always_inline bool LB(source_admitted)(const struct flow *flow, __u16 r
 }
 
 /*
- * tc ingress for one family. Not a frontend of ours: the next program, or the stack, has the packet untouched
- * (TC_ACT_UNSPEC, tcx's "next"). A source its source ranges do not admit drops first, whatever the endpoints
+ * Ingress for one family. Not a frontend of ours: the next program, or the stack, has the packet untouched
+ * (LB_PASS: tcx's "next", XDP_PASS). A source its source ranges do not admit drops first, whatever the endpoints
  * (kube-proxy filters sources before its endpoint dispatch); then REJECT answers (tc-reject.h), DROP and a
  * frontend without backends drop. A packet that opens no flow (a TCP segment other than the first SYN) passes:
  * conntrack holds its flow.
  */
-static __always_inline int LB(ingress)(struct __sk_buff *skb)
+static __always_inline int LB(ingress)(LB_CTX *ctx)
 {
 	struct bpf_ct_opts opts = { .netns_id = CT_CURRENT_NETNS };
 	struct bpf_sock_tuple tuple = {};
@@ -167,26 +168,26 @@ static __always_inline int LB(ingress)(struct __sk_buff *skb)
 	struct LB(service) *svc;
 	struct flow flow = {};
 
-	if (!LB(parse)(skb, &flow))
-		return TC_ACT_UNSPEC;
+	if (!LB(parse)(ctx, &flow))
+		return LB_PASS;
 	svc = LB(external_frontend)(&flow, &frontend);
 	if (!svc)
-		return TC_ACT_UNSPEC;
+		return LB_PASS;
 	if ((svc->flags & SVC_FLAG_SOURCE_RANGES) && !LB(source_admitted)(&flow, svc->rev_nat_index))
-		return TC_ACT_SHOT;
+		return LB_DROP;
 	if (svc->flags & SVC_FLAG_REJECT)
-		return LB(reject)(skb, &flow);
+		return LB(reject)(ctx, &flow);
 	if ((svc->flags & SVC_FLAG_DROP) || svc->count == 0)
-		return TC_ACT_SHOT;
+		return LB_DROP;
 	if (!opens_connection(&flow))
-		return TC_ACT_UNSPEC;
+		return LB_PASS;
 	LB(fill_tuple)(&flow, &tuple);
 	opts.l4proto = flow.proto;
-	if (LB(tracked)(skb, &tuple, &opts))
-		return TC_ACT_UNSPEC;
+	if (LB(tracked)(ctx, &tuple, &opts))
+		return LB_PASS;
 	backend = LB(choose_backend)(&frontend, svc, &flow);
 	if (!backend)
 		/* A slot or backend missing mid-update (the renderer orders writes so none should be). */
-		return TC_ACT_SHOT;
-	return LB(track_to_backend)(skb, &tuple, &opts, backend, !(svc->flags & SVC_FLAG_EXTERNAL_LOCAL));
+		return LB_DROP;
+	return LB(track_to_backend)(ctx, &tuple, &opts, backend, !(svc->flags & SVC_FLAG_EXTERNAL_LOCAL));
 }

@@ -23,6 +23,9 @@
 #include <bpf/bpf_helpers.h>
 
 #include "switchyard_maps.h"
+
+#define LB_CTX struct __sk_buff
+#define lb_load_bytes bpf_skb_load_bytes
 #include "tc-packet.h"
 
 #define NSEC_PER_SEC 1000000000ULL

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * What the tc programs read of a packet: addresses, protocol, ports and TCP flags, copied out with
- * bpf_skb_load_bytes (which reaches headers outside the linear part too). Ethernet devices only: the L3 header
- * starts at ETH_HLEN. An IPv4 address is word 0 of the arrays.
+ * What the tc and XDP programs read of a packet: addresses, protocol, ports and TCP flags, copied out with the
+ * hook's load-bytes helper (LB_CTX and lb_load_bytes, which the including program defines: bpf_skb_load_bytes
+ * reaches headers outside the linear part too, bpf_xdp_load_bytes across fragments). Ethernet devices only: the
+ * L3 header starts at ETH_HLEN. An IPv4 address is word 0 of the arrays.
  */
 #ifndef SWITCHYARD_TC_PACKET_H
 #define SWITCHYARD_TC_PACKET_H
@@ -37,16 +38,16 @@ struct flow {
 };
 
 /* Ports and, for TCP, the flags; false when the packet is too short for them. */
-static __always_inline bool load_l4(struct __sk_buff *skb, struct flow *flow)
+static __always_inline bool load_l4(LB_CTX *ctx, struct flow *flow)
 {
 	__be16 ports[2];
 
-	if (bpf_skb_load_bytes(skb, flow->l4_off, ports, sizeof(ports)) < 0)
+	if (lb_load_bytes(ctx, flow->l4_off, ports, sizeof(ports)) < 0)
 		return false;
 	flow->sport = ports[0];
 	flow->dport = ports[1];
 	if (flow->proto == IPPROTO_TCP &&
-	    bpf_skb_load_bytes(skb, flow->l4_off + TCP_FLAGS_AT, &flow->tcp_flags, 1) < 0)
+	    lb_load_bytes(ctx, flow->l4_off + TCP_FLAGS_AT, &flow->tcp_flags, 1) < 0)
 		return false;
 	return true;
 }
@@ -55,11 +56,11 @@ static __always_inline bool load_l4(struct __sk_buff *skb, struct flow *flow)
  * A TCP or UDP packet over IPv4 whose ports are in it: not a fragment after the first (those go on to the
  * kernel's reassembly, and conntrack finds their flow's entry once whole).
  */
-static __always_inline bool lb4_parse(struct __sk_buff *skb, struct flow *flow)
+static __always_inline bool lb4_parse(LB_CTX *ctx, struct flow *flow)
 {
 	struct iphdr ip;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip, sizeof(ip)) < 0)
+	if (lb_load_bytes(ctx, ETH_HLEN, &ip, sizeof(ip)) < 0)
 		return false;
 	if (ip.version != 4 || ip.ihl < 5 || (ip.frag_off & bpf_htons(IP_OFFSET)))
 		return false;
@@ -69,15 +70,15 @@ static __always_inline bool lb4_parse(struct __sk_buff *skb, struct flow *flow)
 	flow->daddr[0] = ip.daddr;
 	flow->proto = ip.protocol;
 	flow->l4_off = ETH_HLEN + ip.ihl * 4;
-	return load_l4(skb, flow);
+	return load_l4(ctx, flow);
 }
 
 /* A TCP or UDP packet over IPv6 with no extension header before its L4 header (others are left alone). */
-static __always_inline bool lb6_parse(struct __sk_buff *skb, struct flow *flow)
+static __always_inline bool lb6_parse(LB_CTX *ctx, struct flow *flow)
 {
 	struct ipv6hdr ip6;
 
-	if (bpf_skb_load_bytes(skb, ETH_HLEN, &ip6, sizeof(ip6)) < 0)
+	if (lb_load_bytes(ctx, ETH_HLEN, &ip6, sizeof(ip6)) < 0)
 		return false;
 	if (ip6.version != 6 || (ip6.nexthdr != IPPROTO_TCP && ip6.nexthdr != IPPROTO_UDP))
 		return false;
@@ -85,7 +86,7 @@ static __always_inline bool lb6_parse(struct __sk_buff *skb, struct flow *flow)
 	__builtin_memcpy(flow->daddr, &ip6.daddr, sizeof(flow->daddr));
 	flow->proto = ip6.nexthdr;
 	flow->l4_off = ETH_HLEN + sizeof(ip6);
-	return load_l4(skb, flow);
+	return load_l4(ctx, flow);
 }
 
 /* Only a SYN without ACK opens a TCP connection; every later packet of it follows the conntrack entry. */

@@ -24,6 +24,7 @@ export {
   type TcLoadResult,
   type TcRemoval,
 } from "./apply/bpf-tc.js";
+export { XDP_ACCELERATIONS, type XdpAcceleration } from "./apply/bpf-xdp.js";
 export * from "./apply/cleanup.js";
 export * from "./apply/exec.js";
 export * from "./apply/iptables-restore.js";

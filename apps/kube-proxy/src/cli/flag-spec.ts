@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { masterFlagError } from "@switchyard/kube";
 import { parseGoBool, parseHostPort } from "@switchyard/kube/flags";
+import { XDP_ACCELERATIONS, type XdpAcceleration } from "@switchyard/proxier";
 import type { ProxyConfig } from "../config/config.js";
 import { INT32, oneOf, type ProxyFlag, sameField } from "./proxy-flags.js";
 import { UPSTREAM_EXTRA_FLAGS } from "./upstream-extra-flags.js";
@@ -378,6 +379,17 @@ export const SPEC: readonly ProxyFlag[] = [
     overridesConfig: true,
     toConfig: (c, max) => {
       c.ebpf.lbMapMax = max;
+    },
+  },
+  {
+    name: "bpf-lb-acceleration",
+    kind: "string",
+    field: "bpfLbAcceleration",
+    help: "ebpf mode: the XDP program ahead of tc on --devices: disabled (default), native, or best-effort (native where the driver has it).",
+    check: oneOf(XDP_ACCELERATIONS, "want disabled, native or best-effort"),
+    overridesConfig: true,
+    toConfig: (c, acceleration) => {
+      c.ebpf.lbAcceleration = acceleration as XdpAcceleration;
     },
   },
   {

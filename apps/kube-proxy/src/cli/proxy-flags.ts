@@ -73,6 +73,7 @@ export interface ConfigFlags {
   bpfRoot: string;
   devices: string[];
   bpfLbMapMax: number;
+  bpfLbAcceleration: string;
 }
 
 export type ProxyFlags = CommandFlags & Partial<ConfigFlags>;

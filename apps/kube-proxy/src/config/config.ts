@@ -1,7 +1,12 @@
 // kube-proxy's configuration after defaulting: the v1alpha1 KubeProxyConfiguration fields
 // this proxy uses, durations in ms. Both the config file and the flags write into it, and
 // `resolve` turns it into what the app runs with.
-import { type ConntrackConfig, DEFAULT_CONNTRACK, type ProxyMode } from "@switchyard/proxier";
+import {
+  type ConntrackConfig,
+  DEFAULT_CONNTRACK,
+  type ProxyMode,
+  type XdpAcceleration,
+} from "@switchyard/proxier";
 import { defaultRecorded, type RecordedConfig } from "./recorded.js";
 
 export interface ProxyConfig {
@@ -33,9 +38,15 @@ export interface ProxyConfig {
   ipvs: IPVSConfig;
   /**
    * ebpf mode (not upstream's; flags only): "" picks the default (the cgroup2 mount; /sys/fs/bpf/switchyard), no
-   * devices the ones holding the node's IPs.
+   * devices the ones holding the node's IPs; lbAcceleration is --bpf-lb-acceleration (the XDP program).
    */
-  ebpf: { cgroupRoot: string; bpfRoot: string; devices: string[]; lbMapMax: number };
+  ebpf: {
+    cgroupRoot: string;
+    bpfRoot: string;
+    devices: string[];
+    lbMapMax: number;
+    lbAcceleration: XdpAcceleration;
+  };
   /** The conntrack sysctls set at start-up (durations in ms; 0 leaves the kernel's value). */
   conntrack: { -readonly [K in keyof ConntrackConfig]: ConntrackConfig[K] };
   /** The process's /proc/self/oom_score_adj (upstream: -999, qos.KubeProxyOOMScoreAdj). */
@@ -82,8 +93,8 @@ export function defaultConfig(): ProxyConfig {
       syncPeriodMs: 30_000,
     },
     nftables: { masqueradeAll: false, masqueradeBit: 14, minSyncPeriodMs: 1000, syncPeriodMs: 30_000 },
-    // Cilium's default for --bpf-lb-map-max.
-    ebpf: { cgroupRoot: "", bpfRoot: "", devices: [], lbMapMax: 65_536 },
+    // Cilium's defaults for --bpf-lb-map-max and --bpf-lb-acceleration.
+    ebpf: { cgroupRoot: "", bpfRoot: "", devices: [], lbMapMax: 65_536, lbAcceleration: "disabled" },
     ipvs: {
       minSyncPeriodMs: 0,
       syncPeriodMs: 30_000,

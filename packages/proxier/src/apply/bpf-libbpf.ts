@@ -55,8 +55,11 @@ export interface Libbpf {
   objGet(path: string): number;
   /** The program's descriptor once loaded (bpf_program__fd). */
   programFd(prog: Handle): number;
-  /** BPF_LINK_CREATE for attach types libbpf 1.1 has no helper for (tcx): the link's descriptor, or -errno. */
-  linkCreate(progFd: number, targetFd: number, attachType: number): number;
+  /**
+   * BPF_LINK_CREATE for attach types libbpf 1.1 has no helper for (tcx) or no flags for (XDP's mode): the link's
+   * descriptor, or -errno.
+   */
+  linkCreate(progFd: number, targetFd: number, attachType: number, flags?: number): number;
   /** BPF_LINK_UPDATE on a descriptor: the link runs `progFd` from now on. */
   linkUpdate(linkFd: number, progFd: number): number;
   objPin(fd: number, path: string): number;
@@ -172,7 +175,8 @@ async function bind(): Promise<Libbpf> {
     detachLink: (fd) => int(fns.detachLink(fd)),
     objGet: (path) => int(fns.objGet(path)),
     programFd: (prog) => int(fns.programFd(prog)),
-    linkCreate: (progFd, targetFd, attachType) => int(fns.linkCreate(progFd, targetFd, attachType, null)),
+    linkCreate: (progFd, targetFd, attachType, flags = 0) =>
+      int(fns.linkCreate(progFd, targetFd, attachType, flags === 0 ? null : linkCreateOpts(flags))),
     linkUpdate: (linkFd, progFd) => int(fns.linkUpdate(linkFd, progFd, null)),
     objPin: (fd, path) => int(fns.objPin(fd, path)),
     ifNameToIndex: (name) => int(fns.ifNameToIndex(name)),
@@ -194,6 +198,14 @@ async function bind(): Promise<Libbpf> {
     errno: () => koffi.errno(),
     takeMessages: () => messages.splice(0),
   };
+}
+
+/** struct bpf_link_create_opts up to its flags: sz, then flags (libbpf takes a shorter struct than its own). */
+function linkCreateOpts(flags: number): Buffer {
+  const opts = Buffer.alloc(16);
+  opts.writeBigUInt64LE(16n, 0);
+  opts.writeUInt32LE(flags, 8);
+  return opts;
 }
 
 /** The C declarations, in libbpf's own words (opaque handles as pointers to the types bind() declares). */

@@ -84,6 +84,8 @@ export class BPFLoadError extends Error {
 export const linksDir = (pinRoot: string) => join(pinRoot, "links");
 /** The tc programs' links (bpf-tc.ts), one per device: <root>/tc/<device>-ingress. */
 export const tcLinksDir = (pinRoot: string) => join(pinRoot, "tc");
+/** The XDP programs' links (bpf-xdp.ts), one per accelerated device: <root>/xdp/<device>. */
+export const xdpLinksDir = (pinRoot: string) => join(pinRoot, "xdp");
 
 /** Loads, attaches and pins the programs of `options.families`; see the file's comment. */
 export async function loadSockPrograms(options: SockLoadOptions = {}): Promise<SockLoadResult> {
@@ -335,12 +337,12 @@ export async function removeSockPrograms(pinRoot = DEFAULT_PIN_ROOT): Promise<So
   if (!existsSync(pinRoot)) return { links: [], maps: [] };
   const libbpf = await loadLibbpf().catch(() => null);
   const links: string[] = [];
-  for (const dir of [linksDir(pinRoot), tcLinksDir(pinRoot)]) {
+  for (const dir of [linksDir(pinRoot), tcLinksDir(pinRoot), xdpLinksDir(pinRoot)]) {
     const names = existsSync(dir) ? readdirSync(dir) : [];
     for (const name of names) detachPinnedLink(libbpf, join(dir, name));
     links.push(...names);
   }
-  const pinnedMaps = readdirSync(pinRoot).filter((name) => name !== "links" && name !== "tc");
+  const pinnedMaps = readdirSync(pinRoot).filter((name) => !["links", "tc", "xdp"].includes(name));
   // The maps, and anything an older version left here: the directory is ours alone.
   rmSync(pinRoot, { recursive: true, force: true });
   return { links, maps: pinnedMaps };

@@ -8,6 +8,8 @@
 //
 // The program hands flows to backends through conntrack entries with NAT information, which the kernel applies
 // only while its NAT hooks are on in the namespace: every start makes sure of them (bpf-tc-nat-hooks.ts).
+// With acceleration, the XDP program does the same ahead of it on the same devices (bpf-xdp.ts), from an object
+// of its own that shares these maps.
 
 import { existsSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
@@ -30,9 +32,18 @@ import {
   loadError,
   openAndLoadObject,
   tcLinksDir,
+  xdpLinksDir,
 } from "./bpf-loader.js";
 import { KernelBPFMapStore } from "./bpf-map-store.js";
 import { ensureNatHooks, removeNatHooks } from "./bpf-tc-nat-hooks.js";
+import {
+  attachXdpPrograms,
+  detachXdpLinks,
+  XDP_OBJECT_PATH,
+  XDP_PROGRAM,
+  type XdpAcceleration,
+  type XdpAttachment,
+} from "./bpf-xdp.js";
 import { type Exec, realExec } from "./exec.js";
 
 /** The build's object (bpf/build.mjs), found the same way from src/apply (tests) and dist/apply. */
@@ -58,6 +69,9 @@ export interface TcLoadOptions {
   readonly maxEntries?: Partial<Record<MapName, number>>;
   /** Runs nft for the NAT hooks: in the namespace the program's devices are in. */
   readonly exec?: Exec;
+  /** The XDP program on the same devices (bpf-xdp.ts); "disabled" by default. */
+  readonly acceleration?: XdpAcceleration;
+  readonly xdpObjectPath?: string;
 }
 
 export interface TcLoadResult {
@@ -66,6 +80,9 @@ export interface TcLoadResult {
   readonly devices: Readonly<Record<string, "attached" | "replaced">>;
   /** Devices a previous start attached to and this one was not given: detached. */
   readonly detached: readonly string[];
+  /** The XDP program per device (none when acceleration is disabled), and the XDP links detached. */
+  readonly xdp: Readonly<Record<string, XdpAttachment>>;
+  readonly xdpDetached: readonly string[];
   readonly elapsedMs: number;
 }
 
@@ -80,7 +97,13 @@ export async function loadTcPrograms(options: TcLoadOptions): Promise<TcLoadResu
   ensureBpffs(pinRoot, libbpf);
   mkdirSync(tcLinksDir(pinRoot), { recursive: true });
   await ensureNatHooks(options.exec ?? realExec);
-  const obj = openTcObject(libbpf, options.objectPath ?? TC_OBJECT_PATH, pinRoot, options.maxEntries ?? {});
+  const obj = openLbObject(
+    libbpf,
+    options.objectPath ?? TC_OBJECT_PATH,
+    pinRoot,
+    options.maxEntries ?? {},
+    TC_PROGRAM,
+  );
   try {
     await writeMasquerade(libbpf, pinRoot, options.masquerade ?? {});
     const progFd = libbpf.programFd(libbpf.findProgram(obj, TC_PROGRAM) as Handle);
@@ -89,7 +112,34 @@ export async function loadTcPrograms(options: TcLoadOptions): Promise<TcLoadResu
       devices[device] = attachDevice(libbpf, progFd, pinOf(pinRoot, device), ifindex);
     }
     const detached = detachOthers(libbpf, pinRoot, new Set(targets.keys()));
-    return { pinRoot, devices, detached, elapsedMs: performance.now() - started };
+    const xdp = accelerate(libbpf, options, pinRoot, targets);
+    return {
+      pinRoot,
+      devices,
+      detached,
+      xdp: xdp.devices,
+      xdpDetached: xdp.detached,
+      elapsedMs: performance.now() - started,
+    };
+  } finally {
+    libbpf.closeObject(obj);
+  }
+}
+
+/** The XDP program on the devices as `options.acceleration` says; disabled: no XDP link left. */
+function accelerate(
+  libbpf: Libbpf,
+  options: TcLoadOptions,
+  pinRoot: string,
+  targets: ReadonlyMap<string, number>,
+): { devices: Record<string, XdpAttachment>; detached: string[] } {
+  const acceleration = options.acceleration ?? "disabled";
+  if (acceleration === "disabled") return { devices: {}, detached: detachXdpLinks(libbpf, pinRoot) };
+  const objectPath = options.xdpObjectPath ?? XDP_OBJECT_PATH;
+  const obj = openLbObject(libbpf, objectPath, pinRoot, options.maxEntries ?? {}, XDP_PROGRAM);
+  try {
+    const progFd = libbpf.programFd(libbpf.findProgram(obj, XDP_PROGRAM) as Handle);
+    return attachXdpPrograms(libbpf, progFd, pinRoot, targets, acceleration);
   } finally {
     libbpf.closeObject(obj);
   }
@@ -123,16 +173,18 @@ function pinnedMaxEntries(libbpf: Libbpf, path: string): number | undefined {
   }
 }
 
-function openTcObject(
+/** The tc or XDP object, loaded over the pinned maps, with its `program`. */
+function openLbObject(
   libbpf: Libbpf,
   objectPath: string,
   pinRoot: string,
   given: Partial<Record<MapName, number>>,
+  program: string,
 ): Handle {
   return openAndLoadObject(libbpf, objectPath, pinRoot, (obj) => {
     sizeMaps(libbpf, obj, pinRoot, given);
-    if (libbpf.findProgram(obj, TC_PROGRAM) === null)
-      throw loadError(libbpf, `the object has no program ${TC_PROGRAM}`);
+    if (libbpf.findProgram(obj, program) === null)
+      throw loadError(libbpf, `the object has no program ${program}`);
   });
 }
 
@@ -239,20 +291,24 @@ function detachOthers(libbpf: Libbpf | null, pinRoot: string, keep: ReadonlySet<
 export interface TcRemoval {
   /** Devices whose link was detached. */
   readonly devices: readonly string[];
+  /** Devices whose XDP link was detached. */
+  readonly xdp: readonly string[];
   /** Whether the NAT hooks' table was there and went. */
   readonly natHooks: boolean;
 }
 
 /**
- * Detaches every tc link pinned under `pinRoot` and deletes the NAT hooks' table (in the namespace `exec` runs
+ * Detaches every tc and XDP link pinned under `pinRoot` and deletes the NAT hooks' table (in the namespace `exec` runs
  * in); the maps stay for removeSockPrograms, which also detaches any tc link still pinned.
  */
 export async function removeTcPrograms(
   pinRoot = DEFAULT_PIN_ROOT,
   exec: Exec = realExec,
 ): Promise<TcRemoval> {
-  const libbpf = existsSync(tcLinksDir(pinRoot)) ? await loadLibbpf().catch(() => null) : null;
+  const linked = existsSync(tcLinksDir(pinRoot)) || existsSync(xdpLinksDir(pinRoot));
+  const libbpf = linked ? await loadLibbpf().catch(() => null) : null;
+  const xdp = detachXdpLinks(libbpf, pinRoot);
   const devices = detachOthers(libbpf, pinRoot, new Set());
   if (existsSync(tcLinksDir(pinRoot))) rmdirSync(tcLinksDir(pinRoot));
-  return { devices, natHooks: await removeNatHooks(exec) };
+  return { devices, xdp, natHooks: await removeNatHooks(exec) };
 }

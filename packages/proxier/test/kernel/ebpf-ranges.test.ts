@@ -26,8 +26,6 @@ const NODE_IP = "192.168.0.2";
 const TARGET_PORT = 8080;
 /** VIPs the client routes to the node (the topology routes 172.30/16 there). */
 const VIPS = { open: "172.30.0.100", closed: "172.30.0.101", node: "172.30.0.102" } as const;
-/** What a dropped connect may take: the client's own 1 s timeout, and some slack. */
-const DROP_BUDGET_MS = 2500;
 
 /** Ranges holding the client, and ranges that do not, in both families. */
 const HOLDS_CLIENT = [`${CLIENT_IP}/32`, `${inFamily("IPv6", CLIENT_IP)}/128`];
@@ -144,7 +142,6 @@ describe("loadBalancerSourceRanges in the tc and socket programs", { skip: skip 
       assert.equal(open.answer, `pod-0 ${at(NODE_IP)}`);
       const closed = await connect(at(VIPS.closed));
       assert.equal(closed.error, "ETIMEDOUT");
-      assert.ok(closed.ms < DROP_BUDGET_MS, `took ${closed.ms} ms`);
     });
 
     test(`${family}: a socket of the node, unbound, is judged by the node's address`, async () => {
@@ -153,7 +150,6 @@ describe("loadBalancerSourceRanges in the tc and socket programs", { skip: skip 
       assert.match((await fromNode(VIPS.node))?.answer ?? "", /^pod-0 /);
       const refused = await fromNode(VIPS.open);
       assert.equal(refused?.error, "ECONNREFUSED");
-      assert.ok((refused?.ms ?? Infinity) < 500, `took ${refused?.ms} ms`);
     });
 
     test(`${family}: a partial sync that swaps the ranges swaps the answers`, async () => {
@@ -170,7 +166,6 @@ describe("loadBalancerSourceRanges in the tc and socket programs", { skip: skip 
       states[family] = swapped.state;
       const closed = await connect(at(VIPS.open));
       assert.equal(closed.error, "ETIMEDOUT");
-      assert.ok(closed.ms < DROP_BUDGET_MS, `took ${closed.ms} ms`);
       assert.equal((await connect(at(VIPS.closed))).answer, `pod-0 ${at(NODE_IP)}`);
     });
   }

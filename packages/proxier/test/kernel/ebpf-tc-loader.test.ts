@@ -120,6 +120,7 @@ describe("the tc loader in the kernel", { skip: skip ?? false }, () => {
   test("removal detaches every link and deletes the NAT hooks' table", async () => {
     assert.deepEqual(await removeTcIn((topo as Topology).node, pinRoot), {
       devices: ["br0"],
+      xdp: [],
       natHooks: true,
     });
     assert.ok(!existsSync(tcLinksDir(pinRoot)));
