@@ -29,12 +29,12 @@ function cgroup2Mount(): string {
 }
 
 /**
- * `--bpf-lb-map-max` for a cluster of `services` × ENDPOINTS_PER_SERVICE: the service map holds a slot 0 and a slot
- * per backend for each frontend, in at most two scopes; Cilium's default (65536) when that fits, as a user would
- * leave it, else the next power of two.
+ * `--bpf-lb-map-max` for a cluster of `services` ClusterIPs × ENDPOINTS_PER_SERVICE: the service map holds a slot 0
+ * and a slot per backend for each (one scope: their policies give the node and the outside the same endpoints);
+ * Cilium's default (65536) when that fits, as a user would leave it, else the next power of two.
  */
 export function lbMapMaxFor(services: number): number {
-  const serviceEntries = 2 * services * (ENDPOINTS_PER_SERVICE + 1);
+  const serviceEntries = services * (ENDPOINTS_PER_SERVICE + 1);
   let size = 65_536;
   while (size < serviceEntries) size *= 2;
   return size;

@@ -152,8 +152,9 @@ export const explainCommand: Command = {
     "A node whose proxy runs in ebpf mode has maps instead of rules: explain reads the ones its proxy pinned " +
     "(netns lab only: they are on this host's bpffs) and walks the connection through them as the programs do, " +
     "naming each entry it meets (lb4_services 10.96.0.10:53/UDP internal slot 0, the backend's id, the reverse " +
-    "NAT index). A client that is a pod of that node or the node itself meets the internal scope, which the " +
-    "node's sockets read at connect; any other the external scope. switchyard-lab lb list prints the whole table.",
+    "NAT index). A client that is a pod of that node or the node itself is balanced by the socket programs at " +
+    "connect (the internal scope where the Service has two), any other by the tc program. " +
+    "switchyard-lab lb list prints the whole table.",
   synopsis: "--from POD|IP --to SERVICE|IP:PORT [flags]",
   flags: [
     {

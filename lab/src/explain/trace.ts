@@ -6,8 +6,9 @@ import type { LoadedRuleset } from "./load.js";
 
 /**
  * The packet, and where its connection starts: on the node whose rules are read (a pod of that node, or the node
- * itself) or anywhere else. The rule tracers work that out from the addresses; ebpf mode's maps have a scope for
- * each (the node's sockets read the internal one, traffic from outside the external one), so it is said here.
+ * itself) or anywhere else. The rule tracers work that out from the addresses; ebpf mode's programs differ for
+ * each (the node's sockets read the internal scope where a frontend has two, the tc program the external one), so it
+ * is said here.
  */
 export interface ExplainPacket extends TracePacket {
   readonly origin: "node" | "external";

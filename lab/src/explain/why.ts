@@ -36,7 +36,7 @@ export interface WhyInput {
   entry: ServiceEntry;
   /**
    * The packet comes from a pod or from the node: external entries short-circuit it to the Cluster policy. In
-   * ebpf mode only a pod of this node or the node itself (its sockets read the maps' internal scope).
+   * ebpf mode only a pod of this node or the node itself (the socket programs balance it).
    */
   fromInside: boolean;
 }
