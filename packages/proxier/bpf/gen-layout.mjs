@@ -73,6 +73,11 @@ export function layoutHeader(layout) {
     ...cFlags("SVC_FLAG_", layout.serviceFlags),
     ...cFlags("BACKEND_FLAG_", layout.backendFlags),
     `#define SOURCE_RANGE_KEY_BITS ${layout.SOURCE_RANGE_KEY_BITS}`,
+    "",
+    "/* Every struct and map below is named per family (lb4_, lb6_); a program's body is written once as LB(name)",
+    " * and included once per family with LB defined as LB_NAME(lb4, name) or LB_NAME(lb6, name). */",
+    "#define LB_PASTE(prefix, name) prefix##_##name",
+    "#define LB_NAME(prefix, name) LB_PASTE(prefix, name)",
   ];
   const structs = FAMILIES.flatMap((family) => layout.structs.map((s) => cStruct(layout, s, family)));
   return [

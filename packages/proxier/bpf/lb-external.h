@@ -60,9 +60,6 @@ static __always_inline void lb6_fill_tuple(const struct flow *flow, struct bpf_s
 #define lb4_tuple_size sizeof(((struct bpf_sock_tuple *)0)->ipv4)
 #define lb6_tuple_size sizeof(((struct bpf_sock_tuple *)0)->ipv6)
 
-#define LB_PASTE(prefix, name) prefix##_##name
-#define LB_NAME(prefix, name) LB_PASTE(prefix, name)
-
 #define LB(name) LB_NAME(lb4, name)
 #include "tc-lb.h"
 #undef LB

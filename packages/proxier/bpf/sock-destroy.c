@@ -74,9 +74,6 @@ static __always_inline bool lb6_load_peer(const struct sock_common___sy *sk, __b
 	return true;
 }
 
-#define LB_PASTE(prefix, name) prefix##_##name
-#define LB_NAME(prefix, name) LB_PASTE(prefix, name)
-
 #define LB(name) LB_NAME(lb4, name)
 #include "sock-destroy-lb.h"
 #undef LB

@@ -106,9 +106,6 @@ static __always_inline bool lb6_same_address(const __be32 *a, const __be32 *b)
 	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
 }
 
-#define LB_PASTE(prefix, name) prefix##_##name
-#define LB_NAME(prefix, name) LB_PASTE(prefix, name)
-
 #define LB(name) LB_NAME(lb4, name)
 #include "sock-lb.h"
 #undef LB
