@@ -106,6 +106,19 @@ export class Net {
     this.#hostLink = `${prefix}h`.slice(0, 15);
   }
 
+  /**
+   * A host link left by an interrupted run may still hold this /30: the API server's forwarder would then be
+   * unreachable from the node and the proxy would wait on its lists; say so at once instead.
+   */
+  #refuseTakenHostNetwork(): void {
+    const network = `${this.hostIP.replace(/\.1$/, ".0")}/30`;
+    const taken = sh(["ip", "-o", "route", "show", network]).trim();
+    if (taken)
+      throw new Error(
+        `${network} is routed already (${taken}): a leftover of an interrupted run? ip link del it`,
+      );
+  }
+
   #netns(name: string, pid?: number): void {
     sh(pid ? ["ip", "netns", "attach", name, String(pid)] : ["ip", "netns", "add", name]);
     this.#namespaces.push(name);
@@ -139,6 +152,7 @@ export class Net {
   }
 
   async build(podIPs: readonly string[]): Promise<void> {
+    this.#refuseTakenHostNetwork();
     const n = this.node;
     this.#netns(n, this.nodePid);
     this.#netns(this.client);
