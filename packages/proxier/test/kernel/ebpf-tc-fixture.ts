@@ -122,3 +122,65 @@ export class PeerServers {
     this.#children.length = 0;
   }
 }
+
+/**
+ * A Python client of `count` TCP connects one after the other, each read to its end: the measurement scripts'
+ * connection loop (ebpf-tc-measure.ts, ebpf-xdp-measure.ts), printing its time, failures, CPU and connect times.
+ */
+const SEQUENTIAL_CONNECTS = String.raw`
+import json, resource, socket, sys, time
+host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+connect_us, failures = [], 0
+started = time.perf_counter()
+for _ in range(count):
+    s = socket.socket()
+    s.settimeout(1.0)
+    try:
+        t = time.perf_counter()
+        s.connect((host, port))
+        connect_us.append((time.perf_counter() - t) * 1e6)
+        while s.recv(100):
+            pass
+    except OSError:
+        failures += 1
+    s.close()
+seconds = time.perf_counter() - started
+ru = resource.getrusage(resource.RUSAGE_SELF)
+connect_us.sort()
+pick = lambda q: round(connect_us[min(len(connect_us) - 1, int(q * len(connect_us)))], 1) if connect_us else None
+print(json.dumps({"seconds": seconds, "failures": failures, "cpu": ru.ru_utime + ru.ru_stime,
+                  "p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99)}))
+`;
+
+export interface SequentialConnects {
+  seconds: number;
+  failures: number;
+  /** The client's own CPU seconds, user and system. */
+  cpu: number;
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+/** Runs the connection loop from `netns` to host:port; throws with the client's stderr if it fails. */
+export async function sequentialConnects(
+  netns: string,
+  host: string,
+  port: number,
+  count: number,
+): Promise<SequentialConnects> {
+  const args = [
+    "netns",
+    "exec",
+    netns,
+    "python3",
+    "-c",
+    SEQUENTIAL_CONNECTS,
+    host,
+    String(port),
+    String(count),
+  ];
+  const r = await realExec("ip", args);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout) as SequentialConnects;
+}

@@ -30,6 +30,7 @@ import {
   loadTcIn,
   PeerServers,
   removeTcIn,
+  sequentialConnects,
 } from "./ebpf-tc-fixture.js";
 import { compilePrototype, removePrototype } from "./ebpf-tc-prototype.js";
 import { Topology } from "./topology.js";
@@ -46,31 +47,6 @@ const SINK_NODE_PORT = 30081;
 const STREAM_MB = 512;
 
 type Design = "kfunc" | "own-maps" | "direct" | "direct-ct";
-
-const CLIENT = String.raw`
-import json, resource, socket, sys, time
-host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-connect_us, failures = [], 0
-started = time.perf_counter()
-for _ in range(count):
-    s = socket.socket()
-    s.settimeout(1.0)
-    try:
-        t = time.perf_counter()
-        s.connect((host, port))
-        connect_us.append((time.perf_counter() - t) * 1e6)
-        while s.recv(100):
-            pass
-    except OSError:
-        failures += 1
-    s.close()
-seconds = time.perf_counter() - started
-ru = resource.getrusage(resource.RUSAGE_SELF)
-connect_us.sort()
-pick = lambda q: round(connect_us[min(len(connect_us) - 1, int(q * len(connect_us)))], 1) if connect_us else None
-print(json.dumps({"seconds": seconds, "failures": failures, "cpu": ru.ru_utime + ru.ru_stime,
-                  "p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99)}))
-`;
 
 const STREAM = String.raw`
 import json, socket, sys, time
@@ -169,27 +145,8 @@ async function round(design: Design, n: number) {
     await setUp(design, topo, pinRoot);
     const [host, port] = design.startsWith("direct") ? [PODS[0] ?? "", TARGET_PORT] : [NODE_IP, NODE_PORT];
     const serversBefore = servers.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-    const r = await realExec("ip", [
-      "netns",
-      "exec",
-      topo.client,
-      "python3",
-      "-c",
-      CLIENT,
-      host,
-      String(port),
-      String(COUNT),
-    ]);
-    if (r.code !== 0) throw new Error(r.stderr);
+    const m = await sequentialConnects(topo.client, host, port, COUNT);
     const serversCpu = servers.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - serversBefore;
-    const m = JSON.parse(r.stdout) as {
-      seconds: number;
-      failures: number;
-      cpu: number;
-      p50: number;
-      p90: number;
-      p99: number;
-    };
     const sinkPort = design.startsWith("direct") ? SINK_PORT : SINK_NODE_PORT;
     const stream = await realExec("ip", [
       "netns",

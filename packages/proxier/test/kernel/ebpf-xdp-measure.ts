@@ -15,7 +15,13 @@ import type { XdpAcceleration } from "../../src/apply/bpf-xdp.js";
 import { realExec } from "../../src/apply/exec.js";
 import { serviceFlags } from "../../src/ebpf/layout.js";
 import { testPinRoot } from "./ebpf-fixture.js";
-import { externalServiceSteps, loadTcIn, PeerServers, removeTcIn } from "./ebpf-tc-fixture.js";
+import {
+  externalServiceSteps,
+  loadTcIn,
+  PeerServers,
+  removeTcIn,
+  sequentialConnects,
+} from "./ebpf-tc-fixture.js";
 import { Topology } from "./topology.js";
 
 const COUNT = Number(process.argv[2] ?? 2000);
@@ -24,29 +30,6 @@ const PODS = ["10.180.0.1", "10.180.0.2"];
 const NODE_IP = "192.168.0.2";
 const NODE_PORT = 30080;
 const TARGET_PORT = 8080;
-
-const CLIENT = `
-import json, socket, sys, time
-host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-connect_us, failures = [], 0
-started = time.perf_counter()
-for _ in range(count):
-    s = socket.socket()
-    s.settimeout(1.0)
-    try:
-        t = time.perf_counter()
-        s.connect((host, port))
-        connect_us.append((time.perf_counter() - t) * 1e6)
-        while s.recv(100):
-            pass
-    except OSError:
-        failures += 1
-    s.close()
-seconds = time.perf_counter() - started
-connect_us.sort()
-pick = lambda q: round(connect_us[min(len(connect_us) - 1, int(q * len(connect_us)))], 1) if connect_us else None
-print(json.dumps({"seconds": seconds, "failures": failures, "p50": pick(0.5), "p90": pick(0.9), "p99": pick(0.99)}))
-`;
 
 /** The XDP program's runs and mean time per run, or null without an XDP link. */
 async function xdpStats(pinRoot: string): Promise<{ runs: number; nsPerRun: number } | null> {
@@ -88,16 +71,7 @@ async function round(acceleration: XdpAcceleration, n: number) {
     } finally {
       store.close();
     }
-    const args = ["netns", "exec", topo.client, "python3", "-c", CLIENT, NODE_IP, String(NODE_PORT)];
-    const r = await realExec("ip", [...args, String(COUNT)]);
-    if (r.code !== 0) throw new Error(r.stderr);
-    const m = JSON.parse(r.stdout) as {
-      seconds: number;
-      failures: number;
-      p50: number;
-      p90: number;
-      p99: number;
-    };
+    const m = await sequentialConnects(topo.client, NODE_IP, NODE_PORT, COUNT);
     return {
       acceleration,
       connectionsPerSecond: Math.round(COUNT / m.seconds),
