@@ -17,7 +17,7 @@ import { type Exec, realExec } from "../exec.js";
 import { labEntry } from "../self.js";
 import { deployStack } from "../stack/deploy.js";
 import { ebpfMounts } from "../stack/ebpf-places.js";
-import type { ProxyMode, StackKind } from "../stack/manifests.js";
+import { type ProxyMode, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
 import { deployUpstreamStack } from "../stack/upstream.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
@@ -61,8 +61,7 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     await labDown(o.stateDir, { keepFiles: true, exec });
   }
   const host = hostEbpfMounts();
-  if (o.stack === "ebpf" && o.stackKind === "upstream")
-    throw new Error("upstream's kube-proxy has no ebpf mode (it is Switchyard's); pick iptables or nftables");
+  if (o.stack === "ebpf" && o.stackKind === "upstream") throw new Error(upstreamNoEbpf);
   if (o.stack === "ebpf" && host.missing) throw new Error(`ebpf mode cannot work here: ${host.missing}`);
   // Ranges not given follow the families asked for (networksFor), as `up --ip-family` defaults them.
   const input = { ...defaultLabInput, ...networksFor(o.lab?.ipFamily ?? "ipv4"), ...o.lab };

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { familyOf } from "@switchyard/basics";
 import yaml from "js-yaml";
-import { type EbpfPlaces, withEbpfPlaces } from "./ebpf-places.js";
+import { type LabEbpfPlaces, withEbpfPlaces } from "./ebpf-places.js";
 
 /** A manifest's object: only what applying and rewriting it needs is typed. */
 export interface KubeObject {
@@ -12,10 +12,14 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-/** kube-proxy's modes a lab runs: upstream's two, and ebpf (ours: socket-level balancing; netns only). */
+/** kube-proxy's modes a lab runs: upstream's two, and ebpf (ours: socket-level balancing). */
 export type ProxyMode = "iptables" | "nftables" | "ebpf";
 export const proxyModes: readonly ProxyMode[] = ["iptables", "nftables", "ebpf"];
 export const isProxyMode = (s: string): s is ProxyMode => (proxyModes as readonly string[]).includes(s);
+
+/** Why `up --stack upstream --proxy-mode ebpf` is refused, on either runtime. */
+export const upstreamNoEbpf =
+  "upstream's kube-proxy has no ebpf mode (it is Switchyard's); pick iptables or nftables";
 
 /**
  * Whose service networking a lab runs: Switchyard's (kube-proxy, cluster-dns and slice-controller from
@@ -82,8 +86,8 @@ export interface LabStackOptions {
   clusterCidr: string;
   /** The kube-dns ClusterIP the lab's kubelets write into resolv.conf. */
   dnsIp: string;
-  /** The nodes' cgroups and pin folders (a netns lab's), given to kube-proxy in every mode (ebpf-places.ts). */
-  ebpf?: EbpfPlaces;
+  /** The nodes' cgroups and pin folders, given to kube-proxy in every mode (ebpf-places.ts). */
+  ebpf?: LabEbpfPlaces;
 }
 
 /**
@@ -144,9 +148,9 @@ const isProxyDaemonSet = (obj: KubeObject) => obj.kind === "DaemonSet" && obj.me
 
 /**
  * kube-proxy's DaemonSet as the lab runs it, from apps/kube-proxy/deploy: what migrate and the scenarios apply
- * their per-node switch to, so that applying it keeps the lab's edits (a netns lab's ebpf places).
+ * their per-node switch to, so that applying it keeps the lab's edits (its ebpf places).
  */
-export function labProxyDaemonSet(repoRoot: string, ebpf?: EbpfPlaces): KubeObject {
+export function labProxyDaemonSet(repoRoot: string, ebpf?: LabEbpfPlaces): KubeObject {
   const ds = readManifests(repoRoot, ["apps/kube-proxy/deploy"]).find(isProxyDaemonSet);
   if (!ds) throw new Error("apps/kube-proxy/deploy has no kube-proxy DaemonSet");
   return ebpf ? withEbpfPlaces(ds, ebpf) : ds;
