@@ -22,13 +22,7 @@ export function kindUpSummary(state: KindLabState, stateDir: string): string {
     "Try:",
     "  npx switchyard-lab kubectl get pods -A -o wide",
     "  npx switchyard-lab kubectl get endpointslices -n kube-system --show-managed-fields -o yaml | grep manager:",
-    ...(worker
-      ? [
-          state.stack?.proxyMode === "nftables"
-            ? `  docker exec ${worker.name} nft list table ip kube-proxy`
-            : `  docker exec ${worker.name} iptables-save -t nat | grep KUBE-SVC`,
-        ]
-      : []),
+    ...(worker ? [tryRules(state, worker.name)] : []),
     ...(state.stack?.kind === "upstream"
       ? [
           "Swap Switchyard's images in (already loaded into the nodes):",
@@ -37,4 +31,12 @@ export function kindUpSummary(state: KindLabState, stateDir: string): string {
         ]
       : []),
   ].join("\n");
+}
+
+/** Where a worker's proxy keeps its Services, in its mode: ebpf mode's pins are on the node's own bpffs. */
+function tryRules(state: KindLabState, worker: string): string {
+  const mode = state.stack?.proxyMode;
+  if (mode === "nftables") return `  docker exec ${worker} nft list table ip kube-proxy`;
+  if (mode === "ebpf" && state.ebpf) return `  docker exec ${worker} ls -R ${state.ebpf.pinRoot}`;
+  return `  docker exec ${worker} iptables-save -t nat | grep KUBE-SVC`;
 }

@@ -60,7 +60,7 @@ export const migrateCommand: Command = {
       name: "to",
       value: "MODE",
       choices: proxyModes,
-      help: "the mode to switch to (required; ebpf: netns labs only)",
+      help: "the mode to switch to (required)",
     },
     { name: "node", value: "NAME", multiple: true, help: "a node to switch, in the order given" },
     { name: "all", help: "every node, one after the other" },

@@ -47,7 +47,7 @@ const flags: FlagSpec[] = [
     value: "MODE",
     choices: proxyModes,
     default: defaultProxyMode,
-    help: "kube-proxy's mode; ebpf (Switchyard's own: BPF programs on each node's cgroup balance its pods' sockets) is netns only",
+    help: "kube-proxy's mode; ebpf is Switchyard's own (BPF programs on each node's cgroup balance its pods' sockets), not with --stack upstream",
   },
   {
     name: "stack",

@@ -5,7 +5,8 @@ import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import { readVersions } from "@switchyard/testbed/upstream";
 import { repoRoot as defaultRepoRoot } from "../self.js";
-import { type ProxyMode, readManifests, type StackKind } from "../stack/manifests.js";
+import { type ProxyMode, readManifests, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
+import { kindEbpfPlaces } from "./ebpf-mounts.js";
 import { imagePlan } from "./images.js";
 import { kubeconfigServer } from "./kubeconfig.js";
 import { exportNodeLogs, kindDown, removeKindNodes } from "./lab-down.js";
@@ -22,14 +23,6 @@ import { spawnExec } from "./spawn-exec.js";
 import { type KindLabState, readKindState, writeKindState } from "./state.js";
 import { kindUpSteps } from "./steps.js";
 import type { KindTools } from "./tools.js";
-
-/**
- * Why a kind lab does not run ebpf mode yet: its kubelet puts pods in cgroups of their own, below the node
- * container's cgroup namespace, and the proxy would need that namespace's root and the BPF file system mounted
- * into the node containers; neither is wired up.
- */
-export const kindNoEbpf =
-  "ebpf mode runs on netns labs only for now (a kind node's proxy would need its node's cgroup root and a BPF file system in the node container)";
 
 /** Seconds each of kind's waits may take unless `up --timeout` says otherwise. */
 export const defaultKindTimeoutSeconds = 300;
@@ -64,7 +57,7 @@ export interface KindUpOptions {
 export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   const input: KindLabInput = { ...defaultKindInput(readVersions()), ...o.input };
   validateKindInput(input);
-  if (o.stack === "ebpf") throw new Error(kindNoEbpf);
+  if (o.stack === "ebpf" && o.stackKind === "upstream") throw new Error(upstreamNoEbpf);
   const out = o.out ?? process.stderr;
   const progress = new Progress("lab kind", out);
   const paths = kindPaths(o.stateDir);
@@ -117,6 +110,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     server: "",
     startedAt: new Date().toISOString(),
     images: images.map((i) => i.image),
+    ebpf: kindEbpfPlaces,
   };
   writeKindState(o.stateDir, state);
 

@@ -2,6 +2,7 @@ import { nth } from "@switchyard/basics";
 import yaml from "js-yaml";
 import { applyOrder } from "../stack/apply.js";
 import { type KubeObject, labStack, type ProxyMode } from "../stack/manifests.js";
+import { kindEbpfPlaces } from "./ebpf-mounts.js";
 import type { KindLabInput } from "./options.js";
 
 /**
@@ -13,9 +14,10 @@ export const kindApiserver = (cluster: string) => `https://${cluster}-control-pl
 
 /**
  * The stack for a kind cluster: the netns lab's manifests with the same installer edits (labStack), pointed at
- * the control-plane container. Nothing else differs: kind installs no kube-proxy (kubeProxyMode none), so ours
- * is the only one, and the kube-dns ClusterIP is the tenth service address, which is what kubeadm gives the
- * kubelets as --cluster-dns.
+ * the control-plane container, and the proxy given each node's cgroup2 mount and BPF file system in every mode
+ * (ebpf-mounts.ts). Nothing else differs: kind installs no kube-proxy (kubeProxyMode none), so ours is the only
+ * one, and the kube-dns ClusterIP is the tenth service address, which is what kubeadm gives the kubelets as
+ * --cluster-dns.
  */
 export function kindStack(
   objects: readonly KubeObject[],
@@ -28,6 +30,7 @@ export function kindStack(
       server: kindApiserver(input.name),
       clusterCidr: input.clusterCidr,
       dnsIp: nth(input.serviceCidr, 10),
+      ebpf: kindEbpfPlaces,
     }),
   );
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { ensurePrivateDir } from "@switchyard/testbed/private-files";
+import type { KindEbpfPlaces } from "../stack/ebpf-places.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
 import type { KindLabInput, KindNodePlan } from "./options.js";
 import { kindPaths } from "./paths.js";
@@ -21,6 +22,8 @@ export interface KindLabState {
   nodesSeconds?: number;
   /** `kind` is absent in the state of labs made before upstream's stack could be chosen: Switchyard's. */
   stack?: { kind?: StackKind; proxyMode: ProxyMode; seconds: number };
+  /** Where every node's proxy finds its cgroup2 mount and BPF file system; absent in labs made before them. */
+  ebpf?: KindEbpfPlaces;
 }
 
 export function readKindState(dir: string): KindLabState | undefined {

@@ -5,6 +5,7 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { writtenBy } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import { parseSyncStats, proxyMetricsGet } from "../stack/proxy-measure.js";
+import { kindEbpfMountScript } from "./ebpf-mounts.js";
 import { type AppImage, labWorkloads } from "./images.js";
 import { controllersWithoutSlices } from "./kubeadm-config.js";
 import { renderManifests, replacedKubeadmObjects } from "./manifests.js";
@@ -133,6 +134,13 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       logDir: join(paths.logs, "kubeadm"),
     },
   });
+  // Before any of our pods starts: the proxy's DaemonSet binds them in every mode (ebpf-mounts.ts).
+  for (const node of kindNodes(input))
+    steps.push({
+      phase: "cluster",
+      what: `BPF file system and cgroup2 mount on ${node.name}`,
+      run: [tools.docker, "exec", node.name, "sh", "-c", kindEbpfMountScript()],
+    });
   const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
   const network = (stdout: string) =>
     podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(input).length);

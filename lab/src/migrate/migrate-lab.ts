@@ -7,14 +7,13 @@ import type { LoadStats } from "../agent/loadgen-stats.js";
 import { labWorkloads } from "../kind/images.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
-import { kindNoEbpf } from "../kind/lab-up.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
 import { type KindLabState, readKindState } from "../kind/state.js";
 import type { KindTools } from "../kind/tools.js";
 import type { NodePlan } from "../netns/plan.js";
 import { labPaths, readLabState } from "../netns/state.js";
 import { loadgenStats, statsThroughApiserver } from "../scenarios/kit/workloads.js";
-import type { EbpfPlaces } from "../stack/ebpf-places.js";
+import type { LabEbpfPlaces } from "../stack/ebpf-places.js";
 import { needOurStack } from "../stack/manifests.js";
 import type { NodeBpf } from "../stack/proxy-measure.js";
 import { trafficNamespace } from "./workload.js";
@@ -28,7 +27,7 @@ export interface MigrateNode {
   run: readonly string[];
   /** Whether the traffic generator runs there (kind's control-plane node takes no ordinary pods). */
   runsPods: boolean;
-  /** Its cgroup and pin folder on the host, where ebpf mode works (a netns lab's nodes). */
+  /** Its cgroup and pin folder, where ebpf mode works (a netns lab's on the host, a kind node's inside it). */
   bpf?: NodeBpf;
 }
 
@@ -41,7 +40,7 @@ export interface MigrateLab {
   /** Only kind: the images the lab's own workloads need loaded into the nodes before they start. */
   loadImages?: () => Promise<void>;
   /** The nodes' cgroups and pin folders, which the proxy is given in every mode; none: no ebpf mode here. */
-  ebpf?: EbpfPlaces;
+  ebpf?: LabEbpfPlaces;
   /** Why ebpf mode cannot run on this lab, in one line, when it cannot. */
   noEbpf?: string;
 }
@@ -98,19 +97,29 @@ export async function kindMigrateLab(
   const state = migratableKindState(stateDir);
   const client = labClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
   const nodes = await client.call<{ items: Node[] }>("GET", "/api/v1/nodes");
+  const ebpf = state.ebpf;
   return {
     client,
-    nodes: nodes.items.map((n) => ({
-      name: n.metadata?.name ?? "",
-      ip: n.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "",
-      run: [tools.docker, "exec", n.metadata?.name ?? ""],
-      runsPods: !(n.spec?.taints ?? []).some((t) => t.effect === "NoSchedule"),
-    })),
+    nodes: nodes.items.map((n) => {
+      const run = [tools.docker, "exec", n.metadata?.name ?? ""];
+      return {
+        name: n.metadata?.name ?? "",
+        ip: n.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "",
+        run,
+        runsPods: !(n.spec?.taints ?? []).some((t) => t.effect === "NoSchedule"),
+        // Each node's pins are on its own BPF file system: counted from inside it.
+        ...(ebpf ? { bpf: { pinRoot: ebpf.pinRoot, pinsVia: run } } : {}),
+      };
+    }),
     trafficStats: () => loadgenStats(client, trafficNamespace, "loadgen", statsThroughApiserver(client)),
     loadImages,
-    noEbpf: kindNoEbpf,
+    ...(ebpf ? { ebpf } : { noEbpf: kindNoEbpf }),
   };
 }
+
+/** Why a kind lab made before its nodes had ebpf mode's mounts (kind/ebpf-mounts.ts) cannot switch to it. */
+export const kindNoEbpf =
+  "this kind lab's nodes have no BPF file system or cgroup2 mount for the proxy (the lab is older than them); bring it up again";
 
 /**
  * The lab's echo and traffic images into a kind lab's nodes: built from lab/Dockerfile as `npm run images` builds

@@ -73,9 +73,10 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
       progress.update("loading the echo and traffic images into the nodes", true);
       await lab.loadImages();
     }
-    // ebpf mode on a node, now or after this run: its programs and pins are counted too (with bpftool).
+    // ebpf mode on a node, now or after this run: its programs and pins are counted too (with bpftool where this
+    // machine sees the nodes' cgroups).
     const ebpf = o.to === "ebpf" || (await anyNodeIn(exec, lab.nodes, "ebpf"));
-    if (ebpf) await needBpftool(exec);
+    if (ebpf && lab.nodes.some((n) => n.bpf?.cgroup)) await needBpftool(exec);
     await startTraffic(lab, podNodes.length, deadline, progress);
 
     const ds = labProxyDaemonSet(repoRoot, lab.ebpf);

@@ -25,7 +25,7 @@ export function meanSyncMs(before: SyncStats, after: SyncStats): number | undefi
 
 /**
  * Rules of ours in one node: iptables lines mentioning KUBE- in each backend, lines of the kube-proxy tables; and,
- * where the node has ebpf places (a netns lab), ebpf mode's objects: programs attached to its cgroup, objects
+ * where the node has ebpf places, ebpf mode's objects: programs attached to its cgroup, objects
  * pinned in its folder (links and maps), and the lines of its nftables table.
  */
 export interface RuleCounts {
@@ -85,10 +85,14 @@ export function leftovers(c: RuleCounts, mode: ProxyMode): number {
 export type NodeShell = readonly string[];
 const prefix = (node: NodeShell) => [...node];
 
-/** A node's ebpf places on the host (stack/ebpf-places.ts): its cgroup and its pin folder. */
+/**
+ * A node's ebpf places (stack/ebpf-places.ts): its cgroup, when this machine sees it (a netns lab's), and its pin
+ * folder, read through `pinsVia` when it is not on this machine's BPF file system (a kind node's own: `docker exec`).
+ */
 export interface NodeBpf {
-  cgroup: string;
+  cgroup?: string;
   pinRoot: string;
+  pinsVia?: NodeShell;
 }
 
 export async function ruleCounts(exec: Exec, node: NodeShell, bpf?: NodeBpf): Promise<RuleCounts> {
@@ -105,12 +109,16 @@ export async function ruleCounts(exec: Exec, node: NodeShell, bpf?: NodeBpf): Pr
 /**
  * Programs attached to the node's cgroup (bpftool, from the host: `ip netns exec` would hide the cgroup2 mount)
  * and objects pinned below its folder: the links (the tc programs' too, which go with their pins) and the maps.
- * A bpftool that fails is an error: a count of 0 must mean none.
+ * A bpftool that fails is an error: a count of 0 must mean none. A kind node has no bpftool and its cgroup is not
+ * this machine's to name: its pins alone are counted, and every program the proxy attaches is a pinned link.
  */
 async function bpfObjects(exec: Exec, bpf: NodeBpf): Promise<number> {
-  const attached = JSON.parse((await exec(["bpftool", "-j", "cgroup", "show", bpf.cgroup])).trim() || "[]");
-  const pinned = await exec(["find", bpf.pinRoot, "-mindepth", "1", "-not", "-type", "d"]).catch(() => "");
-  return (attached as unknown[]).length + pinned.split("\n").filter(Boolean).length;
+  const attached = bpf.cgroup
+    ? (JSON.parse((await exec(["bpftool", "-j", "cgroup", "show", bpf.cgroup])).trim() || "[]") as unknown[])
+    : [];
+  const find = [...(bpf.pinsVia ?? []), "find", bpf.pinRoot, "-mindepth", "1", "-not", "-type", "d"];
+  const pinned = await exec(find).catch(() => "");
+  return attached.length + pinned.split("\n").filter(Boolean).length;
 }
 
 /** A GET of the node's proxy metrics address (`/metrics`, `/proxyMode`), run where `node` says. */

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { readVersions } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
+import { expandVars } from "../../src/agent/expand-vars.js";
+import { kindEbpfMountScript, kindEbpfPlaces } from "../../src/kind/ebpf-mounts.js";
 import { imagePlan } from "../../src/kind/images.js";
 import {
   kindApiserver,
@@ -13,7 +15,8 @@ import {
 } from "../../src/kind/manifests.js";
 import { defaultKindInput } from "../../src/kind/options.js";
 import { repoRoot } from "../../src/self.js";
-import { type KubeObject, readManifests } from "../../src/stack/manifests.js";
+import { modeDaemonSet } from "../../src/stack/canary.js";
+import { type KubeObject, labProxyDaemonSet, readManifests } from "../../src/stack/manifests.js";
 
 const input = { ...defaultKindInput(readVersions()), name: "lab" };
 const original = readManifests(repoRoot);
@@ -65,6 +68,63 @@ describe("kind: the stack's manifests", () => {
   test("the rendered file parses back to the same objects", () => {
     const docs = yaml.loadAll(renderManifests(stack)).filter(Boolean);
     assert.deepEqual(docs, stack);
+  });
+});
+
+interface ProxyPod {
+  hostPID?: boolean;
+  containers: { name: string; command: string[]; volumeMounts: { name: string; mountPath: string }[] }[];
+  volumes: { name: string; hostPath?: { path: string; type?: string } }[];
+}
+const podOf = (ds: KubeObject | undefined) =>
+  (ds as unknown as { spec: { template: { spec: ProxyPod } } }).spec.template.spec;
+const proxyPod = (objects: readonly KubeObject[]) =>
+  podOf(objects.find((o) => o.kind === "DaemonSet" && o.metadata.name === "kube-proxy"));
+
+describe("kind: ebpf mode's places in the proxy's pod", () => {
+  test("every mode: the node's cgroup2 mount as the container's cgroup root, its own bpffs, its PID namespace", () => {
+    for (const mode of ["iptables", "ebpf"] as const) {
+      const pod = proxyPod(kindStack(original, input, mode));
+      const proxy = pod.containers.find((c) => c.name === "kube-proxy");
+      assert.deepEqual(
+        proxy?.command.slice(-2).map((a) => expandVars(a, { NODE_NAME: "lab-worker" })),
+        ["--cgroup-root=/sys/fs/cgroup", "--bpf-root=/sys/fs/bpf/switchyard"],
+        "the same paths on every node: each node has its own mounts there",
+      );
+      assert.deepEqual(proxy?.volumeMounts.slice(-2), [
+        { name: "bpf-maps", mountPath: "/sys/fs/bpf" },
+        { name: "cgroup2", mountPath: "/sys/fs/cgroup" },
+      ]);
+      assert.deepEqual(pod.volumes.slice(-2), [
+        { name: "bpf-maps", hostPath: { path: "/sys/fs/bpf", type: "Directory" } },
+        { name: "cgroup2", hostPath: { path: "/run/switchyard/cgroup2", type: "Directory" } },
+      ]);
+      assert.equal(pod.hostPID, true, "the socket-destroy iterator finds pods' namespaces through /proc");
+    }
+  });
+
+  test("migrate's DaemonSets keep them: the lab's DaemonSet with kind's places is the one up applied", () => {
+    const applied = kindStack(original, input, "iptables").find(
+      (o) => o.kind === "DaemonSet" && o.metadata.name === "kube-proxy",
+    );
+    assert.deepEqual(labProxyDaemonSet(repoRoot, kindEbpfPlaces).spec, applied?.spec);
+    const ebpf = modeDaemonSet(labProxyDaemonSet(repoRoot, kindEbpfPlaces), "ebpf");
+    assert.deepEqual(podOf(ebpf).volumes.slice(-2), podOf(applied).volumes.slice(-2));
+    assert.equal(podOf(ebpf).hostPID, true);
+    assert.equal(proxyPod(original).hostPID, undefined, "the manifest itself asks for no host PID namespace");
+  });
+
+  test("the node's mounts: a oneshot systemd unit, enabled, ordered before the kubelet, idempotent", () => {
+    const script = kindEbpfMountScript();
+    assert.match(script, /^cat > \/etc\/systemd\/system\/switchyard-ebpf-mounts\.service <<'UNIT'$/m);
+    assert.match(script, /^Before=kubelet\.service$/m);
+    assert.match(script, /^RemainAfterExit=yes$/m);
+    const mounts = script.split("\n").filter((l) => l.startsWith("ExecStart="));
+    assert.deepEqual(mounts, [
+      'ExecStart=/bin/sh -c "mkdir -p /sys/fs/bpf && (mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf)"',
+      'ExecStart=/bin/sh -c "mkdir -p /run/switchyard/cgroup2 && (mountpoint -q /run/switchyard/cgroup2 || mount -t cgroup2 cgroup2 /run/switchyard/cgroup2)"',
+    ]);
+    assert.match(script, /^systemctl enable --now switchyard-ebpf-mounts\.service$/m);
   });
 });
 

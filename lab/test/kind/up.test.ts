@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import yaml from "js-yaml";
+import { kindEbpfPlaces } from "../../src/kind/ebpf-mounts.js";
 import { kindDown } from "../../src/kind/lab-down.js";
 import { kindLabUp } from "../../src/kind/lab-up.js";
 import { kindPaths } from "../../src/kind/paths.js";
@@ -95,7 +96,9 @@ function fakeMachine(
           a === process.execPath
             ? "node"
             : a.includes("\n")
-              ? "<script>"
+              ? a.includes("systemctl enable")
+                ? "<mounts>"
+                : "<script>"
               : a.replace(repoRoot, "<repo>").replace(/^\/bin\//, ""),
         )
         .filter((a, i, all) => !(a === "--kubeconfig" || all[i - 1] === "--kubeconfig"))
@@ -135,6 +138,8 @@ describe("kind up: the command plan against a fake machine", () => {
       "docker tag switchyard/slice-controller:dev switchyard/slice-controller:0.1.0",
       "docker tag switchyard/cluster-dns:dev switchyard/cluster-dns:0.1.0",
       "provision lab kindest/node:v1.37.2 lab-control-plane lab-worker lab-worker2 lab-worker3",
+      // ebpf mode's mounts in every node, whatever the mode (kind/ebpf-mounts.ts); then the pod network.
+      ...nodes.split(" ").map((n) => `docker exec ${n} sh -c <mounts>`),
       "kubectl get nodes -o json",
       "docker exec lab-control-plane sh -c <script>",
       "docker exec lab-worker sh -c <script>",
@@ -213,6 +218,51 @@ describe("kind up: the command plan against a fake machine", () => {
     });
   });
 
+  test("--proxy-mode ebpf: the nodes' mounts before the stack, the proxy given them, the lab's state too", async () => {
+    const dir = stateDir();
+    const m = fakeMachine();
+    const state = await kindLabUp({
+      stateDir: dir,
+      input: { name: "lab" },
+      stack: "ebpf",
+      tools,
+      deps: m.deps,
+      out: sink,
+    });
+    const brief = m.brief();
+    const mounts = brief.filter((c) => c.endsWith("sh -c <mounts>"));
+    assert.deepEqual(
+      mounts,
+      nodes.split(" ").map((n) => `docker exec ${n} sh -c <mounts>`),
+    );
+    const lastMount = brief.lastIndexOf(mounts.at(-1) ?? "");
+    assert.ok(lastMount < brief.findIndex((c) => c.includes("apply")), "mounted before the stack is applied");
+    const manifests = readFileSync(kindPaths(dir).manifests, "utf8");
+    assert.match(manifests, /^ +mode: ebpf$/m);
+    assert.match(manifests, /- '--cgroup-root=\/sys\/fs\/cgroup'$/m);
+    assert.match(manifests, /^ +path: \/run\/switchyard\/cgroup2$/m);
+    assert.match(manifests, /^ +hostPID: true$/m);
+    assert.deepEqual(state.ebpf, kindEbpfPlaces);
+    assert.deepEqual(readKindState(dir)?.ebpf, kindEbpfPlaces, "migrate and the scenarios read them back");
+  });
+
+  test("--stack upstream --proxy-mode ebpf is refused before anything runs: upstream has no ebpf mode", async () => {
+    const m = fakeMachine();
+    await assert.rejects(
+      kindLabUp({
+        stateDir: stateDir(),
+        input: { name: "lab" },
+        stack: "ebpf",
+        stackKind: "upstream",
+        tools,
+        deps: m.deps,
+        out: sink,
+      }),
+      /^Error: upstream's kube-proxy has no ebpf mode \(it is Switchyard's\); pick iptables or nftables$/,
+    );
+    assert.deepEqual(m.commands, []);
+  });
+
   test("--no-stack: no images, no manifests; the cluster and its nodes only", async () => {
     const m = fakeMachine();
     await kindLabUp({
@@ -228,6 +278,7 @@ describe("kind up: the command plan against a fake machine", () => {
       [
         "docker image inspect",
         "provision lab kindest/node:v1.37.2",
+        ...["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"].map((n) => `docker exec ${n}`),
         "kubectl get nodes",
         ...["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"].map((n) => `docker exec ${n}`),
         "kubectl wait --for=condition=Ready",
@@ -259,7 +310,7 @@ describe("kind up: the command plan against a fake machine", () => {
   test("a failing step made from the cluster's answers (a node's pod network) also removes the cluster", async () => {
     const dir = stateDir();
     const m = fakeMachine((argv) =>
-      argv[1] === "exec" && argv[2] === "lab-worker2"
+      argv[1] === "exec" && argv[2] === "lab-worker2" && !argv.at(-1)?.includes("systemctl")
         ? "Error: ip: RTNETLINK answers: Invalid argument"
         : undefined,
     );

@@ -9,7 +9,7 @@ import type { Exec } from "../../exec.js";
 import { kindCredentials } from "../../kind/kubeconfig.js";
 import { type KindLabState, readKindState } from "../../kind/state.js";
 import { labPaths, readLabState } from "../../netns/state.js";
-import { type EbpfPlaces, inCgroup } from "../../stack/ebpf-places.js";
+import { inCgroup, type LabEbpfPlaces } from "../../stack/ebpf-places.js";
 import { needOurStack } from "../../stack/manifests.js";
 import { waitUntil } from "../../stack/wait.js";
 import { kindContainerRun, kindPodRun, kindSandboxImage, netnsPodRun } from "./pod-run.js";
@@ -53,8 +53,8 @@ export interface ScenarioLab {
    * Node, idle until asked, entered with crictl (the node container has no Node of its own).
    */
   nodeClient: { container: Container; node(pod: Pod): Promise<readonly string[]> };
-  /** A netns lab's nodes' cgroups and pin folders, which kube-proxy is given in every mode (ebpf-places.ts). */
-  ebpf?: EbpfPlaces;
+  /** The nodes' cgroups and pin folders, which kube-proxy is given in every mode (ebpf-places.ts). */
+  ebpf?: LabEbpfPlaces;
   /** A deadline for one wait; it only bounds a hang, nothing is measured with it. */
   deadline(ms?: number): number;
   /** Polls until `check` answers true (its strings say what is missing), within `ms`. */
@@ -168,6 +168,8 @@ async function kindLab(ctx: ScenarioContext): Promise<RuntimeLab> {
         container: { name: "c", image: loadgenImage, command: [imageNode, "-e", idleScript] },
         node: async (pod) => [...(await kindContainerRun(ctx.exec, docker, pod, "c")), imageNode],
       },
+      // `docker exec` into a node runs in the node container's cgroup, which ebpf mode serves: no inCgroup here.
+      ...(state.ebpf ? { ebpf: state.ebpf } : {}),
     };
   } catch (err) {
     client.close();
