@@ -265,6 +265,67 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     }
   });
 
+  test("migrate one worker to ebpf under traffic: a ClusterIP and a NodePort answer through it, from a pod and the host", async () => {
+    const started = Date.now();
+    const exec = spawnExec(join(dir, "logs", "kind-commands.log"));
+    const lab = await kindMigrateLab(
+      dir,
+      tools,
+      kindWorkloadImages(exec, tools, name, repoRoot, join(dir, "logs", "kind-commands.log")),
+    );
+    const node = `${name}-worker2`;
+    const report = await migrate({
+      stateDir: dir,
+      to: "ebpf",
+      nodes: [node],
+      lab,
+      out: { write: () => true },
+    });
+    console.log(`# migrate ${node} to ebpf (kind):\n${formatReport(report)}`);
+    const sw = report.switches[0];
+    assert.ok(sw, "one switch");
+    assert.equal(sw.from, "nftables");
+    assert.ok(sw.rulesBefore.nftables > 0, "nftables rules before");
+    assert.equal(sw.rulesBefore.bpf, 0, "no pins before");
+    assert.equal(sw.leftovers, 0, "no iptables or nftables rules of ours left");
+    assert.ok((sw.rulesAfter.bpf ?? 0) > 0, "ebpf mode's pins in the node's own bpffs");
+    assert.deepEqual(Object.keys(sw.traffic).sort(), [`${name}-worker`, node]);
+    for (const t of Object.values(sw.traffic)) assert.ok(t.tcp.attempts > 0 && t.dns.attempts > 0);
+    assert.deepEqual(switchFailures(sw), [], `failed while ${node} switched`);
+
+    // The web pod (the NodePort test's) runs on the other worker: every answer below crossed a node.
+    const clusterIp = kubectl("get", "service", "web", "-o", "jsonpath={.spec.clusterIP}");
+    const nodePort = kubectl("get", "service", "web", "-o", "jsonpath={.spec.ports[0].nodePort}");
+    const nodeIp = kubectl(
+      ...["get", "node", node, "-o"],
+      'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}',
+    );
+    const targets = { clusterIp: `${clusterIp}:80`, nodePort: `${nodeIp}:${nodePort}` };
+    const want = { clusterIp: "web", nodePort: "web" };
+    // A pod of the node: its connects are balanced by the socket programs on the node container's cgroup.
+    const flags = ["--overrides", JSON.stringify({ spec: { nodeName: node } })];
+    const fromPod = runProbe(kubectl, "ebpf-probe", probeImage, httpGetAll(targets), flags) as {
+      answers: unknown;
+    };
+    assert.deepEqual(fromPod.answers, want, "from a pod on the ebpf node");
+    // The node itself (a `docker exec` runs in the node container's cgroup), then this machine: from outside
+    // the node, so the NodePort goes through the tc program on its interface.
+    for (const [what, target] of Object.entries(targets)) {
+      const body = docker(engine, ["exec", node, "curl", "-s", "--max-time", "3", `http://${target}/`]);
+      assert.match(body, /^web-/, `${what} from ${node} itself`);
+    }
+    const fromHost = await new Promise((ok) => {
+      const child = spawn(process.execPath, ["-e", httpGetAll({ nodePort: targets.nodePort })], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.on("close", () => ok((JSON.parse(out) as { answers: unknown }).answers));
+    });
+    assert.deepEqual(fromHost, { nodePort: "web" }, "the NodePort from this machine");
+    console.log(`# ebpf on ${node}: ${((Date.now() - started) / 1000).toFixed(1)} s (migration and checks)`);
+  });
+
   test("down removes every container, volume and network of the cluster", async () => {
     await kindDown(dir);
     const left = docker(engine, ["ps", "-a", "--filter", `label=io.x-k8s.kind.cluster=${name}`, "-q"]);
