@@ -3,7 +3,7 @@
 // the connected UDP sockets still sent along flows it removed are ended through a SocketEnder (stale-flows.ts).
 
 import { type MapName, maps as mapSpecs } from "../ebpf/layout.js";
-import type { BPFMapStore } from "../ebpf/map-store.js";
+import { type BPFMapStore, stepSize } from "../ebpf/map-store.js";
 import { type EBPFOptions, type EBPFState, renderEBPF } from "../ebpf/render.js";
 import type { SocketEnder, SocketEndResult } from "../ebpf/socket-ender.js";
 import { flowName, staleFlows } from "../ebpf/stale-flows.js";
@@ -126,7 +126,7 @@ export class EBPFProxyBackend implements ProxyBackend {
     const ip_family = this.#options.family;
     const written: Record<string, number> = { services: 0, backends: 0, revNat: 0, sourceRange: 0 };
     for (const s of steps)
-      written[s.map] = (written[s.map] ?? 0) + (s.op === "update" ? s.entries.length : s.keys.length);
+      written[s.map] = (written[s.map] ?? 0) + stepSize(s);
     for (const map of PROXY_MAPS) {
       // The kernel's name without the family prefix, which ip_family gives: services, backends, reverse_nat.
       const labels = { ip_family, map: mapSpecs[map].name };
