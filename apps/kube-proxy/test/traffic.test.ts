@@ -160,22 +160,17 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
     const lbMapMax = 4096;
     let proxy: ProxyRun | undefined;
     const probe = (ip: string, port: number, count: number) => net.probeInCgroup(cgroup, ip, port, count);
+    const args = [
+      `--kubeconfig=${kubeconfig}`,
+      "--proxy-mode=ebpf",
+      "--hostname-override=node1",
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      "--nftables-min-sync-period=100ms",
+      `--bpf-lb-map-max=${lbMapMax}`,
+      ...flags,
+    ];
     try {
-      proxy = startProxy(
-        net.node,
-        [
-          `--kubeconfig=${kubeconfig}`,
-          "--proxy-mode=ebpf",
-          "--hostname-override=node1",
-          `--cluster-cidr=${CLUSTER_CIDR}`,
-          "--nftables-min-sync-period=100ms",
-          `--bpf-lb-map-max=${lbMapMax}`,
-          ...flags,
-        ],
-        {},
-        [],
-        "nsenter",
-      );
+      proxy = startProxy(net.node, args, {}, [], "nsenter");
       const web = svc.web as Svc;
       const running = proxy;
       await eventually("the ClusterIP to answer", async () => {
@@ -244,6 +239,25 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
         afterExit.every((a) => /^pod-[01] /.test(a)),
         `balancing stopped with the process: ${afterExit}`,
       );
+      // A restart finds what the last run wrote: it keeps every backend id and reverse NAT index (the affinity
+      // and socket maps hold them) and, nothing having changed, writes no entry.
+      const held = () =>
+        ["lb4_backends", "lb4_reverse_nat", "lb4_services"].map((m) =>
+          sh(["bpftool", "map", "dump", "pinned", `${bpfRoot}/${m}`]),
+        );
+      const before = held();
+      const again = startProxy(net.node, [...args, "--v=2"], {}, [], "nsenter");
+      proxy = again;
+      const written = await eventually("the restart's first sync", async () => {
+        if (again.child.exitCode !== null) throw new Error(`proxy exited:\n${again.log()}`);
+        return again
+          .log()
+          .split("\n")
+          .find((l) => l.includes("BPF maps written") && l.includes("IPv4"));
+      });
+      assert.match(written, /"steps":0\b/, `the restart wrote map entries: ${written}`);
+      assert.deepEqual(held(), before, "the maps hold what they held");
+      assert.equal(await again.stop(), 0, again.log());
     } finally {
       await proxy?.stop();
       // --cleanup removes the programs, links and maps.
