@@ -197,8 +197,14 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
           net.in(net.node, ["nft", "delete", "table", "inet", "sy-track"]);
         }
       });
-      await t.test("--bpf-lb-map-max sizes the service, backend and reverse-NAT maps", () => {
-        for (const map of ["lb4_services", "lb4_backends", "lb4_reverse_nat"]) {
+      await t.test("--bpf-lb-map-max sizes every load-balancing map", () => {
+        for (const map of [
+          "lb4_services",
+          "lb4_backends",
+          "lb4_reverse_nat",
+          "lb4_affinity",
+          "lb4_src_range",
+        ]) {
           const shown = sh(["bpftool", "map", "show", "pinned", `${bpfRoot}/${map}`]);
           assert.match(shown, new RegExp(`max_entries ${lbMapMax}\\b`), `${map}: ${shown}`);
         }
@@ -231,6 +237,11 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
         });
         assert.deepEqual(names(await probe(web.ip, 80, 30)), new Set(["pod-0"]));
         await setSlice(api, NS, "web", { "10.180.0.1": "node1", "10.180.0.2": "node1" });
+        // In the maps before the proxy stops: the restart below is to find nothing left to write.
+        await eventually(
+          "pod-1 to come back",
+          async () => names(await probe(web.ip, 80, 10)).has("pod-1") || undefined,
+        );
       });
       assert.equal(await proxy.stop(), 0, proxy.log());
       // The links are pinned: the programs outlive the process, as a restart needs.
