@@ -196,29 +196,36 @@ export class StepPlan {
 /** One update step of these buffers' entries, in this order; its `entries` views built when read. */
 function updateStep(map: MapName, ...from: EntryBuffer[]): MapWriteStep {
   const batch = joined(from);
-  let entries: ReturnType<typeof batchEntries> | undefined;
+  const entries = once(() => batchEntries(batch));
   return {
     map,
     op: "update",
     batch,
     get entries() {
-      entries ??= batchEntries(batch);
-      return entries;
+      return entries();
     },
   };
 }
 
 function deleteStep(map: MapName, ...from: EntryBuffer[]): MapWriteStep {
   const batch = joined(from);
-  let keys: Buffer[] | undefined;
+  const keys = once(() => batchKeys(batch));
   return {
     map,
     op: "delete",
     batch,
     get keys() {
-      keys ??= batchKeys(batch);
-      return keys;
+      return keys();
     },
+  };
+}
+
+/** `make`'s value, made on the first call. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
   };
 }
 
