@@ -103,7 +103,8 @@ function withScript<R extends { transaction: { script(): string }; cleanup: { sc
 function stepBytes(steps: readonly MapWriteStep[]): number {
   let n = 0;
   for (const s of steps) {
-    if (s.op === "update") for (const [k, v] of s.entries) n += k.length + v.length;
+    if (s.batch) n += s.batch.keys.length + s.batch.values.length;
+    else if (s.op === "update") for (const [k, v] of s.entries) n += k.length + v.length;
     else for (const k of s.keys) n += k.length;
   }
   return n;

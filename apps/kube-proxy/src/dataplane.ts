@@ -84,7 +84,9 @@ export async function openEBPF(
   logger: ProxierLogger,
 ): Promise<{ maps: BPFMapStore; sockets?: SocketEnder }> {
   const pinRoot = pinRootOf(o.ebpf.bpfRoot);
-  const lbMaps = { services: o.ebpf.lbMapMax, backends: o.ebpf.lbMapMax, revNat: o.ebpf.lbMapMax };
+  // As Cilium's --bpf-lb-map-max: the size of every load-balancing map (its per-map flags inherit it).
+  const max = o.ebpf.lbMapMax;
+  const lbMaps = { services: max, backends: max, revNat: max, affinity: max, sourceRange: max };
   const loaded = await loadSockPrograms({
     pinRoot,
     families,

@@ -7,7 +7,7 @@
 // through a client in the node's cgroup, whose sockets its programs balance: nftables → ebpf → iptables.
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readdirSync, rmdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, startControlPlane, type TestControlPlane } from "@switchyard/testbed";
@@ -52,6 +52,8 @@ describe("switchyard-proxy: mode switches and restarts under traffic", { skip, t
   });
 
   after(async () => {
+    // A run that ends in ebpf mode (or fails in it) leaves its pins; unpinned, its links and maps go.
+    rmSync(bpfRoot, { recursive: true, force: true });
     if (existsSync(cgroup)) rmdirSync(cgroup);
     await net?.destroy();
     await cp?.stop();

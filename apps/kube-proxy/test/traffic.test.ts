@@ -160,22 +160,17 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
     const lbMapMax = 4096;
     let proxy: ProxyRun | undefined;
     const probe = (ip: string, port: number, count: number) => net.probeInCgroup(cgroup, ip, port, count);
+    const args = [
+      `--kubeconfig=${kubeconfig}`,
+      "--proxy-mode=ebpf",
+      "--hostname-override=node1",
+      `--cluster-cidr=${CLUSTER_CIDR}`,
+      "--nftables-min-sync-period=100ms",
+      `--bpf-lb-map-max=${lbMapMax}`,
+      ...flags,
+    ];
     try {
-      proxy = startProxy(
-        net.node,
-        [
-          `--kubeconfig=${kubeconfig}`,
-          "--proxy-mode=ebpf",
-          "--hostname-override=node1",
-          `--cluster-cidr=${CLUSTER_CIDR}`,
-          "--nftables-min-sync-period=100ms",
-          `--bpf-lb-map-max=${lbMapMax}`,
-          ...flags,
-        ],
-        {},
-        [],
-        "nsenter",
-      );
+      proxy = startProxy(net.node, args, {}, [], "nsenter");
       const web = svc.web as Svc;
       const running = proxy;
       await eventually("the ClusterIP to answer", async () => {
@@ -202,8 +197,14 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
           net.in(net.node, ["nft", "delete", "table", "inet", "sy-track"]);
         }
       });
-      await t.test("--bpf-lb-map-max sizes the service, backend and reverse-NAT maps", () => {
-        for (const map of ["lb4_services", "lb4_backends", "lb4_reverse_nat"]) {
+      await t.test("--bpf-lb-map-max sizes every load-balancing map", () => {
+        for (const map of [
+          "lb4_services",
+          "lb4_backends",
+          "lb4_reverse_nat",
+          "lb4_affinity",
+          "lb4_src_range",
+        ]) {
           const shown = sh(["bpftool", "map", "show", "pinned", `${bpfRoot}/${map}`]);
           assert.match(shown, new RegExp(`max_entries ${lbMapMax}\\b`), `${map}: ${shown}`);
         }
@@ -236,6 +237,11 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
         });
         assert.deepEqual(names(await probe(web.ip, 80, 30)), new Set(["pod-0"]));
         await setSlice(api, NS, "web", { "10.180.0.1": "node1", "10.180.0.2": "node1" });
+        // In the maps before the proxy stops: the restart below is to find nothing left to write.
+        await eventually(
+          "pod-1 to come back",
+          async () => names(await probe(web.ip, 80, 10)).has("pod-1") || undefined,
+        );
       });
       assert.equal(await proxy.stop(), 0, proxy.log());
       // The links are pinned: the programs outlive the process, as a restart needs.
@@ -244,6 +250,25 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
         afterExit.every((a) => /^pod-[01] /.test(a)),
         `balancing stopped with the process: ${afterExit}`,
       );
+      // A restart finds what the last run wrote: it keeps every backend id and reverse NAT index (the affinity
+      // and socket maps hold them) and, nothing having changed, writes no entry.
+      const held = () =>
+        ["lb4_backends", "lb4_reverse_nat", "lb4_services"].map((m) =>
+          sh(["bpftool", "map", "dump", "pinned", `${bpfRoot}/${m}`]),
+        );
+      const before = held();
+      const again = startProxy(net.node, [...args, "--v=2"], {}, [], "nsenter");
+      proxy = again;
+      const written = await eventually("the restart's first sync", async () => {
+        if (again.child.exitCode !== null) throw new Error(`proxy exited:\n${again.log()}`);
+        return again
+          .log()
+          .split("\n")
+          .find((l) => l.includes("BPF maps written") && l.includes("IPv4"));
+      });
+      assert.match(written, /"steps":0\b/, `the restart wrote map entries: ${written}`);
+      assert.deepEqual(held(), before, "the maps hold what they held");
+      assert.equal(await again.stop(), 0, again.log());
     } finally {
       await proxy?.stop();
       // --cleanup removes the programs, links and maps.

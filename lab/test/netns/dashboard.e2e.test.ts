@@ -1,6 +1,7 @@
 // The dashboard on a real netns lab with our stack, in Chromium: it shows the lab's Services, nodes, proxies and
 // DNS pods, follows a scale-up without a reload, warns when the DNS lameduck is shorter than the measured
-// propagation p99, and follows a `migrate` node by node. Screenshots go to docs/images/dashboard-*.png.
+// propagation p99, and follows a `migrate` node by node. Screenshots go to the test's folder, or to
+// docs/images/dashboard-*.png with UPDATE_SCREENSHOTS=1 (how the committed ones are made).
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -49,7 +50,9 @@ const serviceAccounts = defineResource<ServiceAccount>({
   kind: "ServiceAccount",
   namespaced: true,
 });
-const images = join(repoRoot, "docs", "images");
+/** Where screenshots go: docs/images only when asked (UPDATE_SCREENSHOTS=1), so a run leaves the checkout as it was. */
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
+const committedImages = join(repoRoot, "docs", "images");
 const ns = "dash-e2e";
 
 describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () => {
@@ -60,9 +63,9 @@ describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () =>
   let page: Page;
   let closeBrowser: () => Promise<void>;
 
-  /** A screenshot of the page (or one element of it) into docs/images, kept small. */
+  /** A screenshot of the page (or one element of it), kept small: into docs/images with UPDATE_SCREENSHOTS=1. */
   const shoot = async (name: string, selector?: string) => {
-    const path = join(images, `dashboard-${name}.png`);
+    const path = join(UPDATE_SCREENSHOTS ? committedImages : dir, `dashboard-${name}.png`);
     if (selector) await page.locator(selector).screenshot({ path });
     else await page.screenshot({ path, fullPage: true });
     console.log(`# ${path}: ${Math.round(statSync(path).size / 1024)} KiB`);

@@ -52,7 +52,7 @@ export {
 export { contentsText, resolvedText } from "./ebpf/contents-text.js";
 export type { MapName as BPFMapName } from "./ebpf/layout.js";
 export { formatLBList, type LBListView } from "./ebpf/lb-list.js";
-export type { BPFMapStore, MapWriteStep } from "./ebpf/map-store.js";
+export { type BPFMapStore, type MapWriteStep, stepSize } from "./ebpf/map-store.js";
 export {
   type EBPFOptions,
   type EBPFState,

@@ -375,7 +375,7 @@ export const SPEC: readonly ProxyFlag[] = [
     name: "bpf-lb-map-max",
     kind: { min: 1, max: 2 ** 24 },
     field: "bpfLbMapMax",
-    help: "ebpf mode: entries of each service, backend and reverse-NAT map (default 65536; a Service port takes 1 + endpoints per frontend and scope).",
+    help: "ebpf mode: entries of each load-balancing map: services, backends, reverse NAT, session affinity and source ranges (default 65536; a Service port takes 1 + endpoints per frontend and scope).",
     overridesConfig: true,
     toConfig: (c, max) => {
       c.ebpf.lbMapMax = max;

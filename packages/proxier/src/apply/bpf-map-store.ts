@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { IPFamily } from "@switchyard/basics";
 import { kernelMapName, type MapName, maps, structLayout } from "../ebpf/layout.js";
-import type { BPFMapStore, MapWriteStep } from "../ebpf/map-store.js";
+import { type BPFMapStore, type MapWriteStep, stepSize } from "../ebpf/map-store.js";
 import { errnoText, type Libbpf, loadLibbpf } from "./bpf-libbpf.js";
 import { DEFAULT_PIN_ROOT } from "./bpf-loader.js";
 
@@ -67,8 +67,8 @@ export class KernelBPFMapStore implements BPFMapStore {
     for (const step of steps) {
       const fd = this.#fd(family, step.map);
       const what = `${kernelMapName(maps[step.map], family)} ${step.op}`;
-      if (step.op === "update") this.#update(fd, what, step.entries);
-      else this.#delete(fd, what, step.keys);
+      if (step.op === "update") this.#update(fd, what, step);
+      else this.#delete(fd, what, step);
     }
   }
 
@@ -101,48 +101,55 @@ export class KernelBPFMapStore implements BPFMapStore {
     return fd;
   }
 
-  #update(fd: number, what: string, entries: readonly (readonly [Buffer, Buffer])[]): void {
-    if (entries.length === 0) return;
+  /** A rendered step's entries go to the kernel as packed; a hand-built one's are packed here. */
+  #update(fd: number, what: string, step: MapWriteStep & { op: "update" }): void {
+    const size = stepSize(step);
+    if (size === 0) return;
     if (!this.#batchRefused.has(fd)) {
-      const keys = Buffer.concat(entries.map((e) => e[0]));
-      const values = Buffer.concat(entries.map((e) => e[1]));
-      const count = Uint32Array.of(entries.length);
+      const keys = step.batch?.keys ?? Buffer.concat(step.entries.map((e) => e[0]));
+      const values = step.batch?.values ?? Buffer.concat(step.entries.map((e) => e[1]));
+      const count = Uint32Array.of(size);
       const rc = this.#libbpf.updateBatch(fd, keys, values, count, BATCH_OPTS);
       if (rc === 0) {
         this.#lastMethod = "batch";
         return;
       }
-      if (!this.#refusesBatch(fd, rc, count, entries.length))
-        throw new BPFMapError(`${what} (${count[0]} of ${entries.length})`, rc);
+      if (!this.#refusesBatch(fd, rc, count, size))
+        throw new BPFMapError(`${what} (${count[0]} of ${size})`, rc);
     }
     this.#lastMethod = "per-element";
-    for (const [key, value] of entries) {
+    for (const [key, value] of step.entries) {
       const rc = this.#libbpf.updateElem(fd, key, value, 0);
       if (rc < 0) throw new BPFMapError(what, rc);
     }
   }
 
   /** A key already gone is no error: the entry is not there, which is what the step asks. */
-  #delete(fd: number, what: string, keys: readonly Buffer[]): void {
-    if (keys.length === 0) return;
+  #delete(fd: number, what: string, step: MapWriteStep & { op: "delete" }): void {
+    const size = stepSize(step);
+    if (size === 0) return;
+    const batch = step.batch;
+    // Keys from `from` on, packed: a rendered step's are already, so the views are built only if asked for.
+    const packedFrom = (from: number): Buffer =>
+      batch ? batch.keys.subarray(from * batch.keySize) : Buffer.concat(step.keys.slice(from));
     let from = 0;
-    while (!this.#batchRefused.has(fd) && from < keys.length) {
-      const count = Uint32Array.of(keys.length - from);
-      const rc = this.#libbpf.deleteBatch(fd, Buffer.concat(keys.slice(from)), count, BATCH_OPTS);
+    while (!this.#batchRefused.has(fd) && from < size) {
+      const count = Uint32Array.of(size - from);
+      const rc = this.#libbpf.deleteBatch(fd, packedFrom(from), count, BATCH_OPTS);
       if (rc === 0) {
         this.#lastMethod = "batch";
         return;
       }
-      if (this.#refusesBatch(fd, rc, count, keys.length - from)) break;
-      if (-rc !== ENOENT) throw new BPFMapError(`${what} (${from + (count[0] ?? 0)} of ${keys.length})`, rc);
+      if (this.#refusesBatch(fd, rc, count, size - from)) break;
+      if (-rc !== ENOENT) throw new BPFMapError(`${what} (${from + (count[0] ?? 0)} of ${size})`, rc);
       from += (count[0] ?? 0) + 1;
     }
-    if (from >= keys.length) {
+    if (from >= size) {
       this.#lastMethod = "batch";
       return;
     }
     this.#lastMethod = "per-element";
-    for (const key of keys.slice(from)) {
+    for (const key of step.keys.slice(from)) {
       const rc = this.#libbpf.deleteElem(fd, key);
       if (rc < 0 && -rc !== ENOENT) throw new BPFMapError(what, rc);
     }

@@ -5,10 +5,10 @@
 import type { IPFamily } from "@switchyard/basics";
 import { type ClaimEntry, Claims } from "./claims.js";
 import { decodeStruct } from "./codec.js";
-import type { BackendRecord } from "./contents.js";
+import { addressName, type BackendRecord } from "./contents.js";
 import type { StepPlan } from "./delta.js";
 import { NumberPool } from "./ids.js";
-import { backendKey } from "./layout.js";
+import { backendKey, backendValue } from "./layout.js";
 import { type BackendWant, sameBackend } from "./service-plan.js";
 
 /** Backend ids are u32 in the maps; 0 means none. */
@@ -30,15 +30,29 @@ export class Backends {
     held: undefined,
   }));
   readonly #ids = new NumberPool("backend ids", MAX_BACKEND_ID);
-  /** Ids live at start-up, values unknown: the first sync deletes them. */
+  /**
+   * Live at start-up, by backend name: the id and value an earlier run wrote. A backend claimed again keeps
+   * them (a restart leaves the entries, and the affinity and socket maps that hold ids, as they were); the
+   * first sync deletes the rest.
+   */
+  readonly #live = new Map<string, { readonly id: number; readonly held: BackendWant }>();
+  /** Ids live at start-up that no backend can keep (a second id of one backend): the first sync deletes them. */
   #unknown: number[] = [];
   #held = 0;
 
-  /** The live keys of a first sync: their ids are not handed out until the sync that deletes them is over. */
-  static fromExisting(family: IPFamily, keys: readonly Buffer[]): Backends {
+  /** The live entries of a first sync: every id stays taken until its backend keeps it or the sync deletes it. */
+  static fromExisting(family: IPFamily, entries: readonly (readonly [Buffer, Buffer])[]): Backends {
     const backends = new Backends();
-    backends.#unknown = keys.map((k) => decodeStruct(backendKey, family, k).backendId);
-    backends.#ids.reserve(backends.#unknown);
+    const ids: number[] = [];
+    for (const [k, v] of entries) {
+      const id = decodeStruct(backendKey, family, k).backendId;
+      const held = decodeStruct(backendValue, family, v);
+      const name = addressName(held.address, held.port, held.proto);
+      ids.push(id);
+      if (backends.#live.has(name)) backends.#unknown.push(id);
+      else backends.#live.set(name, { id, held });
+    }
+    backends.#ids.inUse(ids);
     return backends;
   }
 
@@ -51,7 +65,7 @@ export class Backends {
     for (const b of this.claims.takeDirty()) {
       const want = this.claims.winner(b)?.value;
       if (want) {
-        if (b.id === 0) b.id = this.#ids.take();
+        if (b.id === 0) this.#number(b);
         if (!b.held || !sameBackend(b.held, want)) {
           plan.updateBackend(b.id, want);
           if (!b.held) this.#held++;
@@ -62,9 +76,27 @@ export class Backends {
       if (b.id !== 0) this.#release(plan, b);
       this.claims.forget(b);
     }
-    // Live at start-up (an earlier run's): no backend has these ids.
-    for (const id of this.#unknown) plan.deleteBackend(id);
+    // Live at start-up (an earlier run's) and claimed by no backend now.
+    const unclaimed = [...this.#unknown, ...[...this.#live.values()].map((l) => l.id)];
+    for (const id of unclaimed) {
+      plan.deleteBackend(id);
+      this.#ids.release(id);
+    }
     this.#unknown = [];
+    this.#live.clear();
+  }
+
+  /** Gives the backend the id it had live at start-up, with what the map holds under it; else a free one. */
+  #number(b: BackendEntry): void {
+    const live = this.#live.get(b.key);
+    if (!live) {
+      b.id = this.#ids.take();
+      return;
+    }
+    this.#live.delete(b.key);
+    b.id = live.id;
+    b.held = live.held;
+    this.#held++;
   }
 
   #release(plan: StepPlan, b: BackendEntry): void {
@@ -79,7 +111,7 @@ export class Backends {
 
   /** Entries the backends map holds. */
   get size(): number {
-    return this.#held + this.#unknown.length;
+    return this.#held + this.#unknown.length + this.#live.size;
   }
 
   /** Backend name → id, in the order the names were first claimed. */

@@ -9,15 +9,17 @@
 //      set names an internal scope still there), then slots beyond a count (nothing reaches them any more),
 //   5. source ranges no longer wanted (their flag or frontend is gone), reverse NAT,
 //   6. backends no longer named by any slot.
-// Keys and values are written field by field straight into each kind's buffer (entry-buffer.ts).
+// Keys and values are written field by field straight into each kind's buffers (entry-buffer.ts), packed as
+// the kernel's batch operations take them.
 
 import { type IPFamily, parseCIDR } from "@switchyard/basics";
 import { fieldWriters } from "./codec.js";
 import type { BackendRecord, RevNatRecord, ServiceValueRecord } from "./contents.js";
-import { EntryBuffer } from "./entry-buffer.js";
+import { batchEntries, batchKeys, type EntryBatch, EntryBuffer } from "./entry-buffer.js";
 import {
   backendKey,
   backendValue,
+  type MapName,
   revNatKey,
   revNatValue,
   SCOPE_INTERNAL,
@@ -29,7 +31,7 @@ import {
   sourceRangeValue,
   structLayout,
 } from "./layout.js";
-import type { MapWriteStep } from "./map-store.js";
+import { type MapWriteStep, stepSize } from "./map-store.js";
 
 /** A frontend in one scope: the key of its service entries but the slot, its address already in bytes. */
 export interface FrontendScopeKey {
@@ -85,15 +87,15 @@ export class StepPlan {
   /** Admits `range` (CIDR text of this family) for the frontend with this reverse NAT index. */
   updateSourceRange(revNatIndex: number, range: string): void {
     const to = this.#rangeUpdates;
-    const at = to.append();
-    this.#writeSourceRangeKey(to.chunk, at, revNatIndex, range);
-    this.#w.sourceRangeValue.allowed(to.chunk, at + to.keySize, 1);
+    const i = to.append();
+    this.#writeSourceRangeKey(to.keys, to.keyAt(i), revNatIndex, range);
+    this.#w.sourceRangeValue.allowed(to.values, to.valueAt(i), 1);
   }
 
   deleteSourceRange(revNatIndex: number, range: string): void {
     const to = this.#rangeDeletes;
-    const at = to.append();
-    this.#writeSourceRangeKey(to.chunk, at, revNatIndex, range);
+    const i = to.append();
+    this.#writeSourceRangeKey(to.keys, to.keyAt(i), revNatIndex, range);
   }
 
   #writeSourceRangeKey(out: Buffer, at: number, revNatIndex: number, range: string): void {
@@ -107,11 +109,11 @@ export class StepPlan {
 
   updateBackend(backendId: number, value: BackendRecord): void {
     const to = this.#backendUpdates;
-    const at = to.append();
-    const out = to.chunk;
-    this.#w.backendKey.backendId(out, at, backendId);
+    const i = to.append();
+    this.#w.backendKey.backendId(to.keys, to.keyAt(i), backendId);
     const w = this.#w.backendValue;
-    const v = at + to.keySize;
+    const out = to.values;
+    const v = to.valueAt(i);
     w.address(out, v, value.address);
     w.port(out, v, value.port);
     w.proto(out, v, value.proto);
@@ -120,38 +122,37 @@ export class StepPlan {
 
   deleteBackend(backendId: number): void {
     const to = this.#backendDeletes;
-    const at = to.append();
-    this.#w.backendKey.backendId(to.chunk, at, backendId);
+    const i = to.append();
+    this.#w.backendKey.backendId(to.keys, to.keyAt(i), backendId);
   }
 
   updateRevNat(revNatIndex: number, value: RevNatRecord): void {
     const to = this.#revNatUpdates;
-    const at = to.append();
-    const out = to.chunk;
-    this.#w.revNatKey.revNatIndex(out, at, revNatIndex);
+    const i = to.append();
+    this.#w.revNatKey.revNatIndex(to.keys, to.keyAt(i), revNatIndex);
     const w = this.#w.revNatValue;
-    w.address(out, at + to.keySize, value.address);
-    w.port(out, at + to.keySize, value.port);
+    w.address(to.values, to.valueAt(i), value.address);
+    w.port(to.values, to.valueAt(i), value.port);
   }
 
   deleteRevNat(revNatIndex: number): void {
     const to = this.#revNatDeletes;
-    const at = to.append();
-    this.#w.revNatKey.revNatIndex(to.chunk, at, revNatIndex);
+    const i = to.append();
+    this.#w.revNatKey.revNatIndex(to.keys, to.keyAt(i), revNatIndex);
   }
 
   /** Sets a service entry (slot 0 or a backend slot). */
   updateService(key: FrontendScopeKey, backendSlot: number, value: ServiceValueRecord): void {
     const to = backendSlot === 0 ? this.#head(this.#headUpdates, key) : this.#slotUpdates;
-    const at = to.append();
-    this.#writeServiceKey(to.chunk, at, key, backendSlot);
-    this.#writeServiceValue(to.chunk, at + to.keySize, value);
+    const i = to.append();
+    this.#writeServiceKey(to.keys, to.keyAt(i), key, backendSlot);
+    this.#writeServiceValue(to.values, to.valueAt(i), value);
   }
 
   deleteService(key: FrontendScopeKey, backendSlot: number): void {
     const to = backendSlot === 0 ? this.#head(this.#headDeletes, key) : this.#slotDeletes;
-    const at = to.append();
-    this.#writeServiceKey(to.chunk, at, key, backendSlot);
+    const i = to.append();
+    this.#writeServiceKey(to.keys, to.keyAt(i), key, backendSlot);
   }
 
   #head(byScope: readonly [EntryBuffer, EntryBuffer], key: FrontendScopeKey): EntryBuffer {
@@ -179,25 +180,66 @@ export class StepPlan {
   /** One step per map and operation, in the order above; empty ones left out. */
   steps(): MapWriteStep[] {
     const steps: MapWriteStep[] = [
-      { map: "backends", op: "update", entries: this.#backendUpdates.entries() },
-      { map: "revNat", op: "update", entries: this.#revNatUpdates.entries() },
-      { map: "sourceRange", op: "update", entries: this.#rangeUpdates.entries() },
-      {
-        map: "services",
-        op: "update",
-        entries: this.#slotUpdates
-          .entries()
-          .concat(this.#headUpdates[1].entries(), this.#headUpdates[0].entries()),
-      },
-      {
-        map: "services",
-        op: "delete",
-        keys: this.#headDeletes[0].keys().concat(this.#headDeletes[1].keys(), this.#slotDeletes.keys()),
-      },
-      { map: "sourceRange", op: "delete", keys: this.#rangeDeletes.keys() },
-      { map: "revNat", op: "delete", keys: this.#revNatDeletes.keys() },
-      { map: "backends", op: "delete", keys: this.#backendDeletes.keys() },
+      updateStep("backends", this.#backendUpdates),
+      updateStep("revNat", this.#revNatUpdates),
+      updateStep("sourceRange", this.#rangeUpdates),
+      updateStep("services", this.#slotUpdates, this.#headUpdates[1], this.#headUpdates[0]),
+      deleteStep("services", this.#headDeletes[0], this.#headDeletes[1], this.#slotDeletes),
+      deleteStep("sourceRange", this.#rangeDeletes),
+      deleteStep("revNat", this.#revNatDeletes),
+      deleteStep("backends", this.#backendDeletes),
     ];
-    return steps.filter((s) => (s.op === "update" ? s.entries.length : s.keys.length) > 0);
+    return steps.filter((s) => stepSize(s) > 0);
   }
+}
+
+/** One update step of these buffers' entries, in this order; its `entries` views built when read. */
+function updateStep(map: MapName, ...from: EntryBuffer[]): MapWriteStep {
+  const batch = joined(from);
+  const entries = once(() => batchEntries(batch));
+  return {
+    map,
+    op: "update",
+    batch,
+    get entries() {
+      return entries();
+    },
+  };
+}
+
+function deleteStep(map: MapName, ...from: EntryBuffer[]): MapWriteStep {
+  const batch = joined(from);
+  const keys = once(() => batchKeys(batch));
+  return {
+    map,
+    op: "delete",
+    batch,
+    get keys() {
+      return keys();
+    },
+  };
+}
+
+/** `make`'s value, made on the first call. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
+/** The buffers' batches as one (a copy only when more than one has entries). */
+function joined(from: readonly EntryBuffer[]): EntryBatch {
+  const batches = from.map((b) => b.batch()).filter((b) => b.count > 0);
+  const first = batches[0] ?? from[0]?.batch();
+  if (!first) throw new Error("joined: no buffers");
+  if (batches.length <= 1) return first;
+  return {
+    count: batches.reduce((n, b) => n + b.count, 0),
+    keys: Buffer.concat(batches.map((b) => b.keys)),
+    values: Buffer.concat(batches.map((b) => b.values)),
+    keySize: first.keySize,
+    valueSize: first.valueSize,
+  };
 }

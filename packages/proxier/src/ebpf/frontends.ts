@@ -24,13 +24,15 @@ export const KIND_FLAG: Readonly<Record<FrontendKind, number>> = {
  * address) is one frontend, of the kind found first in this order, as nftables keeps the first element.
  */
 export function frontendsOf(sp: ServicePortInfo, nodePortIPs: readonly string[]): Frontend[] {
+  const clusterIP: Frontend = { kind: "ClusterIP", address: sp.clusterIP, port: sp.port };
+  // Most ports have only their ClusterIP: nothing to list twice.
+  const nodePorts = sp.nodePort > 0 ? nodePortIPs : [];
+  if (sp.externalIPs.length + sp.loadBalancerVIPs.length + nodePorts.length === 0) return [clusterIP];
   const all: Frontend[] = [
-    { kind: "ClusterIP", address: sp.clusterIP, port: sp.port },
+    clusterIP,
     ...sp.externalIPs.map((address) => ({ kind: "ExternalIP" as const, address, port: sp.port })),
     ...sp.loadBalancerVIPs.map((address) => ({ kind: "LoadBalancer" as const, address, port: sp.port })),
-    ...(sp.nodePort > 0
-      ? nodePortIPs.map((address) => ({ kind: "NodePort" as const, address, port: sp.nodePort }))
-      : []),
+    ...nodePorts.map((address) => ({ kind: "NodePort" as const, address, port: sp.nodePort })),
   ];
   const seen = new Set<string>();
   return all.filter((f) => {

@@ -1,11 +1,11 @@
 // Numbers the maps use to refer to things: backend ids and reverse NAT indexes. A key keeps its number for as
 // long as it is in use, so a sync rewrites only what changed (the number sits on the key's entry: backends.ts,
-// rev-nat.ts). A number given up is not handed out again in the
-// same sync: its entry is deleted at the end of that sync's steps, and until then a program may still read it
-// under its old meaning. Numbers found in the kernel with unknown meaning (left by an earlier run) are avoided
-// until the sync that deletes them is over.
+// rev-nat.ts), and across a restart too: the numbers live in the kernel at start-up are taken over as in use
+// (inUse), kept by the keys they still stand for, and released by the sync that deletes the rest. A number
+// given up is not handed out again in the same sync: its entry is deleted at the end of that sync's steps, and
+// until then a program may still read it under its old meaning.
 
-/** Which numbers are free, given up in this sync, or reserved. */
+/** Which numbers are free, and which were given up in this sync. */
 export class NumberPool {
   readonly #what: string;
   readonly #max: number;
@@ -14,8 +14,6 @@ export class NumberPool {
   #free: number[] = [];
   /** Given up in the current sync: free once its deletions have run. */
   #released: number[] = [];
-  /** Live in the kernel with unknown meaning; the current sync deletes them. */
-  #reserved = new Set<number>();
 
   /** `what` names the numbers in errors ("backend ids"); they run from 1 to `max`. */
   constructor(what: string, max: number) {
@@ -25,21 +23,24 @@ export class NumberPool {
 
   /** Starts a sync: what the previous sync gave up (and deleted) may be reused now. */
   startSync(): void {
-    const freed = [...this.#released, ...[...this.#reserved].filter((n) => n < this.#next)];
-    if (freed.length > 0) this.#free = [...this.#free, ...freed].sort((a, b) => b - a);
+    if (this.#released.length > 0) this.#free = [...this.#free, ...this.#released].sort((a, b) => b - a);
     this.#released = [];
-    this.#reserved = new Set();
   }
 
-  /** Numbers live in the kernel whose meaning is unknown: not handed out in this sync. */
-  reserve(numbers: Iterable<number>): void {
-    for (const n of numbers) this.#reserved.add(n);
+  /** Numbers an earlier run left in the kernel: in use until released, the ones between them free. */
+  inUse(numbers: Iterable<number>): void {
+    const used = new Set(numbers);
+    let max = this.#next - 1;
+    for (const n of used) if (n > max) max = n;
+    this.#free = this.#free.filter((n) => !used.has(n));
+    for (let n = this.#next; n <= max; n++) if (!used.has(n)) this.#free.push(n);
+    this.#free.sort((a, b) => b - a);
+    this.#next = max + 1;
   }
 
   take(): number {
     const reused = this.#free.pop();
     if (reused !== undefined) return reused;
-    while (this.#reserved.has(this.#next)) this.#next++;
     if (this.#next > this.#max) {
       throw new Error(`${this.#what} exhausted: all ${this.#max} are in use or awaiting deletion`);
     }

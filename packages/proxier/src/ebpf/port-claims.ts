@@ -7,7 +7,7 @@ import { serviceOfPortKey } from "../model/service-port-name.js";
 import type { BackendEntry } from "./backends.js";
 import type { EBPFOptions } from "./options.js";
 import type { Carried, PortRecord } from "./render.js";
-import { planServicePort } from "./service-plan.js";
+import { type BackendWant, planServicePort } from "./service-plan.js";
 
 /** Takes back what the port claimed last time. */
 export function releasePort(c: Carried, port: string): void {
@@ -46,8 +46,9 @@ export function reclaimPort(
   if (old && old.sp === sp && old.endpoints === endpoints && old.options === options) return;
   const plan = planServicePort(options, sp, endpoints ?? []);
   for (const f of plan.frontends) c.frontends.claim(f.name, port, f);
-  const backends: BackendEntry[] = [];
-  for (const [name, b] of plan.backends) backends.push(c.backends.claims.claim(name, port, b));
+  const backends: BackendEntry[] = plan.backendNames.map((name, i) =>
+    c.backends.claims.claim(name, port, plan.backends[i] as BackendWant),
+  );
   const record: PortRecord = {
     sp,
     endpoints,
@@ -59,7 +60,8 @@ export function reclaimPort(
   };
   if (old) {
     for (const name of old.frontends) if (!record.frontends.includes(name)) c.frontends.release(name, port);
-    for (const b of old.backends) if (!plan.backends.has(b.key)) c.backends.claims.release(b.key, port);
+    const kept = new Set(plan.backendNames);
+    for (const b of old.backends) if (!kept.has(b.key)) c.backends.claims.release(b.key, port);
     countNoLocal(c, old, -1);
   } else {
     const svc = serviceOfPortKey(port);

@@ -12,7 +12,8 @@
 //
 // The state is carried from sync to sync and updated in place: a state passed to renderEBPF is used up, and
 // only the returned one may be passed to the next sync. After a failed write (or a render that threw) pass none:
-// the next sync is full and diffs against the live keys (`existing`).
+// the next sync is full and diffs against the live entries (`existing`), as a restart's first sync does: what
+// is live keeps its backend ids and reverse NAT indexes, and only what differs is written.
 
 import { formatIP, type IPFamily, parseIP } from "@switchyard/basics";
 import type { EndpointInfo } from "../model/endpoint.js";
@@ -95,8 +96,8 @@ export interface EBPFSyncInput {
    * forces a full sync (start-up, after a failure, node label change).
    */
   readonly changedServices?: ReadonlySet<string>;
-  /** Live keys per proxy-owned map when there is no previous state (first sync, or after a failure). */
-  readonly existing?: Partial<Record<MapName, readonly Buffer[]>>;
+  /** Live entries per proxy-owned map when there is no previous state (first sync, or after a failure). */
+  readonly existing?: Partial<Record<MapName, readonly (readonly [key: Buffer, value: Buffer])[]>>;
 }
 
 export interface EBPFSyncResult {
@@ -145,7 +146,7 @@ export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?
   };
 }
 
-/** A first sync's state: the live keys (`existing`) are held with unknown values, for this sync to delete. */
+/** A first sync's state: what is live (`existing`), for this sync to keep where it still wants it, else delete. */
 function newCarried(family: IPFamily, existing: EBPFSyncInput["existing"]): Carried {
   return {
     used: false,
@@ -162,7 +163,10 @@ function newCarried(family: IPFamily, existing: EBPFSyncInput["existing"]): Carr
     revNat: existing?.revNat ? RevNats.fromExisting(family, existing.revNat) : new RevNats(),
     held: existing ? HeldMaps.fromExisting(family, existing) : new HeldMaps(),
     sourceRanges: existing?.sourceRange
-      ? SourceRanges.fromExisting(family, existing.sourceRange)
+      ? SourceRanges.fromExisting(
+          family,
+          existing.sourceRange.map(([key]) => key),
+        )
       : new SourceRanges(),
     noLocal: { internal: 0, external: 0 },
   };

@@ -2,12 +2,12 @@
 // share it), numbered for as long as some frontend present uses it. As in backends.ts, all that is known about
 // one (its users, its index, whether the map holds it) sits on one entry, found with one lookup.
 
-import type { IPFamily } from "@switchyard/basics";
+import { hostPort, type IPFamily } from "@switchyard/basics";
 import { decodeStruct } from "./codec.js";
 import type { RevNatRecord } from "./contents.js";
 import type { StepPlan } from "./delta.js";
 import { NumberPool } from "./ids.js";
-import { revNatKey } from "./layout.js";
+import { revNatKey, revNatValue } from "./layout.js";
 import type { FrontendWant } from "./service-plan.js";
 
 /** Reverse NAT indexes are u16 in the maps; 0 means none. */
@@ -38,16 +38,29 @@ export class RevNats {
     "reverse NAT indexes (one per frontend address and port)",
     MAX_REV_NAT_INDEX,
   );
-  /** Indexes live at start-up, values unknown: the first sync deletes them. */
+  /**
+   * Live at start-up, by address:port: the index an earlier run gave it. An entry used again keeps it (the
+   * sockets a restart finds connected name it in reverse_sk); the first sync deletes the rest.
+   */
+  readonly #live = new Map<string, number>();
+  /** Indexes live at start-up that no entry can keep (a second index of one address:port). */
   #unknown: number[] = [];
   #changed: RevNatEntry[] = [];
   #held = 0;
 
-  /** The live keys of a first sync: their indexes are not handed out until the sync that deletes them is over. */
-  static fromExisting(family: IPFamily, keys: readonly Buffer[]): RevNats {
+  /** The live entries of a first sync: every index stays taken until its entry keeps it or the sync deletes it. */
+  static fromExisting(family: IPFamily, entries: readonly (readonly [Buffer, Buffer])[]): RevNats {
     const revNats = new RevNats();
-    revNats.#unknown = keys.map((k) => decodeStruct(revNatKey, family, k).revNatIndex);
-    revNats.#indexes.reserve(revNats.#unknown);
+    const indexes: number[] = [];
+    for (const [k, v] of entries) {
+      const index = decodeStruct(revNatKey, family, k).revNatIndex;
+      const value = decodeStruct(revNatValue, family, v);
+      const key = hostPort(value.address, value.port);
+      indexes.push(index);
+      if (revNats.#live.has(key)) revNats.#unknown.push(index);
+      else revNats.#live.set(key, index);
+    }
+    revNats.#indexes.inUse(indexes);
     return revNats;
   }
 
@@ -86,7 +99,7 @@ export class RevNats {
     for (const e of this.#changed) {
       e.changed = false;
       if (e.users.length > 0) {
-        if (e.index === 0) e.index = this.#indexes.take();
+        if (e.index === 0) this.#number(e);
         if (!e.held) {
           plan.updateRevNat(e.index, e.value);
           e.held = true;
@@ -104,9 +117,26 @@ export class RevNats {
       this.#entries.delete(e.key);
     }
     this.#changed = [];
-    // Live at start-up (an earlier run's): no frontend has these indexes.
-    for (const index of this.#unknown) plan.deleteRevNat(index);
+    // Live at start-up (an earlier run's) and used by no frontend now.
+    for (const index of [...this.#unknown, ...this.#live.values()]) {
+      plan.deleteRevNat(index);
+      this.#indexes.release(index);
+    }
     this.#unknown = [];
+    this.#live.clear();
+  }
+
+  /** Gives the entry the index it had live at start-up (the map holds it already); else a free one. */
+  #number(e: RevNatEntry): void {
+    const live = this.#live.get(e.key);
+    if (live === undefined) {
+      e.index = this.#indexes.take();
+      return;
+    }
+    this.#live.delete(e.key);
+    e.index = live;
+    e.held = true;
+    this.#held++;
   }
 
   /** The index of the frontend's reverse NAT entry; 0 when it has none. */
@@ -116,7 +146,7 @@ export class RevNats {
 
   /** Entries the map holds. */
   get size(): number {
-    return this.#held + this.#unknown.length;
+    return this.#held + this.#unknown.length + this.#live.size;
   }
 
   /** Frontend address:port → index. */

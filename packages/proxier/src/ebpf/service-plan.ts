@@ -59,8 +59,9 @@ export interface FrontendWant {
 
 export interface ServicePortPlan {
   readonly frontends: readonly FrontendWant[];
-  /** Every backend a scope names, once each, by name. */
-  readonly backends: ReadonlyMap<string, BackendWant>;
+  /** Every backend a scope names, once each: names, and what each wants, in the same order. */
+  readonly backendNames: readonly string[];
+  readonly backends: readonly BackendWant[];
   readonly noLocalInternal: boolean;
   readonly noLocalExternal: boolean;
 }
@@ -95,12 +96,14 @@ interface NamedList {
 }
 
 /**
- * The backends of a port's endpoint lists, each once, by name in the order first named. The routes mostly
- * share one list: it is named once, and the scopes over it share the names.
+ * The backends of a port's endpoint lists, each once, in the order first named. The routes mostly share one
+ * list: it is named once, and the scopes over it share the names. The first list needs no lookup (a list
+ * holds an ip:port once); a name index is built only when a second, different list comes.
  */
 class BackendNames {
-  readonly backends = new Map<string, BackendWant>();
-  readonly #index = new Map<string, number>();
+  readonly names: string[] = [];
+  readonly wants: BackendWant[] = [];
+  #index: Map<string, number> | undefined;
   readonly #proto: number;
   readonly #lists: (readonly EndpointInfo[])[] = [];
   readonly #named: NamedList[] = [];
@@ -112,20 +115,35 @@ class BackendNames {
   of(list: readonly EndpointInfo[]): NamedList {
     const known = this.#named[this.#lists.indexOf(list)];
     if (known) return known;
+    const named = this.#lists.length === 0 ? this.#first(list) : this.#next(list);
+    this.#lists.push(list);
+    this.#named.push(named);
+    return named;
+  }
+
+  #first(list: readonly EndpointInfo[]): NamedList {
+    for (const ep of list) {
+      this.names.push(addressName(ep.ip, ep.port, this.#proto));
+      this.wants.push(backendWant(ep, this.#proto));
+    }
+    return { names: this.names.slice(), indexes: this.names.map((_, i) => i) };
+  }
+
+  #next(list: readonly EndpointInfo[]): NamedList {
+    const index = (this.#index ??= new Map(this.names.map((name, i) => [name, i])));
     const named: NamedList = { names: [], indexes: [] };
     for (const ep of list) {
       const name = addressName(ep.ip, ep.port, this.#proto);
-      let index = this.#index.get(name);
-      if (index === undefined) {
-        index = this.backends.size;
-        this.backends.set(name, backendWant(ep, this.#proto));
-        this.#index.set(name, index);
+      let at = index.get(name);
+      if (at === undefined) {
+        at = this.names.length;
+        this.names.push(name);
+        this.wants.push(backendWant(ep, this.#proto));
+        index.set(name, at);
       }
       named.names.push(name);
-      named.indexes.push(index);
+      named.indexes.push(at);
     }
-    this.#lists.push(list);
-    this.#named.push(named);
     return named;
   }
 }
@@ -160,7 +178,8 @@ export function planServicePort(
   });
   return {
     frontends,
-    backends: named.backends,
+    backendNames: named.names,
+    backends: named.wants,
     noLocalInternal: traffic.noLocalInternal,
     noLocalExternal: traffic.noLocalExternal,
   };

@@ -27,7 +27,7 @@ export function writeFrontends(c: Carried, plan: StepPlan, startUp: boolean): vo
   }
   // Live at start-up under frontends nobody claims.
   if (startUp) {
-    for (const name of c.held.unknownFrontends()) writeServiceEntries(c, plan, name, undefined);
+    for (const name of c.held.leftFrontends()) writeServiceEntries(c, plan, name, undefined);
     c.sourceRanges.sweep(plan);
   }
 }

@@ -43,6 +43,8 @@ export class EndpointsChangeTracker {
   readonly #applied = new Map<string, SlicesByName>();
   /** Slices as they will be after the next apply(), for Services with pending changes. */
   readonly #pending = new Map<string, SlicesByName>();
+  /** The endpoints of #pending's slices, as update() found them: apply() takes them without a second pass. */
+  readonly #pendingEndpoints = new Map<string, EndpointsByPort>();
   readonly #triggerTimes = new Map<string, Date[]>();
   #endpoints = new Map<string, readonly EndpointInfo[]>();
   /** The port keys each Service has in #endpoints, so apply() touches only changed Services' keys. */
@@ -79,11 +81,13 @@ export class EndpointsChangeTracker {
       // Nothing visible changed (or an earlier change was undone); still remember the
       // slice so a later apply() stores the newest object.
       this.#pending.delete(key);
+      this.#pendingEndpoints.delete(key);
       this.#applied.set(key, next);
       this.#triggerTimes.delete(key);
       return false;
     }
     this.#pending.set(key, next);
+    this.#pendingEndpoints.set(key, after);
     const trigger = removed ? undefined : parseTriggerTime(slice);
     if (trigger && trigger >= this.#startTime) {
       this.#triggerTimes.set(key, [...(this.#triggerTimes.get(key) ?? []), trigger]);
@@ -103,7 +107,7 @@ export class EndpointsChangeTracker {
       const [ns = "", svc = ""] = key.split("/");
       const previousKeys = this.#portKeys.get(key) ?? [];
       for (const portKey of previousKeys) next.delete(portKey);
-      const computed = this.#compute(ns, svc, slices);
+      const computed = this.#pendingEndpoints.get(key) ?? this.#compute(ns, svc, slices);
       conntrackCleanupRequired ||= [...previousKeys, ...computed.keys()].some(isUDPPortKey);
       for (const [portKey, eps] of computed) next.set(portKey, eps);
       if (computed.size === 0) this.#portKeys.delete(key);
@@ -114,6 +118,7 @@ export class EndpointsChangeTracker {
     }
     const lastChangeTriggerTimes = new Map(this.#triggerTimes);
     this.#pending.clear();
+    this.#pendingEndpoints.clear();
     this.#triggerTimes.clear();
     this.#endpoints = next;
     return { endpoints: next, updatedServices, lastChangeTriggerTimes, conntrackCleanupRequired };

@@ -3,7 +3,7 @@
 // the connected UDP sockets still sent along flows it removed are ended through a SocketEnder (stale-flows.ts).
 
 import { type MapName, maps as mapSpecs } from "../ebpf/layout.js";
-import type { BPFMapStore } from "../ebpf/map-store.js";
+import { type BPFMapStore, stepSize } from "../ebpf/map-store.js";
 import { type EBPFOptions, type EBPFState, renderEBPF } from "../ebpf/render.js";
 import type { SocketEnder, SocketEndResult } from "../ebpf/socket-ender.js";
 import { flowName, staleFlows } from "../ebpf/stale-flows.js";
@@ -52,7 +52,7 @@ export class EBPFProxyBackend implements ProxyBackend {
     const previous = this.#state;
     // Until this sync has succeeded, what the maps hold is unknown.
     this.#state = undefined;
-    const existing = previous === undefined ? await this.#liveKeys() : undefined;
+    const existing = previous === undefined ? await this.#liveEntries() : undefined;
     const r = renderEBPF(this.#options, { ...input, ...(existing ? { existing } : {}) }, previous);
     const family = this.#options.family;
     const started = performance.now();
@@ -108,12 +108,13 @@ export class EBPFProxyBackend implements ProxyBackend {
     else log.v?.(2).info("no stale UDP sockets to end", fields);
   }
 
-  /** The keys the maps hold now, so a first sync (or one after a failure) deletes what an earlier run left. */
-  async #liveKeys(): Promise<Partial<Record<MapName, Buffer[]>>> {
-    const out: Partial<Record<MapName, Buffer[]>> = {};
-    for (const map of PROXY_MAPS) {
-      out[map] = (await this.#o.maps.dump(this.#options.family, map)).map(([key]) => key);
-    }
+  /**
+   * What the maps hold now, so a first sync (or one after a failure) keeps what an earlier run wrote and still
+   * holds, and deletes the rest.
+   */
+  async #liveEntries(): Promise<Partial<Record<MapName, Array<[Buffer, Buffer]>>>> {
+    const out: Partial<Record<MapName, Array<[Buffer, Buffer]>>> = {};
+    for (const map of PROXY_MAPS) out[map] = await this.#o.maps.dump(this.#options.family, map);
     return out;
   }
 
@@ -125,8 +126,7 @@ export class EBPFProxyBackend implements ProxyBackend {
     if (!m) return;
     const ip_family = this.#options.family;
     const written: Record<string, number> = { services: 0, backends: 0, revNat: 0, sourceRange: 0 };
-    for (const s of steps)
-      written[s.map] = (written[s.map] ?? 0) + (s.op === "update" ? s.entries.length : s.keys.length);
+    for (const s of steps) written[s.map] = (written[s.map] ?? 0) + stepSize(s);
     for (const map of PROXY_MAPS) {
       // The kernel's name without the family prefix, which ip_family gives: services, backends, reverse_nat.
       const labels = { ip_family, map: mapSpecs[map].name };

@@ -224,13 +224,12 @@ function runSequence(seed: number, family: IPFamily, syncs: number): void {
       ? (Object.fromEntries(
           (["services", "backends", "revNat", "sourceRange"] as MapName[]).map((m) => [
             m,
-            fake.dumpSync(family, m).map(([k]) => k),
+            fake.dumpSync(family, m),
           ]),
-        ) as Partial<Record<MapName, Buffer[]>>)
+        ) as Partial<Record<MapName, Array<[Buffer, Buffer]>>>)
       : undefined;
-    const before = restart
-      ? { backendIds: new Map<string, number>(), revNatIndexes: new Map<string, number>() }
-      : { backendIds: new Map(state?.backendIds), revNatIndexes: new Map(state?.revNatIndexes) };
+    // A restart keeps the numbers too: it finds them in the maps.
+    const before = { backendIds: new Map(state?.backendIds), revNatIndexes: new Map(state?.revNatIndexes) };
     const what = `seed ${seed} ${family} sync ${n} (${restart ? "restart" : full ? "full" : `partial ${[...changed]}`})`;
     const result = renderEBPF(
       opts,

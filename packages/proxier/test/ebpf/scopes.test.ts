@@ -138,9 +138,9 @@ describe("eBPF service scopes", () => {
     const fake = new FakeBPFMaps();
     syncInto(fake, opts, nodePort("Local"));
     const existing = {
-      services: fake.dumpSync("IPv4", "services").map(([k]) => k),
-      backends: fake.dumpSync("IPv4", "backends").map(([k]) => k),
-      revNat: fake.dumpSync("IPv4", "revNat").map(([k]) => k),
+      services: fake.dumpSync("IPv4", "services"),
+      backends: fake.dumpSync("IPv4", "backends"),
+      revNat: fake.dumpSync("IPv4", "revNat"),
     };
     syncInto(fake, opts, { ...nodePort("Cluster"), existing });
     assert.equal(

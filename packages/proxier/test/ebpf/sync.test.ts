@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { decodeStruct } from "../../src/ebpf/codec.js";
+import { decodeStruct, encodeStruct } from "../../src/ebpf/codec.js";
 import { serviceEntryName } from "../../src/ebpf/contents.js";
 import { contentsText, resolvedText } from "../../src/ebpf/contents-text.js";
 import { FakeBPFMaps } from "../../src/ebpf/fake.js";
@@ -40,6 +40,16 @@ function describeSteps(steps: readonly MapWriteStep[]): string[] {
     const keys = s.op === "update" ? s.entries.map(([k]) => k) : s.keys;
     return `${s.op} ${s.map}: ${keys.map((k) => name(s.map, k)).join(", ")}`;
   });
+}
+
+/** What the proxy-owned maps hold, as a first sync gets it. */
+function live(fake: FakeBPFMaps) {
+  return {
+    services: fake.dumpSync("IPv4", "services"),
+    backends: fake.dumpSync("IPv4", "backends"),
+    revNat: fake.dumpSync("IPv4", "revNat"),
+    sourceRange: fake.dumpSync("IPv4", "sourceRange"),
+  };
 }
 
 function fresh(services: Service[], slices: EndpointSlice[]): string {
@@ -147,7 +157,7 @@ describe("eBPF sync", () => {
     assert.equal(r3.state.backendIds.get("10.180.0.4:80/TCP"), 2, "reused a sync later");
   });
 
-  test("a first sync over maps an earlier run left: stale entries deleted, their numbers not reused meanwhile", () => {
+  test("a first sync over maps an earlier run left: what is still wanted keeps its numbers, the rest is deleted, its numbers not reused meanwhile", () => {
     const fake = new FakeBPFMaps();
     syncInto(
       fake,
@@ -158,22 +168,76 @@ describe("eBPF sync", () => {
         [slice("a", "10.180.0.1"), slice("b", "10.180.0.2", "10.180.0.3")],
       ),
     );
-    const live = {
-      services: fake.dumpSync("IPv4", "services").map(([k]) => k),
-      backends: fake.dumpSync("IPv4", "backends").map(([k]) => k),
-      revNat: fake.dumpSync("IPv4", "revNat").map(([k]) => k),
-    };
     const services = [svc("b", "172.30.0.42"), svc("c", "172.30.0.43")];
     const slices = [slice("b", "10.180.0.3", "10.180.0.4"), slice("c", "10.180.0.1")];
-    const r = syncInto(fake, opts, { ...buildMaps("IPv4", services, slices), existing: live });
+    const r = syncInto(fake, opts, { ...buildMaps("IPv4", services, slices), existing: live(fake) });
     assert.equal(resolvedText(fake.contents("IPv4")), fresh(services, slices));
     assert.deepEqual(
-      [...r.state.backendIds.values()].sort(),
-      [4, 5, 6],
-      "1..3 were live with unknown meaning",
+      [...r.state.backendIds].sort(),
+      [
+        ["10.180.0.1:80/TCP", 1],
+        ["10.180.0.3:80/TCP", 3],
+        ["10.180.0.4:80/TCP", 4],
+      ],
+      "the backends still there kept 1 and 3; 2 was live until this sync deleted it",
     );
-    assert.deepEqual([...r.state.revNatIndexes.values()].sort(), [3, 4]);
+    assert.deepEqual([...r.state.revNatIndexes].sort(), [
+      ["172.30.0.42:80", 2],
+      ["172.30.0.43:80", 3],
+    ]);
     assert.deepEqual(r.sizes, { services: 5, backends: 3, revNat: 2, sourceRange: 0 });
+  });
+
+  test("a restart over the maps its last run wrote writes nothing; a frontend whose entries do not add up is rewritten", () => {
+    const fake = new FakeBPFMaps();
+    const ranged = {
+      type: "LoadBalancer" as const,
+      loadBalancerSourceRanges: ["192.168.7.0/24"],
+      externalTrafficPolicy: "Local" as const,
+    };
+    const services = [
+      svc("a", "172.30.0.41", { sessionAffinity: "ClientIP" }),
+      svc("b", "172.30.0.42", ranged),
+    ];
+    const lb = { ...services[1], status: { loadBalancer: { ingress: [{ ip: "192.168.99.20" }] } } };
+    const input = buildMaps(
+      "IPv4",
+      [services[0] as Service, lb as Service],
+      [slice("a", "10.180.0.1", "10.180.0.2"), slice("b", "10.180.0.3")],
+    );
+    const first = syncInto(fake, ebpfOptions("IPv4", { nodePortIPs: ["10.0.0.9"] }), input);
+    const again = renderEBPF(ebpfOptions("IPv4", { nodePortIPs: ["10.0.0.9"] }), {
+      ...input,
+      existing: live(fake),
+    });
+    assert.deepEqual(describeSteps(again.steps), [], "nothing to write");
+    assert.deepEqual([...again.state.backendIds], [...first.state.backendIds]);
+    assert.deepEqual([...again.state.revNatIndexes], [...first.state.revNatIndexes]);
+    assert.equal(contentsText(again.state.contents), contentsText(fake.contents("IPv4")));
+
+    // An earlier run stopped between writing a slot and the count that would reach it: a has a slot 3.
+    const [key2, value2] = fake
+      .dumpSync("IPv4", "services")
+      .find(
+        ([k]) =>
+          serviceEntryName(decodeStruct(maps.services.key, "IPv4", k)) ===
+          "172.30.0.41:80/TCP external slot 2",
+      ) ?? [Buffer.alloc(0), Buffer.alloc(0)];
+    const key3 = encodeStruct(maps.services.key, "IPv4", {
+      ...decodeStruct(maps.services.key, "IPv4", key2),
+      backendSlot: 3,
+    });
+    fake.writeSync("IPv4", [{ map: "services", op: "update", entries: [[key3, value2]] }]);
+    const repaired = renderEBPF(ebpfOptions("IPv4", { nodePortIPs: ["10.0.0.9"] }), {
+      ...input,
+      existing: live(fake),
+    });
+    assert.deepEqual(describeSteps(repaired.steps), [
+      "update services: 172.30.0.41:80/TCP external slot 1, 172.30.0.41:80/TCP external slot 2, 172.30.0.41:80/TCP external slot 0",
+      "delete services: 172.30.0.41:80/TCP external slot 3",
+    ]);
+    fake.writeSync("IPv4", repaired.steps);
+    assert.equal(contentsText(fake.contents("IPv4")), contentsText(first.state.contents));
   });
 
   test("a backend two Services share has one id; its flags come from the Service first in key order", () => {
@@ -244,13 +308,15 @@ describe("eBPF sync", () => {
 });
 
 describe("NumberPool", () => {
-  test("given up numbers wait a sync, reserved ones are skipped, the smallest free is reused, running out is an error", () => {
-    const ids = new NumberPool("test ids", 4);
-    ids.reserve([2]);
-    assert.deepEqual([ids.take(), ids.take(), ids.take()], [1, 3, 4]);
+  test("given up numbers wait a sync, ones in use are skipped, the smallest free is reused, running out is an error", () => {
+    const ids = new NumberPool("test ids", 5);
+    ids.inUse([2, 4]);
+    assert.deepEqual([ids.take(), ids.take(), ids.take()], [1, 3, 5]);
     ids.release(1);
-    assert.throws(() => ids.take(), /test ids exhausted: all 4 are in use or awaiting deletion/);
+    ids.release(4);
+    assert.throws(() => ids.take(), /test ids exhausted: all 5 are in use or awaiting deletion/);
     ids.startSync();
-    assert.deepEqual([ids.take(), ids.take()], [1, 2]);
+    assert.deepEqual([ids.take(), ids.take()], [1, 4]);
+    assert.throws(() => ids.take(), /exhausted/);
   });
 });

@@ -8,6 +8,7 @@ import { type Libbpf, loadLibbpf } from "../../src/apply/bpf-libbpf.js";
 import { loadSockPrograms, removeSockPrograms } from "../../src/apply/bpf-loader.js";
 import { BPFMapError, KernelBPFMapStore } from "../../src/apply/bpf-map-store.js";
 import { decodeStruct, encodeStruct } from "../../src/ebpf/codec.js";
+import { StepPlan } from "../../src/ebpf/delta.js";
 import {
   backendKey,
   backendValue,
@@ -169,6 +170,46 @@ describe("the kernel map store", { skip: skip ?? false }, () => {
       assert.equal(slow.writeMethod, "per-element");
       assert.deepEqual(await slow.dump("IPv4", "services"), []);
       assert.deepEqual(await slow.dump("IPv4", "backends"), []);
+    } finally {
+      slow.close();
+    }
+  });
+
+  test("rendered steps go packed (keys gone among the deletions), and element by element where batches are refused", async () => {
+    const EINVAL = 22;
+    const real = await loadLibbpf();
+    const refusing: Libbpf = { ...real, updateBatch: () => -EINVAL, deleteBatch: () => -EINVAL };
+    const slow = new KernelBPFMapStore(refusing, pinRoot);
+    const backend = (n: number) => ({ address: `10.180.3.${n}`, port: 8080 + n, proto: PROTO_TCP, flags: 0 });
+    const ids = [11, 12, 13];
+    try {
+      for (const [s, method] of [
+        [store as KernelBPFMapStore, "batch"],
+        [slow, "per-element"],
+      ] as const) {
+        const writes = new StepPlan("IPv4");
+        for (const id of ids) writes.updateBackend(id, backend(id));
+        const [update] = writes.steps();
+        assert.ok(update?.op === "update" && update.batch, "a rendered step carries its entries packed");
+        await s.write("IPv4", [update]);
+        assert.equal(s.writeMethod, method);
+        const dumped = await s.dump("IPv4", "backends");
+        const values = dumped.map(([k, v]) => [
+          decodeStruct(backendKey, "IPv4", k).backendId,
+          decodeStruct(backendValue, "IPv4", v),
+        ]);
+        assert.deepEqual(
+          values.sort(([a], [b]) => Number(a) - Number(b)),
+          ids.map((id) => [id, backend(id)]),
+        );
+
+        // Id 99 was never written: the batch stops at it, and the rest after it are deleted all the same.
+        const deletes = new StepPlan("IPv4");
+        for (const id of [11, 99, 12, 13]) deletes.deleteBackend(id);
+        await s.write("IPv4", deletes.steps());
+        assert.equal(s.writeMethod, method);
+        assert.deepEqual(await s.dump("IPv4", "backends"), []);
+      }
     } finally {
       slow.close();
     }
