@@ -130,7 +130,8 @@ class BackendNames {
   }
 
   #next(list: readonly EndpointInfo[]): NamedList {
-    const index = (this.#index ??= new Map(this.names.map((name, i) => [name, i])));
+    this.#index ??= new Map(this.names.map((name, i) => [name, i]));
+    const index = this.#index;
     const named: NamedList = { names: [], indexes: [] };
     for (const ep of list) {
       const name = addressName(ep.ip, ep.port, this.#proto);
