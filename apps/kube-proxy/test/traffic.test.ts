@@ -100,7 +100,11 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
         }
 
         await t.test("all endpoints answer", async () => {
-          assert.deepEqual(names(await net.probe(web.ip, 80, 30)), new Set(["pod-0", "pod-1"]));
+          const answers = await net.probe(web.ip, 80, 30);
+          // CI saw one ECONNREFUSED of 30 here in nftables mode just after the first sync (2026-12-06, and once
+          // before): the proxy's log and the node's conntrack entries and rulesets go with a failure, to find why.
+          if (!answers.every((a) => /^pod-[01]\b/.test(a)) || names(answers).size !== 2)
+            assert.fail(`answers ${answers.join(", ")}\n${proxy?.log()}\n${net.kernelState()}`);
         });
         await t.test("no endpoints: connection refused (REJECT)", async () => {
           assert.deepEqual(new Set(await net.probe((svc.empty as Svc).ip, 80, 3)), new Set(["ECONNREFUSED"]));
