@@ -1,8 +1,9 @@
 // What the kernel's services map holds, as far as the renderer knows: everything it wrote, and on a first sync
 // what it found live: a frontend whose entries an earlier run wrote whole (slot 0 and the slots its count
 // reaches, in each scope it has) is held as written, so a restart rewrites only what changed; entries that do
-// not add up to one are held as keys of unknown value, each rewritten or deleted. (The backends and reverse NAT maps' entries are held with the
-// rest of what is known of each backend, backends.ts, and reverse NAT key, rev-nat.ts.)
+// not add up to one are held as keys of unknown value, each rewritten or deleted. (The backends and reverse NAT
+// maps' entries are held with the rest of what is known of each backend, backends.ts, and reverse NAT key,
+// rev-nat.ts.)
 //
 // A frontend's service entries are held in the form they are written from (per scope, slot 0's fields and the
 // backend ids of slots 1..n) rather than entry by entry: a sync compares a frontend field by field without
@@ -159,9 +160,10 @@ function heldFrontendOf(entries: readonly ServiceEntry[]): HeldFrontend | undefi
   };
   const external = scopeOf(SCOPE_EXTERNAL);
   if (!external) return undefined;
-  const internal = external.flags & serviceFlags.TWO_SCOPES ? scopeOf(SCOPE_INTERNAL) : undefined;
+  const twoScopes = (external.flags & serviceFlags.TWO_SCOPES) !== 0;
+  const internal = twoScopes ? scopeOf(SCOPE_INTERNAL) : undefined;
+  if (twoScopes && !internal) return undefined;
   const scopes = internal ? [external, internal] : [external];
-  if (internal === undefined && external.flags & serviceFlags.TWO_SCOPES) return undefined;
   const f: HeldFrontend = {
     address: first.key.address,
     port: first.key.dport,
