@@ -4,6 +4,7 @@
 import type { IPFamily } from "@switchyard/basics";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { deepEqual } from "../util/deep-equal.js";
+import { SnapshotMap } from "../util/snapshot-map.js";
 import { type EndpointInfo, type EndpointsByPort, endpointsFromSlices } from "./endpoint.js";
 import { namespacedName, serviceOfPortKey } from "./service-port-name.js";
 
@@ -46,7 +47,7 @@ export class EndpointsChangeTracker {
   /** The endpoints of #pending's slices, as update() found them: apply() takes them without a second pass. */
   readonly #pendingEndpoints = new Map<string, EndpointsByPort>();
   readonly #triggerTimes = new Map<string, Date[]>();
-  #endpoints = new Map<string, readonly EndpointInfo[]>();
+  #endpoints = SnapshotMap.empty<string, readonly EndpointInfo[]>();
   /** The port keys each Service has in #endpoints, so apply() touches only changed Services' keys. */
   readonly #portKeys = new Map<string, readonly string[]>();
 
@@ -100,16 +101,16 @@ export class EndpointsChangeTracker {
   }
 
   apply(): EndpointsUpdateResult {
-    const next = new Map(this.#endpoints);
+    const edits: Array<[string, readonly EndpointInfo[] | undefined]> = [];
     const updatedServices = new Set<string>();
     let conntrackCleanupRequired = false;
     for (const [key, slices] of this.#pending) {
       const [ns = "", svc = ""] = key.split("/");
       const previousKeys = this.#portKeys.get(key) ?? [];
-      for (const portKey of previousKeys) next.delete(portKey);
+      for (const portKey of previousKeys) edits.push([portKey, undefined]);
       const computed = this.#pendingEndpoints.get(key) ?? this.#compute(ns, svc, slices);
-      conntrackCleanupRequired ||= [...previousKeys, ...computed.keys()].some(isUDPPortKey);
-      for (const [portKey, eps] of computed) next.set(portKey, eps);
+      conntrackCleanupRequired ||= previousKeys.some(isUDPPortKey) || [...computed.keys()].some(isUDPPortKey);
+      for (const entry of computed) edits.push(entry);
       if (computed.size === 0) this.#portKeys.delete(key);
       else this.#portKeys.set(key, [...computed.keys()]);
       if (slices.size === 0) this.#applied.delete(key);
@@ -120,8 +121,9 @@ export class EndpointsChangeTracker {
     this.#pending.clear();
     this.#pendingEndpoints.clear();
     this.#triggerTimes.clear();
-    this.#endpoints = next;
-    return { endpoints: next, updatedServices, lastChangeTriggerTimes, conntrackCleanupRequired };
+    // Earlier results stay as they were: the proxier judges the last programmed state against this one.
+    this.#endpoints = this.#endpoints.with(edits);
+    return { endpoints: this.#endpoints, updatedServices, lastChangeTriggerTimes, conntrackCleanupRequired };
   }
 }
 

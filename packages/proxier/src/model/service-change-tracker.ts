@@ -3,6 +3,7 @@
 import type { IPFamily } from "@switchyard/basics";
 import type { Service } from "kubernetes-types/core/v1.js";
 import { deepEqual } from "../util/deep-equal.js";
+import { SnapshotMap } from "../util/snapshot-map.js";
 import { type ServicePortInfo, servicePortsFromService } from "./service-port.js";
 import { namespacedName, servicePortKey } from "./service-port-name.js";
 
@@ -15,7 +16,7 @@ interface PendingChange {
 }
 
 export interface ServiceUpdateResult {
-  /** The complete, new service port map (a fresh object; earlier results are untouched). */
+  /** The complete, new service port map (a new version; earlier results are untouched). */
   readonly services: ServicePortMap;
   /** "ns/name" of every Service whose ports changed since the previous update(). */
   readonly updatedServices: ReadonlySet<string>;
@@ -29,7 +30,7 @@ export class ServiceChangeTracker {
   readonly #warnings = new Map<string, string[]>();
   /** Services whose warnings are not reported yet; a Service with no usable port has no pending change. */
   readonly #unreported = new Set<string>();
-  #services = new Map<string, ServicePortInfo>();
+  #services = SnapshotMap.empty<string, ServicePortInfo>();
 
   constructor(family: IPFamily) {
     this.#family = family;
@@ -72,13 +73,13 @@ export class ServiceChangeTracker {
 
   /** Applies the pending changes and reports which Services changed. */
   apply(): ServiceUpdateResult {
-    const next = new Map(this.#services);
+    const edits: Array<[string, ServicePortInfo | undefined]> = [];
     const updatedServices = new Set<string>();
     const warnings = new Map<string, readonly string[]>();
     for (const [name, change] of this.#pending) {
       updatedServices.add(name);
-      for (const key of change.previous.keys()) next.delete(key);
-      for (const [key, info] of change.current) next.set(key, info);
+      for (const key of change.previous.keys()) edits.push([key, undefined]);
+      for (const entry of change.current) edits.push(entry);
     }
     for (const name of new Set([...this.#pending.keys(), ...this.#unreported])) {
       const w = this.#warnings.get(name);
@@ -86,7 +87,7 @@ export class ServiceChangeTracker {
     }
     this.#pending.clear();
     this.#unreported.clear();
-    this.#services = next;
-    return { services: next, updatedServices, warnings };
+    this.#services = this.#services.with(edits);
+    return { services: this.#services, updatedServices, warnings };
   }
 }
