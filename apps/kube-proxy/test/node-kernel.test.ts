@@ -82,6 +82,7 @@ describe("switchyard-proxy: ServiceCIDRs and node sysctls", { skip, timeout: 600
         if (proxy.child.exitCode !== null) throw new Error(`proxy exited:\n${proxy.log()}`);
         return names(await net.probe(webIP, 80, 1)).has("pod-0") || undefined;
       });
+      net.forgetUnansweredFlows(webIP);
       const check = () => net.in(net.node, ["nft", "list", "chain", "ip", "kube-proxy", "cluster-ips-check"]);
       await t.test("the default ServiceCIDR: allocated answers, unallocated is dropped", async () => {
         // The ServiceCIDR informer may deliver after the first sync (the ClusterIP answers then already); the

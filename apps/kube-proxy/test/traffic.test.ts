@@ -94,6 +94,9 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
           if (running.child.exitCode !== null) throw new Error(`proxy exited:\n${running.log()}`);
           return names(await net.probe(web.ip, 80, 1)).has("pod-0") || undefined;
         });
+        // CI saw one ECONNREFUSED in 30 here in nftables mode, twice: a probe that drew the source port of one
+        // sent before the first sync (see forgetUnansweredFlows).
+        net.forgetUnansweredFlows(web.ip);
         if (m.hint) {
           const save = net.in(net.node, [`${m.hint}-save`, "-t", "nat"]);
           assert.match(save, /KUBE-SERVICES/, `rules went to ${m.hint}`);
@@ -101,8 +104,7 @@ describe("switchyard-proxy: traffic in every mode", { skip, timeout: 600_000 }, 
 
         await t.test("all endpoints answer", async () => {
           const answers = await net.probe(web.ip, 80, 30);
-          // CI saw one ECONNREFUSED of 30 here in nftables mode just after the first sync (2026-12-06, and once
-          // before): the proxy's log and the node's conntrack entries and rulesets go with a failure, to find why.
+          // An unexpected answer is explained by the proxy's log or the node's conntrack entries and rulesets.
           if (!answers.every((a) => /^pod-[01]\b/.test(a)) || names(answers).size !== 2)
             assert.fail(`answers ${answers.join(", ")}\n${proxy?.log()}\n${net.kernelState()}`);
         });

@@ -130,6 +130,23 @@ export class Net {
   }
 
   /**
+   * Deletes the node's conntrack entries of TCP connects to `ip` that were never answered. A probe sent before the
+   * proxy's first sync goes out untranslated and conntrack keeps that flow (SYN_SENT, no NAT) for 120 s; a later
+   * connect from the same source port, which the client's kernel can draw again within seconds, is then taken for
+   * a retransmission of it and not translated either: nftables mode rejects it as traffic to an unserved ClusterIP
+   * port (ECONNREFUSED), iptables mode sends it nowhere (ETIMEDOUT). kube-proxy's rules do the same; a client that
+   * waited for the rules forgets those flows here.
+   */
+  forgetUnansweredFlows(ip: string): void {
+    try {
+      this.in(this.node, ["conntrack", "-D", "-p", "tcp", "--orig-dst", ip, "--state", "SYN_SENT"]);
+    } catch (err) {
+      // conntrack exits 1 when nothing matched.
+      if (!/0 flow entries have been deleted/.test(String((err as { stderr?: string }).stderr))) throw err;
+    }
+  }
+
+  /**
    * What the node's kernel holds, for a failure message: its TCP conntrack entries and every ruleset (an
    * unexpected answer, such as a refused connection, is explained by one of them).
    */

@@ -55,17 +55,25 @@ test("a key deleted and set again in one edit list iterates last, as Map.delete 
     ["a", 9],
     ["b", undefined],
   ]);
-  assert.deepEqual([...b], [
-    ["c", 3],
-    ["a", 9],
-  ]);
+  assert.deepEqual(
+    [...b],
+    [
+      ["c", 3],
+      ["a", 9],
+    ],
+  );
   assert.equal(b.size, 2);
-  assert.deepEqual([...a], [
-    ["a", 1],
-    ["b", 2],
-    ["c", 3],
-  ]);
+  assert.deepEqual(
+    [...a],
+    [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ],
+  );
   const seen: string[] = [];
-  b.forEach((v, k, m) => seen.push(`${k}=${v}/${m.size}`));
+  b.forEach((v, k, m) => {
+    seen.push(`${k}=${v}/${m.size}`);
+  });
   assert.deepEqual(seen, ["c=3/2", "a=9/2"]);
 });
