@@ -65,7 +65,7 @@ describe("upstream kube-proxy v1.37.2 diff, IPv6 and dual-stack", { skip, timeou
   });
 
   test("iptables mode: iptables-save and ip6tables-save", async () => {
-    const kp = await runDual("iptables", 211);
+    const kp = await runDual("iptables", 208);
     const { services, slices } = await L.readCluster(api);
     const rendered = families.map((family) => {
       // nfacct counters exist only when the kernel has nfnetlink_acct; take that from the real run.
@@ -112,7 +112,7 @@ describe("upstream kube-proxy v1.37.2 diff, IPv6 and dual-stack", { skip, timeou
   });
 
   test("nftables mode: the ip and ip6 kube-proxy tables", async () => {
-    const kp = await runDual("nftables", 212);
+    const kp = await runDual("nftables", 209);
     const { services, slices } = await L.readCluster(api);
     const rendered = [];
     for (const family of families) {

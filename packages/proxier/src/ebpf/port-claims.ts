@@ -77,18 +77,3 @@ function countNoLocal(c: Carried, record: PortRecord, by: 1 | -1): void {
   if (record.noLocalInternal) c.noLocal.internal += by;
   if (record.noLocalExternal) c.noLocal.external += by;
 }
-
-/** The service port keys of changed Services, before and after, sorted. */
-export function changedPorts(
-  c: Carried,
-  input: { readonly services: ServicePortMap; readonly changedServices?: ReadonlySet<string> },
-): string[] {
-  const changed = input.changedServices ?? new Set<string>();
-  const ports = new Set<string>();
-  for (const svc of changed) for (const port of c.portsOfService.get(svc) ?? []) ports.add(port);
-  // A changed Service may have new ports: one pass over the keys finds them.
-  if (changed.size > 0) {
-    for (const port of input.services.keys()) if (changed.has(serviceOfPortKey(port))) ports.add(port);
-  }
-  return [...ports].sort();
-}

@@ -16,6 +16,7 @@
 // is live keeps its backend ids and reverse NAT indexes, and only what differs is written.
 
 import { formatIP, type IPFamily, parseIP } from "@switchyard/basics";
+import { type ChangedPortsInput, changedPortKeys } from "../model/changed-ports.js";
 import type { EndpointInfo } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
@@ -29,7 +30,7 @@ import { HeldMaps } from "./held.js";
 import type { MapName } from "./layout.js";
 import type { MapWriteStep } from "./map-store.js";
 import type { EBPFOptions } from "./options.js";
-import { changedPorts, reclaimPort, releasePort } from "./port-claims.js";
+import { reclaimPort, releasePort } from "./port-claims.js";
 import { RevNats } from "./rev-nat.js";
 import { type FrontendWant, sameFrontend, samePlanOptions } from "./service-plan.js";
 import { SourceRanges } from "./source-ranges.js";
@@ -88,7 +89,7 @@ export interface EBPFState {
   readonly [CARRIED]: Carried;
 }
 
-export interface EBPFSyncInput {
+export interface EBPFSyncInput extends ChangedPortsInput {
   readonly services: ServicePortMap;
   readonly endpoints: EndpointsMap;
   /**
@@ -127,7 +128,7 @@ export function renderEBPF(options: EBPFOptions, input: EBPFSyncInput, previous?
     c.sortedPorts = sortedKeys(input.services, c.sortedPorts);
     for (const port of c.sortedPorts) reclaimPort(c, opts, input, port);
   } else {
-    for (const port of changedPorts(c, input)) reclaimPort(c, opts, input, port);
+    for (const port of changedPortKeys(c.portsOfService, input)) reclaimPort(c, opts, input, port);
   }
   const plan = new StepPlan(options.family);
   c.backends.write(plan);

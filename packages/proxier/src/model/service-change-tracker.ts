@@ -20,6 +20,8 @@ export interface ServiceUpdateResult {
   readonly services: ServicePortMap;
   /** "ns/name" of every Service whose ports changed since the previous update(). */
   readonly updatedServices: ReadonlySet<string>;
+  /** The port keys those Services had before this update or have after it (a partial sync renders these). */
+  readonly updatedPorts: ReadonlySet<string>;
   /** Warnings for skipped fields, by "ns/name", from the Services applied in this update. */
   readonly warnings: ReadonlyMap<string, readonly string[]>;
 }
@@ -75,11 +77,18 @@ export class ServiceChangeTracker {
   apply(): ServiceUpdateResult {
     const edits: Array<[string, ServicePortInfo | undefined]> = [];
     const updatedServices = new Set<string>();
+    const updatedPorts = new Set<string>();
     const warnings = new Map<string, readonly string[]>();
     for (const [name, change] of this.#pending) {
       updatedServices.add(name);
-      for (const key of change.previous.keys()) edits.push([key, undefined]);
-      for (const entry of change.current) edits.push(entry);
+      for (const key of change.previous.keys()) {
+        edits.push([key, undefined]);
+        updatedPorts.add(key);
+      }
+      for (const entry of change.current) {
+        edits.push(entry);
+        updatedPorts.add(entry[0]);
+      }
     }
     for (const name of new Set([...this.#pending.keys(), ...this.#unreported])) {
       const w = this.#warnings.get(name);
@@ -88,6 +97,6 @@ export class ServiceChangeTracker {
     this.#pending.clear();
     this.#unreported.clear();
     this.#services = this.#services.with(edits);
-    return { services: this.#services, updatedServices, warnings };
+    return { services: this.#services, updatedServices, updatedPorts, warnings };
   }
 }

@@ -8,6 +8,7 @@
 // The state is carried from sync to sync and updated in place: a state passed to renderNFTables is
 // used up, and only the returned one may be passed to the next sync.
 
+import { type ChangedPortsInput, changedPortKeys } from "../model/changed-ports.js";
 import { compareStrings } from "../model/endpoint.js";
 import type { EndpointsMap } from "../model/endpoints-change-tracker.js";
 import type { ServicePortMap } from "../model/service-change-tracker.js";
@@ -54,7 +55,7 @@ export interface NFTablesState {
   readonly [CARRIED]: Carried;
 }
 
-export interface NFTablesSyncInput {
+export interface NFTablesSyncInput extends ChangedPortsInput {
   readonly services: ServicePortMap;
   readonly endpoints: EndpointsMap;
   /**
@@ -134,7 +135,7 @@ export function renderNFTables(
   } else {
     keys = previous.sortedKeys;
     w = takeOver(tx, previous, present, staleChains);
-    const changed = changedPorts(w.carried, input);
+    const changed = changedPortKeys(w.carried.portsOfService, input);
     releasePorts(w, changed);
     writePorts(w, options, input, changed);
   }
@@ -235,27 +236,6 @@ function takeOver(
     releasedSets: [],
     carried: { ...carried, used: false },
   };
-}
-
-/** The service port keys of changed Services, before and after, sorted. */
-function changedPorts(carried: Carried, input: NFTablesSyncInput): string[] {
-  const changed = input.changedServices ?? new Set<string>();
-  const ports = new Set<string>();
-  for (const svc of changed) for (const key of carried.portsOfService.get(svc) ?? []) ports.add(key);
-  // A changed Service may have new ports: one pass over the keys (no Service is rendered for it).
-  if (changed.size > 0) {
-    const few = changed.size <= 8 ? [...changed] : undefined;
-    for (const key of input.services.keys())
-      if (few ? few.some((svc) => ownsKey(svc, key)) : changed.has(serviceOfPortKey(key))) ports.add(key);
-  }
-  return [...ports].sort(compareStrings);
-}
-
-/** Whether a service port key belongs to "ns/name" (its port name or protocol follows). */
-function ownsKey(svc: string, key: string): boolean {
-  if (!key.startsWith(svc)) return false;
-  const next = key.charCodeAt(svc.length);
-  return next === 58 || next === 47; // ":" or "/"
 }
 
 /** Takes back what the changed ports contributed last time. */

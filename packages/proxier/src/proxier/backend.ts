@@ -13,6 +13,8 @@ export interface BackendSyncInput {
   readonly endpoints: EndpointsMap;
   /** "ns/name" of Services changed since the last successful sync; undefined asks for a full sync. */
   readonly changedServices?: ReadonlySet<string>;
+  /** With changedServices: the port keys the changed Service objects had or have (ServiceUpdateResult.updatedPorts). */
+  readonly changedServicePorts?: ReadonlySet<string>;
   /** Injected clock, ms. */
   readonly now: number;
 }

@@ -205,6 +205,7 @@ export class Proxier {
         services: next.services,
         endpoints: next.endpoints,
         changedServices: full ? undefined : changed,
+        ...(full ? {} : { changedServicePorts: svc.updatedPorts }),
         now: start,
       });
     } finally {

@@ -73,6 +73,21 @@ describe("ServiceChangeTracker", () => {
     assert.equal(r3.services.size, 0);
     assert.equal(r1.services.size, 1, "earlier results are not mutated");
   });
+
+  test("reports the port keys changed Services had and have, for a partial sync", () => {
+    const t = new ServiceChangeTracker("IPv4");
+    t.update(undefined, svc1());
+    assert.deepEqual([...t.apply().updatedPorts], ["ns1/svc1:p80/TCP"]);
+    const renamed = makeService("ns1", "svc1", {
+      clusterIP: "172.30.0.41",
+      ports: [{ name: "web", port: 80, protocol: "TCP" }],
+    });
+    t.update(svc1(), renamed);
+    const r = t.apply();
+    assert.deepEqual([...r.updatedPorts].sort(), ["ns1/svc1:p80/TCP", "ns1/svc1:web/TCP"]);
+    assert.deepEqual([...r.services.keys()], ["ns1/svc1:web/TCP"]);
+    assert.equal(t.apply().updatedPorts.size, 0);
+  });
 });
 
 describe("EndpointsChangeTracker", () => {
