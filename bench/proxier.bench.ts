@@ -16,7 +16,7 @@ import { NODE_IP } from "@switchyard/kube-proxy-app/testing";
 import { startControlPlane, type TestControlPlane } from "@switchyard/testbed";
 import { readVersions } from "@switchyard/testbed/upstream";
 import { machineLine, median } from "./machine.js";
-import { BenchApi, createBase, createServices } from "./proxier/cluster.js";
+import { BenchApi, createBase, createServices, REAL_POD_IPS } from "./proxier/cluster.js";
 import { type ConnectRate, connectRate } from "./proxier/connect-rate.js";
 import { cpuPerPacket, type PacketCost } from "./proxier/cpu-per-packet.js";
 import {
@@ -155,7 +155,8 @@ function notes(): string[] {
       const cells = rs.map((r) => {
         const first = median(r.latency?.first ?? []);
         const last = median(r.latency?.last ?? []);
-        return `${r.services}: #1 ${first.toFixed(0)} µs, last ${last.toFixed(0)} µs`;
+        const pod = r.latency?.pod?.length ? `, a pod IP ${median(r.latency.pod).toFixed(0)} µs` : "";
+        return `${r.services}: #1 ${first.toFixed(0)} µs, last ${last.toFixed(0)} µs${pod}`;
       });
       out.push(`- First packet, ${impl}, ${MODE_LABEL[mode]}: ${cells.join("; ")}.`);
     }
@@ -283,7 +284,12 @@ try {
           say(
             `${label}: partial syncs median ${(median(partials.map((p) => p.seconds)) * 1000).toFixed(1)} ms over ${partials.length}, ${sent} each`,
           );
-          const [first = [], last = []] = connectLatency(current, targets, connects);
+          // A pod's own address, interleaved with the two: the path every mode's connects cross at the least.
+          const [first = [], last = [], pod = []] = connectLatency(
+            current,
+            [...targets, REAL_POD_IPS[0] ?? ""],
+            connects,
+          );
           const positions =
             mode === "iptables" || mode === "iptables-legacy"
               ? (() => {
@@ -291,7 +297,9 @@ try {
                   return { first: a, last: b, chainLength: kubeServicesLength(current) };
                 })()
               : undefined;
-          say(`${label}: connect #1 ${median(first).toFixed(0)} µs, last ${median(last).toFixed(0)} µs`);
+          say(
+            `${label}: connect #1 ${median(first).toFixed(0)} µs, last ${median(last).toFixed(0)} µs, pod IP ${median(pod).toFixed(0)} µs`,
+          );
           const traffic = await measureTraffic(current, targets[0] ?? "", label);
           runs.push({
             services: n,
@@ -299,7 +307,7 @@ try {
             impl,
             full,
             partials,
-            latency: { first, last },
+            latency: { first, last, pod },
             ...(positions ? { positions } : {}),
             peakRssMiB: current.peakRssMiB(),
             // At rest: the changes are synced and the connects done; nothing changes until the next resync.

@@ -18,7 +18,8 @@ export interface RunResult {
   readonly full?: FullSync;
   readonly partials?: PartialSample[];
   /** Connect times (µs) to Service #1 and to the last Service. */
-  readonly latency?: { first: number[]; last: number[] };
+  /** Connect times, µs: to Service #1, the last Service, and (newer runs) a pod IP directly. */
+  readonly latency?: { first: number[]; last: number[]; pod?: number[] };
   /** iptables: 1-based rule position of each in nat KUBE-SERVICES, and its length. */
   readonly positions?: { first?: number; last?: number; chainLength: number };
   readonly peakRssMiB?: number;
@@ -63,7 +64,8 @@ const quotient = (ours: number | undefined, theirs: number | undefined) =>
   ours !== undefined && theirs !== undefined && theirs > 0 ? ours / theirs : undefined;
 const ratio = (ours: number | undefined, theirs: number | undefined) => {
   const q = quotient(ours, theirs);
-  return q === undefined ? "n/a" : `${q.toFixed(2)}x`;
+  // Below 0.01x two decimals would read 0.00x: one significant digit more than shown there.
+  return q === undefined ? "n/a" : `${q < 0.01 ? q.toPrecision(1) : q.toFixed(2)}x`;
 };
 
 /** What a sync sends: bytes and lines, "netlink" (not seen by the wrappers), or map entries (ebpf). */
@@ -106,6 +108,7 @@ function row(r: RunResult): string {
     full ? sentCell(r, [full.bytes], [full.lines], [full.entries]) : "n/a",
     `${us(r.latency?.first ?? [])}${pos(r.positions?.first)}`,
     `${us(r.latency?.last ?? [])}${pos(r.positions?.last)}`,
+    r.latency?.pod?.length ? us(r.latency.pod) : "n/a",
     r.peakRssMiB ? `${r.restRssMiB?.toFixed(0) ?? "?"} / ${r.peakRssMiB.toFixed(0)} MiB` : "n/a",
     r.load.toFixed(1),
     "",
@@ -180,6 +183,7 @@ function ratios(runs: readonly RunResult[]): string[] {
         .trim(),
     );
   }
+  out.push("", ...floorLines(runs));
   return out;
 }
 
@@ -249,7 +253,10 @@ export function renderReport(r: Report): string {
     `seen by a PATH wrapper both proxies ran through (it costs about ${r.shimOverheadMs.toFixed(1)} ms per call, included in both proxies' sync`,
     "times). First-packet latency: median TCP connect time from the client namespace to the ClusterIP (through the",
     "node namespace's DNAT to a real listener in a pod namespace); the last column pair names the rule position of",
-    "that Service in nat KUBE-SERVICES in iptables mode (nftables looks it up in a map).",
+    "that Service in nat KUBE-SERVICES in iptables mode (nftables looks it up in a map). The floor is the same connect",
+    "to one of those pods' own address, interleaved with the two: the client, node and pod namespaces crossed without",
+    "a Service (the node still forwards, and in the netfilter modes tracks, the packets). No proxy's connect through a",
+    "Service can be faster than it on this path.",
     "",
     "ebpf mode is ours only (`--proxy-mode ebpf`); its rows are read against kube-proxy's nftables mode of the same",
     "size. Each run had a fresh cgroup2 directory as `--cgroup-root` and a fresh pin root as `--bpf-root`, removed",
@@ -266,8 +273,8 @@ export function renderReport(r: Report): string {
     "",
     "## Side by side",
     "",
-    "| Services | mode | proxy | full sync | partial sync median / p90 | sent per partial sync (median) | full-sync write (largest) | first packet, Service #1 | first packet, last Service | RSS at rest / peak | load |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| Services | mode | proxy | full sync | partial sync median / p90 | sent per partial sync (median) | full-sync write (largest) | first packet, Service #1 | first packet, last Service | connect to a pod IP (floor) | RSS at rest / peak | load |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...r.runs.map(row),
     "",
     "## Against the goals",
@@ -305,4 +312,23 @@ export function renderReport(r: Report): string {
     "",
   ];
   return lines.join("\n");
+}
+
+/**
+ * The first-packet goal against the path's floor: a connect to a pod's own address, in the same run, over kube-proxy's
+ * connect through the Service. A ratio goal below it cannot be met by any proxy on this path.
+ */
+function floorLines(runs: readonly RunResult[]): string[] {
+  const out: string[] = [];
+  for (const theirs of runs) {
+    if (theirs.impl !== "kube-proxy" || !theirs.latency?.pod?.length || !theirs.latency.first.length)
+      continue;
+    const floor = median(theirs.latency.pod);
+    const through = median(theirs.latency.first);
+    out.push(
+      `First-packet floor at ${theirs.services} (kube-proxy ${MODE_LABEL[theirs.mode]}'s run): a pod IP ${floor.toFixed(0)} µs, ` +
+        `Service #1 ${through.toFixed(0)} µs; the floor is ${(floor / through).toFixed(2)}x of the connect through the Service.`,
+    );
+  }
+  return out;
 }
