@@ -104,7 +104,7 @@ async function runExplain(inv: Invocation): Promise<number> {
     const client = await resolveClient(lab, from);
     const dest = await resolveDestination(lab, to, proto, nodes);
     const nodeName = nodeFor(nodes, client.ip, client.node, inv.string("node"));
-    const node = readableNode(lab, labNode(lab, nodeName));
+    const node = await readableNode(lab, labNode(lab, nodeName));
     const family = familyOf(dest.ip);
     const reader = await nodeReader(lab.exec, node, await nodeProxyMode(lab.exec, node, family), family);
     const live = await reader.read();

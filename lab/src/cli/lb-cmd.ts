@@ -22,7 +22,7 @@ function viewOf(inv: Invocation): LBListView {
 
 /** What one node's pins hold, of both families, and what its proxy says its mode is. */
 async function readNode(lab: ScenarioLab, name: string): Promise<NodeMaps> {
-  const node = readableNode(lab, labNode(lab, name));
+  const node = await readableNode(lab, labNode(lab, name));
   const bpfRoot = node.bpfRoot ?? "";
   const found: FamilyMaps[] = [];
   for (const family of families) {
@@ -38,11 +38,6 @@ async function runLBList(inv: Invocation): Promise<number> {
   const only = inv.string("node");
   const lab = await openLabFor("lb list", labDir(inv.string("state-dir")), realExec, process.stderr);
   try {
-    if (lab.runtime !== "netns")
-      throw new Error(
-        "lb list: a kind node's proxy pins its maps in its container's bpffs, which this host does not open; " +
-          "lb list reads a netns lab's nodes",
-      );
     const names = only === undefined ? lab.nodes.map((n) => n.name) : [labNode(lab, only).name];
     const nodes = await Promise.all(names.map((name) => readNode(lab, name)));
     console.log(lbListReport(nodes, view));
@@ -62,7 +57,8 @@ const listCommand: Command = {
     "what the node's own sockets read), slot 0 with its reverse NAT index and flags, then each slot's backend. " +
     "--backends and --revnat list those maps by id instead. Every node of the lab by default, each under a line " +
     "naming its proxy's mode and where its maps are pinned; a node with no maps says so. The maps are opened " +
-    "from this host (root), so only a netns lab's nodes, whose pins are on this host's bpffs.",
+    "from this host (root): a netns node's on this host's bpffs, a kind node's on its container's own, through " +
+    "/proc/PID/root of the node container.",
   flags: [
     { name: "node", value: "NODE", default: "every node", help: "the node whose maps to list" },
     { name: "backends", help: "list the backends map by id (cilium-dbg's --backends)" },

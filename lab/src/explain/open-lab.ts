@@ -3,6 +3,7 @@
 
 import type { ProgressSink } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
+import { kindEbpfPlaces } from "../kind/ebpf-mounts.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { readLabRuntime } from "../netns/state.js";
 import { type LabNode, openLab, type ScenarioLab } from "../scenarios/kit/scenario-lab.js";
@@ -24,10 +25,23 @@ export async function openLabFor(
   return openLab({ stateDir, params: new Map(), out, exec, ...(kind ? { kind } : {}) }, command);
 }
 
-/** A node of the lab as the node reads reach it: its shell, and its maps' pin root when this host can open it. */
-export function readableNode(lab: ScenarioLab, node: LabNode): ReadableNode {
-  return {
-    run: node.run,
-    ...(lab.runtime === "netns" ? { bpfRoot: nodeBPFRoot(lab.prefix, node.name) } : {}),
-  };
+/**
+ * A node of the lab as the node reads reach it: its shell, and its maps' pin root as this host opens it. A netns
+ * node pins on this host's bpffs; a kind node on its container's own, which this host reaches below the root of
+ * the container's first process (/proc/PID/root), as root.
+ */
+export async function readableNode(lab: ScenarioLab, node: LabNode): Promise<ReadableNode> {
+  if (lab.runtime === "netns") return { run: node.run, bpfRoot: nodeBPFRoot(lab.prefix, node.name) };
+  const pid = await kindNodePid(lab.exec, node);
+  return { run: node.run, ...(pid ? { bpfRoot: `/proc/${pid}/root${kindEbpfPlaces.pinRoot}` } : {}) };
+}
+
+/** The kind node container's first process, as the engine reports it; undefined when it is not running. */
+async function kindNodePid(exec: Exec, node: LabNode): Promise<string | undefined> {
+  // A kind node's shell is `docker exec <container>`, and the container is named after the node.
+  const [docker = "docker"] = node.run;
+  const pid = (
+    await exec([docker, "inspect", "--format", "{{.State.Pid}}", node.name]).catch(() => "")
+  ).trim();
+  return /^[1-9][0-9]*$/.test(pid) ? pid : undefined;
 }

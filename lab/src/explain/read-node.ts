@@ -77,7 +77,7 @@ export async function nodeProxyMode(exec: Exec, node: ReadableNode, family: IPFa
 function mapsReader(bpfRoot: string | undefined, family: IPFamily): NodeReader {
   if (!bpfRoot)
     throw new Error(
-      "the node's proxy runs in ebpf mode, and its maps are pinned where this process cannot open them (only a netns lab's nodes share this host's bpffs)",
+      "the node's proxy runs in ebpf mode, and this process finds no way to its pins (a kind node's container is not running?)",
     );
   const read = async (): Promise<LiveRuleset> => {
     const maps = await readPinnedMaps(bpfRoot, family);

@@ -60,7 +60,9 @@ async function open(lab: ScenarioLab, o: TraceOptions): Promise<Session> {
   const selector = service.spec?.selector ? selectorOf(service) : undefined;
   const pods = selector ? await PodWatch.start(lab.client, o.namespace, selector) : undefined;
   const protocol = port.protocol === "UDP" ? "udp" : "tcp";
-  const polled = lab.nodes.map((node) => ({ node, readable: readableNode(lab, node) }));
+  const polled = await Promise.all(
+    lab.nodes.map(async (node) => ({ node, readable: await readableNode(lab, node) })),
+  );
   const poll = await RulePoll.start(lab.exec, polled, { ip, port: port.port, protocol });
   const apiNodes = (await lab.client.call<{ items: Node[] }>("GET", "/api/v1/nodes")).items;
   const followed = poll.pollers.map((p) => ({

@@ -16,6 +16,7 @@ import { formatReport, switchFailures } from "../../src/migrate/report.js";
 import { hints } from "../../src/scenarios/hints/hints.js";
 import { scale } from "../../src/scenarios/scale/scale.js";
 import { repoRoot } from "../../src/self.js";
+import { runMain } from "../cli/harness.js";
 import { finding, runScenario } from "../scenarios/harness.js";
 import { webServer } from "./swap-traffic.js";
 import { runProbe, upTestCluster } from "./test-cluster.js";
@@ -302,6 +303,21 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     );
     const targets = { clusterIp: `${clusterIp}:80`, nodePort: `${nodeIp}:${nodePort}` };
     const want = { clusterIp: "web", nodePort: "web" };
+    // lb list opens the node's pins from this machine, through the node container's root (/proc/PID/root).
+    const listed = await runMain(["lb", "list", "--node", node, "--state-dir", dir]);
+    assert.equal(listed.code, 0, listed.stdout + listed.stderr);
+    assert.match(
+      listed.stdout,
+      new RegExp(`^${node}: ebpf mode, maps pinned under /proc/\\d+/root/sys/fs/bpf/switchyard$`, "m"),
+    );
+    assert.match(
+      listed.stdout,
+      new RegExp(
+        `^${clusterIp.replaceAll(".", "\\.")}:80/TCP +0\\.0\\.0\\.0:0 \\(\\d+\\) \\(0\\) \\[ClusterIP[^\\]]*\\]\n +\\d+\\.\\d+\\.\\d+\\.\\d+:\\d+/TCP`,
+        "m",
+      ),
+      listed.stdout,
+    );
     // A pod of the node: its connects are balanced by the socket programs on the node container's cgroup.
     const flags = ["--overrides", JSON.stringify({ spec: { nodeName: node } })];
     const fromPod = runProbe(kubectl, "ebpf-probe", probeImage, httpGetAll(targets), flags) as {
