@@ -109,10 +109,11 @@ export class EndpointsChangeTracker {
       const previousKeys = this.#portKeys.get(key) ?? [];
       for (const portKey of previousKeys) edits.push([portKey, undefined]);
       const computed = this.#pendingEndpoints.get(key) ?? this.#compute(ns, svc, slices);
-      conntrackCleanupRequired ||= previousKeys.some(isUDPPortKey) || [...computed.keys()].some(isUDPPortKey);
+      const keys = [...computed.keys()];
+      conntrackCleanupRequired ||= previousKeys.some(isUDPPortKey) || keys.some(isUDPPortKey);
       for (const entry of computed) edits.push(entry);
-      if (computed.size === 0) this.#portKeys.delete(key);
-      else this.#portKeys.set(key, [...computed.keys()]);
+      if (keys.length === 0) this.#portKeys.delete(key);
+      else this.#portKeys.set(key, keys);
       if (slices.size === 0) this.#applied.delete(key);
       else this.#applied.set(key, slices);
       updatedServices.add(key);
