@@ -18,7 +18,10 @@ import { newQuery } from "./wire/message.js";
 export interface ResolverOptions extends Pick<ParseOptions, "env" | "readFile" | "file"> {
   deps?: ResolverDeps;
   registry?: ReadonlyMap<string, Setup<ResolverDeps>>;
-  /** Bind address for every server; default all IPv4 addresses. */
+  /**
+   * Bind address for every server whose block has no `bind`. By default every address of both families, as
+   * CoreDNS listens on `:53`: one `::` socket that takes IPv4 too (`0.0.0.0` where the kernel has no IPv6).
+   */
   address?: string;
   /** Overrides every block's port (tests use 0). */
   portOverride?: number;
