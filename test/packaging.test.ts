@@ -1,13 +1,15 @@
 // The public packages as a user gets them from npm: packed, installed into an empty folder, then imported from
 // plain Node and from TypeScript. Catches a broken `exports` map, missing .d.ts files, and a dependency that is
-// only satisfied by the monorepo's root node_modules.
+// only satisfied by the monorepo's root node_modules. Then runs the README examples marked as running there
+// (test/readme-examples.ts says how a block is marked).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { readmeExamples } from "./readme-examples.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..");
@@ -17,6 +19,11 @@ const publicPackages = readdirSync(join(root, "packages"))
     manifest: JSON.parse(readFileSync(join(root, "packages", dir, "package.json"), "utf8")),
   }))
   .filter((p) => !p.manifest.private);
+// The READMEs a registry user reads: the public packages' and the programs'.
+const readmes = [
+  ...publicPackages.map((p) => relative(root, join(p.dir, "README.md"))),
+  ...readdirSync(join(root, "apps")).map((dir) => `apps/${dir}/README.md`),
+];
 
 describe("packaging", () => {
   const project = mkdtempSync(join(tmpdir(), "sy-pack-"));
@@ -125,5 +132,51 @@ describe("packaging", () => {
     } catch (err) {
       assert.fail(`consumer.ts does not typecheck:\n${(err as { stdout?: string }).stdout}`);
     }
+  });
+
+  describe("README examples, run from the installed tarballs", () => {
+    const files: string[] = [];
+    for (const readme of readmes) {
+      const { runnable, errors } = readmeExamples(readFileSync(join(root, readme), "utf8"), readme);
+      test(`${readme}: every ts or shell block says whether it runs`, () => {
+        assert.deepEqual(errors, []);
+      });
+      for (const example of runnable) {
+        test(`${example.where} prints what the README shows`, async () => {
+          const file = `readme-${example.where.replace(/[^a-z0-9]+/gi, "-")}.ts`;
+          writeFileSync(join(project, file), example.code);
+          files.push(file);
+          const { stdout, stderr } = await run(process.execPath, [file], { cwd: project, timeout: 20_000 });
+          assert.equal(stderr, "", `${example.where} wrote to stderr`);
+          assert.equal(stdout.trimEnd(), example.expected.trimEnd());
+        });
+      }
+    }
+
+    // A reader who saves an example as a .ts file gets it past a strict compiler too, not only past Node.
+    test("the examples typecheck in a strict NodeNext project", async () => {
+      assert.ok(files.length > 0, "no example ran");
+      writeFileSync(
+        join(project, "tsconfig.readme.json"),
+        JSON.stringify({
+          compilerOptions: {
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            target: "ES2022",
+            strict: true,
+            noEmit: true,
+            types: ["node"],
+            skipLibCheck: true,
+          },
+          files,
+        }),
+      );
+      const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+      try {
+        await run(process.execPath, [tsc, "-p", "tsconfig.readme.json"], { cwd: project });
+      } catch (err) {
+        assert.fail(`a README example does not typecheck:\n${(err as { stdout?: string }).stdout}`);
+      }
+    });
   });
 });

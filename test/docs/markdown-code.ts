@@ -72,3 +72,30 @@ export function codeSnippets(markdown: string): CodeSnippet[] {
   }
   return out;
 }
+
+/** A fenced block whole: its info string's first word (the language) and the rest, and its lines. */
+export interface FencedBlock {
+  /** 1-based line of the opening fence. */
+  readonly line: number;
+  readonly language: string;
+  /** The info string after the language, trimmed. */
+  readonly info: string;
+  readonly body: string;
+}
+
+/** Every fenced block of a Markdown page, in page order, closed as `codeSnippets` closes them. */
+export function fencedBlocks(markdown: string): FencedBlock[] {
+  const lines = markdown.split("\n");
+  const out: FencedBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = fence.exec(lines[i] ?? "");
+    if (!open) continue;
+    const marker = open[1] ?? "```";
+    const [language = "", ...rest] = (lines[i] ?? "").trim().slice(marker.length).trim().split(/\s+/);
+    let end = i + 1;
+    while (end < lines.length && !(lines[end] ?? "").trim().startsWith(marker)) end++;
+    out.push({ line: i + 1, language, info: rest.join(" "), body: lines.slice(i + 1, end).join("\n") });
+    i = end;
+  }
+  return out;
+}
