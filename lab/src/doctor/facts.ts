@@ -6,7 +6,7 @@ import { cacheBinDir, resolveBinary, type UpstreamBinary, upstreamDir } from "@s
 import type { LabRuntime } from "../netns/state.js";
 import { readLabRuntime } from "../netns/state.js";
 import { repoRoot } from "../self.js";
-import { binariesFor, type DoctorFacts, netnsTools, versionAtLeast } from "./checks.js";
+import { binariesFor, type DoctorFacts, imageTools, netnsTools, versionAtLeast } from "./checks.js";
 
 const GiB = 2 ** 30;
 
@@ -110,7 +110,12 @@ export async function gatherFacts(runtime: LabRuntime | undefined, stateDir: str
       wanted: wantedGo(),
     },
     binaries,
-    commands: Object.fromEntries(Object.keys(netnsTools).map((t) => [t, onPath(t)])),
+    commands: Object.fromEntries(
+      [...Object.keys(netnsTools), ...Object.keys(imageTools)].map((t) => [
+        t,
+        t.startsWith("/") ? existsSync(t) : onPath(t),
+      ]),
+    ),
     brNetfilter: existsSync("/proc/sys/net/bridge/bridge-nf-call-iptables"),
     ports: await ports(),
     ...(readLabRuntime(stateDir) === "netns" ? { labUp: stateDir } : {}),
