@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The README's commands: `npm test`, `npm run lab`, `npm run bench`. Each first installs what is missing, with
+// The README's commands: `npm test`, `npm run lab`, `npm run bench` (and `npm run upstream`, `npm run screenshots`). Each first installs what is missing, with
 // progress, then runs its job; a second run finds everything in place and goes straight to the job.
 //   1. system tools (Debian packages; installed with apt-get when root, else the exact command is printed)
 //   2. npm dependencies (npm ci when node_modules is missing or older than package-lock.json)
@@ -36,8 +36,10 @@ if (!runningWantedMajor()) {
 const job = process.argv[2];
 const jobArgs = process.argv.slice(3);
 
-// command -> Debian package that provides it. Everything the tests and the lab call.
-const systemTools = {
+// command -> Debian package that provides it. What the lab and the upstream build need (`npm run lab`,
+// `npm run upstream`): the netns runtime's kernel tools, and the host programs the lab's catalog images run in the
+// workshop's pods (lab/src/agent/image-catalog.ts: busybox's applets, agnhost's dig, curl and netcat-openbsd's nc).
+const labTools = {
   nft: "nftables",
   iptables: "iptables",
   "iptables-legacy": "iptables",
@@ -50,6 +52,12 @@ const systemTools = {
   flock: "util-linux",
   curl: "curl",
   nfacct: "nfacct",
+  nc: "netcat-openbsd",
+  // The busybox image is the host's static busybox (lab/src/agent/busybox.ts reads /bin/busybox).
+  busybox: "busybox-static",
+};
+// What only the test suite runs (`npm test`), on top of the lab's.
+const testTools = {
   // The cluster-dns image test loads the container with it (apps/cluster-dns/test/image-kubeadm.test.ts).
   dnsperf: "dnsperf",
   // switchyard-lab's completion scripts and `shell` are tested in each shell (lab/test/cli/process.test.ts).
@@ -57,11 +65,11 @@ const systemTools = {
   fish: "fish",
   // The dashboard's pages are tested in a real browser (lab/test/dashboard, lab/test/netns/dashboard.e2e.test.ts).
   chromium: "chromium",
-  // The lab's nginx and netcat images wrap the host's programs (lab/src/agent's image filesystems).
+  // The e2e suite's nginx image, on the netns lab, is the host's nginx (the conformance tests run it).
   nginx: "nginx",
-  nc: "netcat-openbsd",
 };
-const benchTools = { hyperfine: "hyperfine" };
+// The benchmarks time commands with hyperfine and load the resolver with dnsperf (bench/resolver).
+const benchTools = { hyperfine: "hyperfine", dnsperf: "dnsperf" };
 
 function step(name, fn) {
   const started = Date.now();
@@ -140,11 +148,23 @@ const wantsKind =
     jobArgs.includes("--runtime=kind") ||
     (runtimeFlag < 0 && process.getuid?.() !== 0));
 
+const screenshotsTest = join("lab", "test", "netns", "dashboard.e2e.test.ts");
+
 const jobs = {
   test: () => run(process.execPath, [join(root, "scripts", "test-all.mjs"), ...jobArgs]),
   // The whole lab: control plane, nodes as network namespaces, the stack deployed from its manifests (root).
   lab: () => run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...labArgs]),
   bench: () => run(process.execPath, [join(root, "bench", "run.mjs"), ...jobArgs]),
+  // The docs' dashboard screenshots, on purpose: the dashboard's end-to-end test on a netns lab, told to write them
+  // into docs/images (in `npm test` it writes into its own temporary folder). A skip fails: no picture is no run.
+  screenshots: () =>
+    run(process.execPath, [join(root, "scripts", "test-all.mjs"), screenshotsTest], {
+      env: {
+        ...process.env,
+        SWITCHYARD_SCREENSHOTS_DIR: join(root, "docs", "images"),
+        SWITCHYARD_NO_SKIP: "1",
+      },
+    }),
   upstream: () => {},
 };
 
@@ -178,11 +198,12 @@ if (!jobs[job]) {
   process.exit(2);
 }
 const labOther = job === "lab" && !labUp;
-step("system packages", () =>
-  ensureSystemTools(
-    wantsKind || labOther ? {} : job === "bench" ? { ...systemTools, ...benchTools } : systemTools,
-  ),
-);
+const jobTools = {
+  test: { ...labTools, ...testTools },
+  screenshots: { ...labTools, ...testTools },
+  bench: { ...labTools, ...benchTools },
+};
+step("system packages", () => ensureSystemTools(wantsKind || labOther ? {} : (jobTools[job] ?? labTools)));
 step("npm dependencies", ensureNpm);
 step("build", build);
 if (!labOther) step("upstream binaries", () => upstream(wantsKind ? ["kubectl"] : undefined));

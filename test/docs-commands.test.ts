@@ -3,6 +3,8 @@
 // flag must be one the command takes, each choice one it accepts, `--set` keys ones the scenario declares),
 // and each `npm run X` against the package's scripts (`npm run lab ARGS` as the switchyard-lab command it runs).
 // The fake pages below prove the check fails on a command, a flag or a script that does not exist.
+// The same pages' measured numbers ("took 18 s", "about 55 MiB") must carry the command that measured them and a
+// date, in their paragraph or the one before (test/docs/measured-numbers.ts says exactly what counts).
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -11,6 +13,7 @@ import { commandTable, runMain, scenarioParams } from "@switchyard/lab/cli";
 import { scenarios } from "@switchyard/lab/scenarios";
 import { type CommandFacts, commandProblems } from "./docs/check-command.js";
 import { codeSnippets } from "./docs/markdown-code.js";
+import { unbackedNumbers } from "./docs/measured-numbers.js";
 import { shownCommands } from "./docs/shown-commands.js";
 
 const root = join(import.meta.dirname, "..");
@@ -171,5 +174,66 @@ describe("the commands the docs show", () => {
     const wrong = await pageProblems("synopsis.md", wrongContinuation);
     assert.equal(wrong.problems.length, 1, wrong.problems.join("\n"));
     assert.match(wrong.problems[0] ?? "", /unknown flag --apiserver-prt/);
+  });
+});
+
+/** A results page the docs cite carries its date (each bench/results file names its run's date in its title). */
+const datedResults = (path: string) =>
+  existsSync(join(root, path)) && /\b20\d\d-[01]\d-[0-3]\d\b/.test(readFileSync(join(root, path), "utf8"));
+
+describe("the numbers the docs report", () => {
+  test("every measured number of the docs carries the command that measured it and a date", () => {
+    const problems = docPages().flatMap((file) =>
+      unbackedNumbers(readFileSync(file, "utf8"), datedResults).map(
+        (p) => `${relative(root, file)}:${p.line}: "${p.text}"`,
+      ),
+    );
+    assert.deepEqual(
+      problems,
+      [],
+      `${problems.length} measured number(s) without a command and a date in their paragraph or the one before:\n` +
+        problems.join("\n"),
+    );
+  });
+
+  test("a number without its command or its date is flagged; settings, dated runs and cited results are not", () => {
+    const fake = [
+      "# Times",
+      "",
+      "The first build takes about ten minutes on two cores.", // 3: neither
+      "",
+      "On 2026-12-03 `npx switchyard-lab up` was ready in 56.8 s.", // 5: both
+      "",
+      "`npx switchyard-lab down` took 26 s.", // 7: no date
+      "",
+      "On 2026-12-02, by hand, the lab was up after about", // 9: no command; the number wraps onto line 10
+      "15 s.",
+      "",
+      "The lease lasts 15 s and the timeout is 120 s.", // 12: settings, not measurements
+      "",
+      "The project's run (2026-12-03, `sudo npx switchyard-lab up`):",
+      "",
+      "```",
+      "lab ready in 56.8s",
+      "```",
+      "",
+      "(it took 56.8 s, nodes about 15.8 s).", // 20: backed by the paragraph before the output
+      "",
+      "The memory peak was about 55 MiB ([results](bench/results/fake.md)).", // 22: a dated results page
+      "",
+      "The peak was about 54 MiB ([results](bench/results/undated.md)).", // 24: that page has no date
+      "",
+      "## Next",
+      "",
+      "Down took 26 s.", // 28: a heading stands between it and the dated run
+    ].join("\n");
+    const dated = (path: string) => path === "bench/results/fake.md";
+    assert.deepEqual(unbackedNumbers(fake, dated), [
+      { line: 3, text: "about ten minutes" },
+      { line: 7, text: "took 26 s" },
+      { line: 9, text: "about 15 s" },
+      { line: 24, text: "about 54 MiB" },
+      { line: 28, text: "took 26 s" },
+    ]);
   });
 });

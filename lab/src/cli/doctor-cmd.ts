@@ -12,7 +12,8 @@ export const doctorCommand: Command = {
   description:
     "Checks what a lab needs on this machine, one line each, OK or what is wrong and how to fix it: root, the " +
     "Node running the lab, the upstream binaries and the Go that builds them, the commands the netns runtime " +
-    "runs (ip, nft, iptables, conntrack, openssl), the br_netfilter module, the ports the control plane listens " +
+    "runs (ip, nft, iptables, conntrack, openssl), the host programs its busybox, agnhost and nginx images run " +
+    "(/bin/busybox of busybox-static, dig, nc, nginx: a WARN, since only those pods need them), the br_netfilter module, the ports the control plane listens " +
     "on, the Docker engine, and free disk. A check only the other runtime needs is a WARN. Exits 1 when the " +
     "runtime chosen (--runtime, else the one up would pick) lacks something it needs.",
   flags: [

@@ -111,10 +111,10 @@ function scenarioCommand(s: Scenario): Command {
 export const scenarioGroup: Command = {
   name: "scenario",
   group: "Scenarios and tests",
-  summary: "a scenario that measures claims of shared/reference/claims.md on the running lab",
+  summary: "a scenario that measures claims of docs/claims.md on the running lab",
   description:
     "Runs a scenario against a running lab (switchyard-lab up, either runtime) and prints what it measured next " +
-    "to the claims of shared/reference/claims.md it tests, each with a verdict: holds, half right, wrong, or not " +
+    "to the claims of docs/claims.md it tests (practitioners' write-ups, restated), each with a verdict: holds, half right, wrong, or not " +
     "measured. --set changes a scenario's sizes and timings; long ones default to a workshop size and take " +
     "--full for the claims' own. docs/workshop/07-scenarios.md has what each measured.",
   subcommands: scenarios.map(scenarioCommand),

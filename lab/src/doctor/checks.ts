@@ -11,7 +11,7 @@ export interface DoctorFacts {
   go: { found?: string; wanted: string };
   /** Each upstream binary a runtime needs, and where it was found. */
   binaries: ReadonlyArray<{ name: string; path?: string }>;
-  /** Commands looked up on PATH, by name. */
+  /** Commands looked up on PATH, by name (a name that is a path: whether that file exists). */
   commands: Readonly<Record<string, boolean>>;
   brNetfilter: boolean;
   /** The lab's fixed ports on 127.0.0.1: free, or why not (EADDRINUSE...). */
@@ -57,6 +57,18 @@ export const netnsTools: Readonly<Record<string, string>> = {
   "iptables-restore": "iptables",
   conntrack: "conntrack",
   openssl: "openssl",
+};
+
+/**
+ * Host programs the netns runtime's catalog images run in their containers (agent/image-catalog.ts), with the
+ * Debian package of each and the images that need it. Without one the lab comes up, but a pod of those images
+ * stays Waiting, so doctor warns rather than fails. A path is looked for as it is (busybox: agent/busybox.ts).
+ */
+export const imageTools: Readonly<Record<string, { pkg: string; images: readonly string[] }>> = {
+  "/bin/busybox": { pkg: "busybox-static", images: ["busybox"] },
+  dig: { pkg: "dnsutils", images: ["agnhost", "glibc-dns-testing"] },
+  nc: { pkg: "netcat-openbsd", images: ["agnhost"] },
+  nginx: { pkg: "nginx", images: ["nginx"] },
 };
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
@@ -115,6 +127,30 @@ export function binaryChecks(f: DoctorFacts, runtime: LabRuntime | undefined): C
       },
     ),
   ];
+}
+
+/** The catalog images' host programs: a WARN when missing, since only pods of those images need them. */
+function imageCheck(f: DoctorFacts, runtime: LabRuntime | undefined): CheckResult {
+  const tools = Object.keys(imageTools);
+  const missing = tools.filter((t) => !f.commands[t]);
+  const of = (list: readonly string[], key: "pkg" | "images") => [
+    ...new Set(list.flatMap((t) => imageTools[t]?.[key] ?? [])),
+  ];
+  const images = of(missing, "images");
+  if (missing.length === 0)
+    return {
+      name: "images",
+      status: "ok",
+      text: `${tools.join(", ")}: found (${of(tools, "images").join(", ")})`,
+    };
+  const whose = runtime === "kind" ? " (only the other runtime needs it)" : "";
+  return {
+    name: "images",
+    status: "warn",
+    text:
+      `missing ${missing.join(", ")}: pods of the netns lab's ${images.join(", ")} image${images.length === 1 ? "" : "s"} ` +
+      `would stay Waiting${whose}; fix: apt-get install ${of(missing, "pkg").join(" ")}`,
+  };
 }
 
 function portCheck(f: DoctorFacts, neededHere: boolean): CheckResult {
@@ -179,6 +215,7 @@ export function doctorChecks(f: DoctorFacts, runtime: LabRuntime | undefined): C
         fix: `apt-get install ${packages}`,
       },
     ),
+    imageCheck(f, runtime),
     result("br_netfilter", f.brNetfilter, here(needs.brNetfilter), "loaded", {
       what:
         "not loaded: replies between pods on one node's bridge skip conntrack, so a pod reaching a Service " +

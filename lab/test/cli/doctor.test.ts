@@ -4,6 +4,7 @@ import {
   type DoctorFacts,
   doctorChecks,
   doctorReport,
+  imageTools,
   netnsTools,
   versionAtLeast,
 } from "../../src/doctor/checks.js";
@@ -22,7 +23,9 @@ function healthy(): DoctorFacts {
         path: `/cache/${name}`,
       }),
     ),
-    commands: Object.fromEntries(Object.keys(netnsTools).map((t) => [t, true])),
+    commands: Object.fromEntries(
+      [...Object.keys(netnsTools), ...Object.keys(imageTools)].map((t) => [t, true]),
+    ),
     brNetfilter: true,
     ports: [
       { port: 6443, what: "kube-apiserver" },
@@ -41,7 +44,7 @@ describe("doctor's checks", () => {
       const checks = doctorChecks(healthy(), runtime);
       assert.deepEqual(
         checks.map((c) => c.name),
-        ["root", "node", "binaries", "go", "tools", "br_netfilter", "ports", "docker", "disk"],
+        ["root", "node", "binaries", "go", "tools", "images", "br_netfilter", "ports", "docker", "disk"],
       );
       assert.deepEqual(
         checks.filter((c) => c.status !== "ok"),
@@ -109,6 +112,25 @@ describe("doctor's checks", () => {
     assert.equal(byName(missing, "kind").binaries?.status, "ok");
     const oldGo: DoctorFacts = { ...missing, go: { found: "1.25.9", wanted: "1.26.0" } };
     assert.equal(byName(oldGo, "netns").go?.status, "fail");
+  });
+
+  test("no static busybox: a warning naming busybox-static, never a failure, and kind is told it is not its own", () => {
+    const f: DoctorFacts = { ...healthy(), commands: { ...healthy().commands, "/bin/busybox": false } };
+    const netns = byName(f, "netns");
+    assert.deepEqual(netns.images, {
+      name: "images",
+      status: "warn",
+      text:
+        "missing /bin/busybox: pods of the netns lab's busybox image would stay Waiting; " +
+        "fix: apt-get install busybox-static",
+    });
+    assert.match(doctorReport(Object.values(netns), "netns"), /\nthe netns runtime has what it needs$/);
+    assert.match(byName(f, "kind").images?.text ?? "", /\(only the other runtime needs it\); fix:/);
+    const noNc: DoctorFacts = { ...f, commands: { ...f.commands, nc: false, nginx: false } };
+    assert.match(
+      byName(noNc, "netns").images?.text ?? "",
+      /^missing \/bin\/busybox, nc, nginx: pods of the netns lab's busybox, agnhost, nginx images .*fix: apt-get install busybox-static netcat-openbsd nginx$/,
+    );
   });
 
   test("taken ports: fine when the lab itself holds them, else what to stop", () => {

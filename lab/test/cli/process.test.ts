@@ -147,7 +147,7 @@ describe("switchyard-lab as a process", () => {
       const checks = lines(r.stdout).slice(1, -1);
       assert.deepEqual(
         checks.map((l) => l.split(/\s+/)[1]),
-        ["root", "node", "binaries", "go", "tools", "br_netfilter", "ports", "docker", "disk"],
+        ["root", "node", "binaries", "go", "tools", "images", "br_netfilter", "ports", "docker", "disk"],
         r.stdout,
       );
       for (const l of checks) assert.match(l, /^(OK|WARN|FAIL) /);

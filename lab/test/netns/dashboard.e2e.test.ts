@@ -1,7 +1,8 @@
 // The dashboard on a real netns lab with our stack, in Chromium: it shows the lab's Services, nodes, proxies and
 // DNS pods, follows a scale-up without a reload, warns when the DNS lameduck is shorter than the measured
-// propagation p99, and follows a `migrate` node by node. Screenshots go to the test's folder, or to
-// docs/images/dashboard-*.png with UPDATE_SCREENSHOTS=1 (how the committed ones are made).
+// propagation p99, and follows a `migrate` node by node. Screenshots go to the test's temporary folder, or to the
+// folder SWITCHYARD_SCREENSHOTS_DIR names: `npm run screenshots` gives docs/images, which is how the committed
+// docs/images/dashboard-*.png are made. A test run never writes into the checkout.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -50,9 +51,8 @@ const serviceAccounts = defineResource<ServiceAccount>({
   kind: "ServiceAccount",
   namespaced: true,
 });
-/** Where screenshots go: docs/images only when asked (UPDATE_SCREENSHOTS=1), so a run leaves the checkout as it was. */
-const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
-const committedImages = join(repoRoot, "docs", "images");
+/** Where screenshots go when asked (`npm run screenshots`: docs/images); unset, the test's temporary folder. */
+const screenshotsDir = process.env.SWITCHYARD_SCREENSHOTS_DIR;
 const ns = "dash-e2e";
 
 describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () => {
@@ -63,9 +63,9 @@ describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () =>
   let page: Page;
   let closeBrowser: () => Promise<void>;
 
-  /** A screenshot of the page (or one element of it), kept small: into docs/images with UPDATE_SCREENSHOTS=1. */
+  /** A screenshot of the page (or one element of it), kept small: into the test's folder unless asked elsewhere. */
   const shoot = async (name: string, selector?: string) => {
-    const path = join(UPDATE_SCREENSHOTS ? committedImages : dir, `dashboard-${name}.png`);
+    const path = join(screenshotsDir ?? dir, `dashboard-${name}.png`);
     if (selector) await page.locator(selector).screenshot({ path });
     else await page.screenshot({ path, fullPage: true });
     console.log(`# ${path}: ${Math.round(statSync(path).size / 1024)} KiB`);

@@ -1,6 +1,6 @@
 /**
- * The claims of shared/reference/claims.md, each restated in one line, so a scenario's report can print the claim
- * next to the number it measured. Ids are the document's.
+ * The claims of docs/claims.md, each restated in one line, so a scenario's report can print the claim next to the
+ * number it measured. Ids are the page's.
  */
 export const claims: Readonly<Record<string, string>> = {
   C1: "a 5000-pod Service has 50 slices; one pod dying rewrites one slice and leaves 49 untouched",

@@ -5,7 +5,7 @@ import type { ScenarioReport } from "./scenario.js";
 export function formatScenarioReport(r: ScenarioReport): string {
   const out = [`scenario ${r.scenario}`, ...r.lines.map((l) => `  ${l}`), ""];
   for (const f of r.findings) {
-    out.push(`${f.claim} claim:    ${claims[f.claim] ?? "(not in claims.md)"}`);
+    out.push(`${f.claim} claim:    ${claims[f.claim] ?? "(not in docs/claims.md)"}`);
     out.push(`${" ".repeat(f.claim.length)} measured: ${f.measured}`);
     out.push(`${" ".repeat(f.claim.length)} verdict:  ${f.verdict}${f.note ? ` (${f.note})` : ""}`);
   }

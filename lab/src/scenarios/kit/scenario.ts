@@ -1,11 +1,11 @@
 import type { ProgressSink } from "@switchyard/testbed/progress";
 import type { Exec } from "../../exec.js";
 
-/** What a measurement says about a claim of claims.md. */
+/** What a measurement says about a claim of docs/claims.md. */
 export type Verdict = "holds" | "half right" | "wrong" | "not measured";
 
 export interface ClaimFinding {
-  /** The claim's id in shared/reference/claims.md: "C1". */
+  /** The claim's id in docs/claims.md: "C1". */
   claim: string;
   /** The number(s) measured, in words: "1 of 50 slices written after one pod was deleted". */
   measured: string;
