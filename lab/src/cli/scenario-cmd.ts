@@ -12,7 +12,7 @@ import { repoRoot } from "../self.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
 import { columns } from "./help.js";
-import { didYouMean, suggestionsFor } from "./suggest.js";
+import { didYouMean, suggestionsFor } from "@switchyard/kube/flags";
 import { UsageError } from "./usage.js";
 
 /** A kind lab's nodes are entered with `docker exec`; the echo and traffic images are built and loaded first. */
