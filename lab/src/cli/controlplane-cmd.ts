@@ -131,7 +131,7 @@ const statusCmd: Command = {
     const dir = inv.string("state-dir") ?? defaultStateDir();
     const { state, components } = await status(dir);
     if (!state) {
-      console.log(`no control plane in ${dir}`);
+      console.log(`no control plane in ${dir}; run switchyard-lab controlplane up`);
       return 1;
     }
     console.log(`server:     ${state.server}\nkubeconfig: ${state.kubeconfig}`);
