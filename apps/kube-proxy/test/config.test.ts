@@ -336,7 +336,7 @@ test("-h is --help, as cobra's shorthand; an unknown flag names the close ones",
   const short = await run("-h");
   assert.deepEqual([short.code, short.err], [0, ""]);
   assert.equal(short.out, (await run("--help")).out);
-  assert.match(short.out, /^Usage: switchyard-proxy \[flags\]\n[^]*\n {2}-h, --help\n/);
+  assert.match(short.out, /^Usage: switchyard-proxy \[flags\]\n[\s\S]*\n {2}-h, --help\n/);
   assert.deepEqual(await run("--proxy-mod", "x"), {
     code: 2,
     out: "",

@@ -25,7 +25,12 @@ describe("without a lab", () => {
     });
   });
   after(() => {
-    for (const key of ["SWITCHYARD_LAB_DIR", "SWITCHYARD_STATE_DIR", "XDG_CACHE_HOME", "SWITCHYARD_KUBECTL"]) {
+    for (const key of [
+      "SWITCHYARD_LAB_DIR",
+      "SWITCHYARD_STATE_DIR",
+      "XDG_CACHE_HOME",
+      "SWITCHYARD_KUBECTL",
+    ]) {
       if (saved[key] === undefined) delete process.env[key];
       else process.env[key] = saved[key];
     }

@@ -22,7 +22,12 @@ test("the first view has each node's proxy mode and the syncs it made before the
     const url = argv.at(-1) ?? "";
     if (url.endsWith("/proxyMode")) return "nftables\n";
     if (url.endsWith("/metrics"))
-      return proxyMetrics({ syncs: 12, syncSeconds: 0.6, lastSync: 1_700_000_000, programming: [["+Inf", 0]] });
+      return proxyMetrics({
+        syncs: 12,
+        syncSeconds: 0.6,
+        lastSync: 1_700_000_000,
+        programming: [["+Inf", 0]],
+      });
     return "";
   };
   const lab: DashboardLab = {
@@ -44,7 +49,12 @@ test("the first view has each node's proxy mode and the syncs it made before the
     const view = (await (await fetch(`${dashboard.url}api/view`)).json()) as DashboardView;
     assert.deepEqual(view.notSynced, []);
     assert.deepEqual(
-      view.proxies.map((p) => [p.node, p.mode, p.syncs, p.syncHistory.map((s) => [Math.round(s.meanMs), s.syncs])]),
+      view.proxies.map((p) => [
+        p.node,
+        p.mode,
+        p.syncs,
+        p.syncHistory.map((s) => [Math.round(s.meanMs), s.syncs]),
+      ]),
       [
         ["node-1", "nftables", 12, [[50, 12]]],
         ["node-2", "nftables", 12, [[50, 12]]],

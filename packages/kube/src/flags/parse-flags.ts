@@ -20,7 +20,9 @@ function wording(set: FlagSet<unknown>) {
   const names = set.flags.map((f) => f.name);
   const hint = (name: string) => {
     const short = set.flags.find((f) => f.shorthand === name)?.name;
-    const candidates = short ? [short] : suggestionsFor(name, names.includes("help") ? names : [...names, "help"]);
+    const candidates = short
+      ? [short]
+      : suggestionsFor(name, names.includes("help") ? names : [...names, "help"]);
     return didYouMean(candidates, (s) => `${dash}${s}`);
   };
   return {
@@ -85,7 +87,8 @@ export function parseFlags<T>(typedSet: FlagSet<T>, argv: readonly string[]): Pa
       throw new FlagError(`unexpected argument "${arg}": this command takes flags only`);
     }
     const flag = set.flags.find(
-      (f) => f.name === split.name || (split.oneDash && set.dialect === "pflag" && f.shorthand === split.name),
+      (f) =>
+        f.name === split.name || (split.oneDash && set.dialect === "pflag" && f.shorthand === split.name),
     );
     if (flag === undefined) throw new FlagError(words.unknown(arg.split("=")[0] ?? "", split.name));
     let raw = split.value ?? (flag.kind === "bool" ? "true" : flag.bare);

@@ -119,7 +119,11 @@ describe("parseFlags, pflag dialect", () => {
     fails(pflag, ["--dry"], "unknown flag: --dry; did you mean --dry-run?");
     fails(pflag, ["--hlep"], "unknown flag: --hlep; did you mean --help?");
     fails(goFlag, ["-nam", "x"], "flag provided but not defined: -nam; did you mean -name?");
-    fails({ ...pflag, underscoreAsDash: true }, ["--dry_rn"], "unknown flag: --dry-rn; did you mean --dry-run?");
+    fails(
+      { ...pflag, underscoreAsDash: true },
+      ["--dry_rn"],
+      "unknown flag: --dry-rn; did you mean --dry-run?",
+    );
   });
 
   test("a shorthand is taken with one dash only, as pflag takes cobra's -h", () => {
