@@ -1,10 +1,11 @@
 import { existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { defaultStateDir, readState } from "@switchyard/testbed/controlplane";
+import { readState } from "@switchyard/testbed/controlplane";
 import { cacheBinDir, missingBinariesMessage, resolveBinary } from "@switchyard/testbed/upstream";
 import { currentLabDir, readLabState } from "../netns/state.js";
 import { repoRoot } from "../self.js";
 import type { FlagSpec } from "./command.js";
+import { controlPlaneDir } from "./flags.js";
 
 /** `--state-dir` of `env` and `shell`: the lab whose kubeconfig they set (`kubectl` reads SWITCHYARD_LAB_DIR). */
 export const kubeconfigLabFlag: FlagSpec = {
@@ -77,9 +78,9 @@ export function labKubeconfig(
   env: NodeJS.ProcessEnv = process.env,
 ): { kubeconfig: string | undefined; labDir: string; controlPlaneDir: string } {
   const labDir = stateDir ?? currentLabDir(env);
-  const controlPlaneDir = env.SWITCHYARD_STATE_DIR ?? defaultStateDir(env);
-  const kubeconfig = readLabState(labDir)?.kubeconfig || readState(controlPlaneDir)?.kubeconfig || undefined;
-  return { kubeconfig, labDir, controlPlaneDir };
+  const controlPlane = controlPlaneDir(undefined, env);
+  const kubeconfig = readLabState(labDir)?.kubeconfig || readState(controlPlane)?.kubeconfig || undefined;
+  return { kubeconfig, labDir, controlPlaneDir: controlPlane };
 }
 
 /** PATH with the project's Node, kubectl's folder and the lab's bin folder first, each once. */

@@ -44,7 +44,7 @@ describe("without a lab", () => {
     });
   });
 
-  test("status, logs and controlplane status name the next step", async () => {
+  test("status, logs and controlplane status name the next step (controlplane reads SWITCHYARD_STATE_DIR, as kubectl)", async () => {
     assert.deepEqual(await runMain(["status"]), {
       code: 1,
       stdout: `no lab in ${lab}; run switchyard-lab up\n`,
@@ -55,7 +55,7 @@ describe("without a lab", () => {
       stdout: "",
       stderr: `switchyard-lab: no lab in ${lab}; run switchyard-lab up\n`,
     });
-    assert.deepEqual(await runMain(["controlplane", "status", "--state-dir", controlPlane]), {
+    assert.deepEqual(await runMain(["controlplane", "status"]), {
       code: 1,
       stdout: `no control plane in ${controlPlane}; run switchyard-lab controlplane up\n`,
       stderr: "",
