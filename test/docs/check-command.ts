@@ -5,14 +5,8 @@
  * stand for any value; a choice list is checked choice by choice.
  */
 
-import {
-  type Command,
-  didYouMean,
-  parseInvocation,
-  resolveCommand,
-  suggestionsFor,
-  UnknownCommandError,
-} from "@switchyard/lab/cli";
+import { didYouMean, suggestionsFor } from "@switchyard/kube/flags";
+import { type Command, parseInvocation, resolveCommand, UnknownCommandError } from "@switchyard/lab/cli";
 import { labCommandLine } from "../../scripts/lab-args.mjs";
 import type { ShownCommand } from "./shown-commands.js";
 

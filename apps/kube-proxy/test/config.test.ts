@@ -321,6 +321,30 @@ test("upstream's other flags: applied where they mean something, else accepted, 
   );
 });
 
+test("-h is --help, as cobra's shorthand; an unknown flag names the close ones", async () => {
+  const run = async (...argv: string[]) => {
+    let out = "";
+    let err = "";
+    const code = await main({
+      argv,
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: (s: string) => (err += s) },
+      stopSignal: new Promise(() => {}),
+    });
+    return { code, out, err };
+  };
+  const short = await run("-h");
+  assert.deepEqual([short.code, short.err], [0, ""]);
+  assert.equal(short.out, (await run("--help")).out);
+  assert.match(short.out, /^Usage: switchyard-proxy \[flags\]\n[\s\S]*\n {2}-h, --help\n/);
+  assert.deepEqual(await run("--proxy-mod", "x"), {
+    code: 2,
+    out: "",
+    err: "switchyard-proxy: unknown flag: --proxy-mod; did you mean --proxy-mode?\n",
+  });
+  assert.equal((await run("--h")).err, "switchyard-proxy: unknown flag: --h; did you mean --help?\n");
+});
+
 test("--version prints what this is and exits 0; the OOM score is written, a refusal only logged", async () => {
   for (const [flag, check] of [
     [

@@ -1,7 +1,9 @@
 import { Logger, levelFromVerbosity } from "@switchyard/kube";
+import { versionAsked } from "@switchyard/kube/flags";
 import { startApp } from "./app.js";
 import { FlagError, parseFlags, usage } from "./cli/flags.js";
 import { ignoredFlagNotes } from "./cli/ignored-flags.js";
+import { versionText } from "./version.js";
 
 const PROGRAM = "switchyard-slice-controller";
 
@@ -28,6 +30,11 @@ export async function main(io: MainIO): Promise<number> {
   }
   if (flags.help) {
     io.stdout.write(usage(PROGRAM));
+    return 0;
+  }
+  const version = versionAsked(flags.version);
+  if (version !== "") {
+    io.stdout.write(`${versionText(version === "raw")}\n`);
     return 0;
   }
   const logger = new Logger({ ...levelFromVerbosity(flags.verbosity), out: io.stderr });

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_FLAGS, FlagError, parseFlags, parseGoDuration, parseHostPort } from "../src/index.js";
+import { DEFAULT_FLAGS, FlagError, main, parseFlags, parseGoDuration, parseHostPort } from "../src/index.js";
 
 const BIN = fileURLToPath(new URL("../bin/switchyard-slice-controller.js", import.meta.url));
 
@@ -129,6 +129,37 @@ describe("the program", () => {
       master.stderr,
       /^switchyard-slice-controller: cannot reach the apiserver at https:\/\/127\.0\.0\.1:2: /,
     );
+  });
+
+  test("-h, --version and an unknown flag's suggestion, as kube-controller-manager's cobra and verflag have them", async () => {
+    const inProcess = async (...argv: string[]) => {
+      let out = "";
+      let err = "";
+      const code = await main({
+        argv,
+        stdout: { write: (s: string) => (out += s) },
+        stderr: { write: (s: string) => (err += s) },
+        stopSignal: new Promise(() => {}),
+      });
+      return { code, out, err };
+    };
+    const short = await inProcess("-h");
+    assert.deepEqual([short.code, short.err], [0, ""]);
+    assert.match(short.out, /^Usage: switchyard-slice-controller \[flags\]\n/);
+    assert.match(short.out, /\n {2}-h, --help\n/);
+    assert.deepEqual(await inProcess("--version"), {
+      code: 0,
+      out: "Switchyard-Slice-Controller v0.1.0 (kube-controller-manager v1.37.2 compatible)\n",
+      err: "",
+    });
+    const raw = await inProcess("--version=raw");
+    assert.equal(JSON.parse(raw.out).compatibleWith, "kube-controller-manager v1.37.2");
+    assert.deepEqual(await inProcess("--controlers=x"), {
+      code: 2,
+      out: "",
+      err: "switchyard-slice-controller: unknown flag: --controlers; did you mean --controllers?\n",
+    });
+    assert.equal((await inProcess("--version=maybe")).code, 2);
   });
 
   test("--help prints every flag", () => {

@@ -1,8 +1,8 @@
+import { didYouMean, suggestionsFor } from "@switchyard/kube/flags";
 import type { Command } from "./command.js";
 import { bashCompletion } from "./completion/bash.js";
 import { fishCompletion } from "./completion/fish.js";
 import { zshCompletion } from "./completion/zsh.js";
-import { didYouMean, suggestionsFor } from "./suggest.js";
 import { UsageError } from "./usage.js";
 
 const scripts = { bash: bashCompletion, zsh: zshCompletion, fish: fishCompletion } as const;

@@ -2,6 +2,7 @@ import { cidrRange } from "@switchyard/basics";
 import { defaultStateDir, down, status, up, withDefaults } from "@switchyard/testbed/controlplane";
 import { resolveBinary } from "@switchyard/testbed/upstream";
 import type { Command, FlagSpec, Invocation } from "./command.js";
+import { controlPlaneDir } from "./flags.js";
 import { controlPlanePortFlags, controlPlanePorts } from "./port-flags.js";
 import { UsageError } from "./usage.js";
 
@@ -10,7 +11,7 @@ const defaults = withDefaults();
 const stateDirFlag: FlagSpec = {
   name: "state-dir",
   value: "DIR",
-  default: defaultStateDir(),
+  default: `SWITCHYARD_STATE_DIR, else ${defaultStateDir({ ...process.env, SWITCHYARD_STATE_DIR: "" })}`,
   help: "where certificates, kubeconfigs, etcd data and logs go",
   complete: "dir",
 };
@@ -61,7 +62,7 @@ async function runUp(inv: Invocation): Promise<number> {
     }
   }
   const state = await up({
-    ...(flag("state-dir") ? { stateDir: flag("state-dir") } : {}),
+    stateDir: controlPlaneDir(flag("state-dir")),
     ...(flag("bind-address") ? { bindAddress: flag("bind-address") } : {}),
     ...(flag("advertise-address") ? { advertiseAddress: flag("advertise-address") } : {}),
     ...(flag("service-cidr") ? { serviceCidr: flag("service-cidr") } : {}),
@@ -110,7 +111,7 @@ const downCmd: Command = {
   flags: [stateDirFlag, { name: "keep", help: "keep the state folder (etcd data, certificates, logs)" }],
   examples: ["switchyard-lab controlplane down", "switchyard-lab controlplane down --keep"],
   async run(inv) {
-    const dir = inv.string("state-dir") ?? defaultStateDir();
+    const dir = controlPlaneDir(inv.string("state-dir"));
     const result = await down(dir, inv.bool("keep"));
     if (result.stopped.length === 0) console.log(`nothing was running from ${dir}`);
     for (const s of result.stopped) console.log(`${s.name}: ${s.result}`);
@@ -128,10 +129,10 @@ const statusCmd: Command = {
   flags: [stateDirFlag],
   examples: ["switchyard-lab controlplane status"],
   async run(inv) {
-    const dir = inv.string("state-dir") ?? defaultStateDir();
+    const dir = controlPlaneDir(inv.string("state-dir"));
     const { state, components } = await status(dir);
     if (!state) {
-      console.log(`no control plane in ${dir}`);
+      console.log(`no control plane in ${dir}; run switchyard-lab controlplane up`);
       return 1;
     }
     console.log(`server:     ${state.server}\nkubeconfig: ${state.kubeconfig}`);

@@ -1,3 +1,4 @@
+import { defaultStateDir } from "@switchyard/testbed/controlplane";
 import { currentLabDir } from "../netns/state.js";
 import type { FlagSpec } from "./command.js";
 
@@ -12,3 +13,10 @@ export const labStateDirFlag: FlagSpec = {
 
 /** The lab folder a command acts on: --state-dir, else SWITCHYARD_LAB_DIR, else the default. */
 export const labDir = (given: string | undefined): string => given ?? currentLabDir();
+
+/**
+ * The bare control plane's folder: --state-dir, else SWITCHYARD_STATE_DIR, else the default; the `controlplane`
+ * commands act on it and `kubectl`, `env` and `shell` read its kubeconfig when no lab is up.
+ */
+export const controlPlaneDir = (given: string | undefined, env: NodeJS.ProcessEnv = process.env): string =>
+  given ?? (env.SWITCHYARD_STATE_DIR || defaultStateDir(env));

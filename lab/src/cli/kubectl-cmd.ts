@@ -1,6 +1,21 @@
 import { spawnSync } from "node:child_process";
 import type { Command } from "./command.js";
-import { kubeconfigLabFlag, labEnv, labPath } from "./lab-env.js";
+import { kubeconfigLabFlag, labEnv, labKubeconfig, labPath } from "./lab-env.js";
+
+/** kubectl commands that need no cluster; anything else without a lab would only fail on localhost:8080. */
+const CLIENT_ONLY = new Set(["help", "completion", "options", "config", "plugin", "kustomize"]);
+
+/**
+ * Whether kubectl's arguments need a cluster's kubeconfig: not for its help, its client-only commands,
+ * `version --client`, or a command line that names its own `--kubeconfig` or `--server`.
+ */
+export function kubectlNeedsCluster(args: readonly string[]): boolean {
+  const word = args.find((a) => !a.startsWith("-"));
+  if (word === undefined || CLIENT_ONLY.has(word)) return false;
+  if (word === "version" && args.some((a) => a === "--client" || a.startsWith("--client="))) return false;
+  const own = /^(?:-h|--help|--kubeconfig|-s|--server)(?:=|$)/;
+  return !args.some((a) => own.test(a));
+}
 
 export const kubectlCommand: Command = {
   name: "kubectl",
@@ -11,7 +26,9 @@ export const kubectlCommand: Command = {
     "PATH) with KUBECONFIG set to the lab's admin kubeconfig: the lab cluster's when one is up " +
     "(SWITCHYARD_LAB_DIR, else the default folder), else a bare control plane's (SWITCHYARD_STATE_DIR, " +
     "else its default). Every argument goes to kubectl; only a lone --help prints this, so `switchyard-lab " +
-    "kubectl get --help` is kubectl's help for get. Exits with kubectl's code.",
+    "kubectl get --help` is kubectl's help for get. Exits with kubectl's code. With neither a lab nor a control " +
+    "plane up, a command that needs a cluster is one line saying so (exit 1) instead of kubectl's localhost:8080 " +
+    "errors.",
   synopsis: "KUBECTL_ARGS...",
   passthrough: "all",
   args: [
@@ -23,6 +40,12 @@ export const kubectlCommand: Command = {
     "switchyard-lab kubectl help",
   ],
   async run(inv) {
+    const cluster = labKubeconfig();
+    if (!cluster.kubeconfig && kubectlNeedsCluster(inv.passthrough)) {
+      throw new Error(
+        `kubectl: no lab in ${cluster.labDir} and no control plane in ${cluster.controlPlaneDir}; run switchyard-lab up first`,
+      );
+    }
     const e = labEnv();
     const env = { ...process.env, ...(e.kubeconfig ? { KUBECONFIG: e.kubeconfig } : {}) };
     return spawnSync(e.kubectl, [...inv.passthrough], { stdio: "inherit", env }).status ?? 1;
@@ -34,8 +57,8 @@ export const envCommand: Command = {
   group: "Using the lab",
   summary: 'shell lines for eval "$(switchyard-lab env)": kubectl and switchyard-lab on PATH, KUBECONFIG',
   description:
-    "Prints export lines that put kubectl and switchyard-lab on PATH and set KUBECONFIG to the lab's (as " +
-    "switchyard-lab kubectl picks it), for eval in a POSIX shell. switchyard-lab is a link in the cache's bin " +
+    "Prints export lines that put the project's Node, kubectl and switchyard-lab first on PATH and set " +
+    "KUBECONFIG to the lab's (as switchyard-lab kubectl picks it), for eval in a POSIX shell. switchyard-lab is a link in the cache's bin " +
     "folder to this checkout's lab/bin/switchyard-lab.js.",
   flags: [kubeconfigLabFlag],
   examples: ['eval "$(npx switchyard-lab env)"', "kubectl get nodes"],
@@ -43,7 +66,7 @@ export const envCommand: Command = {
     const e = labEnv(inv.string("state-dir"));
     console.log(`export PATH="${labPath(e, "$PATH")}"`);
     if (e.kubeconfig) console.log(`export KUBECONFIG="${e.kubeconfig}"`);
-    else console.error("# no lab or control plane is up: KUBECONFIG not set (switchyard-lab up)");
+    else console.error("# no lab or control plane is up: KUBECONFIG not set; run switchyard-lab up");
     return 0;
   },
 };

@@ -101,6 +101,7 @@ function logFile(dir: string, component: string): string {
       if (file) candidates.push(join(paths.pods, podDir, file));
     }
   }
+  if (!existsSync(dir)) throw new Error(`no lab in ${dir}; run switchyard-lab up`);
   const found = candidates.find((f) => existsSync(f));
   if (!found) throw new Error(`no log for "${component}" in ${dir}`);
   return found;

@@ -1,10 +1,11 @@
 import { existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { defaultStateDir, readState } from "@switchyard/testbed/controlplane";
+import { readState } from "@switchyard/testbed/controlplane";
 import { cacheBinDir, missingBinariesMessage, resolveBinary } from "@switchyard/testbed/upstream";
 import { currentLabDir, readLabState } from "../netns/state.js";
 import { repoRoot } from "../self.js";
 import type { FlagSpec } from "./command.js";
+import { controlPlaneDir } from "./flags.js";
 
 /** `--state-dir` of `env` and `shell`: the lab whose kubeconfig they set (`kubectl` reads SWITCHYARD_LAB_DIR). */
 export const kubeconfigLabFlag: FlagSpec = {
@@ -21,6 +22,11 @@ export interface LabEnv {
   kubeconfig: string | undefined;
   /** A folder holding `switchyard-lab` (a link to lab/bin/switchyard-lab.js), to put on PATH. */
   binDir: string;
+  /**
+   * The folder of the Node running the lab: the project's (lab/bin runs itself again under it on another major),
+   * put first so that `npx` and `node` in the shell are the project's too, not an older system Node.
+   */
+  nodeDir: string;
 }
 
 /**
@@ -59,12 +65,26 @@ function isLink(path: string): boolean {
 export function labEnv(stateDir?: string, env: NodeJS.ProcessEnv = process.env): LabEnv {
   const kubectl = resolveBinary("kubectl", env).path;
   if (!kubectl) throw new Error(missingBinariesMessage(["kubectl"], cacheBinDir(env)));
-  const lab = readLabState(stateDir ?? currentLabDir(env))?.kubeconfig;
-  const controlPlane = readState(env.SWITCHYARD_STATE_DIR ?? defaultStateDir(env))?.kubeconfig;
-  return { kubectl, kubeconfig: lab || controlPlane, binDir: labBinDir(env) };
+  const { kubeconfig } = labKubeconfig(stateDir, env);
+  return { kubectl, kubeconfig, binDir: labBinDir(env), nodeDir: dirname(process.execPath) };
 }
 
-/** PATH with kubectl's folder and the lab's bin folder first. */
+/**
+ * The kubeconfig `kubectl`, `env` and `shell` use: a lab cluster's when one is up, else a bare control plane's;
+ * undefined when neither is, with the two folders looked in (for the error that says so).
+ */
+export function labKubeconfig(
+  stateDir?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { kubeconfig: string | undefined; labDir: string; controlPlaneDir: string } {
+  const labDir = stateDir ?? currentLabDir(env);
+  const controlPlane = controlPlaneDir(undefined, env);
+  const kubeconfig = readLabState(labDir)?.kubeconfig || readState(controlPlane)?.kubeconfig || undefined;
+  return { kubeconfig, labDir, controlPlaneDir: controlPlane };
+}
+
+/** PATH with the project's Node, kubectl's folder and the lab's bin folder first, each once. */
 export function labPath(e: LabEnv, path: string | undefined): string {
-  return [dirname(e.kubectl), e.binDir, ...(path ? [path] : [])].join(":");
+  const first = [...new Set([e.nodeDir, dirname(e.kubectl), e.binDir])];
+  return [...first, ...(path ? [path] : [])].join(":");
 }

@@ -1,5 +1,5 @@
+import { didYouMean, suggestionsFor } from "@switchyard/kube/flags";
 import type { Command, FlagSpec, Invocation } from "./command.js";
-import { didYouMean, suggestionsFor } from "./suggest.js";
 import { UsageError } from "./usage.js";
 
 const BOOL_WORDS: Readonly<Record<string, boolean>> = { true: true, "1": true, false: false, "0": false };

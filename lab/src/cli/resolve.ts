@@ -1,5 +1,5 @@
+import { didYouMean, suggestionsFor } from "@switchyard/kube/flags";
 import type { Command } from "./command.js";
-import { didYouMean, suggestionsFor } from "./suggest.js";
 import { UsageError } from "./usage.js";
 
 /** A command line's command: the table entry, the words that named it, and the arguments left for it. */

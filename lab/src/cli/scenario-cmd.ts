@@ -1,3 +1,4 @@
+import { didYouMean, suggestionsFor } from "@switchyard/kube/flags";
 import { realExec } from "../exec.js";
 import { kindToolsOnThisMachine } from "../kind/machine-tools.js";
 import { kindPaths } from "../kind/paths.js";
@@ -12,7 +13,6 @@ import { repoRoot } from "../self.js";
 import type { Command, Invocation } from "./command.js";
 import { labDir, labStateDirFlag } from "./flags.js";
 import { columns } from "./help.js";
-import { didYouMean, suggestionsFor } from "./suggest.js";
 import { UsageError } from "./usage.js";
 
 /** A kind lab's nodes are entered with `docker exec`; the echo and traffic images are built and loaded first. */

@@ -52,7 +52,7 @@ export function shellCommand(root: () => Command): Command {
     group: "Using the lab",
     summary: "a shell with kubectl and switchyard-lab on PATH, KUBECONFIG set, and a marked prompt",
     description:
-      "Opens your shell ($SHELL, else /bin/bash) with kubectl and switchyard-lab first on PATH, KUBECONFIG set " +
+      "Opens your shell ($SHELL, else /bin/bash) with the project's Node, kubectl and switchyard-lab first on PATH, KUBECONFIG set " +
       "as switchyard-lab kubectl sets it, SWITCHYARD_LAB_SHELL=1, and the prompt starting with " +
       `"${promptMark.trim()}". For bash, zsh and fish your own startup file is read first and completion is ` +
       "loaded. exit leaves it; the exit code is the shell's.",

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { HttpRestClient } from "@switchyard/kube";
+import { HttpRestClient, type RestClient } from "@switchyard/kube";
 import { type Exec, realExec } from "../exec.js";
 import { repoRoot } from "../self.js";
 import { DashboardCore } from "./dashboard-core.js";
@@ -23,6 +23,10 @@ export interface DashboardOptions {
   exec?: Exec;
   /** The lab; opened from stateDir when absent. */
   lab?: DashboardLab;
+  /** The lab's API; an HTTP client of lab.access when absent. */
+  client?: RestClient;
+  /** How long the first view waits for the watches to list and the first scrape round (default 10 s). */
+  firstViewTimeoutMs?: number;
 }
 
 export interface RunningDashboard {
@@ -46,12 +50,14 @@ async function scrapeRound(lab: DashboardLab, watch: LabWatch, core: DashboardCo
 /**
  * Follows the lab in stateDir and serves its page: the watched objects (lab-watch.ts), every proxy's and DNS
  * pod's metrics read each round, the progress file of a running `migrate`; DashboardCore turns them into the
- * view, LiveView hands it to the page on every change.
+ * view, LiveView hands it to the page on every change. The server starts once the watches have listed and one
+ * scrape round is in (or firstViewTimeoutMs passed), so a page opened at once shows what is already known:
+ * each node's proxy mode and the syncs it made, not "-" until the next round.
  */
 export async function startDashboard(o: DashboardOptions): Promise<RunningDashboard> {
   const lab = o.lab ?? (await openDashboardLab(o.stateDir));
   const exec = o.exec ?? realExec;
-  const client = new HttpRestClient(lab.access);
+  const client = o.client ?? new HttpRestClient(lab.access);
   const core = new DashboardCore(lab.lab);
   let watch: LabWatch | undefined;
   const live = new LiveView(() => core.view(watch?.objects() ?? emptyObjects, Date.now()));
@@ -61,9 +67,18 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   });
   const running = watch;
   const abort = new AbortController();
+  // The first round waits for the node list: before it, there is no node to read a proxy from.
+  const firstView = AbortSignal.any([abort.signal, AbortSignal.timeout(o.firstViewTimeoutMs ?? 10_000)]);
+  let firstRound: () => void = () => {};
+  const firstRoundDone = new Promise<void>((resolve) => {
+    firstRound = resolve;
+    firstView.addEventListener("abort", () => resolve(), { once: true });
+  });
   const scraping = (async () => {
+    await running.synced(firstView);
     while (!abort.signal.aborted) {
       await scrapeRound(lab, running, core, exec).catch(() => {});
+      firstRound();
       live.changed();
       await delay(o.scrapeIntervalMs ?? 2000, undefined, { signal: abort.signal }).catch(() => {});
     }
@@ -73,8 +88,10 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     live.stop();
     await running.stop();
     await scraping;
-    client.close();
+    // A client given by the caller stays the caller's to close.
+    if (!o.client && client instanceof HttpRestClient) client.close();
   };
+  await firstRoundDone;
   live.publish();
   const server = await serveDashboard({
     host: o.host ?? "127.0.0.1",

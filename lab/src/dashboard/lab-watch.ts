@@ -3,11 +3,11 @@ import {
   configMaps,
   discardLogger,
   endpointSlices,
-  type HttpRestClient,
   InformerFactory,
   indexNames,
   nodes,
   pods,
+  type RestClient,
   services,
 } from "@switchyard/kube";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -23,6 +23,8 @@ export interface LabWatch {
   /** Nodes' names, for the scrapes. */
   nodeNames(): string[];
   dnsPods: () => LabObjects["dnsPods"];
+  /** Resolves true once every informer has listed, false if `signal` aborts first. */
+  synced(signal: AbortSignal): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ export interface LabWatchHandlers {
  * Informers on what the page shows: Nodes, Services, EndpointSlices (indexed by Service), the kube-dns pods and
  * the coredns ConfigMap (its Corefile has the lameduck). They run until stop().
  */
-export function watchLab(client: HttpRestClient, stateDir: string, on: LabWatchHandlers): LabWatch {
+export function watchLab(client: RestClient, stateDir: string, on: LabWatchHandlers): LabWatch {
   const abort = new AbortController();
   const factory = new InformerFactory({ client, logger: discardLogger });
   const nodeInformer = factory.informerFor(nodes);
@@ -75,6 +77,7 @@ export function watchLab(client: HttpRestClient, stateDir: string, on: LabWatchH
     },
     nodeNames: () => nodeInformer.list().map((n) => n.metadata?.name ?? ""),
     dnsPods,
+    synced: (signal) => factory.waitForCacheSync(signal),
     stop: async () => {
       abort.abort();
       await factory.stop();

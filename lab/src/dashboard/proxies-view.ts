@@ -30,15 +30,16 @@ export interface SyncMemory {
 export const maxSyncSamples = 180;
 
 /**
- * Adds the mean duration of the syncs made between the previous scrape and this one. A proxy that restarted
- * (its count went down) starts a new baseline; its first syncs are not a difference, so they are left out.
+ * Adds the mean duration of the syncs made between the previous scrape and this one. The first scrape of a proxy,
+ * and the first after it restarted (its count went down), count from zero: the syncs it made before are what is
+ * already known of it, and the page's first view shows them rather than "no syncs seen yet".
  */
 export function rememberSyncs(memory: SyncMemory, scrape: ProxyScrape): SyncMemory {
   if (scrape.error || !scrape.metrics) return memory;
   const h = histogram(scrape.metrics, syncHistogram);
   const now = { count: h.count, sumSeconds: h.sum };
-  const last = memory.last;
-  if (!last || now.count < last.count || now.count === last.count) return { ...memory, last: now };
+  const last = memory.last && now.count >= memory.last.count ? memory.last : { count: 0, sumSeconds: 0 };
+  if (now.count === last.count) return { ...memory, last: now };
   const syncs = now.count - last.count;
   const sample = { at: scrape.at, meanMs: ((now.sumSeconds - last.sumSeconds) / syncs) * 1000, syncs };
   return { last: now, history: [...memory.history, sample].slice(-maxSyncSamples) };

@@ -16,7 +16,7 @@ export interface LabStatus {
  */
 export async function labStatus(dir: string, exec: Exec = realExec): Promise<LabStatus> {
   const state = readLabState(dir);
-  if (!state?.server) return { healthy: false, text: `no lab in ${dir}` };
+  if (!state?.server) return { healthy: false, text: `no lab in ${dir}; run switchyard-lab up` };
   const lines = [
     `apiserver:  ${state.server}`,
     `kubeconfig: ${state.kubeconfig}`,

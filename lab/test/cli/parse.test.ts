@@ -3,7 +3,6 @@ import { describe, test } from "node:test";
 import type { Command } from "../../src/cli/command.js";
 import { parseInvocation } from "../../src/cli/parse-args.js";
 import { asksForHelp, resolveCommand } from "../../src/cli/resolve.js";
-import { didYouMean, editDistance, suggestionsFor } from "../../src/cli/suggest.js";
 import { UsageError } from "../../src/cli/usage.js";
 
 const demo: Command = {
@@ -25,36 +24,6 @@ const refused = (argv: string[], message: string, cmd: Command = demo) =>
     () => parse(argv, cmd),
     (err: Error) => err instanceof UsageError && err.message === message,
   );
-
-describe("suggestions (cobra's rule: at most two edits, or a prefix)", () => {
-  test("edit distance counts insertions, deletions and substitutions, ignoring case", () => {
-    assert.equal(editDistance("down", "down"), 0);
-    assert.equal(editDistance("dwn", "down"), 1);
-    assert.equal(editDistance("Down", "down"), 0);
-    assert.equal(editDistance("stauts", "status"), 2);
-    assert.equal(editDistance("", "up"), 2);
-    assert.equal(editDistance("kitten", "sitting"), 3);
-  });
-
-  test("close names and names starting with what was typed, closest first", () => {
-    const names = ["up", "down", "status", "controlplane", "conformance", "completion"];
-    assert.deepEqual(suggestionsFor("dwn", names), ["down"]);
-    assert.deepEqual(suggestionsFor("con", names), ["conformance", "controlplane", "down"]);
-    assert.deepEqual(suggestionsFor("controlplan", names), ["controlplane"]);
-    assert.deepEqual(suggestionsFor("xyzzy", names), []);
-    assert.deepEqual(suggestionsFor("up", names), [], "an exact name is no suggestion");
-  });
-
-  test("the phrase names up to three", () => {
-    assert.equal(didYouMean([]), "");
-    assert.equal(didYouMean(["a"]), '; did you mean "a"?');
-    assert.equal(didYouMean(["a", "b", "c", "d"]), '; did you mean "a", "b" or "c"?');
-    assert.equal(
-      didYouMean(["x"], (s) => `--${s}`),
-      "; did you mean --x?",
-    );
-  });
-});
 
 describe("parseInvocation", () => {
   test("--flag value, --flag=value, booleans bare or =true/false, repeatable flags, positionals anywhere", () => {

@@ -183,7 +183,7 @@ describe("proxies: sync history, network programming latency", () => {
     assert.equal(quantile(0.99, { le: [1, Number.POSITIVE_INFINITY], counts: [0, 0] }), undefined);
   });
 
-  test("mean sync duration between scrapes, last sync time, p50/p99, a restart", () => {
+  test("mean sync duration between scrapes (the first scrape's: the syncs before it), last sync time, p50/p99, a restart", () => {
     const core = new DashboardCore(lab);
     const scrape = (at: number, syncs: number, syncSeconds: number) =>
       core.proxyScraped({
@@ -204,17 +204,19 @@ describe("proxies: sync history, network programming latency", () => {
           ],
         }),
       });
-    scrape(t0, 10, 0.5);
+    scrape(t0, 10, 0.5); // what is known at the first scrape: 10 syncs, 50 ms each
     scrape(t0 + 2000, 10, 0.5); // no sync in between: nothing to add
     scrape(t0 + 4000, 14, 0.7); // 4 syncs, 0.2 s: 50 ms each
-    scrape(t0 + 6000, 2, 0.01); // restarted: a new baseline
+    scrape(t0 + 6000, 2, 0.01); // restarted: its 2 syncs since, 5 ms each
     scrape(t0 + 8000, 3, 0.04); // 1 sync of 30 ms
     const p = core.view(objects(), t0 + 8000).proxies.find((x) => x.node === "node-1");
     assert.ok(p);
     assert.deepEqual(
       p.syncHistory.map((s) => [s.at - t0, Math.round(s.meanMs), s.syncs]),
       [
+        [0, 50, 10],
         [4000, 50, 4],
+        [6000, 5, 2],
         [8000, 30, 1],
       ],
     );

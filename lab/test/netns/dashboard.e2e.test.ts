@@ -19,7 +19,7 @@ import {
 import { eventually } from "@switchyard/kube/testing";
 import type { Deployment } from "kubernetes-types/apps/v1.js";
 import type { ServiceAccount } from "kubernetes-types/core/v1.js";
-import type { Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { type RunningDashboard, startDashboard } from "../../src/dashboard/dashboard.js";
 import { migrate } from "../../src/migrate/migrate.js";
 import { labDown } from "../../src/netns/lab-down.js";
@@ -61,6 +61,7 @@ describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () =>
   let client: HttpRestClient;
   let dashboard: RunningDashboard;
   let page: Page;
+  let context: BrowserContext;
   let closeBrowser: () => Promise<void>;
 
   /** A screenshot of the page (or one element of it), kept small: into the test's folder unless asked elsewhere. */
@@ -122,7 +123,8 @@ describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () =>
     console.log(`# dashboard at ${dashboard.url}`);
     const browser = await openBrowser();
     closeBrowser = browser.close;
-    page = await browser.context.newPage();
+    context = browser.context;
+    page = await context.newPage();
     await page.goto(dashboard.url);
   });
 
@@ -152,6 +154,24 @@ describe("switchyard-lab dashboard on a netns lab, in Chromium", { skip }, () =>
     await dnsPods.first().waitFor({ timeout: 60_000 });
     for (const text of await dnsPods.allInnerTexts()) assert.match(text, /serving/);
     assert.equal(await rendered(page.locator('[data-testid="lameduck"]')), "5s");
+  });
+
+  test("a dashboard started once the proxies have synced shows their mode and syncs in its first view", async () => {
+    // No second scrape round: what the page shows came with the first view.
+    const second = await startDashboard({ stateDir: dir, port: 0, scrapeIntervalMs: 600_000 });
+    const fresh = await context.newPage();
+    try {
+      await fresh.goto(second.url);
+      for (const node of ["node-1", "node-2"]) {
+        const row = fresh.locator(`[data-node="${node}"]`);
+        await row.waitFor({ timeout: 10_000 });
+        assert.equal(await rendered(row.locator(".proxy-mode")), "iptables");
+        await fresh.locator(`[data-testid="sync-${node}"]`).waitFor({ timeout: 10_000 });
+      }
+    } finally {
+      await fresh.close();
+      await second.stop();
+    }
   });
 
   test("follows a scale-up without a reload: the counts and the Service's timeline", async () => {

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { masterFlagError } from "@switchyard/kube";
-import { parseGoBool, parseHostPort } from "@switchyard/kube/flags";
+import { checkVersionValue, parseHostPort } from "@switchyard/kube/flags";
 import { XDP_ACCELERATIONS, type XdpAcceleration } from "@switchyard/proxier";
 import type { ProxyConfig } from "../config/config.js";
 import { INT32, oneOf, type ProxyFlag, sameField } from "./proxy-flags.js";
@@ -112,7 +112,7 @@ export const SPEC: readonly ProxyFlag[] = [
     bare: "true",
     field: "version",
     help: "Print the version and exit (--version=raw for details).",
-    check: (v) => (v === "raw" || parseGoBool(v) !== undefined ? undefined : "want true, false or raw"),
+    check: checkVersionValue,
   },
   {
     name: "metrics-bind-address",
@@ -403,5 +403,5 @@ export const SPEC: readonly ProxyFlag[] = [
     },
   },
   ...UPSTREAM_EXTRA_FLAGS,
-  { name: "help", kind: "bool", field: "help", help: "Print this help." },
+  { name: "help", kind: "bool", shorthand: "h", field: "help", help: "Print this help." },
 ];

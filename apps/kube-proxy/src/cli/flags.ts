@@ -4,7 +4,7 @@
 // ignored. Values are read as pflag reads them; what upstream's validation refuses is refused once the
 // configuration is complete (config/validate.ts).
 
-import { type FlagSet, usage as flagUsage, parseFlags, parseGoBool } from "@switchyard/kube/flags";
+import { type FlagSet, usage as flagUsage, parseFlags, versionAsked } from "@switchyard/kube/flags";
 import { appendPortIfNeeded, DEFAULT_PORTS, type ProxyConfig } from "../config/config.js";
 import { SPEC } from "./flag-spec.js";
 import type { ProxyFlag, ProxyFlags } from "./proxy-flags.js";
@@ -52,7 +52,6 @@ const flagNamed = (name: string): ProxyFlag | undefined => SPEC.find((f) => f.na
 export function parseCommandLine(argv: readonly string[]): CommandLine {
   // Every value is read and checked here, so a bad flag fails before anything starts.
   const { values, given } = parseFlags(FLAG_SET, argv);
-  const version = values.version ?? "";
   return {
     configFile: values.config,
     writeConfigTo: values.writeConfigTo,
@@ -61,8 +60,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     initOnly: values.initOnly,
     master: values.master,
     help: values.help,
-    // verflag: "raw", or a bool by strconv.ParseBool.
-    version: version === "raw" ? "raw" : parseGoBool(version) ? "true" : "",
+    version: versionAsked(values.version),
     given,
     apply(config, withConfigFile) {
       const c = structuredClone(config);

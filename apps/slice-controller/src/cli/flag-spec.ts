@@ -1,5 +1,5 @@
 import { masterFlagError } from "@switchyard/kube";
-import { type FlagSpec, parseHostPort } from "@switchyard/kube/flags";
+import { checkVersionValue, type FlagSpec, parseHostPort } from "@switchyard/kube/flags";
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
@@ -43,6 +43,8 @@ export interface ControllerFlags {
   /** host:port; undefined serves health on the metrics address. */
   healthzBindAddress: string | undefined;
   verbosity: number;
+  /** --version as given ("true" when bare, or "raw"); absent when not. */
+  version?: string;
   help: boolean;
   /** Names of the flags given on the command line, in order (for the ignored-flag log). */
   given: string[];
@@ -180,7 +182,15 @@ export const spec: FlagSpec<ControllerFlags>[] = [
   },
   { name: "v", kind: VERBOSITY, field: "verbosity", help: "Log verbosity; 0 is quiet." },
   ...UNSTORED_IGNORED_FLAGS,
-  { name: "help", kind: "bool", field: "help", help: "Print this help." },
+  {
+    name: "version",
+    kind: "string",
+    bare: "true",
+    field: "version",
+    help: "Print the version and exit (--version=raw for details).",
+    check: checkVersionValue,
+  },
+  { name: "help", kind: "bool", shorthand: "h", field: "help", help: "Print this help." },
 ];
 
 /** kube-controller-manager's defaults, except the Lease's name (ours, so both can run side by side). */

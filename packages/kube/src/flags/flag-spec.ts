@@ -52,6 +52,11 @@ interface FlagBase {
    * bool; bools always take "true".
    */
   readonly bare?: string;
+  /**
+   * A one-letter second name taken with one dash (pflag's shorthand, as cobra gives `--help` its `-h`); the
+   * pflag dialect only, where `--h` stays unknown as it is there.
+   */
+  readonly shorthand?: string;
 }
 
 /** A flag whose value lands in field K of the app's flag record. */

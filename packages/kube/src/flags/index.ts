@@ -13,4 +13,6 @@ export type {
 export { parseGoBool, parseGoBoolMap, parseGoFloat, parseGoInt } from "./go-values.js";
 export { parseHostPort } from "./host-port.js";
 export { type ParsedFlags, parseFlags } from "./parse-flags.js";
+export { didYouMean, editDistance, suggestionsFor } from "./suggest.js";
 export { usage } from "./usage.js";
+export { checkVersionValue, type ProgramVersion, versionAsked, versionText } from "./version-flag.js";

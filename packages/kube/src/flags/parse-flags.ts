@@ -1,6 +1,7 @@
 import { FlagError } from "./flag-error.js";
 import type { FlagSet, FlagSpec } from "./flag-spec.js";
 import { readValue } from "./read-value.js";
+import { didYouMean, suggestionsFor } from "./suggest.js";
 
 export interface ParsedFlags<T> {
   /** The defaults with each flag given written over its field; the last one given wins. */
@@ -14,12 +15,22 @@ export interface ParsedFlags<T> {
 /** The messages each dialect words its mistakes in (pflag's as kube-proxy's, Go's as CoreDNS's). */
 function wording(set: FlagSet<unknown>) {
   const dash = set.dialect === "go" ? "-" : "--";
+  // Neither library suggests anything; the suggestion follows their words on the same line. A shorthand given
+  // with two dashes (--h) means its flag, not every flag starting with that letter.
+  const names = set.flags.map((f) => f.name);
+  const hint = (name: string) => {
+    const short = set.flags.find((f) => f.shorthand === name)?.name;
+    const candidates = short
+      ? [short]
+      : suggestionsFor(name, names.includes("help") ? names : [...names, "help"]);
+    return didYouMean(candidates, (s) => `${dash}${s}`);
+  };
   return {
     unknown: (typed: string, name: string) =>
       set.dialect === "go"
-        ? `flag provided but not defined: -${name}`
+        ? `flag provided but not defined: -${name}${hint(name)}`
         : // The name as the flag set reads it, when that may differ from what was typed.
-          `unknown flag: ${set.underscoreAsDash ? `--${name}` : typed}`,
+          `unknown flag: ${set.underscoreAsDash ? `--${name}` : typed}${hint(name)}`,
     needsArgument: (name: string) => `flag needs an argument: ${dash}${name}`,
     invalid: (flag: FlagSpec<unknown>, raw: string, why: string) =>
       set.dialect === "go" && flag.kind === "bool"
@@ -29,7 +40,10 @@ function wording(set: FlagSet<unknown>) {
 }
 
 /** One argument split into a flag's name and its value (undefined when not written with "="). */
-function splitFlag(set: FlagSet<unknown>, arg: string): { name: string; value?: string } | undefined {
+function splitFlag(
+  set: FlagSet<unknown>,
+  arg: string,
+): { name: string; value?: string; oneDash?: boolean } | undefined {
   if (set.dialect === "go") {
     const m = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
     return m?.[1] === undefined || arg === "-" ? undefined : { name: m[1], value: m[2] };
@@ -38,7 +52,8 @@ function splitFlag(set: FlagSet<unknown>, arg: string): { name: string; value?: 
     set.underscoreAsDash ? /^--?([a-z][a-z0-9_-]*)(?:=(.*))?$/s : /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/s
   ).exec(arg);
   if (m?.[1] === undefined) return undefined;
-  return { name: set.underscoreAsDash ? m[1].replaceAll("_", "-") : m[1], value: m[2] };
+  const name = set.underscoreAsDash ? m[1].replaceAll("_", "-") : m[1];
+  return { name, value: m[2], oneDash: !arg.startsWith("--") };
 }
 
 type Wording = ReturnType<typeof wording>;
@@ -52,9 +67,10 @@ function readFlag(set: FlagSet<unknown>, words: Wording, flag: FlagSpec<unknown>
 }
 
 /**
- * Reads a command line by the set's dialect: `--name=value`, `--name value`, one dash or two, and bools (or
- * flags with a `bare` value) given without one. Each value is read and checked as it comes, so the first
- * mistake is the one reported, as both flag libraries do; every mistake is a one-line FlagError naming the flag.
+ * Reads a command line by the set's dialect: `--name=value`, `--name value`, one dash or two, a shorthand with
+ * one (`-h`), and bools (or flags with a `bare` value) given without one. Each value is read and checked as it comes, so the first
+ * mistake is the one reported, as both flag libraries do; every mistake is a one-line FlagError naming the flag,
+ * and an unknown flag's names the close ones ("did you mean --proxy-mode?").
  */
 export function parseFlags<T>(typedSet: FlagSet<T>, argv: readonly string[]): ParsedFlags<T> {
   // Fields are written by name; the table's types already tie each flag's kind to its field.
@@ -70,7 +86,10 @@ export function parseFlags<T>(typedSet: FlagSet<T>, argv: readonly string[]): Pa
       if (set.dialect === "go") return { values: values as T, given, rest: argv.slice(i) };
       throw new FlagError(`unexpected argument "${arg}": this command takes flags only`);
     }
-    const flag = set.flags.find((f) => f.name === split.name);
+    const flag = set.flags.find(
+      (f) =>
+        f.name === split.name || (split.oneDash && set.dialect === "pflag" && f.shorthand === split.name),
+    );
     if (flag === undefined) throw new FlagError(words.unknown(arg.split("=")[0] ?? "", split.name));
     let raw = split.value ?? (flag.kind === "bool" ? "true" : flag.bare);
     if (raw === undefined) {

@@ -16,7 +16,8 @@ export function usage<T>(set: FlagSet<T>, program: string): string {
   const flags = set.flags as readonly FlagSpec<unknown>[];
   const withType = (dash: string, flag: FlagSpec<unknown>) => {
     const type = typeName(flag);
-    return `  ${dash}${flag.name}${type === "" ? "" : ` ${type}`}`;
+    const short = flag.shorthand === undefined || set.dialect === "go" ? "" : `-${flag.shorthand}, `;
+    return `  ${short}${dash}${flag.name}${type === "" ? "" : ` ${type}`}`;
   };
   if (set.dialect === "go") {
     const sorted = [...flags].sort((a, b) => (a.name < b.name ? -1 : 1));

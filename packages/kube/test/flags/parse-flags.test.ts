@@ -113,6 +113,29 @@ describe("parseFlags, pflag dialect", () => {
     fails(set, ["-no_such"], "unknown flag: --no-such");
     fails(pflag, ["--dry_run"], 'unexpected argument "--dry_run": this command takes flags only');
   });
+
+  test("an unknown flag names the close ones, help included, in the dialect's dashes", () => {
+    fails(pflag, ["--verbos"], "unknown flag: --verbos; did you mean --verbose?");
+    fails(pflag, ["--dry"], "unknown flag: --dry; did you mean --dry-run?");
+    fails(pflag, ["--hlep"], "unknown flag: --hlep; did you mean --help?");
+    fails(goFlag, ["-nam", "x"], "flag provided but not defined: -nam; did you mean -name?");
+    fails(
+      { ...pflag, underscoreAsDash: true },
+      ["--dry_rn"],
+      "unknown flag: --dry-rn; did you mean --dry-run?",
+    );
+  });
+
+  test("a shorthand is taken with one dash only, as pflag takes cobra's -h", () => {
+    const set: FlagSet<Example> = {
+      ...pflag,
+      flags: [...flags, { name: "help", kind: "bool", shorthand: "h", help: "Help." }],
+    };
+    assert.deepEqual(parseFlags(set, ["-h"]).given, ["help"]);
+    assert.deepEqual(parseFlags(set, ["--help"]).given, ["help"]);
+    fails(set, ["--h"], "unknown flag: --h; did you mean --help?");
+    fails({ ...set, dialect: "go" }, ["-h"], "flag provided but not defined: -h; did you mean -help?");
+  });
 });
 
 describe("parseFlags, Go flag dialect", () => {

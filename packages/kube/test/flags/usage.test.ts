@@ -31,6 +31,14 @@ describe("usage", () => {
     );
   });
 
+  test("pflag's shorthand before the name", () => {
+    const withHelp = [...flags, { name: "help", kind: "bool" as const, shorthand: "h", help: "Help." }];
+    assert.match(
+      usage({ dialect: "pflag", flags: withHelp, defaults }, "prog"),
+      /\n {2}-h, --help\n {6}Help\.\n$/,
+    );
+  });
+
   test("Go's PrintDefaults: sorted by name, help after a tab", () => {
     assert.equal(
       usage({ dialect: "go", flags, defaults }, "prog"),

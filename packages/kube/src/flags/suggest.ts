@@ -1,3 +1,6 @@
+// Suggestions for a mistyped name, shared by every command line of the project: the programs' flags (parse-flags.ts)
+// and the lab's commands, flags and values.
+
 /** Edit distance (insertions, deletions, substitutions), ignoring case. */
 export function editDistance(a: string, b: string): number {
   const s = a.toLowerCase();
@@ -15,9 +18,9 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The candidates a typo probably meant, by cobra's rule for commands: at most two edits away, or starting with
- * what was typed (so `switchyard-lab contr` finds `controlplane`). Names that start with it first, then the
- * closest; ties keep the table's order.
+ * The candidates a typo probably meant, by cobra's rule for commands (pflag and Go's flag package suggest
+ * nothing): at most two edits away, or starting with what was typed (so `switchyard-lab contr` finds
+ * `controlplane`). Names that start with it first, then the closest; ties keep the table's order.
  */
 export function suggestionsFor(typed: string, candidates: readonly string[], maxDistance = 2): string[] {
   if (typed === "") return [];
