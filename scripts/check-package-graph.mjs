@@ -29,13 +29,6 @@ const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "peerDependencies"
 const PRODUCTION_FIELDS = ["dependencies", "peerDependencies"];
 /** The root package's own folders of code. */
 const ROOT_FOLDERS = ["bench", "test", "scripts"];
-/**
- * The one path out of a workspace that is a rule, not a violation: the lab's launcher runs from the repository
- * on whatever `node` is first on PATH, before anything may be built or installed, and brings the project's Node
- * with the script that `npm test`, `npm run lab` and CI use. The lab is private and repository-bound; making its
- * programs installable on their own is issue 35's work.
- */
-const REPOSITORY_LAUNCHERS = new Map([["lab/bin/switchyard-lab.js", "scripts/project-node.mjs"]]);
 
 const SOURCE_FILE = /\.(?:ts|tsx|mts|mjs|js)$/;
 const TEST_FILE = /\.test\.(?:ts|tsx|mts|mjs|js)$/;
@@ -200,7 +193,6 @@ function checkRelative(repo, at, from, role) {
     .split(sep)
     .join("/");
   if (resolved.startsWith("../")) return [{ message: ", outside the repository: import a package by name" }];
-  if (REPOSITORY_LAUNCHERS.get(at.file) === resolved) return [];
   const target = repo.ownerOf(resolved);
   if (target !== from) {
     const message = target.root

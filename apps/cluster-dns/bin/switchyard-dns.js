@@ -6,6 +6,10 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+// First, before anything that may not load on an older Node: the Node this package's engines asks for.
+const { exitOnOldNode } = await import("@switchyard/kube/node-version");
+exitOnOldNode("switchyard-dns", new URL("../package.json", import.meta.url));
+
 const appDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const entry = join(appDir, "dist", "run.js");
 if (!existsSync(entry)) {

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import { once } from "node:events";
 
+// First, before anything that may not load on an older Node: the Node this package's engines asks for.
+const { exitOnOldNode } = await import("@switchyard/kube/node-version");
+exitOnOldNode("switchyard-proxy", new URL("../package.json", import.meta.url));
+
 // Once, before anything else loads: a small young generation, so the peak does not depend on whether a container
 // limit told V8 how much memory there is (packages/kube/src/process/young-generation.ts). SWITCHYARD_PROXY_NODE_FLAGS=keep, or a
 // size given to node, keeps Node's own sizing.

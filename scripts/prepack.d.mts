@@ -1,0 +1,1 @@
+export function staleOutputs(dist: string, src: string): string[];
