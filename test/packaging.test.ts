@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { typecheckStrictConsumer } from "./packaging/strict-consumer.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..");
@@ -125,5 +126,14 @@ describe("packaging", () => {
     } catch (err) {
       assert.fail(`consumer.ts does not typecheck:\n${(err as { stdout?: string }).stdout}`);
     }
+  });
+
+  test("every entry point typechecks with skipLibCheck off, without the optional @kubernetes/client-node", async () => {
+    const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+    await typecheckStrictConsumer(
+      project,
+      publicPackages.map((p) => p.manifest),
+      tsc,
+    );
   });
 });
