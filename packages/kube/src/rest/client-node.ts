@@ -83,6 +83,11 @@ export function clientNodeAccess(
     applyToHTTPSOptions: async (opts) => {
       config ??= loaded();
       await (await config).applyToHTTPSOptions(opts);
+      // client-node also hands out an agent, kept per cluster and user for the life of the process, so TLS material
+      // that changes later (a rotated certificate, an exec plugin's new client certificate) would never reach it.
+      // HttpRestClient keeps its own agent per TLS material instead, and takes client-node's only where it is the
+      // point: a proxy-url.
+      if (feature.cluster.proxyUrl === undefined) delete opts.agent;
     },
   };
 }

@@ -9,6 +9,8 @@ export interface CurrentCluster {
   readonly server: string;
   readonly skipTLSVerify: boolean;
   readonly tlsServerName?: string;
+  /** A kubeconfig cluster's `proxy-url`: requests go through it (client-node's agent, client-node.ts). */
+  readonly proxyUrl?: string;
 }
 
 /**

@@ -358,7 +358,8 @@ export class HttpRestClient implements RestClient {
       method: req.method,
       headers,
       auth: auth.auth,
-      agent: this.#agentFor(auth, isHttps),
+      // The configuration's own agent is a proxy's (client-node.ts); otherwise one of ours, kept alive.
+      agent: auth.agent instanceof http.Agent ? auth.agent : this.#agentFor(auth, isHttps),
       signal: req.signal,
     };
     return new Promise((resolve, reject) => {
@@ -371,8 +372,8 @@ export class HttpRestClient implements RestClient {
     });
   }
 
-  // applyToHTTPSOptions builds a fresh agent per call, which would defeat keep-alive;
-  // keep one agent for as long as the TLS material stays the same.
+  // One agent for as long as the TLS material stays the same, so connections are kept alive; a configuration that
+  // rotates its certificates gets a new one.
   #agentFor(auth: https.RequestOptions, isHttps: boolean): http.Agent {
     const key = [auth.ca, auth.cert, auth.key, auth.rejectUnauthorized, auth.servername]
       .map(String)

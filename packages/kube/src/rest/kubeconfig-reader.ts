@@ -109,8 +109,14 @@ export function readKubeconfigFile(path: string, source: string, context?: strin
 
 function currentCluster(name: string, server: string, cluster: Fields): CurrentCluster {
   const servername = str(cluster["tls-server-name"]);
-  const skipTLSVerify = cluster["insecure-skip-tls-verify"] === true;
-  return { name, server, skipTLSVerify, ...(servername ? { tlsServerName: servername } : {}) };
+  const proxyUrl = str(cluster["proxy-url"]);
+  return {
+    name,
+    server,
+    skipTLSVerify: cluster["insecure-skip-tls-verify"] === true,
+    ...(servername ? { tlsServerName: servername } : {}),
+    ...(proxyUrl ? { proxyUrl } : {}),
+  };
 }
 
 function accessOf(path: string, current: CurrentCluster, cluster: Fields, user: Fields): ClusterAccess {

@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage } from "node:http";
 import type * as https from "node:https";
+import { type AddressInfo, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { type ClientNodeLoader, clientNodeAccess, clientNodeLoader } from "../../src/rest/client-node.js";
+import { HttpRestClient } from "../../src/rest/http-client.js";
 import { kubeconfigAccess } from "../../src/rest/kubeconfig.js";
 import { readKubeconfigFile } from "../../src/rest/kubeconfig-reader.js";
+import { nodes } from "../../src/rest/resources.js";
 
 /** A kubeconfig whose current context `exec` has an exec-plugin user, and a context `as` that impersonates. */
 function kubeconfig(): string {
@@ -81,6 +85,49 @@ describe("kubeconfig features through @kubernetes/client-node", () => {
     const got = await headers(kubeconfigAccess(path, "test", "as"));
     assert.equal(got?.Authorization, "Bearer from-file");
     assert.equal(got?.["Impersonate-User"], "alice");
+  });
+
+  test("a cluster's proxy-url: requests go through the proxy", async () => {
+    const seen: string[] = [];
+    const api = createServer((req, res) => {
+      seen.push(`${req.url} ${req.headers.authorization}`);
+      res.writeHead(200, { "content-type": "application/json" }).end('{"metadata":{"name":"n1"}}');
+    });
+    // client-node's proxy agent tunnels with CONNECT; this proxy notes the target and tunnels to `api` instead.
+    const proxy = createServer();
+    proxy.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
+      seen.push(`CONNECT ${req.url}`);
+      const upstream = connect((api.address() as AddressInfo).port, "127.0.0.1", () => {
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        upstream.write(head);
+        upstream.pipe(client).pipe(upstream);
+      });
+    });
+    await Promise.all([api, proxy].map((s) => new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok))));
+    const dir = mkdtempSync(join(tmpdir(), "sy-cn-"));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    // The server is in TEST-NET-1: reached only through the proxy.
+    const text = [
+      "clusters:",
+      `- {name: c, cluster: {server: 'http://192.0.2.1:8080', proxy-url: '${proxyUrl}'}}`,
+      "users: [{name: u, user: {token: t}}]",
+      "contexts: [{name: x, context: {cluster: c, user: u}}]",
+      "current-context: x",
+    ].join("\n");
+    writeFileSync(join(dir, "config"), text);
+    const client = new HttpRestClient(kubeconfigAccess(join(dir, "config"), "test"), {
+      requestTimeoutMs: 5000,
+    });
+    try {
+      assert.equal((await client.get(nodes, "n1")).metadata?.name, "n1");
+      assert.deepEqual(seen, ["CONNECT 192.0.2.1:8080", "/api/v1/nodes/n1 Bearer t"]);
+    } finally {
+      client.close();
+      proxy.close();
+      api.close();
+      proxy.closeAllConnections();
+      api.closeAllConnections();
+    }
   });
 
   test("without the package: one line naming the file, the feature and the package, before any request", () => {
