@@ -65,6 +65,7 @@ export {
   type WriteOptions,
 } from "./rest/client.js";
 export { type ClientCertificate, clientCertificateAccess } from "./rest/client-certificate.js";
+export type { ClusterAccess, CurrentCluster } from "./rest/cluster-access.js";
 export { dropNullFields, parseApiJson } from "./rest/decode.js";
 export {
   HttpRestClient,
@@ -72,13 +73,8 @@ export {
   type PathWatchOptions,
   type RequestOutcome,
 } from "./rest/http-client.js";
-export { type ClusterAccess, type InClusterOptions, inClusterAccess } from "./rest/in-cluster.js";
-export {
-  kubeconfigAccess,
-  type LoadKubeConfigOptions,
-  loadKubeConfig,
-  loadKubeConfigFile,
-} from "./rest/kubeconfig.js";
+export { type InClusterOptions, inClusterAccess } from "./rest/in-cluster.js";
+export { kubeconfigAccess, type LoadKubeConfigOptions, loadKubeConfig } from "./rest/kubeconfig.js";
 export { clusterAccess, masterFlagError, masterURL } from "./rest/master.js";
 export {
   type KubeList,

@@ -1,5 +1,5 @@
 import type * as https from "node:https";
-import type { ClusterAccess } from "./in-cluster.js";
+import type { ClusterAccess } from "./cluster-access.js";
 
 /** An API server and the PEM material to reach it as a client-certificate user. */
 export interface ClientCertificate {
@@ -23,5 +23,5 @@ export function clientCertificateAccess(c: ClientCertificate): ClusterAccess {
       opts.cert = c.cert;
       opts.key = c.key;
     },
-  } as ClusterAccess;
+  };
 }

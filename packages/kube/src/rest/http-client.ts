@@ -13,8 +13,8 @@ import {
   type WatchOptions,
   type WriteOptions,
 } from "./client.js";
+import type { ClusterAccess } from "./cluster-access.js";
 import { parseApiJson } from "./decode.js";
-import type { ClusterAccess } from "./in-cluster.js";
 import { ndjson } from "./ndjson.js";
 import type { KubeList, KubeObject, WatchEvent } from "./object.js";
 import { queryString, resourcePath } from "./paths.js";
@@ -62,8 +62,8 @@ interface Request {
 
 /**
  * The REST client over node:http(s). The configuration says where the server is and how each request
- * authenticates (client-node's KubeConfig for kubeconfig files, in-cluster.ts for a pod's service
- * account); requests, keep-alive and the watch stream are ours, on raw JSON.
+ * authenticates (kubeconfig.ts for kubeconfig files, in-cluster.ts for a pod's service account); requests,
+ * keep-alive and the watch stream are ours, on raw JSON.
  */
 export class HttpRestClient implements RestClient {
   readonly server: URL;
@@ -336,7 +336,7 @@ export class HttpRestClient implements RestClient {
   // connecting included. Node's own request.setTimeout would start only once the socket has connected, so a SYN
   // that goes nowhere would wait out the kernel's SYN retries, two minutes.
   async #sendOnce(req: Request): Promise<http.IncomingMessage> {
-    // Auth can change between calls (exec plugins, rotated tokens), so ask the KubeConfig every time.
+    // Auth can change between calls (exec plugins, rotated tokens), so ask the configuration every time.
     const auth: https.RequestOptions = {};
     await this.#kc.applyToHTTPSOptions(auth);
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
@@ -358,7 +358,8 @@ export class HttpRestClient implements RestClient {
       method: req.method,
       headers,
       auth: auth.auth,
-      agent: this.#agentFor(auth, isHttps),
+      // The configuration's own agent is a proxy's (client-node.ts); otherwise one of ours, kept alive.
+      agent: auth.agent instanceof http.Agent ? auth.agent : this.#agentFor(auth, isHttps),
       signal: req.signal,
     };
     return new Promise((resolve, reject) => {
@@ -371,8 +372,8 @@ export class HttpRestClient implements RestClient {
     });
   }
 
-  // applyToHTTPSOptions builds a fresh agent per call, which would defeat keep-alive;
-  // keep one agent for as long as the TLS material stays the same.
+  // One agent for as long as the TLS material stays the same, so connections are kept alive; a configuration that
+  // rotates its certificates gets a new one.
   #agentFor(auth: https.RequestOptions, isHttps: boolean): http.Agent {
     const key = [auth.ca, auth.cert, auth.key, auth.rejectUnauthorized, auth.servername]
       .map(String)

@@ -1,12 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import type * as https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
-
-/**
- * What HttpRestClient asks of a configuration: the API server, and the TLS material and headers of each
- * request. client-node's KubeConfig has both; so does the in-cluster configuration below.
- */
-export type ClusterAccess = Pick<KubeConfig, "getCurrentCluster" | "applyToHTTPSOptions">;
+import type { ClusterAccess } from "./cluster-access.js";
 
 export const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -67,5 +61,5 @@ export function inClusterAccess(options: InClusterOptions = {}): ClusterAccess {
       opts.ca = ca;
       opts.headers = { ...opts.headers, Authorization: `Bearer ${currentToken()}` };
     },
-  } as ClusterAccess;
+  };
 }

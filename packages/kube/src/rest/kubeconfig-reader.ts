@@ -1,13 +1,14 @@
 // Kubeconfig files read without client-node, for the users almost every component has: a client certificate,
 // a bearer token or a token file, over a cluster with a CA or insecure-skip-tls-verify. Loading client-node
 // costs a process about 50 MiB of resident memory (bench/results/resolver-memory.md), more than the rest of
-// a DNS server; only exec plugins, auth providers, basic auth, impersonation and proxies still need it, and
-// readKubeconfigFile says so by returning undefined.
+// a DNS server, and installing it 64 MB of disk; only exec plugins, auth providers, basic auth, impersonation and
+// proxies still need it, and readKubeconfigFile says which of them a file uses.
 import { readFileSync } from "node:fs";
 import type * as https from "node:https";
 import { dirname, resolve } from "node:path";
 import { load } from "js-yaml";
-import { type ClusterAccess, fileToken } from "./in-cluster.js";
+import type { ClusterAccess, CurrentCluster } from "./cluster-access.js";
+import { fileToken } from "./in-cluster.js";
 
 /** A named entry of a kubeconfig list (clusters, users, contexts), with kubectl's field names. */
 interface Named<T> {
@@ -25,9 +26,24 @@ interface RawKubeconfig {
   "current-context"?: string;
 }
 
-/** User fields only client-node handles: with any of them set, the file goes to client-node. */
-const CLIENT_NODE_USER_FIELDS = ["exec", "auth-provider", "username", "password", "as", "as-groups"];
-const CLIENT_NODE_CLUSTER_FIELDS = ["proxy-url"];
+/** User fields only client-node handles, each with the feature it is: with any of them set, the file needs it. */
+const CLIENT_NODE_USER_FIELDS: ReadonlyArray<readonly [string, string]> = [
+  ["exec", "an exec plugin"],
+  ["auth-provider", "an auth provider"],
+  ["username", "basic auth"],
+  ["password", "basic auth"],
+  ["as", "impersonation"],
+  ["as-groups", "impersonation"],
+];
+const CLIENT_NODE_CLUSTER_FIELDS: ReadonlyArray<readonly [string, string]> = [["proxy-url", "a proxy-url"]];
+
+/**
+ * A kubeconfig file as read here: the access it gives, or, when its user or cluster needs client-node, which
+ * feature that is ("user admin uses an exec plugin") and the cluster it names.
+ */
+export type KubeconfigFile =
+  | { access: ClusterAccess }
+  | { clientNodeFeature: string; cluster: CurrentCluster };
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
@@ -63,14 +79,10 @@ function bearer(user: Fields, dir: string): (() => string) | undefined {
 }
 
 /**
- * The access a kubeconfig file gives under `context` (its current context by default), or undefined when its
- * user needs client-node. Throws one line for a file that does not parse or names what it does not have.
+ * A kubeconfig file under `context` (its current context by default): its access, or the feature that needs
+ * client-node. Throws one line for a file that does not parse or names what it does not have.
  */
-export function readKubeconfigFile(
-  path: string,
-  source: string,
-  context?: string,
-): ClusterAccess | undefined {
+export function readKubeconfigFile(path: string, source: string, context?: string): KubeconfigFile {
   const fail = (why: string) => new Error(`kubeconfig ${path} (${source}) ${why}`);
   let raw: RawKubeconfig;
   try {
@@ -84,21 +96,36 @@ export function readKubeconfigFile(
   const cluster = ctx ? entryNamed(raw.clusters, "cluster", str(ctx.cluster)) : undefined;
   const server = cluster ? str(cluster.server) : undefined;
   if (!cluster || !server) throw fail("has no current cluster");
-  const user = entryNamed(raw.users, "user", str(ctx?.user)) ?? {};
-  if (CLIENT_NODE_USER_FIELDS.some((f) => user[f] !== undefined)) return undefined;
-  if (CLIENT_NODE_CLUSTER_FIELDS.some((f) => cluster[f] !== undefined)) return undefined;
-  return accessOf(path, str(ctx?.cluster) ?? "", server, cluster, user);
+  const userName = str(ctx?.user) ?? "";
+  const user = entryNamed(raw.users, "user", userName) ?? {};
+  const current = currentCluster(str(ctx?.cluster) ?? "", server, cluster);
+  const byUser = CLIENT_NODE_USER_FIELDS.find(([f]) => user[f] !== undefined);
+  if (byUser) return { clientNodeFeature: `user ${userName} uses ${byUser[1]}`, cluster: current };
+  const byCluster = CLIENT_NODE_CLUSTER_FIELDS.find(([f]) => cluster[f] !== undefined);
+  if (byCluster)
+    return { clientNodeFeature: `cluster ${current.name} uses ${byCluster[1]}`, cluster: current };
+  return { access: accessOf(path, current, cluster, user) };
 }
 
-function accessOf(path: string, name: string, server: string, cluster: Fields, user: Fields): ClusterAccess {
-  const dir = dirname(path);
-  const skipTLSVerify = cluster["insecure-skip-tls-verify"] === true;
+function currentCluster(name: string, server: string, cluster: Fields): CurrentCluster {
   const servername = str(cluster["tls-server-name"]);
+  const proxyUrl = str(cluster["proxy-url"]);
+  return {
+    name,
+    server,
+    skipTLSVerify: cluster["insecure-skip-tls-verify"] === true,
+    ...(servername ? { tlsServerName: servername } : {}),
+    ...(proxyUrl ? { proxyUrl } : {}),
+  };
+}
+
+function accessOf(path: string, current: CurrentCluster, cluster: Fields, user: Fields): ClusterAccess {
+  const dir = dirname(path);
+  const { skipTLSVerify, tlsServerName: servername } = current;
   const ca = material(cluster, "certificate-authority", dir);
   const cert = material(user, "client-certificate", dir);
   const key = material(user, "client-key", dir);
   const token = bearer(user, dir);
-  const current = { name, server, skipTLSVerify, ...(servername ? { tlsServerName: servername } : {}) };
   return {
     getCurrentCluster: () => current,
     applyToHTTPSOptions: async (opts: https.RequestOptions) => {
@@ -109,5 +136,5 @@ function accessOf(path: string, name: string, server: string, cluster: Fields, u
       if (key) opts.key = key();
       if (token) opts.headers = { ...opts.headers, Authorization: `Bearer ${token()}` };
     },
-  } as ClusterAccess;
+  };
 }

@@ -1,11 +1,10 @@
 import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { KubeConfig } from "@kubernetes/client-node";
-import { type ClusterAccess, inClusterAccess, serviceAccountDir } from "./in-cluster.js";
+import { clientNodeAccess } from "./client-node.js";
+import type { ClusterAccess } from "./cluster-access.js";
+import { inClusterAccess, serviceAccountDir } from "./in-cluster.js";
 import { readKubeconfigFile } from "./kubeconfig-reader.js";
-import { applyKubectlTokenFiles } from "./token-file.js";
 
 export interface LoadKubeConfigOptions {
   /** Explicit kubeconfig path (a --kubeconfig flag); wins over everything else. */
@@ -19,43 +18,14 @@ export interface LoadKubeConfigOptions {
 }
 
 /**
- * client-node's KubeConfig class, loaded on first use: only kubeconfig files need it (contexts, exec
- * plugins, auth providers), and a process that never reads one (a pod on its service account) is spared
- * the library's memory. Node 24 loads the ES module synchronously through require.
- */
-function kubeConfigClass(): typeof KubeConfig {
-  const load = createRequire(import.meta.url);
-  return (load("@kubernetes/client-node") as { KubeConfig: typeof KubeConfig }).KubeConfig;
-}
-
-/** One kubeconfig file through client-node (kubectl's `tokenFile` users included). */
-export function loadKubeConfigFile(path: string, source = "--kubeconfig"): KubeConfig {
-  const kc = new (kubeConfigClass())();
-  try {
-    kc.loadFromFile(path);
-    applyKubectlTokenFiles(kc, path);
-  } catch (err) {
-    throw new Error(`kubeconfig ${path} (${source}) is invalid: ${(err as Error).message}`);
-  }
-  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig ${path} (${source}) has no current cluster`);
-  return kc;
-}
-
-/**
- * The access a kubeconfig file gives, under `context` when given (else its current context): read without
- * client-node for certificate and token users (kubeconfig-reader.ts), through client-node for the others
- * (exec plugins, auth providers). Throws one line naming the file.
+ * The access a kubeconfig file gives, under `context` when given (else its current context): read here for
+ * certificate and token users (kubeconfig-reader.ts), through the optional @kubernetes/client-node for exec
+ * plugins, auth providers, basic auth, impersonation and proxies, imported at the first request. Throws one line
+ * naming the file, and the package when such a file meets an install without it.
  */
 export function kubeconfigAccess(path: string, source = "--kubeconfig", context?: string): ClusterAccess {
-  const plain = readKubeconfigFile(path, source, context);
-  if (plain) return plain;
-  const kc = loadKubeConfigFile(path, source);
-  if (context !== undefined) {
-    if (!kc.getContextObject(context)) throw new Error(`kubeconfig ${path} has no context '${context}'`);
-    kc.setCurrentContext(context);
-  }
-  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig ${path} (${source}) has no current cluster`);
-  return kc;
+  const file = readKubeconfigFile(path, source, context);
+  return "access" in file ? file.access : clientNodeAccess(path, source, file, context);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Where the API server is and how to reach it when a component takes both --kubeconfig and --master (kube-proxy,
 // kube-controller-manager): combined as client-go's clientcmd.BuildConfigFromFlags combines them (its
 // deferred-loading config with the master as the cluster's server override).
-import type { ClusterAccess } from "./in-cluster.js";
+import type { ClusterAccess } from "./cluster-access.js";
 import { loadKubeConfig } from "./kubeconfig.js";
 
 /**
@@ -53,7 +53,7 @@ export function clusterAccess(
   const secure = server.startsWith("https:");
   if (kubeconfig === "") {
     const cluster = { name: "master", server, skipTLSVerify: false };
-    return { getCurrentCluster: () => cluster, applyToHTTPSOptions: async () => {} } as ClusterAccess;
+    return { getCurrentCluster: () => cluster, applyToHTTPSOptions: async () => {} };
   }
   const file = load({ kubeconfig });
   const current = file.getCurrentCluster();
@@ -63,5 +63,5 @@ export function clusterAccess(
     applyToHTTPSOptions: async (opts) => {
       if (secure) await file.applyToHTTPSOptions(opts);
     },
-  } as ClusterAccess;
+  };
 }

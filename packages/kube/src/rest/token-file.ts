@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import type { KubeConfig, User } from "@kubernetes/client-node";
 import { load } from "js-yaml";
+import type { ClientNodeKubeConfig, ClientNodeUser } from "./client-node.js";
 
 interface RawKubeconfig {
   users?: Array<{ name?: string; user?: { tokenFile?: string; token?: string } }>;
@@ -12,7 +12,7 @@ interface RawKubeconfig {
  * client-node only knows `token-file` and reads it once. Such users get client-node's file auth instead,
  * which re-reads the file every minute, so rotated service-account tokens keep working.
  */
-export function applyKubectlTokenFiles(kc: KubeConfig, path: string): void {
+export function applyKubectlTokenFiles(kc: ClientNodeKubeConfig, path: string): void {
   const raw = load(readFileSync(path, "utf8")) as RawKubeconfig | undefined;
   const files = new Map<string, string>();
   for (const entry of raw?.users ?? []) {
@@ -22,7 +22,7 @@ export function applyKubectlTokenFiles(kc: KubeConfig, path: string): void {
       files.set(entry.name, resolve(dirname(path), tokenFile));
   }
   if (files.size === 0) return;
-  const users: User[] = kc.users.map((u) => {
+  const users: ClientNodeUser[] = kc.users.map((u) => {
     const tokenFile = files.get(u.name);
     return tokenFile && !u.token ? { ...u, authProvider: { name: "tokenFile", config: { tokenFile } } } : u;
   });

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { isAlreadyExists, isConflict, isGone, isNotFound } from "../../src/rest/api-error.js";
 import { listAll } from "../../src/rest/client.js";
 import { HttpRestClient } from "../../src/rest/http-client.js";
-import { loadKubeConfig, loadKubeConfigFile } from "../../src/rest/kubeconfig.js";
+import { kubeconfigAccess, loadKubeConfig } from "../../src/rest/kubeconfig.js";
 import { endpointSlices, nodes, pods } from "../../src/rest/resources.js";
 import { FakeClock } from "../../src/testing/fake-clock.js";
 
@@ -236,7 +236,7 @@ describe("HttpRestClient", () => {
     cfg.clusters[0].cluster.server = `http://127.0.0.1:${(resetting.address() as AddressInfo).port}`;
     writeFileSync(file, JSON.stringify(cfg));
     try {
-      const c = new HttpRestClient(loadKubeConfigFile(file));
+      const c = new HttpRestClient(kubeconfigAccess(file));
       assert.equal((await c.get(nodes, "n1")).metadata?.name, "n1");
       // The second goes out on the kept-alive socket, is reset, and succeeds on a new connection.
       assert.equal((await c.get(nodes, "n1")).metadata?.name, "n1");
@@ -438,7 +438,7 @@ describe("HttpRestClient", () => {
 describe("loadKubeConfig", () => {
   test("takes an explicit path, else the first existing $KUBECONFIG entry", () => {
     const home = mkdtempSync(join(tmpdir(), "kube-home-"));
-    const server = loadKubeConfigFile(kubeconfig).getCurrentCluster()?.server;
+    const server = kubeconfigAccess(kubeconfig).getCurrentCluster()?.server;
     assert.match(server ?? "", /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(loadKubeConfig({ kubeconfig, env: {}, home }).getCurrentCluster()?.server, server);
     assert.equal(

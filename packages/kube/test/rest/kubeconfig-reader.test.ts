@@ -4,11 +4,25 @@ import type * as https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { ClusterAccess } from "../../src/rest/in-cluster.js";
-import { kubeconfigAccess, loadKubeConfigFile } from "../../src/rest/kubeconfig.js";
+import { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterAccess } from "../../src/rest/cluster-access.js";
+import { kubeconfigAccess } from "../../src/rest/kubeconfig.js";
 import { readKubeconfigFile } from "../../src/rest/kubeconfig-reader.js";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+/** The access of a file read without client-node; fails the test when the file needs it. */
+function plain(path: string, context?: string): ClusterAccess {
+  const file = readKubeconfigFile(path, "test", context);
+  assert.ok("access" in file, `needs client-node: ${JSON.stringify(file)}`);
+  return file.access;
+}
+
+/** The feature that sends a file to client-node, or undefined when it is read without. */
+function needs(path: string): string | undefined {
+  const file = readKubeconfigFile(path, "test");
+  return "clientNodeFeature" in file ? file.clientNodeFeature : undefined;
+}
 
 function write(text: string, files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "sy-kcr-"));
@@ -62,9 +76,7 @@ describe("kubeconfig files without client-node", () => {
   const files = { "ca.crt": "CA-B", "key.pem": "KEY" };
 
   test("the current context: its cluster's CA file (relative to the file), TLS server name and token", async () => {
-    const access = readKubeconfigFile(write(TWO_CONTEXTS, files), "test");
-    assert.ok(access);
-    assert.deepEqual(await seen(access), {
+    assert.deepEqual(await seen(plain(write(TWO_CONTEXTS, files))), {
       server: "https://10.0.0.2:6443",
       ca: "CA-B",
       cert: undefined,
@@ -76,9 +88,7 @@ describe("kubeconfig files without client-node", () => {
   });
 
   test("another context: inline CA and certificate data, a key file", async () => {
-    const access = readKubeconfigFile(write(TWO_CONTEXTS, files), "test", "ctx-a");
-    assert.ok(access);
-    const got = await seen(access);
+    const got = await seen(plain(write(TWO_CONTEXTS, files), "ctx-a"));
     assert.deepEqual(
       [got.server, got.ca, got.cert, got.key],
       ["https://10.0.0.1:6443", "CA-A", "CERT", "KEY"],
@@ -88,8 +98,9 @@ describe("kubeconfig files without client-node", () => {
   test("requests get what client-node's KubeConfig gives for the same file and context", async () => {
     const path = write(TWO_CONTEXTS, files);
     for (const context of ["ctx-a", "ctx-b"]) {
-      const ours = await seen(readKubeconfigFile(path, "test", context) as ClusterAccess);
-      const kc = loadKubeConfigFile(path);
+      const ours = await seen(plain(path, context));
+      const kc = new KubeConfig();
+      kc.loadFromFile(path);
       kc.setCurrentContext(context);
       assert.deepEqual(ours, await seen(kc), context);
     }
@@ -97,27 +108,24 @@ describe("kubeconfig files without client-node", () => {
 
   test("insecure-skip-tls-verify turns verification off", async () => {
     const text = TWO_CONTEXTS.replace("tls-server-name: kubernetes", "insecure-skip-tls-verify: true");
-    const got = await seen(readKubeconfigFile(write(text, files), "test") as ClusterAccess);
+    const got = await seen(plain(write(text, files)));
     assert.equal(got.rejectUnauthorized, false);
-    assert.equal(readKubeconfigFile(write(text, files), "test")?.getCurrentCluster()?.skipTLSVerify, true);
+    assert.equal(plain(write(text, files)).getCurrentCluster()?.skipTLSVerify, true);
   });
 
-  test("users that need client-node are handed to it; kubeconfigAccess then uses client-node", async () => {
-    const exec = TWO_CONTEXTS.replace(
-      "user: {token: sekret}",
-      "user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/echo}}",
-    );
-    const path = write(exec, files);
-    assert.equal(readKubeconfigFile(path, "test"), undefined);
-    const access = kubeconfigAccess(path, "test");
-    assert.equal(access.getCurrentCluster()?.server, "https://10.0.0.2:6443");
+  test("users and clusters that need client-node are named with the feature they use", () => {
+    const user = (fields: string) =>
+      write(TWO_CONTEXTS.replace("user: {token: sekret}", `user: {${fields}}`), files);
+    assert.equal(needs(write(TWO_CONTEXTS, files)), undefined);
     assert.equal(
-      typeof (access as { getContexts?: unknown }).getContexts,
-      "function",
-      "a client-node KubeConfig",
+      needs(user("exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/echo}")),
+      "user tok uses an exec plugin",
     );
+    assert.equal(needs(user("auth-provider: {name: oidc}")), "user tok uses an auth provider");
+    assert.equal(needs(user("username: u, password: p")), "user tok uses basic auth");
+    assert.equal(needs(user("token: t, as: someone")), "user tok uses impersonation");
     const proxied = TWO_CONTEXTS.replace("tls-server-name: kubernetes", "proxy-url: 'http://proxy:3128'");
-    assert.equal(readKubeconfigFile(write(proxied, files), "test"), undefined);
+    assert.equal(needs(write(proxied, files)), "cluster b uses a proxy-url");
   });
 
   test("bad files are one line naming the file", () => {

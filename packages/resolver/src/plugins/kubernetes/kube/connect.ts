@@ -1,10 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { HttpRestClient, inClusterAccess, kubeconfigAccess } from "@switchyard/kube";
+import { type ClusterAccess, HttpRestClient, inClusterAccess, kubeconfigAccess } from "@switchyard/kube";
 import type { Metrics } from "../../../metrics/metrics.js";
 import type { KubernetesOptions } from "../options.js";
 import { clientMetrics } from "./client-metrics.js";
-
-type KubeConfigLike = ConstructorParameters<typeof HttpRestClient>[0];
 
 const USER_AGENT = "switchyard-dns/0.1.0";
 
@@ -18,7 +16,7 @@ export function connect(
   env: NodeJS.ProcessEnv = process.env,
   metrics?: Metrics,
 ): HttpRestClient {
-  const client = (access: KubeConfigLike) => {
+  const client = (access: ClusterAccess) => {
     const server = access.getCurrentCluster()?.server ?? "";
     const onRequest = metrics ? { onRequest: clientMetrics(metrics, server) } : {};
     return new HttpRestClient(access, { userAgent: USER_AGENT, ...onRequest });
@@ -38,15 +36,14 @@ export function connect(
  * A bare API server URL, without a kubeconfig file. Only the two members the REST client reads are
  * provided; the files named by `tls` are read on every request so rotated certificates are picked up.
  */
-function endpointConfig(url: string, tls: KubernetesOptions["tls"]): KubeConfigLike {
-  const config = {
+function endpointConfig(url: string, tls: KubernetesOptions["tls"]): ClusterAccess {
+  return {
     getCurrentCluster: () => ({ name: "endpoint", server: url, skipTLSVerify: false }),
-    applyToHTTPSOptions: async (o: { ca?: Buffer; cert?: Buffer; key?: Buffer }) => {
+    applyToHTTPSOptions: async (o) => {
       if (!tls) return;
       o.ca = readFileSync(tls.ca);
       o.cert = readFileSync(tls.cert);
       o.key = readFileSync(tls.key);
     },
   };
-  return config as unknown as KubeConfigLike;
 }
