@@ -12,8 +12,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import { before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { readmeExamples } from "./readme-examples.js";
 import { typecheckStrictConsumer } from "./packaging/strict-consumer.js";
+import { readmeExamples } from "./readme-examples.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..");
