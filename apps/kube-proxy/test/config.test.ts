@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Logger } from "@switchyard/kube";
+import { runMain } from "@switchyard/kube/testing";
 import { FlagError, ignoredWithConfig, notActedOn, parseCommandLine } from "../src/cli/flags.js";
 import { resolve } from "../src/config/config.js";
 import { ConfigError, parseConfigFile, strictDecodingError } from "../src/config/config-file.js";
@@ -322,17 +323,7 @@ test("upstream's other flags: applied where they mean something, else accepted, 
 });
 
 test("-h is --help, as cobra's shorthand; an unknown flag names the close ones", async () => {
-  const run = async (...argv: string[]) => {
-    let out = "";
-    let err = "";
-    const code = await main({
-      argv,
-      stdout: { write: (s: string) => (out += s) },
-      stderr: { write: (s: string) => (err += s) },
-      stopSignal: new Promise(() => {}),
-    });
-    return { code, out, err };
-  };
+  const run = (...argv: string[]) => runMain(main, ...argv);
   const short = await run("-h");
   assert.deepEqual([short.code, short.err], [0, ""]);
   assert.equal(short.out, (await run("--help")).out);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { runMain } from "@switchyard/kube/testing";
 import { DEFAULT_FLAGS, FlagError, main, parseFlags, parseGoDuration, parseHostPort } from "../src/index.js";
 
 const BIN = fileURLToPath(new URL("../bin/switchyard-slice-controller.js", import.meta.url));
@@ -132,17 +133,7 @@ describe("the program", () => {
   });
 
   test("-h, --version and an unknown flag's suggestion, as kube-controller-manager's cobra and verflag have them", async () => {
-    const inProcess = async (...argv: string[]) => {
-      let out = "";
-      let err = "";
-      const code = await main({
-        argv,
-        stdout: { write: (s: string) => (out += s) },
-        stderr: { write: (s: string) => (err += s) },
-        stopSignal: new Promise(() => {}),
-      });
-      return { code, out, err };
-    };
+    const inProcess = (...argv: string[]) => runMain(main, ...argv);
     const short = await inProcess("-h");
     assert.deepEqual([short.code, short.err], [0, ""]);
     assert.match(short.out, /^Usage: switchyard-slice-controller \[flags\]\n/);

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { masterFlagError } from "@switchyard/kube";
-import { checkVersionValue, parseHostPort } from "@switchyard/kube/flags";
+import { parseHostPort, VERSION_FLAG } from "@switchyard/kube/flags";
 import { XDP_ACCELERATIONS, type XdpAcceleration } from "@switchyard/proxier";
 import type { ProxyConfig } from "../config/config.js";
 import { INT32, oneOf, type ProxyFlag, sameField } from "./proxy-flags.js";
@@ -106,14 +106,7 @@ export const SPEC: readonly ProxyFlag[] = [
     field: "writeConfigTo",
     help: "Write the configuration (defaults and flags, or the --config file) to this file and exit.",
   },
-  {
-    name: "version",
-    kind: "string",
-    bare: "true",
-    field: "version",
-    help: "Print the version and exit (--version=raw for details).",
-    check: checkVersionValue,
-  },
+  VERSION_FLAG,
   {
     name: "metrics-bind-address",
     kind: "string",

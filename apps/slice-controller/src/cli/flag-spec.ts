@@ -1,5 +1,5 @@
 import { masterFlagError } from "@switchyard/kube";
-import { checkVersionValue, type FlagSpec, parseHostPort } from "@switchyard/kube/flags";
+import { type FlagSpec, parseHostPort, VERSION_FLAG } from "@switchyard/kube/flags";
 import {
   DEFAULT_MAX_ENDPOINTS_PER_SLICE,
   DEFAULT_MAX_ENDPOINTS_PER_SUBSET,
@@ -182,14 +182,7 @@ export const spec: FlagSpec<ControllerFlags>[] = [
   },
   { name: "v", kind: VERBOSITY, field: "verbosity", help: "Log verbosity; 0 is quiet." },
   ...UNSTORED_IGNORED_FLAGS,
-  {
-    name: "version",
-    kind: "string",
-    bare: "true",
-    field: "version",
-    help: "Print the version and exit (--version=raw for details).",
-    check: checkVersionValue,
-  },
+  VERSION_FLAG,
   { name: "help", kind: "bool", shorthand: "h", field: "help", help: "Print this help." },
 ];
 

@@ -15,4 +15,10 @@ export { parseHostPort } from "./host-port.js";
 export { type ParsedFlags, parseFlags } from "./parse-flags.js";
 export { didYouMean, editDistance, suggestionsFor } from "./suggest.js";
 export { usage } from "./usage.js";
-export { checkVersionValue, type ProgramVersion, versionAsked, versionText } from "./version-flag.js";
+export {
+  checkVersionValue,
+  type ProgramVersion,
+  VERSION_FLAG,
+  versionAsked,
+  versionText,
+} from "./version-flag.js";

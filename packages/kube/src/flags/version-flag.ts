@@ -7,6 +7,16 @@ import { parseGoBool } from "./go-values.js";
 export const checkVersionValue = (value: string): string | undefined =>
   value === "raw" || parseGoBool(value) !== undefined ? undefined : "want true, false or raw";
 
+/** The flag itself, for a program whose flag record keeps it as `version`. */
+export const VERSION_FLAG = {
+  name: "version",
+  kind: "string",
+  bare: "true",
+  field: "version",
+  help: "Print the version and exit (--version=raw for details).",
+  check: checkVersionValue,
+} as const;
+
 /** What the flag's value asks for: "" nothing, "true" the one line, "raw" the details. */
 export function versionAsked(value: string | undefined): "" | "true" | "raw" {
   if (value === "raw") return "raw";
