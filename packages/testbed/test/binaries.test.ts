@@ -106,13 +106,22 @@ describe("upstream build without Go", () => {
   test("names the missing binaries and the three ways to get them, and builds nothing", async () => {
     const { buildUpstream } = await import("../src/upstream/build.js");
     const cache = mkdtempSync(join(tmpdir(), "sy-nogo-"));
-    const env = { HOME: cache, PATH: join(cache, "empty-path"), SWITCHYARD_CACHE_DIR: cache };
+    // Downloads off: this test is about the source build's missing Go, and must not reach the internet.
+    const env = {
+      HOME: cache,
+      PATH: join(cache, "empty-path"),
+      SWITCHYARD_CACHE_DIR: cache,
+      SWITCHYARD_RELEASES: "off",
+    };
     await assert.rejects(buildUpstream({ env, out: { write: () => {} } }), (err: Error) => {
       assert.match(
         err.message,
         /^missing upstream binaries: kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubectl, etcd, coredns \(no Go toolchain on PATH to build them\)\./,
       );
-      assert.match(err.message, /1\. build them from source with Go/);
+      assert.match(
+        err.message,
+        /1\. npx switchyard-lab upstream build: the official releases where they answer, else built with Go/,
+      );
       assert.match(err.message, /2\. download the official releases/);
       assert.match(err.message, /3\. point at each one/);
       return true;

@@ -1,6 +1,7 @@
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { type BinaryOrigin, parseOrigin } from "./releases.js";
 import { readVersions, type UpstreamVersions } from "./versions.js";
 
 /** Which Go module under upstream/ builds each binary, and from which package. */
@@ -83,6 +84,17 @@ export interface ResolvedBinary {
   path: string | undefined;
   /** How it was found, for `switchyard-lab upstream where` and error messages. */
   source: "env" | "bin-dir" | "cache" | "path" | "missing";
+  /** For a cached binary, how it got there (its `<name>.origin`); undefined when that was not written down. */
+  origin?: BinaryOrigin;
+}
+
+/** The `<name>.origin` beside a cached binary, if any. */
+function readOrigin(cacheDir: string, name: UpstreamBinary): BinaryOrigin | undefined {
+  try {
+    return parseOrigin(readFileSync(join(cacheDir, `${name}.origin`), "utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 function isExecutable(path: string): boolean {
@@ -115,7 +127,10 @@ export function resolveBinary(
     if (isExecutable(candidate)) return { name, path: candidate, source: "bin-dir" };
   }
   const cached = join(cacheDir, name);
-  if (isExecutable(cached)) return { name, path: cached, source: "cache" };
+  if (isExecutable(cached)) {
+    const origin = readOrigin(cacheDir, name);
+    return { name, path: cached, source: "cache", ...(origin ? { origin } : {}) };
+  }
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);
@@ -138,7 +153,7 @@ export function missingBinariesMessage(
   return [
     `missing upstream binaries: ${missing.join(", ")}${reason ? ` (${reason})` : ""}.`,
     "Get them in one of three ways:",
-    `  1. build them from source with Go >= 1.26: npx switchyard-lab upstream build   (into ${cacheDir})`,
+    `  1. npx switchyard-lab upstream build: the official releases where they answer, else built with Go >= 1.26 (into ${cacheDir})`,
     `  2. download the official releases (Kubernetes ${versions.kubernetes}, etcd ${versions.etcd}, CoreDNS ${versions.coredns};`,
     "     see packages/testbed/README.md) into one folder and set SWITCHYARD_UPSTREAM_BIN=<folder>",
     `  3. point at each one: ${missing.map((name) => `${envVarFor(name)}=<path>`).join(" ")} (or put them on PATH)`,

@@ -3,6 +3,7 @@ import { mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { formatTime } from "@switchyard/kube";
 import { Progress, type ProgressSink } from "../progress.js";
+import { writeFileAtomic } from "../write-file.js";
 import {
   type BinarySpec,
   binarySpecs,
@@ -12,6 +13,8 @@ import {
   resolveBinary,
   type UpstreamBinary,
 } from "./binaries.js";
+import { type DownloadDeps, downloadReleases, httpNet, tarExtract } from "./download.js";
+import { downloadsWanted, formatOrigin, goPlatform, type ReleaseAsset, releaseAsset } from "./releases.js";
 import { majorMinor, readVersions, upstreamDir } from "./versions.js";
 
 export interface BuildOptions {
@@ -20,10 +23,18 @@ export interface BuildOptions {
   force?: boolean;
   only?: readonly UpstreamBinary[];
   out?: ProgressSink;
+  /** The network and tar the release downloads use (tests point them at a local server). */
+  download?: DownloadDeps;
+  /** The source build of what no release gave (tests replace it with a fake). */
+  sourceBuild?: (specs: readonly BinarySpec[], binDir: string, env: Env, out: ProgressSink) => Promise<void>;
 }
 
 export interface BuildResult {
+  /** Built from source. */
   built: UpstreamBinary[];
+  /** Official release binaries downloaded and checked against their published SHA-256. */
+  downloaded: UpstreamBinary[];
+  /** Already there, left as they were. */
   skipped: UpstreamBinary[];
   binDir: string;
   seconds: number;
@@ -158,7 +169,35 @@ async function buildModule(
   progress.done(`built ${specs.map((s) => s.name).join(", ")}`);
 }
 
-/** Builds whatever is missing (or everything with force) from the Go modules under upstream/ into the cache. */
+/** The Go source build of specs into binDir, one module at a time, each binary marked as built from source. */
+async function sourceBuild(
+  specs: readonly BinarySpec[],
+  binDir: string,
+  env: Env,
+  out: ProgressSink,
+): Promise<void> {
+  if (!(await goAvailable(env))) {
+    const { missingBinariesMessage } = await import("./binaries.js");
+    throw new Error(
+      missingBinariesMessage(
+        specs.map((s) => s.name),
+        binDir,
+        "no Go toolchain on PATH to build them",
+      ),
+    );
+  }
+  for (const module of ["etcd", "kubernetes", "coredns", "kind"] as const) {
+    const group = specs.filter((s) => s.module === module);
+    if (group.length > 0) await buildModule(module, group, binDir, env, out);
+  }
+}
+
+/**
+ * Gets whatever is missing (or everything with force) into the cache: first the official release binaries for
+ * this OS and CPU, checked against their published SHA-256; what no release gave (none published, no answer, a
+ * wrong checksum) is built from the Go modules under upstream/. A binary already in the cache is used as it is,
+ * with no download tried. Each binary gets a `<name>.origin` beside it for `upstream where`.
+ */
 export async function buildUpstream(options: BuildOptions = {}): Promise<BuildResult> {
   const env = options.env ?? process.env;
   const out = options.out ?? process.stderr;
@@ -172,22 +211,48 @@ export async function buildUpstream(options: BuildOptions = {}): Promise<BuildRe
     (s) => options.force || ["missing", "path"].includes(resolveBinary(s.name, env, binDir).source),
   );
   const skipped = wanted.filter((s) => !todo.includes(s)).map((s) => s.name);
-  if (todo.length > 0) {
-    if (!(await goAvailable(env))) {
-      const { missingBinariesMessage } = await import("./binaries.js");
-      throw new Error(
-        missingBinariesMessage(
-          todo.map((s) => s.name),
-          binDir,
-          "no Go toolchain on PATH to build them",
-        ),
-      );
+  const downloaded: UpstreamBinary[] = [];
+  const failures: string[] = [];
+  const platform = goPlatform(process.platform, process.arch);
+  const assets =
+    platform && downloadsWanted(env)
+      ? todo
+          .map((s) => releaseAsset(s.name, readVersions(), platform, env))
+          .filter((a): a is ReleaseAsset => a !== undefined)
+      : [];
+  if (assets.length > 0) {
+    const progress = new Progress("upstream releases", out);
+    progress.update(`downloading ${assets.map((a) => a.name).join(", ")}`, true);
+    const outcomes = await downloadReleases(
+      assets,
+      binDir,
+      options.download ?? { net: httpNet(), extract: tarExtract },
+    );
+    for (const o of outcomes) {
+      if (o.ok) downloaded.push(o.name);
+      else failures.push(o.reason);
     }
-    mkdirSync(binDir, { recursive: true });
-    for (const module of ["etcd", "kubernetes", "coredns", "kind"] as const) {
-      const specs = todo.filter((s) => s.module === module);
-      if (specs.length > 0) await buildModule(module, specs, binDir, env, out);
-    }
+    const failed = outcomes.filter((o) => !o.ok).map((o) => o.name);
+    const reasons = [...new Set(failures)];
+    progress.done(
+      [
+        downloaded.length > 0 ? `downloaded ${downloaded.join(", ")}` : "downloaded nothing",
+        failed.length > 0 ? `; building ${failed.join(", ")} from source (${reasons.join("; ")})` : "",
+      ].join(""),
+    );
   }
-  return { built: todo.map((s) => s.name), skipped, binDir, seconds: (Date.now() - started) / 1000 };
+  const fromSource = todo.filter((s) => !downloaded.includes(s.name));
+  if (fromSource.length > 0) {
+    mkdirSync(binDir, { recursive: true });
+    await (options.sourceBuild ?? sourceBuild)(fromSource, binDir, env, out);
+    for (const s of fromSource)
+      writeFileAtomic(join(binDir, `${s.name}.origin`), formatOrigin({ kind: "source" }));
+  }
+  return {
+    built: fromSource.map((s) => s.name),
+    downloaded,
+    skipped,
+    binDir,
+    seconds: (Date.now() - started) / 1000,
+  };
 }

@@ -1,5 +1,6 @@
 // The upstream binaries (`@switchyard/testbed/upstream`): the releases pinned in upstream/versions.json, where each
-// binary is found, and building the missing ones from the Go modules under upstream/ into the cache.
+// binary is found, and getting the missing ones into the cache: the official releases first, else a build from the
+// Go modules under upstream/.
 export {
   type BinarySpec,
   binarySpecs,
@@ -20,4 +21,28 @@ export {
   goAvailable,
   kubernetesLdflags,
 } from "./build.js";
+export {
+  type DownloadDeps,
+  type DownloadOutcome,
+  downloadReleases,
+  httpNet,
+  type NetOptions,
+  type ReleaseNet,
+  tarExtract,
+  UnreachableError,
+} from "./download.js";
+export {
+  type BinaryOrigin,
+  downloadsWanted,
+  formatOrigin,
+  goPlatform,
+  MIRROR_VARS,
+  type Platform,
+  parseChecksum,
+  parseOrigin,
+  RELEASES_SWITCH,
+  type ReleaseAsset,
+  type ReleaseOrigin,
+  releaseAsset,
+} from "./releases.js";
 export { majorMinor, readVersions, type UpstreamVersions, upstreamDir } from "./versions.js";
