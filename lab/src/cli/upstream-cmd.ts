@@ -46,7 +46,9 @@ const buildCmd: Command = {
     const result = await buildUpstream({ force: inv.bool("force"), ...(only ? { only } : {}) });
     const took = `${result.seconds.toFixed(1)}s`;
     if (result.downloaded.length > 0)
-      console.log(`downloaded ${result.downloaded.join(", ")} (official releases) into ${result.binDir}`);
+      console.log(
+        `downloaded ${result.downloaded.join(", ")} (release binaries, SHA-256 checked) into ${result.binDir}`,
+      );
     if (result.built.length > 0)
       console.log(`built ${result.built.join(", ")} from source into ${result.binDir}`);
     if (result.downloaded.length + result.built.length > 0) console.log(`done in ${took}`);
@@ -68,7 +70,13 @@ const whereCmd: Command = {
     for (const b of resolveAll()) {
       if (!b.path) missing++;
       const origin =
-        b.origin?.kind === "release" ? `  (release ${b.origin.url})` : b.origin ? "  (source build)" : "";
+        b.origin?.kind === "release"
+          ? `  (release ${b.origin.url})`
+          : b.origin
+            ? "  (source build)"
+            : b.source === "cache"
+              ? "  (origin not recorded: cached before origins were)"
+              : "";
       console.log(`${b.name.padEnd(24)} ${b.source.padEnd(8)} ${b.path ?? "-"}${origin}`);
     }
     return missing === 0 ? 0 : 1;

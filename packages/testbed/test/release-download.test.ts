@@ -173,9 +173,34 @@ describe("release downloads from a local server", () => {
     assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
     for (const o of outcomes) {
       assert.equal(o.ok, false);
-      assert.match(o.ok ? "" : o.reason, new RegExp(`^127\\.0\\.0\\.1:${closedPort}: ECONNREFUSED$`));
+      assert.match(
+        o.ok ? "" : o.reason,
+        new RegExp(`^127\\.0\\.0\\.1:${closedPort} unreachable: ECONNREFUSED$`),
+      );
     }
   });
+});
+
+test("a server that accepts but never answers fails after the headers deadline", async () => {
+  const silent = createServer(() => {});
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  try {
+    const port = (silent.address() as AddressInfo).port;
+    const bin = mkdtempSync(join(tmpdir(), "sy-rel-"));
+    const started = Date.now();
+    const outcomes = await downloadReleases(
+      assetsFor(["kubectl", "kubelet"], { SWITCHYARD_K8S_RELEASES: `http://127.0.0.1:${port}/k8s` }),
+      bin,
+      { net: httpNet({ headersMs: 300 }), extract: tarExtract },
+    );
+    const took = Date.now() - started;
+    // One deadline for the origin, not one per binary.
+    assert.ok(took >= 250 && took < 1500, `took ${took} ms`);
+    for (const o of outcomes) assert.match(o.ok ? "" : o.reason, /unreachable: no answer within 0\.3 s$/);
+  } finally {
+    silent.closeAllConnections();
+    silent.close();
+  }
 });
 
 describe("upstream build: releases first, the source build for the rest", () => {

@@ -46,7 +46,7 @@ async function open(url: string, o: NetOptions): Promise<{ res: Response; contro
     const why = controller.signal.aborted
       ? `no answer within ${(o.headersMs ?? 5000) / 1000} s`
       : (e.cause?.code ?? e.cause?.message ?? e.message);
-    throw new UnreachableError(`${new URL(url).host}: ${why}`);
+    throw new UnreachableError(`${new URL(url).host} unreachable: ${why}`);
   } finally {
     clearTimeout(timer);
   }
@@ -141,7 +141,9 @@ export async function downloadReleases(
   const byUrl = new Map<string, ReleaseAsset[]>();
   for (const a of assets) byUrl.set(a.url, [...(byUrl.get(a.url) ?? []), a]);
   for (const [url, group] of byUrl) {
-    const origin = group[0]?.origin as ReleaseOrigin;
+    // Every group holds at least one asset; they share the URL, so the origin and checksum file too.
+    const first = group[0] as ReleaseAsset;
+    const origin = first.origin;
     const skipped = unreachable.get(origin);
     if (skipped) {
       for (const a of group) outcomes.push({ name: a.name, ok: false, reason: skipped });
@@ -149,10 +151,7 @@ export async function downloadReleases(
     }
     const work = mkdtempSync(join(binDir, ".download-"));
     try {
-      const expected = parseChecksum(
-        await deps.net.text(group[0]?.checksumUrl ?? ""),
-        group[0]?.checksumName ?? "",
-      );
+      const expected = parseChecksum(await deps.net.text(first.checksumUrl), first.checksumName);
       const file = join(work, basename(new URL(url).pathname));
       const actual = await deps.net.file(url, file);
       if (actual !== expected)
