@@ -169,7 +169,7 @@ async function buildModule(
   progress.done(`built ${specs.map((s) => s.name).join(", ")}`);
 }
 
-/** The Go source build of specs into binDir, one module at a time, each binary marked as built from source. */
+/** The Go source build of specs into binDir, one module at a time; it needs Go on PATH. */
 async function sourceBuild(
   specs: readonly BinarySpec[],
   binDir: string,
