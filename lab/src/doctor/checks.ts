@@ -9,6 +9,8 @@ export interface DoctorFacts {
    * go.mod files want.
    */
   go: { found?: string; wanted: string };
+  /** `upstream build` tries the official release downloads first (not switched off with SWITCHYARD_RELEASES=off). */
+  downloads: boolean;
   /** Each upstream binary a runtime needs, and where it was found. */
   binaries: ReadonlyArray<{ name: string; path?: string }>;
   /** Commands looked up on PATH, by name (a name that is a path: whether that file exists). */
@@ -109,23 +111,33 @@ export function binaryChecks(f: DoctorFacts, runtime: LabRuntime | undefined): C
   const wanted = runtime ? binariesFor[runtime] : binariesFor.netns;
   const goOk = f.go.found !== undefined && versionAtLeast(f.go.found, f.go.wanted);
   const goText = f.go.found ? `go${f.go.found}` : "no go on PATH";
+  const goCheck = result(
+    "go",
+    goOk || missing.length === 0,
+    true,
+    goOk
+      ? `${goText} (packages/testbed/upstream wants ${f.go.wanted} or newer, to build the binaries)`
+      : `${goText}; not needed: the binaries are there`,
+    {
+      what: `${goText}; building the missing binaries needs Go ${f.go.wanted} or newer`,
+      fix: "https://go.dev/dl",
+    },
+  );
+  // Every binary doctor asks for has an official release: Go is needed only if no download answers.
+  const downloadable =
+    goCheck.status === "fail" && f.downloads
+      ? {
+          ...goCheck,
+          status: "warn" as const,
+          text: `${goText}; upstream build downloads the missing binaries, and needs Go ${f.go.wanted} or newer only if no download answers; fix: https://go.dev/dl`,
+        }
+      : goCheck;
   return [
     result("binaries", missing.length === 0, true, `${wanted.join(", ")}: found`, {
       what: `missing ${missing.join(", ")}`,
       fix: 'switchyard-lab upstream build (or packages/testbed/README.md, "Already have the binaries?")',
     }),
-    result(
-      "go",
-      goOk || missing.length === 0,
-      true,
-      goOk
-        ? `${goText} (packages/testbed/upstream wants ${f.go.wanted} or newer, to build the binaries)`
-        : `${goText}; not needed: the binaries are there`,
-      {
-        what: `${goText}; building the missing binaries needs Go ${f.go.wanted} or newer`,
-        fix: "https://go.dev/dl",
-      },
-    ),
+    downloadable,
   ];
 }
 

@@ -2,7 +2,13 @@ import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { checkPortFree, defaultPorts, defaultStateDir, readState } from "@switchyard/testbed/controlplane";
-import { cacheBinDir, resolveBinary, type UpstreamBinary, upstreamDir } from "@switchyard/testbed/upstream";
+import {
+  cacheBinDir,
+  downloadsWanted,
+  resolveBinary,
+  type UpstreamBinary,
+  upstreamDir,
+} from "@switchyard/testbed/upstream";
 import type { LabRuntime } from "../netns/state.js";
 import { readLabRuntime } from "../netns/state.js";
 import { repoRoot } from "../self.js";
@@ -110,6 +116,7 @@ export async function gatherFacts(runtime: LabRuntime | undefined, stateDir: str
       ...("out" in go ? { found: /go(\d+\.\d+(?:\.\d+)?)/.exec(go.out)?.[1] } : {}),
       wanted: wantedGo(),
     },
+    downloads: downloadsWanted(process.env),
     binaries,
     commands: Object.fromEntries(
       [...Object.keys(netnsTools), ...Object.keys(imageTools)].map((t) => [

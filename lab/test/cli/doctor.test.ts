@@ -17,6 +17,7 @@ function healthy(): DoctorFacts {
     uid: 0,
     node: { running: "v24.22.3", wanted: "24.22.3" },
     go: { found: "1.26.8", wanted: "1.26.0" },
+    downloads: true,
     binaries: ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kubectl"].map(
       (name) => ({
         name,
@@ -92,8 +93,8 @@ describe("doctor's checks", () => {
     assert.equal(doctorChecks(f, undefined).filter((c) => c.status === "fail").length, 4);
   });
 
-  test("Go matters only while binaries are missing; kind needs kubectl alone", () => {
-    const noGo: DoctorFacts = { ...healthy(), go: { wanted: "1.26.0" } };
+  test("Go matters only while binaries are missing and downloads are off; kind needs kubectl alone", () => {
+    const noGo: DoctorFacts = { ...healthy(), go: { wanted: "1.26.0" }, downloads: false };
     assert.deepEqual(byName(noGo, "netns").go, {
       name: "go",
       status: "ok",
@@ -112,6 +113,14 @@ describe("doctor's checks", () => {
     assert.equal(byName(missing, "kind").binaries?.status, "ok");
     const oldGo: DoctorFacts = { ...missing, go: { found: "1.25.9", wanted: "1.26.0" } };
     assert.equal(byName(oldGo, "netns").go?.status, "fail");
+    // With the release downloads on (the default), a missing Go is a warning: Go builds only what no download gave.
+    assert.deepEqual(byName({ ...missing, downloads: true }, "netns").go, {
+      name: "go",
+      status: "warn",
+      text:
+        "no go on PATH; upstream build downloads the missing binaries, and needs Go 1.26.0 or newer only if no " +
+        "download answers; fix: https://go.dev/dl",
+    });
   });
 
   test("no static busybox: a warning naming busybox-static, never a failure, and kind is told it is not its own", () => {
