@@ -209,7 +209,10 @@ describe("an etcd and a kube-apiserver outage, side by side with CoreDNS v1.14.7
         seen.served = [...names(await net.probe(clusterIPs.get("web") ?? "", 80, 20))].sort().join();
         return seen.served === "pod-0,pod-1";
       },
-      { describe: () => `last seen: ${JSON.stringify(seen)}\nproxy log:\n${proxy?.log().slice(-2000)}` },
+      {
+        describe: () =>
+          `last seen: ${JSON.stringify(seen)}\nproxy log:\n${proxy?.log().slice(-2000)}\n${net.forwarderReach()}`,
+      },
     );
   });
 

@@ -257,6 +257,43 @@ export class Net {
     return path;
   }
 
+  /**
+   * For a failure's message: whether a TCP connect from the node reaches kubeconfigFor's forwarder within 2 s
+   * ("connected", else the error), with the node's route to it and the host's nftables tables, so a proxy that hears
+   * nothing from the apiserver shows which hop is silent.
+   */
+  forwarderReach(): string {
+    const address = this.#forwarder?.address();
+    if (!address || typeof address === "string") return "no forwarder";
+    const attempt = (args: readonly string[]) => {
+      try {
+        return sh(args).trim() || "(nothing printed)";
+      } catch (err) {
+        return `failed: ${String((err as { stderr?: string }).stderr ?? err)
+          .trim()
+          .slice(0, 200)}`;
+      }
+    };
+    const target = `/dev/tcp/${this.hostIP}/${address.port}`;
+    const connect = attempt([
+      "ip",
+      "netns",
+      "exec",
+      this.node,
+      "timeout",
+      "2",
+      "bash",
+      "-c",
+      `exec 3<>${target}`,
+    ]);
+    return [
+      `connect node -> ${this.hostIP}:${address.port}: ${connect === "(nothing printed)" ? "connected" : connect}`,
+      `route: ${attempt(["ip", "-n", this.node, "route", "get", this.hostIP])}`,
+      `host route back: ${attempt(["ip", "route", "get", this.apiIP])}`,
+      `host nft tables: ${attempt(["nft", "list", "tables"]).replace(/\n/g, "; ")}`,
+    ].join("\n");
+  }
+
   /** Connects `count` times from `ns` (the client by default); answers or error codes. */
   async probe(
     host: string,
