@@ -40,13 +40,26 @@ describe("packaging", () => {
   const project = mkdtempSync(join(tmpdir(), "sy-pack-"));
   const tarballs: string[] = [];
 
+  /** What each package's `npm pack --json` listed, by package name. */
+  const packedFiles = new Map<string, string[]>();
+
   before(async () => {
-    for (const p of [...publicPackages, ...publicPrograms]) {
-      const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", project], { cwd: p.dir });
-      const [info] = JSON.parse(stdout) as Array<{ filename: string }>;
-      assert.ok(info, `npm pack printed nothing for ${p.manifest.name}`);
-      tarballs.push(join(project, info.filename));
-    }
+    // The packs run at once: each works in its own package folder (its prepack copies the LICENSE there).
+    const packed = await Promise.all(
+      [...publicPackages, ...publicPrograms].map(async (p) => {
+        const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", project], {
+          cwd: p.dir,
+        });
+        const [info] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+        assert.ok(info, `npm pack printed nothing for ${p.manifest.name}`);
+        packedFiles.set(
+          p.manifest.name,
+          info.files.map((f) => f.path),
+        );
+        return join(project, info.filename);
+      }),
+    );
+    tarballs.push(...packed);
     writeFileSync(
       join(project, "package.json"),
       JSON.stringify({ name: "consumer", private: true, type: "module" }),
@@ -87,9 +100,7 @@ describe("packaging", () => {
 
   test("the tarballs hold compiled JavaScript, declarations and the README, and no sources or tests", async () => {
     for (const p of publicPackages) {
-      const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: p.dir });
-      const [info] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
-      const files = info?.files.map((f) => f.path) ?? [];
+      const files = packedFiles.get(p.manifest.name) ?? [];
       assert.ok(files.includes("dist/index.js"), `${p.manifest.name}: no dist/index.js`);
       assert.ok(files.includes("dist/index.d.ts"), `${p.manifest.name}: no dist/index.d.ts`);
       assert.ok(files.includes("README.md"), `${p.manifest.name}: no README.md`);
