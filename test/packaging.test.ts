@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
-import { before, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { typecheckStrictConsumer } from "./packaging/strict-consumer.js";
 import { readmeExamples } from "./readme-examples.js";
@@ -42,6 +42,9 @@ describe("packaging", () => {
 
   /** What each package's `npm pack --json` listed, by package name. */
   const packedFiles = new Map<string, string[]>();
+
+  // The blank project holds an install of every tarball (about 25 MB); a run leaves none behind.
+  after(() => rmSync(project, { recursive: true, force: true }));
 
   before(async () => {
     // The packs run at once: each works in its own package folder (its prepack copies the LICENSE there).
