@@ -1,3 +1,4 @@
+import { versionAtLeast } from "@switchyard/kube/node-version";
 import type { LabRuntime } from "../netns/state.js";
 
 /** What `doctor` found on this machine (doctor/facts.ts gathers it; tests write it by hand). */
@@ -77,16 +78,6 @@ const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 const major = (v: string) => Number(/^v?(\d+)/.exec(v)?.[1] ?? Number.NaN);
 
 /** Version strings compared numerically, part by part ("1.26.8" ≥ "1.26.0"). */
-export function versionAtLeast(found: string, wanted: string): boolean {
-  const f = found.split(".").map(Number);
-  const w = wanted.split(".").map(Number);
-  for (let i = 0; i < Math.max(f.length, w.length); i++) {
-    const a = f[i] ?? 0;
-    const b = w[i] ?? 0;
-    if (a !== b) return a > b;
-  }
-  return true;
-}
 
 /** A check's line: OK, else FAIL where the runtime needs it, else WARN (only the other runtime needs it). */
 function result(
@@ -111,33 +102,29 @@ export function binaryChecks(f: DoctorFacts, runtime: LabRuntime | undefined): C
   const wanted = runtime ? binariesFor[runtime] : binariesFor.netns;
   const goOk = f.go.found !== undefined && versionAtLeast(f.go.found, f.go.wanted);
   const goText = f.go.found ? `go${f.go.found}` : "no go on PATH";
-  const goCheck = result(
-    "go",
-    goOk || missing.length === 0,
-    true,
-    goOk
-      ? `${goText} (packages/testbed/upstream wants ${f.go.wanted} or newer, to build the binaries)`
-      : `${goText}; not needed: the binaries are there`,
-    {
-      what: `${goText}; building the missing binaries needs Go ${f.go.wanted} or newer`,
-      fix: "https://go.dev/dl",
-    },
-  );
-  // Every binary doctor asks for has an official release: Go is needed only if no download answers.
-  const downloadable =
-    goCheck.status === "fail" && f.downloads
-      ? {
-          ...goCheck,
-          status: "warn" as const,
-          text: `${goText}; upstream build downloads the missing binaries, and needs Go ${f.go.wanted} or newer only if no download answers; fix: https://go.dev/dl`,
-        }
-      : goCheck;
+  const binaries = result("binaries", missing.length === 0, true, `${wanted.join(", ")}: found`, {
+    what: `missing ${missing.join(", ")}`,
+    fix: 'switchyard-lab upstream build (or packages/testbed/README.md, "Already have the binaries?")',
+  });
+  // Every binary doctor asks for has an official release: with downloads on, Go is needed only if none answers.
+  if (!goOk && missing.length > 0 && f.downloads) {
+    const text = `${goText}; upstream build downloads the missing binaries, and needs Go ${f.go.wanted} or newer only if no download answers; fix: https://go.dev/dl`;
+    return [binaries, { name: "go", status: "warn", text }];
+  }
   return [
-    result("binaries", missing.length === 0, true, `${wanted.join(", ")}: found`, {
-      what: `missing ${missing.join(", ")}`,
-      fix: 'switchyard-lab upstream build (or packages/testbed/README.md, "Already have the binaries?")',
-    }),
-    downloadable,
+    binaries,
+    result(
+      "go",
+      goOk || missing.length === 0,
+      true,
+      goOk
+        ? `${goText} (packages/testbed/upstream wants ${f.go.wanted} or newer, to build the binaries)`
+        : `${goText}; not needed: the binaries are there`,
+      {
+        what: `${goText}; building the missing binaries needs Go ${f.go.wanted} or newer`,
+        fix: "https://go.dev/dl",
+      },
+    ),
   ];
 }
 

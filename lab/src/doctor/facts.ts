@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { versionAtLeast } from "@switchyard/kube/node-version";
 import { checkPortFree, defaultPorts, defaultStateDir, readState } from "@switchyard/testbed/controlplane";
 import {
   cacheBinDir,
@@ -12,7 +13,7 @@ import {
 import type { LabRuntime } from "../netns/state.js";
 import { readLabRuntime } from "../netns/state.js";
 import { repoRoot } from "../self.js";
-import { binariesFor, type DoctorFacts, imageTools, netnsTools, versionAtLeast } from "./checks.js";
+import { binariesFor, type DoctorFacts, imageTools, netnsTools } from "./checks.js";
 
 const GiB = 2 ** 30;
 

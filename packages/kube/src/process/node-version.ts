@@ -5,28 +5,29 @@
 // what the project runs its tests, benches and images on.
 import { readFileSync } from "node:fs";
 
-/** Major, minor and patch, compared in that order. */
-type Version = readonly [number, number, number];
-
-function parseVersion(text: string): Version | undefined {
-  const m = /(\d+)\.(\d+)\.(\d+)/.exec(text);
-  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
+/** Dotted versions compared part by part, a missing part as 0: "1.26" is at least "1.26.0". */
+export function versionAtLeast(found: string, wanted: string): boolean {
+  const f = found.split(".").map(Number);
+  const w = wanted.split(".").map(Number);
+  for (let i = 0; i < Math.max(f.length, w.length); i++) {
+    const a = f[i] ?? 0;
+    const b = w[i] ?? 0;
+    if (a !== b) return a > b;
+  }
+  return true;
 }
 
-function older(a: Version, b: Version): boolean {
-  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return (a[i] ?? 0) < (b[i] ?? 0);
-  return false;
-}
+const dotted = (text: string) => /\d+\.\d+\.\d+/.exec(text)?.[0];
 
 /**
  * The one-line error when `running` (process.versions.node) is older than the first version in `engines`
  * ("^24.11.0", ">=24.11.0"); undefined when it is not, or when `engines` names no version.
  */
 export function oldNodeMessage(program: string, running: string, engines: string): string | undefined {
-  const minimum = parseVersion(engines);
-  const current = parseVersion(running);
-  if (!minimum || !current || !older(current, minimum)) return undefined;
-  return `${program}: needs Node ${minimum.join(".")} or newer (package.json engines "${engines}"), this is Node ${running}`;
+  const minimum = dotted(engines);
+  const current = dotted(running);
+  if (!minimum || !current || versionAtLeast(current, minimum)) return undefined;
+  return `${program}: needs Node ${minimum} or newer (package.json engines "${engines}"), this is Node ${running}`;
 }
 
 /** Exits with oldNodeMessage when this Node is older than what `manifest` (a package.json) asks for. */

@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { oldNodeMessage } from "../../src/process/node-version.js";
+import { oldNodeMessage, versionAtLeast } from "../../src/process/node-version.js";
+
+test("versions compare part by part (doctor's Go check uses the same)", () => {
+  assert.equal(versionAtLeast("1.26.8", "1.26.0"), true);
+  assert.equal(versionAtLeast("1.26", "1.26.0"), true);
+  assert.equal(versionAtLeast("1.25.10", "1.26.0"), false);
+  assert.equal(versionAtLeast("1.100.0", "1.26.0"), true);
+});
 
 describe("oldNodeMessage", () => {
   test("an older Node gets one line with the program, the minimum, the range and the running version", () => {
