@@ -1,6 +1,7 @@
 import { dashboardHint } from "../dashboard/defaults.js";
 import type { NodePlan } from "../netns/plan.js";
 import { type LabState, labDirHint } from "../netns/state.js";
+import { stepTable } from "../timing/step-times.js";
 
 /** What `up` prints at the end: the nodes, where the kubeconfig is, and three things to try next. */
 export function upSummary(state: LabState, stateDir: string): string {
@@ -13,6 +14,7 @@ export function upSummary(state: LabState, stateDir: string): string {
   const lines = [
     `lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,
     "",
+    ...(state.steps?.length ? [...stepTable(state.steps), ""] : []),
     `NODE        ZONE     ${"NAMESPACE".padEnd(width)}ADDRESSES`,
     ...plan.nodeList.map(
       (n) => `${n.name.padEnd(12)}${n.zone.padEnd(9)}${n.netns.padEnd(width)}${n.ips.join(" ")}`,

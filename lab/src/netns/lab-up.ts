@@ -15,6 +15,7 @@ import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import type { Node } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../exec.js";
 import { labEntry } from "../self.js";
+import { StepClock } from "../timing/step-times.js";
 import { deployStack } from "../stack/deploy.js";
 import { ebpfMounts } from "../stack/ebpf-places.js";
 import { type ProxyMode, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
@@ -83,8 +84,9 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     startedAt: new Date().toISOString(),
   };
   writeLabState(o.stateDir, state);
+  const clock = new StepClock(Date.now);
   try {
-    await bringUp(o, plan, state, exec, progress);
+    await bringUp(o, plan, state, exec, progress, clock);
   } catch (err) {
     await labDown(o.stateDir, { keepFiles: true, exec }).catch(() => {});
     // The logs outlive the lab: say where, since the error alone rarely says why a pod never got ready.
@@ -92,6 +94,7 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     throw err;
   }
   state.upSeconds = (Date.now() - started) / 1000;
+  state.steps = clock.times;
   writeLabState(o.stateDir, state);
   const stack = o.stack
     ? ` with ${o.stackKind === "upstream" ? "upstream's" : "the"} stack (kube-proxy ${o.stack})`
@@ -100,17 +103,67 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
   return state;
 }
 
-async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Exec, progress: Progress) {
+async function bringUp(
+  o: LabUpOptions,
+  plan: LabPlan,
+  state: LabState,
+  exec: Exec,
+  progress: Progress,
+  clock: StepClock,
+) {
   const started = Date.now();
   const paths = labPaths(o.stateDir);
   const journal = new Journal(paths.journal);
   progress.update("creating the bridge, the node namespaces and their cgroups", true);
-  await applySteps(
-    [...bridgeSteps(plan), ...ebpfPlaceSteps(plan), ...plan.nodeList.flatMap((n) => nodeSteps(plan, n))],
-    exec,
-    journal,
+  await clock.time("namespaces, veths, cgroups", () =>
+    applySteps(
+      [...bridgeSteps(plan), ...ebpfPlaceSteps(plan), ...plan.nodeList.flatMap((n) => nodeSteps(plan, n))],
+      exec,
+      journal,
+    ),
   );
+  const cp = await clock.time("control plane", () => startControlPlane(o, plan, state));
+  const client = labClient(adminCredentials(cp.server, paths.controlPlane));
+  try {
+    await clock.time("node agents started", async () => startAgents(o, plan, state));
+    const deadline = Date.now() + (o.readyTimeoutMs ?? defaultNetnsReadyTimeoutMs);
+    // One pod CIDR per family (spec.podCIDRs, the primary first), joined: a dual-stack node has both at once.
+    const cidrs = await clock.time("pod CIDRs allocated", () =>
+      waitForNodes(client, plan, state, deadline, progress, "pod CIDRs", (n) =>
+        n.spec?.podCIDRs?.length ? n.spec.podCIDRs.join(",") : n.spec?.podCIDR,
+      ),
+    );
+    await clock.time("pod routes", () => applySteps(podRouteSteps(plan, cidrs), exec, journal));
+    await clock.time("nodes Ready", () =>
+      waitForNodes(client, plan, state, deadline, progress, "nodes Ready", (n) =>
+        isSchedulable(n) ? "ok" : undefined,
+      ),
+    );
+    await clock.time("default ServiceAccount", async () => {
+      while (!(await hasDefaultServiceAccount(client))) {
+        if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
+        progress.update("waiting for the default ServiceAccount");
+        await sleep(realClock, 250);
+      }
+    });
+    state.nodesSeconds = (Date.now() - started) / 1000;
+    const proxyMode = o.stack;
+    if (proxyMode) {
+      const stackStarted = Date.now();
+      const kind = o.stackKind ?? "switchyard";
+      await clock.time(`${kind === "upstream" ? "upstream's" : "the"} stack`, () =>
+        deployLabStack({ ...o, stack: proxyMode }, plan, cp, client, deadline, progress, exec),
+      );
+      state.stack = { kind, proxyMode, seconds: (Date.now() - stackStarted) / 1000 };
+    }
+  } finally {
+    client.close();
+  }
+}
 
+/** The control plane on the bridge, and the binding that lets the apiserver reach the node agents. */
+async function startControlPlane(o: LabUpOptions, plan: LabPlan, state: LabState) {
+  const paths = labPaths(o.stateDir);
   const cp = await controlPlaneUp({
     stateDir: paths.controlPlane,
     apiserverBindAddress: plan.gateway,
@@ -126,64 +179,41 @@ async function bringUp(o: LabUpOptions, plan: LabPlan, state: LabState, exec: Ex
   state.kubeconfig = cp.kubeconfig;
   writeLabState(o.stateDir, state);
   await allowApiserverToKubelets(labClient(adminCredentials(cp.server, paths.controlPlane)));
+  return cp;
+}
 
+/** The lab's upstream resolver on the gateway and one agent per node, each recorded before the next starts. */
+function startAgents(o: LabUpOptions, plan: LabPlan, state: LabState): void {
+  const paths = labPaths(o.stateDir);
+  const detached = o.detached ?? true;
   const [dnsBin, ...dnsEntry] = labEntry("agent/upstream-dns");
-  state.agents.push(
-    startDetached(
-      "upstream-dns",
-      dnsBin ?? process.execPath,
-      [...dnsEntry, "--address", plan.gateway],
-      join(paths.logs, "upstream-dns.log"),
-      o.detached ?? true,
-    ),
-  );
+  const dnsArgs = [...dnsEntry, "--address", plan.gateway];
+  const dnsLog = join(paths.logs, "upstream-dns.log");
+  state.agents.push(startDetached("upstream-dns", dnsBin ?? process.execPath, dnsArgs, dnsLog, detached));
   writeLabState(o.stateDir, state);
-
   const [bin, ...entry] = labEntry("agent/main");
   for (const node of plan.nodeList) {
     const args = [...entry, "--state-dir", o.stateDir, "--node", node.name];
     const log = join(paths.logs, `agent-${node.name}.log`);
-    state.agents.push(
-      startDetached(`agent-${node.name}`, bin ?? process.execPath, args, log, o.detached ?? true),
-    );
+    state.agents.push(startDetached(`agent-${node.name}`, bin ?? process.execPath, args, log, detached));
     writeLabState(o.stateDir, state);
   }
+}
 
-  const client = labClient(adminCredentials(cp.server, paths.controlPlane));
-  try {
-    const deadline = Date.now() + (o.readyTimeoutMs ?? defaultNetnsReadyTimeoutMs);
-    // One pod CIDR per family (spec.podCIDRs, the primary first), joined: a dual-stack node has both at once.
-    const cidrs = await waitForNodes(client, plan, state, deadline, progress, "pod CIDRs", (n) =>
-      n.spec?.podCIDRs?.length ? n.spec.podCIDRs.join(",") : n.spec?.podCIDR,
-    );
-    await applySteps(podRouteSteps(plan, cidrs), exec, journal);
-    await waitForNodes(client, plan, state, deadline, progress, "nodes Ready", (n) =>
-      isSchedulable(n) ? "ok" : undefined,
-    );
-    while (!(await hasDefaultServiceAccount(client))) {
-      if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
-      progress.update("waiting for the default ServiceAccount");
-      await sleep(realClock, 250);
-    }
-    state.nodesSeconds = (Date.now() - started) / 1000;
-    if (o.stack) {
-      const stackStarted = Date.now();
-      const kind = o.stackKind ?? "switchyard";
-      if (kind === "upstream") {
-        const upstream = {
-          proxyMode: o.stack,
-          server: cp.server,
-          kubeconfig: cp.kubeconfig,
-          dir: o.stateDir,
-        };
-        await deployUpstreamStack(client, plan, { ...upstream, deadline }, progress, exec);
-      } else
-        await deployStack(client, plan, { proxyMode: o.stack, server: cp.server, deadline }, progress, exec);
-      state.stack = { kind, proxyMode: o.stack, seconds: (Date.now() - stackStarted) / 1000 };
-    }
-  } finally {
-    client.close();
-  }
+/** Switchyard's stack from apps/<app>/deploy, or upstream's as kubeadm installs it; returns once it works. */
+async function deployLabStack(
+  o: LabUpOptions & { stack: ProxyMode },
+  plan: LabPlan,
+  cp: { server: string; kubeconfig: string },
+  client: HttpRestClient,
+  deadline: number,
+  progress: Progress,
+  exec: Exec,
+) {
+  if (o.stackKind === "upstream") {
+    const upstream = { proxyMode: o.stack, server: cp.server, kubeconfig: cp.kubeconfig, dir: o.stateDir };
+    await deployUpstreamStack(client, plan, { ...upstream, deadline }, progress, exec);
+  } else await deployStack(client, plan, { proxyMode: o.stack, server: cp.server, deadline }, progress, exec);
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { ProcessRecord } from "@switchyard/testbed/controlplane";
 import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
+import type { StepTime } from "../timing/step-times.js";
 import type { LabPlan } from "./plan.js";
 
 /**
@@ -25,6 +26,8 @@ export interface LabState {
   upSeconds?: number;
   /** Seconds from the start of bring-up until every node was Ready. */
   nodesSeconds?: number;
+  /** Where `up` spent its time, step by step (the table `up` prints). */
+  steps?: StepTime[];
   /**
    * The stack, and how long deploying it until it worked took: Switchyard's from apps/<app>/deploy, or upstream's
    * as kubeadm installs it. `kind` is absent in labs made before upstream's could be chosen: Switchyard's.
