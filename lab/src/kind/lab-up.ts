@@ -16,9 +16,10 @@ import { kindToolsOnThisMachine } from "./machine-tools.js";
 import { kindStack } from "./manifests.js";
 import { chooseNodeImage, localNodeImageBuild } from "./node-image.js";
 import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "./options.js";
+import { partTimer } from "./part-times.js";
 import { kindPaths } from "./paths.js";
 import { provisionKindCluster } from "./provision.js";
-import { runKindSteps, type StepDeps } from "./run-steps.js";
+import { runKindSteps, type StepDeps, stepName } from "./run-steps.js";
 import { ryukAvailable } from "./ryuk.js";
 import { spawnExec } from "./spawn-exec.js";
 import { type KindLabState, readKindState, writeKindState } from "./state.js";
@@ -65,7 +66,8 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   const paths = kindPaths(o.stateDir);
   const root = o.repoRoot ?? defaultRepoRoot;
   const tools = o.tools ?? (await kindToolsOnThisMachine(out));
-  const machine = o.deps ?? machineDeps(paths.commandLog, progress, tools.docker);
+  const clock = new StepClock(o.deps?.now ?? Date.now);
+  const machine = o.deps ?? machineDeps(paths.commandLog, progress, tools.docker, clock);
   // From the first node container on, there may be a cluster to remove when `up` fails.
   let provisioned = false;
   const deps: StepDeps = {
@@ -76,7 +78,6 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     },
   };
   const started = deps.now();
-  const clock = new StepClock(deps.now);
 
   if (readKindState(o.stateDir)) {
     progress.update("removing the previous kind lab of this state folder", true);
@@ -159,12 +160,23 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
 
 /**
  * The real runner: commands through spawnExec (output into the state folder's log), the nodes through
- * testcontainers, images streamed into them, files, the clock.
+ * testcontainers (each part of the cluster's creation a row of the timing table), images streamed into them,
+ * files, the clock.
  */
-function machineDeps(log: string, progress: Progress, docker: string): StepDeps {
+function machineDeps(log: string, progress: Progress, docker: string, clock: StepClock): StepDeps {
   return {
     exec: spawnExec(log, (line) => progress.update(line.slice(0, 120))),
-    provision: (spec) => provisionKindCluster(spec, (line) => progress.update(line, true)),
+    provision: async (spec) => {
+      const parts = partTimer(clock, (line) => stepName({ phase: "cluster", what: line }));
+      try {
+        await provisionKindCluster(spec, (line) => {
+          progress.update(line, true);
+          parts.next(line);
+        });
+      } finally {
+        parts.end();
+      }
+    },
     loadImages: (images, nodes) => loadImagesIntoNodes(docker, images, nodes, log),
     writeFile: (path, content) => writeFileSync(path, content),
     sleep: (ms) => sleep(realClock, ms),

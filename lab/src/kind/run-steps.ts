@@ -27,10 +27,10 @@ export class KindStepError extends Error {
 }
 
 /** How the timing table names a step: its phase and what it does, cut so the table fits a terminal. */
-export function stepName(step: KindStep): string {
+export const stepName = (step: Pick<KindStep, "phase" | "what">): string => {
   const name = `${step.phase}: ${step.what}`;
   return name.length > 60 ? `${name.slice(0, 59)}…` : name;
-}
+};
 
 /** Set once a step of a parallel group failed: its sibling lanes start no further step. */
 interface Stop {
