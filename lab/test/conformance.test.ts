@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { Progress } from "@switchyard/testbed/progress";
 import { parseJunit } from "../src/conformance/junit.js";
-import { providedImages } from "../src/conformance/kind-images.js";
+import { e2eImagesOnKind, providedImages } from "../src/conformance/kind-images.js";
 import { numNodes } from "../src/conformance/on-kind.js";
 import { conformanceOnNetns } from "../src/conformance/on-netns.js";
 import { compareRuns, comparisonLines, type RunSummary, runTable } from "../src/conformance/report.js";
@@ -132,6 +133,44 @@ describe("conformance: the e2e suite's report, pure parts", () => {
       "[sig-network] Services should serve a basic endpoint from pods  [Conformance]",
       new RegExp(defaultSkip),
     );
+  });
+
+  test("on kind, the e2e images go only into the nodes that lack them; none built or pulled that the engine has", async () => {
+    const agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.66.1";
+    const busybox = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2";
+    const commands: string[] = [];
+    const loads: string[] = [];
+    const exec = async (argv: readonly string[]) => {
+      commands.push(argv.join(" "));
+      if (argv[1] === "--list-images") return `${agnhost}\n${busybox}\n`;
+      if (argv[1] === "ps") return "lab-control-plane\nlab-worker\n";
+      if (argv[1] === "image") return argv.at(-1) === agnhost ? "sha256:a" : "sha256:b";
+      if (argv.includes("crictl")) {
+        const images = argv[2] === "lab-worker" ? [] : [{ id: "sha256:a", repoTags: [agnhost] }];
+        return JSON.stringify({ images });
+      }
+      throw new Error(`unexpected ${argv.join(" ")}`);
+    };
+    const load = async (images: readonly string[], nodes: readonly string[]) => {
+      loads.push(`${images.join(" ")} -> ${nodes.join(" ")}`);
+    };
+    const quiet = new Progress("test", { write: () => {} });
+    const refs = await e2eImagesOnKind(
+      exec,
+      "docker",
+      "lab",
+      "/bin/e2e.test",
+      "/repo",
+      "/dev/null",
+      quiet,
+      load,
+    );
+    assert.deepEqual(refs, [agnhost, busybox]);
+    assert.deepEqual(loads.sort(), [
+      `${agnhost} ${busybox} -> lab-worker`,
+      `${busybox} -> lab-control-plane`,
+    ]);
+    assert.ok(!commands.some((c) => c.includes("pull") || c.includes("images.mjs")));
   });
 
   test("the images the lab provides, out of the suite's own list", () => {

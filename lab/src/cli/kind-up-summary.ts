@@ -1,6 +1,7 @@
 import { dashboardHint } from "../dashboard/defaults.js";
 import type { KindLabState } from "../kind/state.js";
 import { labDirHint } from "../netns/state.js";
+import { stepTable } from "../timing/step-times.js";
 
 /** What `up --runtime kind` prints at the end: the nodes, where the kubeconfig is, and things to try. */
 export function kindUpSummary(state: KindLabState, stateDir: string): string {
@@ -11,6 +12,8 @@ export function kindUpSummary(state: KindLabState, stateDir: string): string {
   return [
     `kind lab ready in ${state.upSeconds?.toFixed(1)}s: nodes in ${state.nodesSeconds?.toFixed(1) ?? "?"}s${stack}`,
     "",
+    // Where the time went; overlapping rows ran at once.
+    ...(state.steps?.length ? [...stepTable(state.steps), ""] : []),
     "NODE                        ROLE           ZONE",
     ...state.nodes.map((n) => `${n.name.padEnd(28)}${n.role.padEnd(15)}${n.zone}`),
     "",

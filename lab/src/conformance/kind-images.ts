@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Progress } from "@switchyard/testbed/progress";
 import type { Exec } from "../exec.js";
+import { loadImagesNodesLack } from "../kind/images-held.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
 
@@ -22,8 +23,8 @@ export function providedImages(listImages: string): string[] {
 /**
  * Gets the suite's test images into every node of a kind lab, never through a registry from inside the nodes:
  * each one present in the engine or pulled there (a laptop with internet gets upstream's own), else built here
- * from packages/testbed/upstream's binaries (`node scripts/images.mjs --e2e`), then loaded as the lab's own
- * images are. Images the lab cannot make (the suite lists more) stay out; specs that need them fail, on both
+ * from packages/testbed/upstream's binaries (`node scripts/images.mjs --e2e`), then loaded, as the lab's own
+ * images are, into the nodes that lack them (kind/images-held.ts). Images the lab cannot make (the suite lists more) stay out; specs that need them fail, on both
  * stacks alike.
  */
 export async function e2eImagesOnKind(
@@ -34,6 +35,8 @@ export async function e2eImagesOnKind(
   repoRoot: string,
   log: string,
   progress: Progress,
+  load = (images: readonly string[], nodes: readonly string[]) =>
+    loadImagesIntoNodes(docker, images, nodes, log),
 ): Promise<string[]> {
   const refs = providedImages(await exec([e2eTest, "--list-images"]));
   const have = async (ref: string) =>
@@ -57,7 +60,12 @@ export async function e2eImagesOnKind(
     progress.update(`building ${missing.length} e2e image(s) here (none could be pulled)`, true);
     await exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), "--e2e"]);
   }
-  progress.update(`loading ${refs.length} e2e images into the nodes`, true);
-  await loadImagesIntoNodes(docker, refs, await kindNodeContainers(exec, docker, cluster), log);
+  // Built or pulled above where the engine lacked them; a node is loaded only with what it lacks.
+  progress.update(`${refs.length} e2e images: into the nodes that lack them`, true);
+  const nodes = await kindNodeContainers(exec, docker, cluster);
+  progress.update(
+    await loadImagesNodesLack({ exec, docker, build: async () => {}, load }, refs, nodes),
+    true,
+  );
   return refs;
 }

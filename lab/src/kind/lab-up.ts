@@ -6,6 +6,7 @@ import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import { readVersions } from "@switchyard/testbed/upstream";
 import { repoRoot as defaultRepoRoot } from "../self.js";
 import { type ProxyMode, readManifests, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
+import { StepClock } from "../timing/step-times.js";
 import { kindEbpfPlaces } from "./ebpf-mounts.js";
 import { imagePlan } from "./images.js";
 import { kubeconfigServer } from "./kubeconfig.js";
@@ -15,9 +16,10 @@ import { kindToolsOnThisMachine } from "./machine-tools.js";
 import { kindStack } from "./manifests.js";
 import { chooseNodeImage, localNodeImageBuild } from "./node-image.js";
 import { defaultKindInput, type KindLabInput, kindNodes, validateKindInput } from "./options.js";
+import { partTimer } from "./part-times.js";
 import { kindPaths } from "./paths.js";
 import { provisionKindCluster } from "./provision.js";
-import { KindStepError, runKindSteps, type StepDeps } from "./run-steps.js";
+import { runKindSteps, type StepDeps, stepName } from "./run-steps.js";
 import { ryukAvailable } from "./ryuk.js";
 import { spawnExec } from "./spawn-exec.js";
 import { type KindLabState, readKindState, writeKindState } from "./state.js";
@@ -48,11 +50,12 @@ export interface KindUpOptions {
 }
 
 /**
- * Brings a kind lab up: Switchyard's images built, a kind cluster without kube-proxy and without the upstream
- * EndpointSlice controllers, the images loaded into its nodes, the nodes Ready, then the stack applied from
+ * Brings a kind lab up: Switchyard's images built while a kind cluster without kube-proxy and without the upstream
+ * EndpointSlice controllers is created, the images loaded into its nodes while they become Ready, then the stack applied from
  * apps/<app>/deploy and waited for. With upstream's stack the cluster keeps kubeadm's kube-proxy and
- * controllers, and kubeadm's CoreDNS stays; they are waited for the same way. A failed `up` after the cluster exists exports kind's logs into the state
- * folder and deletes the cluster.
+ * controllers, and kubeadm's CoreDNS stays; they are waited for the same way. Each step is timed (lab.json's
+ * `steps`). A failed `up` after the cluster's creation began exports kind's logs into the state folder and deletes
+ * the cluster.
  */
 export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   const input: KindLabInput = { ...defaultKindInput(readVersions()), ...o.input };
@@ -63,25 +66,35 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   const paths = kindPaths(o.stateDir);
   const root = o.repoRoot ?? defaultRepoRoot;
   const tools = o.tools ?? (await kindToolsOnThisMachine(out));
-  const deps = o.deps ?? machineDeps(paths.commandLog, progress, tools.docker);
+  const clock = new StepClock(o.deps?.now ?? Date.now);
+  const machine = o.deps ?? machineDeps(paths.commandLog, progress, tools.docker, clock);
+  // From the first node container on, there may be a cluster to remove when `up` fails.
+  let provisioned = false;
+  const deps: StepDeps = {
+    ...machine,
+    provision: (spec) => {
+      provisioned = true;
+      return machine.provision(spec);
+    },
+  };
   const started = deps.now();
 
   if (readKindState(o.stateDir)) {
     progress.update("removing the previous kind lab of this state folder", true);
-    await kindDown(o.stateDir, { keepFiles: true, tools, deps });
+    await clock.time("removing the previous lab", () =>
+      kindDown(o.stateDir, { keepFiles: true, tools, deps }),
+    );
   }
   ensurePrivateDir(paths.dir);
   mkdirSync(paths.logs, { recursive: true });
   progress.update(`node image ${input.nodeImage}`, true);
-  const nodeImage = await chooseNodeImage(
-    input.nodeImage,
-    input.nodeImage === defaultKindInput(readVersions()).nodeImage,
-    {
+  const nodeImage = await clock.time("node image", () =>
+    chooseNodeImage(input.nodeImage, input.nodeImage === defaultKindInput(readVersions()).nodeImage, {
       exec: deps.exec,
       docker: tools.docker,
       buildLocal: o.buildNodeImage ?? localNodeImageBuild(root, deps.exec),
       say: (line) => progress.update(line, true),
-    },
+    }),
   );
   input.nodeImage = nodeImage.image;
   const stackKind = o.stackKind ?? "switchyard";
@@ -114,24 +127,22 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   };
   writeKindState(o.stateDir, state);
 
-  const created = steps.findIndex((s) => "provision" in s);
   const firstStack = steps.findIndex((s) => s.phase === "stack");
   const nodeSteps = firstStack < 0 ? steps : steps.slice(0, firstStack);
   try {
-    await runKindSteps(nodeSteps, deps, progress, timeoutSeconds * 1000);
+    await runKindSteps(nodeSteps, deps, progress, timeoutSeconds * 1000, clock);
     state.server = kubeconfigServer(readFileSync(paths.kubeconfig, "utf8"));
     state.nodesSeconds = (deps.now() - started) / 1000;
     writeKindState(o.stateDir, state);
     if (o.stack && firstStack >= 0) {
       const stackStarted = deps.now();
-      await runKindSteps(steps.slice(firstStack), deps, progress, timeoutSeconds * 1000);
+      await runKindSteps(steps.slice(firstStack), deps, progress, timeoutSeconds * 1000, clock);
       state.stack = { kind: stackKind, proxyMode: o.stack, seconds: (deps.now() - stackStarted) / 1000 };
     }
   } catch (err) {
-    // A step made from the cluster's answers is not in the list: it ran after the cluster existed.
-    const index = err instanceof KindStepError ? steps.indexOf(err.step) : -1;
-    const failedAt = index >= 0 ? index : steps.length;
-    if (failedAt >= created) {
+    // How far it got, for whoever reads lab.json after a failed `up`.
+    writeKindState(o.stateDir, { ...state, steps: clock.times });
+    if (provisioned) {
       progress.update("up failed: saving the nodes' logs and removing the cluster", true);
       await exportNodeLogs(deps.exec, tools.docker, input.name, join(paths.logs, "kind")).catch(() => {});
       await removeKindNodes(deps.exec, tools.docker, input.name).catch(() => {});
@@ -139,6 +150,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     throw err;
   }
   state.upSeconds = (deps.now() - started) / 1000;
+  state.steps = clock.times;
   writeKindState(o.stateDir, state);
   progress.done(
     `${input.nodes} workers and a control plane ready${o.stack ? ` with ${stackKind}'s stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
@@ -148,12 +160,23 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
 
 /**
  * The real runner: commands through spawnExec (output into the state folder's log), the nodes through
- * testcontainers, images streamed into them, files, the clock.
+ * testcontainers (each part of the cluster's creation a row of the timing table), images streamed into them,
+ * files, the clock.
  */
-function machineDeps(log: string, progress: Progress, docker: string): StepDeps {
+function machineDeps(log: string, progress: Progress, docker: string, clock: StepClock): StepDeps {
   return {
     exec: spawnExec(log, (line) => progress.update(line.slice(0, 120))),
-    provision: (spec) => provisionKindCluster(spec, (line) => progress.update(line, true)),
+    provision: async (spec) => {
+      const parts = partTimer(clock, (line) => stepName({ phase: "cluster", what: line }));
+      try {
+        await provisionKindCluster(spec, (line) => {
+          progress.update(line, true);
+          parts.next(line);
+        });
+      } finally {
+        parts.end();
+      }
+    },
     loadImages: (images, nodes) => loadImagesIntoNodes(docker, images, nodes, log),
     writeFile: (path, content) => writeFileSync(path, content),
     sleep: (ms) => sleep(realClock, ms),

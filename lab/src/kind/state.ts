@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import type { KindEbpfPlaces } from "../stack/ebpf-places.js";
 import type { ProxyMode, StackKind } from "../stack/manifests.js";
+import type { StepTime } from "../timing/step-times.js";
 import type { KindLabInput, KindNodePlan } from "./options.js";
 import { kindPaths } from "./paths.js";
 
@@ -20,6 +21,8 @@ export interface KindLabState {
   upSeconds?: number;
   /** Seconds from the start of `up` until every node was Ready (image builds included). */
   nodesSeconds?: number;
+  /** Each step of `up` with its start and duration (steps overlap where they ran at once); absent in older labs. */
+  steps?: StepTime[];
   /** `kind` is absent in the state of labs made before upstream's stack could be chosen: Switchyard's. */
   stack?: { kind?: StackKind; proxyMode: ProxyMode; seconds: number };
   /** Where every node's proxy finds its cgroup2 mount and BPF file system; absent in labs made before them. */

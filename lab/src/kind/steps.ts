@@ -47,7 +47,28 @@ export interface PollStep extends StepBase {
   /** Steps made from the accepted output, run next (commands that need what the cluster says). */
   followedBy?: (stdout: string) => KindStep[];
 }
-export type KindStep = RunStep | WriteStep | PollStep | ProvisionStep | LoadStep;
+/**
+ * Lanes that run at once, each in order, where nothing orders one lane after another; the group ends when every
+ * lane has. Its phase and `what` name the group in the plan; its lanes' steps are timed and reported one by one.
+ */
+export interface ParallelStep extends StepBase {
+  together: KindStep[][];
+}
+export type KindStep = RunStep | WriteStep | PollStep | ProvisionStep | LoadStep | ParallelStep;
+
+/** A group of lanes, or the one lane's steps themselves when only one lane has any. */
+function together(phase: KindPhase, what: string, lanes: KindStep[][]): KindStep[] {
+  const busy = lanes.filter((lane) => lane.length > 0);
+  return busy.length > 1 ? [{ phase, what, together: busy }] : (busy[0] ?? []);
+}
+
+/** Each step its own lane. */
+const eachAtOnce = (phase: KindPhase, what: string, steps: KindStep[]) =>
+  together(
+    phase,
+    what,
+    steps.map((s) => [s]),
+  );
 
 export interface KindUpPlan {
   input: KindLabInput;
@@ -103,80 +124,76 @@ function imageSteps(
 }
 
 /**
- * Everything `up --runtime kind` does, in order, as data. Images are built before the cluster exists, so a
- * broken Dockerfile costs no cluster; they are loaded into the nodes (kind load), never pushed or pulled.
+ * Everything `up --runtime kind` does, as data. Our images are built while the cluster is created (neither needs the
+ * other; a broken Dockerfile still stops `up`, and the cluster made meanwhile is removed); they are loaded into the
+ * nodes (kind load), never pushed or pulled, while the nodes become Ready. Every wait waits for what it did when the
+ * steps ran one by one; only the order of waiting went.
  */
 export function kindUpSteps(p: KindUpPlan): KindStep[] {
   const { input, paths, tools } = p;
   const kubectl = [tools.kubectl, "--kubeconfig", paths.kubeconfig];
   const timeout = `--timeout=${p.timeoutSeconds}s`;
   const images = p.stack?.images ?? [];
-  const steps: KindStep[] = [];
   const workloads = images.length > 0 ? labWorkloads : [];
-  steps.push(...imageSteps(p, images, workloads));
   const upstream = p.stack?.kind === "upstream";
-  steps.push({
-    phase: "cluster",
-    what: `creating cluster ${input.name}: ${kindNodes(input).length} node containers, kubeadm init and join`,
-    provision: {
-      cluster: {
-        name: input.name,
-        podSubnet: input.clusterCidr,
-        serviceSubnet: input.serviceCidr,
-        // Switchyard's stack: no kube-proxy from kubeadm (ours is applied) and no upstream slice controllers.
-        kubeProxyMode: upstream ? (p.stack?.proxyMode ?? "iptables") : "none",
-        ...(upstream ? {} : { controllers: controllersWithoutSlices }),
-      },
-      nodes: kindNodes(input),
-      image: input.nodeImage,
-      reap: p.reap ?? false,
-      kubeconfig: paths.kubeconfig,
-      logDir: join(paths.logs, "kubeadm"),
-    },
-  });
-  // Before any of our pods starts: the proxy's DaemonSet binds them in every mode (ebpf-mounts.ts).
-  for (const node of kindNodes(input))
-    steps.push({
+  const cluster: KindStep[] = [
+    {
       phase: "cluster",
-      what: `BPF file system and cgroup2 mount on ${node.name}`,
-      run: [tools.docker, "exec", node.name, "sh", "-c", kindEbpfMountScript()],
-    });
-  const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
-  const network = (stdout: string) =>
-    podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(input).length);
-  steps.push({
-    phase: "nodes",
-    what: "every node's podCIDR and address",
-    poll: nodesJson,
-    until: (stdout) => {
-      const nodes = network(stdout);
-      return typeof nodes === "string" ? nodes : true;
+      what: `creating cluster ${input.name}: ${kindNodes(input).length} node containers, kubeadm init and join`,
+      provision: {
+        cluster: {
+          name: input.name,
+          podSubnet: input.clusterCidr,
+          serviceSubnet: input.serviceCidr,
+          // Switchyard's stack: no kube-proxy from kubeadm (ours is applied) and no upstream slice controllers.
+          kubeProxyMode: upstream ? (p.stack?.proxyMode ?? "iptables") : "none",
+          ...(upstream ? {} : { controllers: controllersWithoutSlices }),
+        },
+        nodes: kindNodes(input),
+        image: input.nodeImage,
+        reap: p.reap ?? false,
+        kubeconfig: paths.kubeconfig,
+        logDir: join(paths.logs, "kubeadm"),
+      },
     },
-    followedBy: (stdout) => {
-      const nodes = network(stdout) as PodNetworkNode[];
-      return nodes.map((node) => ({
-        phase: "nodes" as const,
-        what: `pod network on ${node.name}`,
-        run: [tools.docker, "exec", node.name, "sh", "-c", podNetworkScript(node, nodes)],
-      }));
-    },
-  });
+    // Before any of our pods starts: the proxy's DaemonSet binds them in every mode (ebpf-mounts.ts).
+    ...eachAtOnce(
+      "cluster",
+      "BPF file system and cgroup2 mounts",
+      kindNodes(input).map((node) => ({
+        phase: "cluster",
+        what: `BPF file system and cgroup2 mount on ${node.name}`,
+        run: [tools.docker, "exec", node.name, "sh", "-c", kindEbpfMountScript()],
+      })),
+    ),
+    podNetworkStep(p, kubectl),
+  ];
+  const steps = together("cluster", "images built while the cluster is created", [
+    imageSteps(p, images, workloads),
+    cluster,
+  ]);
   // One archive of every image, imported into the nodes at once: one save and one import per node in all.
   const names = [
     ...images.flatMap((img) => (upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image])),
     ...workloads.map((w) => w.image),
   ];
-  if (names.length > 0)
-    steps.push({
-      phase: "load",
-      what: `loading ${names.join(", ")} into the nodes`,
-      load: { images: names, nodes: kindNodes(input).map((n) => n.name) },
-    });
-  steps.push({
+  const load: KindStep[] =
+    names.length > 0
+      ? [
+          {
+            phase: "load",
+            what: `loading ${names.length} images into the nodes`,
+            load: { images: names, nodes: kindNodes(input).map((n) => n.name) },
+          },
+        ]
+      : [];
+  const ready: KindStep = {
     phase: "nodes",
     what: "nodes Ready",
     run: [...kubectl, "wait", "--for=condition=Ready", "nodes", "--all", timeout],
-  });
+  };
+  // The stack's pods find the images when they start: the stack is applied after both.
+  steps.push(...together("nodes", "images loaded while the nodes become Ready", [load, [ready]]));
   if (!p.stack) return steps;
   if (upstream) return [...steps, ...upstreamStackSteps(kubectl, timeout, tools.docker, kindNodes(input))];
   for (const o of replacedKubeadmObjects)
@@ -205,17 +222,19 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       ],
     },
   );
-  // The proxy first: the other workloads reach the apiserver through the `kubernetes` ClusterIP it programs.
-  for (const o of p.stack.objects.filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment"))
-    steps.push({
+  // Waited for at once: the proxy comes first in the cluster all the same (the other workloads reach the apiserver
+  // through the `kubernetes` ClusterIP it programs), and it is listed first, so a broken proxy is the failure named.
+  const rollouts: KindStep[] = p.stack.objects
+    .filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment")
+    .map((o) => ({
       phase: "stack",
       what: `${o.kind.toLowerCase()}/${o.metadata.name} rolled out`,
       run: [
         ...[...kubectl, "-n", o.metadata.namespace ?? "default", "rollout", "status"],
         ...[`${o.kind.toLowerCase()}/${o.metadata.name}`, timeout],
       ],
-    });
-  steps.push({
+    }));
+  const sliced: KindStep = {
     phase: "stack",
     what: "kube-dns endpoints in a slice our controller wrote",
     // managedFields are what tell our controller's slices apart; kubectl hides them unless asked.
@@ -224,8 +243,37 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       ...["-l", "kubernetes.io/service-name=kube-dns", "-o", "json", "--show-managed-fields"],
     ],
     until: kubeDnsSliced,
-  });
+  };
+  steps.push(...eachAtOnce("stack", "the stack's workloads and kube-dns", [...rollouts, sliced]));
   return steps;
+}
+
+/** Every node's podCIDR and address from the cluster, then each node's pod network from them, all at once. */
+function podNetworkStep(p: KindUpPlan, kubectl: string[]): KindStep {
+  const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
+  const network = (stdout: string) =>
+    podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(p.input).length);
+  return {
+    phase: "nodes",
+    what: "every node's podCIDR and address",
+    poll: nodesJson,
+    until: (stdout) => {
+      const nodes = network(stdout);
+      return typeof nodes === "string" ? nodes : true;
+    },
+    followedBy: (stdout) => {
+      const nodes = network(stdout) as PodNetworkNode[];
+      return eachAtOnce(
+        "nodes",
+        "pod networks",
+        nodes.map((node) => ({
+          phase: "nodes" as const,
+          what: `pod network on ${node.name}`,
+          run: [p.tools.docker, "exec", node.name, "sh", "-c", podNetworkScript(node, nodes)],
+        })),
+      );
+    },
+  };
 }
 
 /**
@@ -238,7 +286,7 @@ function upstreamStackSteps(
   docker: string,
   nodes: readonly { name: string }[],
 ): KindStep[] {
-  return [
+  return eachAtOnce("stack", "upstream's workloads, proxies and kube-dns", [
     ...["daemonset/kube-proxy", "deployment/coredns"].map((workload) => ({
       phase: "stack" as const,
       what: `${workload} rolled out`,
@@ -262,7 +310,7 @@ function upstreamStackSteps(
       ],
       until: (stdout: string) => kubeDnsSliced(stdout, "upstream"),
     },
-  ];
+  ]);
 }
 
 /** True once kube-dns has a ready endpoint in a slice written by the stack's EndpointSlice controller. */

@@ -5,6 +5,7 @@ import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { LoadStats } from "../agent/loadgen-stats.js";
 import { labWorkloads } from "../kind/images.js";
+import { loadImagesNodesLack } from "../kind/images-held.js";
 import { kindCredentials } from "../kind/kubeconfig.js";
 import { kindNodeContainers } from "../kind/lab-down.js";
 import { loadImagesIntoNodes } from "../kind/load-images.js";
@@ -37,8 +38,8 @@ export interface MigrateLab {
   nodes: MigrateNode[];
   /** The traffic generators' counters per node. */
   trafficStats: () => Promise<Record<string, LoadStats>>;
-  /** Only kind: the images the lab's own workloads need loaded into the nodes before they start. */
-  loadImages?: () => Promise<void>;
+  /** Only kind: the images the lab's own workloads need, into the nodes that lack them; says what it did. */
+  loadImages?: () => Promise<string>;
   /** The nodes' cgroups and pin folders, which the proxy is given in every mode; none: no ebpf mode here. */
   ebpf?: LabEbpfPlaces;
   /** Why ebpf mode cannot run on this lab, in one line, when it cannot. */
@@ -92,7 +93,7 @@ export function migratableKindState(stateDir: string): KindLabState {
 export async function kindMigrateLab(
   stateDir: string,
   tools: KindTools,
-  loadImages: () => Promise<void>,
+  loadImages: () => Promise<string>,
 ): Promise<MigrateLab> {
   const state = migratableKindState(stateDir);
   const client = labClient(kindCredentials(readFileSync(state.kubeconfig, "utf8"), state.server));
@@ -122,8 +123,10 @@ export const kindNoEbpf =
   "this kind lab's nodes have no BPF file system or cgroup2 mount for the proxy (the lab is older than them); bring it up again";
 
 /**
- * The lab's echo and traffic images into a kind lab's nodes: built from lab/Dockerfile as `npm run images` builds
- * ours (scripts/images.mjs: local bases where no registry answers), then loaded into every node, never pulled.
+ * The lab's echo and traffic images into a kind lab's nodes, where a node lacks them (kind/images-held.ts): `up`
+ * loaded them already, so usually nothing is built or loaded. What is missing from the engine is built from
+ * lab/Dockerfile as `npm run images` builds ours (scripts/images.mjs: local bases where no registry answers); what
+ * a node lacks is loaded, never pulled. Says what it did.
  */
 export function kindWorkloadImages(
   exec: (argv: readonly string[]) => Promise<string>,
@@ -131,12 +134,16 @@ export function kindWorkloadImages(
   cluster: string,
   repoRoot: string,
   log: string,
-): () => Promise<void> {
+  load = (images: readonly string[], nodes: readonly string[]) =>
+    loadImagesIntoNodes(tools.docker, images, nodes, log),
+): () => Promise<string> {
   return async () => {
-    const apps = labWorkloads.map((w) => w.app);
-    await exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), ...apps]);
     const nodes = await kindNodeContainers(exec, tools.docker, cluster);
+    const build = (images: readonly string[]) => {
+      const apps = labWorkloads.filter((w) => images.includes(w.image)).map((w) => w.app);
+      return exec([process.execPath, join(repoRoot, "scripts", "images.mjs"), ...apps]);
+    };
     const images = labWorkloads.map((w) => w.image);
-    await loadImagesIntoNodes(tools.docker, images, nodes, log);
+    return loadImagesNodesLack({ exec, docker: tools.docker, build, load }, images, nodes);
   };
 }

@@ -70,8 +70,8 @@ export async function migrate(o: MigrateOptions): Promise<MigrationReport> {
   );
   try {
     if (lab.loadImages) {
-      progress.update("loading the echo and traffic images into the nodes", true);
-      await lab.loadImages();
+      progress.update("the echo and traffic images: into the nodes that lack them", true);
+      progress.update(await lab.loadImages(), true);
     }
     // ebpf mode on a node, now or after this run: its programs and pins are counted too (with bpftool where this
     // machine sees the nodes' cgroups).

@@ -16,6 +16,7 @@ import { formatReport, switchFailures } from "../../src/migrate/report.js";
 import { hints } from "../../src/scenarios/hints/hints.js";
 import { scale } from "../../src/scenarios/scale/scale.js";
 import { repoRoot } from "../../src/self.js";
+import { stepTable } from "../../src/timing/step-times.js";
 import { runMain } from "../cli/harness.js";
 import { finding, runScenario } from "../scenarios/harness.js";
 import { webServer } from "./swap-traffic.js";
@@ -76,6 +77,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     console.log(
       `# kind up: nodes in ${state.nodesSeconds?.toFixed(1)} s, stack in ${state.stack?.seconds.toFixed(1)} s, ${state.upSeconds?.toFixed(1)} s in all (node image ${state.input.nodeImage})`,
     );
+    for (const line of stepTable(state.steps ?? [])) console.log(`# ${line}`);
   });
 
   after(async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import yaml from "js-yaml";
+import { kindUpSummary } from "../../src/cli/kind-up-summary.js";
 import { kindEbpfPlaces } from "../../src/kind/ebpf-mounts.js";
 import { kindDown } from "../../src/kind/lab-down.js";
 import { kindLabUp } from "../../src/kind/lab-up.js";
@@ -15,6 +16,7 @@ import { kubeDnsSliced } from "../../src/kind/steps.js";
 import type { KindTools } from "../../src/kind/tools.js";
 import { readLabRuntime } from "../../src/netns/state.js";
 import { repoRoot } from "../../src/self.js";
+import { stepTable } from "../../src/timing/step-times.js";
 
 const tools: KindTools = { docker: "/bin/docker", kubectl: "/bin/kubectl" };
 const dirs: string[] = [];
@@ -48,11 +50,22 @@ function fakeMachine(
   nodes = ["lab-control-plane", "lab-worker", "lab-worker2", "lab-worker3"],
 ) {
   const commands: string[][] = [];
+  // Every command takes a few turns of the event loop, and is recorded when it starts and when it ends: what
+  // runs at once shows as starts before the others' ends.
+  const timeline: { argv: string[]; start: number; end: number }[] = [];
+  let tick = 0;
+  const takesTime = async (argv: string[]) => {
+    commands.push(argv);
+    const entry = { argv, start: tick++, end: -1 };
+    timeline.push(entry);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    entry.end = tick++;
+  };
   const specs: KindClusterSpec[] = [];
   const deps: StepDeps = {
     provision: async (spec) => {
       specs.push(spec);
-      commands.push(["provision", spec.cluster.name, spec.image, ...spec.nodes.map((n) => n.name)]);
+      await takesTime(["provision", spec.cluster.name, spec.image, ...spec.nodes.map((n) => n.name)]);
       writeFileSync(
         spec.kubeconfig,
         yaml.dump({
@@ -63,10 +76,10 @@ function fakeMachine(
       );
     },
     loadImages: async (images, into) => {
-      commands.push(["load", ...images, "into", ...into]);
+      await takesTime(["load", ...images, "into", ...into]);
     },
     exec: async (argv) => {
-      commands.push([...argv]);
+      await takesTime([...argv]);
       const why = failOn?.(argv);
       if (why) throw new Error(why);
       if (argv[1] === "ps" && argv.some((a) => a.startsWith("label=io.x-k8s.kind.cluster=")))
@@ -89,22 +102,27 @@ function fakeMachine(
     now: Date.now,
   };
   // The command as a user reads it: program name and arguments, without the absolute paths.
-  const brief = () =>
-    commands.map((c) =>
-      c
-        .map((a) =>
-          a === process.execPath
-            ? "node"
-            : a.includes("\n")
-              ? a.includes("systemctl enable")
-                ? "<mounts>"
-                : "<script>"
-              : a.replace(repoRoot, "<repo>").replace(/^\/bin\//, ""),
-        )
-        .filter((a, i, all) => !(a === "--kubeconfig" || all[i - 1] === "--kubeconfig"))
-        .join(" "),
-    );
-  return { deps, commands, brief, specs };
+  const briefOf = (c: string[]) =>
+    c
+      .map((a) =>
+        a === process.execPath
+          ? "node"
+          : a.includes("\n")
+            ? a.includes("systemctl enable")
+              ? "<mounts>"
+              : "<script>"
+            : a.replace(repoRoot, "<repo>").replace(/^\/bin\//, ""),
+      )
+      .filter((a, i, all) => !(a === "--kubeconfig" || all[i - 1] === "--kubeconfig"))
+      .join(" ");
+  const brief = () => commands.map(briefOf);
+  /** When the first command that starts with `prefix` started and ended, on the fake's own clock of events. */
+  const span = (prefix: string) => {
+    const found = timeline.find((t) => briefOf(t.argv).startsWith(prefix));
+    if (!found) throw new Error(`no command starts with ${prefix}`);
+    return found;
+  };
+  return { deps, commands, brief, span, specs };
 }
 
 function stateDir(): string {
@@ -131,29 +149,33 @@ describe("kind up: the command plan against a fake machine", () => {
       out: sink,
     });
     const paths = kindPaths(dir);
-    assert.deepEqual(m.brief(), [
-      "docker image inspect --format {{.Id}} kindest/node:v1.37.2",
-      "node <repo>/scripts/images.mjs kube-proxy slice-controller cluster-dns echo loadgen",
-      "docker tag switchyard/kube-proxy:dev switchyard/kube-proxy:0.1.0",
-      "docker tag switchyard/slice-controller:dev switchyard/slice-controller:0.1.0",
-      "docker tag switchyard/cluster-dns:dev switchyard/cluster-dns:0.1.0",
-      "provision lab kindest/node:v1.37.2 lab-control-plane lab-worker lab-worker2 lab-worker3",
-      // ebpf mode's mounts in every node, whatever the mode (kind/ebpf-mounts.ts); then the pod network.
-      ...nodes.split(" ").map((n) => `docker exec ${n} sh -c <mounts>`),
-      "kubectl get nodes -o json",
-      "docker exec lab-control-plane sh -c <script>",
-      "docker exec lab-worker sh -c <script>",
-      "docker exec lab-worker2 sh -c <script>",
-      "docker exec lab-worker3 sh -c <script>",
-      `load switchyard/kube-proxy:0.1.0 switchyard/slice-controller:0.1.0 switchyard/cluster-dns:0.1.0 switchyard/echo:0.1.0 switchyard/loadgen:0.1.0 into ${nodes}`,
-      "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
-      "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
-      `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
-      "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
-      "kubectl -n kube-system rollout status deployment/switchyard-slice-controller --timeout=300s",
-      "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
-      "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
-    ]);
+    // Every command once; the order (some run at once) is the next test's.
+    assert.deepEqual(
+      [...m.brief()].sort(),
+      [
+        "docker image inspect --format {{.Id}} kindest/node:v1.37.2",
+        "node <repo>/scripts/images.mjs kube-proxy slice-controller cluster-dns echo loadgen",
+        "docker tag switchyard/kube-proxy:dev switchyard/kube-proxy:0.1.0",
+        "docker tag switchyard/slice-controller:dev switchyard/slice-controller:0.1.0",
+        "docker tag switchyard/cluster-dns:dev switchyard/cluster-dns:0.1.0",
+        "provision lab kindest/node:v1.37.2 lab-control-plane lab-worker lab-worker2 lab-worker3",
+        // ebpf mode's mounts in every node, whatever the mode (kind/ebpf-mounts.ts); then the pod network.
+        ...nodes.split(" ").map((n) => `docker exec ${n} sh -c <mounts>`),
+        "kubectl get nodes -o json",
+        "docker exec lab-control-plane sh -c <script>",
+        "docker exec lab-worker sh -c <script>",
+        "docker exec lab-worker2 sh -c <script>",
+        "docker exec lab-worker3 sh -c <script>",
+        `load switchyard/kube-proxy:0.1.0 switchyard/slice-controller:0.1.0 switchyard/cluster-dns:0.1.0 switchyard/echo:0.1.0 switchyard/loadgen:0.1.0 into ${nodes}`,
+        "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
+        "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
+        `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
+        "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
+        "kubectl -n kube-system rollout status deployment/switchyard-slice-controller --timeout=300s",
+        "kubectl -n kube-system rollout status deployment/coredns --timeout=300s",
+        "kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns -o json --show-managed-fields",
+      ].sort(),
+    );
     // Every kubectl talks to the lab's own kubeconfig, and the cluster's is written there, not ~/.kube/config.
     for (const c of m.commands.filter((c) => c[0] === tools.kubectl))
       assert.equal(c[c.indexOf("--kubeconfig") + 1], paths.kubeconfig);
@@ -180,6 +202,75 @@ describe("kind up: the command plan against a fake machine", () => {
       "switchyard/slice-controller:0.1.0",
       "switchyard/cluster-dns:0.1.0",
     ]);
+  });
+
+  test("what nothing orders runs at once, what needs another step's result waits for it, every step timed", async () => {
+    const dir = stateDir();
+    const m = fakeMachine();
+    const state = await kindLabUp({
+      stateDir: dir,
+      input: { name: "lab" },
+      stack: "iptables",
+      tools,
+      deps: m.deps,
+      out: sink,
+    });
+    const overlap = (a: string, b: string) => {
+      const [x, y] = [m.span(a), m.span(b)];
+      return x.start < y.end && y.start < x.end;
+    };
+    const before = (a: string, b: string) => m.span(a).end < m.span(b).start;
+    const build = "node <repo>/scripts/images.mjs";
+    assert.ok(overlap(build, "provision lab"), "our images are built while the cluster is created");
+    assert.ok(before(build, "docker tag switchyard/kube-proxy:dev"), "tagged once built");
+    assert.ok(overlap("docker exec lab-worker sh -c <mounts>", "docker exec lab-worker2 sh -c <mounts>"));
+    assert.ok(overlap("docker exec lab-worker sh -c <script>", "docker exec lab-worker3 sh -c <script>"));
+    assert.ok(before("provision lab", "docker exec lab-worker sh -c <mounts>"), "mounts in nodes that exist");
+    for (const first of [
+      build,
+      "docker tag switchyard/cluster-dns:dev",
+      "docker exec lab-worker3 sh -c <script>",
+    ])
+      assert.ok(before(first, "load "), `${first} before the images are loaded`);
+    assert.ok(overlap("load ", "kubectl wait --for=condition=Ready"), "loaded while the nodes become Ready");
+    // The stack's pods start with their images there and on Ready nodes; its waits all at once.
+    assert.ok(before("load ", "kubectl apply"));
+    assert.ok(
+      before("kubectl wait --for=condition=Ready", "kubectl -n kube-system delete deployment coredns"),
+    );
+    assert.ok(before("kubectl -n kube-system delete deployment coredns", "kubectl apply"));
+    const waits = [
+      "kubectl -n kube-system rollout status daemonset/kube-proxy",
+      "kubectl -n kube-system rollout status deployment/coredns",
+      "kubectl -n kube-system get endpointslices",
+    ];
+    for (const w of waits) assert.ok(before("kubectl apply", w));
+    assert.ok(
+      overlap(waits[0] as string, waits[1] as string) && overlap(waits[0] as string, waits[2] as string),
+    );
+    // Each step in lab.json, in the order it started, and in the summary's table.
+    const steps = readKindState(dir)?.steps ?? [];
+    assert.deepEqual(steps, state.steps);
+    const names = steps.map((t) => t.step);
+    assert.equal(names[0], "node image");
+    for (const want of [
+      "cluster: creating cluster lab: 4 node containers",
+      "images: building kube-proxy, slice-controller, cluster-dns,",
+      "load: loading 5 images into the nodes",
+      "nodes: nodes Ready",
+      "nodes: pod network on lab-worker2",
+      "stack: daemonset/kube-proxy rolled out",
+      "stack: kube-dns endpoints in a slice our controller wrote",
+    ])
+      assert.ok(
+        names.some((n) => n.startsWith(want)),
+        want,
+      );
+    for (const t of steps) assert.ok(t.startMs <= t.endMs, t.step);
+    const summary = kindUpSummary({ ...state, upSeconds: 1, nodesSeconds: 1 }, dir).split("\n");
+    const table = summary.indexOf(stepTable(steps)[0] as string);
+    assert.equal(table, 2, "the table right under the ready line");
+    assert.deepEqual(summary.slice(table, table + steps.length + 1), stepTable(steps));
   });
 
   test("--stack upstream: kubeadm's kube-proxy, CoreDNS and slice controllers, ours loaded beside them", async () => {
@@ -303,8 +394,33 @@ describe("kind up: the command plan against a fake machine", () => {
         return true;
       },
     );
-    assert.equal(m.commands.length, 2, "the node image was found, the build failed, nothing else ran");
-    assert.equal(m.specs.length, 0, "no cluster was created, so none is removed");
+    // The cluster was being created meanwhile: it is removed, and nothing that needs the images ran.
+    assert.deepEqual(m.brief().slice(-2), [listNodes, `docker rm -f -v ${nodes}`]);
+    assert.ok(
+      !m.brief().some((c) => c.startsWith("load ") || c.includes("apply") || c.includes("docker tag")),
+    );
+    assert.ok(
+      readKindState(dir)?.steps?.some((t) => t.step.startsWith("images: building")),
+      "timed, failed too",
+    );
+  });
+
+  test("a failing wait among those run at once names the first of them in the plan, and removes the cluster", async () => {
+    const dir = stateDir();
+    const m = fakeMachine((argv) =>
+      argv.includes("rollout") ? "error: timed out waiting for the condition" : undefined,
+    );
+    await assert.rejects(
+      kindLabUp({ stateDir: dir, input: { name: "lab" }, stack: "iptables", tools, deps: m.deps, out: sink }),
+      /^Error: daemonset\/kube-proxy rolled out failed: error: timed out waiting for the condition$/,
+    );
+    assert.deepEqual(m.brief().slice(-2), [listNodes, `docker rm -f -v ${nodes}`]);
+    const ended = m.brief().indexOf(listNodes);
+    for (const w of ["daemonset/kube-proxy", "deployment/coredns", "deployment/switchyard-slice-controller"])
+      assert.ok(
+        m.brief().findIndex((c) => c.includes(`rollout status ${w}`)) < ended,
+        `${w} was waited for before the clean-up`,
+      );
   });
 
   test("a failing step made from the cluster's answers (a node's pod network) also removes the cluster", async () => {

@@ -29,7 +29,7 @@ export interface ScenarioContext {
   out: ProgressSink;
   exec: Exec;
   /** Only for a kind lab: the docker CLI that enters its nodes, and the load of the lab's images into them. */
-  kind?: { docker: string; loadImages: () => Promise<void> };
+  kind?: { docker: string; loadImages: () => Promise<unknown> };
 }
 
 /**
