@@ -5,7 +5,7 @@ import { ensurePrivateDir } from "@switchyard/testbed/private-files";
 import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import { readVersions } from "@switchyard/testbed/upstream";
 import { repoRoot as defaultRepoRoot } from "../self.js";
-import { type ProxyMode, readManifests, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
+import { type ProxyMode, readStackParts, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
 import { StepClock } from "../timing/step-times.js";
 import { kindEbpfPlaces } from "./ebpf-mounts.js";
 import { imagePlan } from "./images.js";
@@ -99,8 +99,11 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   input.nodeImage = nodeImage.image;
   const stackKind = o.stackKind ?? "switchyard";
   // Upstream's stack applies nothing; our images are still built and loaded, ready to be swapped in.
-  const ours = o.stack ? kindStack(readManifests(root), input, o.stack) : [];
-  const objects = stackKind === "switchyard" ? ours : [];
+  const parts = readStackParts(root);
+  const proxy = o.stack ? kindStack(parts.proxy, input, o.stack) : [];
+  const rest = o.stack ? kindStack(parts.rest, input, o.stack) : [];
+  const ours = [...proxy, ...rest];
+  const applied = stackKind === "switchyard" ? { proxy, rest } : { proxy: [], rest: [] };
   const images = o.stack ? imagePlan(ours, (p) => existsSync(join(root, p))) : [];
   const timeoutSeconds = o.timeoutSeconds ?? defaultKindTimeoutSeconds;
   const steps = kindUpSteps({
@@ -113,7 +116,7 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
     ...(o.reap
       ? { reap: await ryukAvailable(deps.exec, tools.docker, (l) => progress.update(l, true)) }
       : {}),
-    ...(o.stack ? { stack: { kind: stackKind, proxyMode: o.stack, objects, images } } : {}),
+    ...(o.stack ? { stack: { kind: stackKind, proxyMode: o.stack, ...applied, images } } : {}),
   });
   const state: KindLabState = {
     runtime: "kind",

@@ -9,6 +9,8 @@ export interface KindPaths {
   kubeconfig: string;
   /** The stack as applied, one multi-document file. */
   manifests: string;
+  /** kube-proxy's part of it, applied first. */
+  proxyManifests: string;
   logs: string;
   /** Every command's output during `up` and `down`, appended. */
   commandLog: string;
@@ -21,6 +23,7 @@ export function kindPaths(dir: string): KindPaths {
     stateFile,
     kubeconfig: join(dir, "kubeconfig"),
     manifests: join(dir, "stack.yaml"),
+    proxyManifests: join(dir, "stack-kube-proxy.yaml"),
     logs,
     commandLog: join(logs, "kind-commands.log"),
   };

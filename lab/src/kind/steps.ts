@@ -90,7 +90,10 @@ export interface KindUpPlan {
   stack?: {
     kind: StackKind;
     proxyMode: ProxyMode;
-    objects: readonly KubeObject[];
+    /** kube-proxy's objects (apps/kube-proxy/deploy), applied and synced before the rest. */
+    proxy: readonly KubeObject[];
+    /** The slice controller's and cluster DNS's. */
+    rest: readonly KubeObject[];
     images: readonly AppImage[];
   };
 }
@@ -202,38 +205,40 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       what: `removing kubeadm's ${o.kind}/${o.name}`,
       run: [...kubectl, "-n", o.namespace, "delete", o.kind, o.name, "--ignore-not-found", "--wait=true"],
     });
+  // kube-proxy first, and the rest once every node's proxy has synced (stack/deploy.ts says why: a pod dialling a
+  // ClusterIP before its node has the rule hangs until its client gives up).
+  const apply = (what: string, path: string): KindStep => ({
+    phase: "stack",
+    what,
+    run: [
+      ...kubectl,
+      "apply",
+      "--server-side",
+      "--force-conflicts",
+      "--field-manager=switchyard-lab",
+      "-f",
+      path,
+    ],
+  });
+  const { proxy, rest } = p.stack;
   steps.push(
     {
       phase: "stack",
       what: "writing the stack's manifests",
-      write: { path: paths.manifests, content: renderManifests(p.stack.objects) },
+      write: { path: paths.proxyManifests, content: renderManifests(proxy) },
     },
     {
       phase: "stack",
-      what: `applying ${p.stack.objects.length} objects from apps/<app>/deploy`,
-      run: [
-        ...kubectl,
-        "apply",
-        "--server-side",
-        "--force-conflicts",
-        "--field-manager=switchyard-lab",
-        "-f",
-        paths.manifests,
-      ],
+      what: "writing the stack's manifests",
+      write: { path: paths.manifests, content: renderManifests([...proxy, ...rest]) },
     },
+    apply(`applying ${proxy.length} objects from apps/kube-proxy/deploy`, paths.proxyManifests),
+    ...eachAtOnce("stack", "kube-proxy synced on every node", [
+      ...rolledOut(kubectl, timeout, proxy),
+      ...kindNodes(p.input).map((n) => proxySynced(p.tools.docker, n.name)),
+    ]),
+    apply(`applying the rest of the stack (${rest.length} objects)`, paths.manifests),
   );
-  // Waited for at once: the proxy comes first in the cluster all the same (the other workloads reach the apiserver
-  // through the `kubernetes` ClusterIP it programs), and it is listed first, so a broken proxy is the failure named.
-  const rollouts: KindStep[] = p.stack.objects
-    .filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment")
-    .map((o) => ({
-      phase: "stack",
-      what: `${o.kind.toLowerCase()}/${o.metadata.name} rolled out`,
-      run: [
-        ...[...kubectl, "-n", o.metadata.namespace ?? "default", "rollout", "status"],
-        ...[`${o.kind.toLowerCase()}/${o.metadata.name}`, timeout],
-      ],
-    }));
   const sliced: KindStep = {
     phase: "stack",
     what: "kube-dns endpoints in a slice our controller wrote",
@@ -244,8 +249,41 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
     ],
     until: kubeDnsSliced,
   };
-  steps.push(...eachAtOnce("stack", "the stack's workloads and kube-dns", [...rollouts, sliced]));
+  steps.push(
+    ...eachAtOnce("stack", "the stack's workloads and kube-dns", [
+      ...rolledOut(kubectl, timeout, rest),
+      sliced,
+    ]),
+  );
   return steps;
+}
+
+/** `kubectl rollout status` for each DaemonSet and Deployment among the objects. */
+function rolledOut(kubectl: string[], timeout: string, objects: readonly KubeObject[]): KindStep[] {
+  return objects
+    .filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment")
+    .map((o) => ({
+      phase: "stack",
+      what: `${o.kind.toLowerCase()}/${o.metadata.name} rolled out`,
+      run: [
+        ...[...kubectl, "-n", o.metadata.namespace ?? "default", "rollout", "status"],
+        ...[`${o.kind.toLowerCase()}/${o.metadata.name}`, timeout],
+      ],
+    }));
+}
+
+/**
+ * A node's proxy has synced once, from its metrics. A proxy without a readiness probe is "rolled out" once
+ * started; until its first sync, a pod's first packet to a ClusterIP leaves un-NATed, and its conntrack entry keeps
+ * the retries from the same socket un-NATed too.
+ */
+function proxySynced(docker: string, node: string): KindStep {
+  return {
+    phase: "stack",
+    what: `kube-proxy on ${node} synced`,
+    poll: proxyMetricsGet([docker, "exec", node], "/metrics"),
+    until: (stdout: string) => (parseSyncStats(stdout).count > 0 ? true : "no sync yet"),
+  };
 }
 
 /** Every node's podCIDR and address from the cluster, then each node's pod network from them, all at once. */
@@ -292,15 +330,7 @@ function upstreamStackSteps(
       what: `${workload} rolled out`,
       run: [...kubectl, "-n", "kube-system", "rollout", "status", workload, timeout],
     })),
-    // kubeadm's kube-proxy has no readiness probe: "rolled out" is "started". Until a node's proxy has synced,
-    // a pod's first DNS packet to the kube-dns ClusterIP leaves un-NATed, and its conntrack entry keeps the
-    // resolver's retries from the same socket un-NATed too. So: every node's first sync, from its metrics.
-    ...nodes.map((n) => ({
-      phase: "stack" as const,
-      what: `kube-proxy on ${n.name} synced`,
-      poll: proxyMetricsGet([docker, "exec", n.name], "/metrics"),
-      until: (stdout: string) => (parseSyncStats(stdout).count > 0 ? true : "no sync yet"),
-    })),
+    ...nodes.map((n) => proxySynced(docker, n.name)),
     {
       phase: "stack",
       what: "kube-dns endpoints in a slice kube-controller-manager wrote",

@@ -15,11 +15,11 @@ import { Progress, type ProgressSink } from "@switchyard/testbed/progress";
 import type { Node } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../exec.js";
 import { labEntry } from "../self.js";
-import { StepClock } from "../timing/step-times.js";
-import { deployStack } from "../stack/deploy.js";
+import { applyKubeProxy, deployStack } from "../stack/deploy.js";
 import { ebpfMounts } from "../stack/ebpf-places.js";
 import { type ProxyMode, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
 import { deployUpstreamStack } from "../stack/upstream.js";
+import { StepClock } from "../timing/step-times.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
 import { labDown } from "./lab-down.js";
@@ -126,6 +126,10 @@ async function bringUp(
   const client = labClient(adminCredentials(cp.server, paths.controlPlane));
   try {
     await clock.time("node agents started", async () => startAgents(o, plan, state));
+    if (o.stack && o.stackKind !== "upstream") {
+      const proxy = { proxyMode: o.stack, server: cp.server };
+      await clock.time("kube-proxy applied", () => applyKubeProxy(client, plan, proxy));
+    }
     const deadline = Date.now() + (o.readyTimeoutMs ?? defaultNetnsReadyTimeoutMs);
     // One pod CIDR per family (spec.podCIDRs, the primary first), joined: a dual-stack node has both at once.
     const cidrs = await clock.time("pod CIDRs allocated", () =>

@@ -9,7 +9,7 @@ import type { Exec } from "../exec.js";
 import { repoRoot } from "../self.js";
 import { applyObjects } from "./apply.js";
 import { type EbpfPlaces, inCgroup } from "./ebpf-places.js";
-import { labStack, type ProxyMode, readManifests, type StackKind } from "./manifests.js";
+import { type KubeObject, labStack, type ProxyMode, readStackParts, type StackKind } from "./manifests.js";
 import { httpGet, waitUntil } from "./wait.js";
 
 /**
@@ -59,9 +59,47 @@ export const writtenBy = (stack: StackKind) =>
   stack === "upstream" ? writtenByUpstream : writtenByOurController;
 
 /**
- * Deploys Switchyard's stack from apps/{kube-proxy,slice-controller,cluster-dns}/deploy through the API, then
- * waits until it works: every node's proxy has synced (/healthz 200 on the node address), the controller and DNS
- * Deployments are Ready, and kube-dns has ready endpoints in a slice our controller wrote.
+ * Switchyard's stack from apps/{kube-proxy,slice-controller,cluster-dns}/deploy, set up for the lab: kube-proxy's
+ * objects, and the rest (the slice controller and cluster DNS).
+ */
+export function switchyardStack(
+  plan: StackLab,
+  o: Omit<StackDeployOptions, "deadline">,
+): { proxy: KubeObject[]; rest: KubeObject[] } {
+  const parts = readStackParts(repoRoot);
+  const lab = {
+    proxyMode: o.proxyMode,
+    server: o.server,
+    clusterCidr: plan.clusterCidr,
+    dnsIp: plan.dnsIp,
+    ...(plan.ebpf ? { ebpf: plan.ebpf } : {}),
+  };
+  return {
+    proxy: labStack(parts.proxy, lab),
+    rest: labStack(parts.rest, lab),
+  };
+}
+
+/**
+ * kube-proxy's DaemonSet and what it needs. It tolerates every taint, so `up` applies it as soon as the control
+ * plane answers, and each node's proxy starts while the node is still becoming Ready.
+ */
+export async function applyKubeProxy(
+  client: HttpRestClient,
+  plan: StackLab,
+  o: Omit<StackDeployOptions, "deadline">,
+) {
+  await applyObjects(client, switchyardStack(plan, o).proxy);
+}
+
+/**
+ * Deploys Switchyard's stack, then waits until it works: every node's proxy has synced (/healthz 200 on the node
+ * address), the controller and DNS Deployments are Ready, and kube-dns has ready endpoints in a slice our
+ * controller wrote. kube-proxy first, and the rest only once every node's proxy has synced, as in a kubeadm
+ * cluster, where the proxy runs long before CoreDNS is scheduled: a pod that dials the apiserver's ClusterIP before
+ * its node has the rule sends a SYN that conntrack records without NAT, its retransmits follow that entry, and
+ * the connection hangs until the client gives up (30 s for cluster-dns's lists, 10 s for the slice controller's
+ * start-up check, which then exits and restarts).
  */
 export async function deployStack(
   client: HttpRestClient,
@@ -70,18 +108,12 @@ export async function deployStack(
   progress: Progress,
   exec: Exec,
 ) {
-  const objects = labStack(readManifests(repoRoot), {
-    proxyMode: o.proxyMode,
-    server: o.server,
-    clusterCidr: plan.clusterCidr,
-    dnsIp: plan.dnsIp,
-    ...(plan.ebpf ? { ebpf: plan.ebpf } : {}),
-  });
-  progress.update(
-    `applying ${objects.length} objects from apps/<app>/deploy (kube-proxy mode ${o.proxyMode})`,
-    true,
-  );
-  await applyObjects(client, objects);
+  const { proxy, rest } = switchyardStack(plan, o);
+  progress.update(`applying kube-proxy (mode ${o.proxyMode}) from apps/kube-proxy/deploy`, true);
+  await applyObjects(client, proxy);
+  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), o.deadline, progress);
+  progress.update(`applying ${rest.length} objects from apps/{slice-controller,cluster-dns}/deploy`, true);
+  await applyObjects(client, rest);
   await waitForStack(client, plan, "switchyard", o.deadline, progress, exec);
 }
 

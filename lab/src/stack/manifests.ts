@@ -79,6 +79,18 @@ export function readManifests(repoRoot: string, dirs: readonly string[] = stackD
   return out;
 }
 
+/**
+ * The stack's manifests in two parts: kube-proxy's (apps/kube-proxy/deploy), which `up` applies and waits for
+ * first, and the slice controller's and cluster DNS's.
+ */
+export function readStackParts(repoRoot: string): { proxy: KubeObject[]; rest: KubeObject[] } {
+  const [proxyDir, ...restDirs] = stackDeployDirs;
+  return {
+    proxy: readManifests(repoRoot, proxyDir ? [proxyDir] : []),
+    rest: readManifests(repoRoot, restDirs),
+  };
+}
+
 export interface LabStackOptions {
   proxyMode: ProxyMode;
   /** The apiserver URL for kube-proxy's kubeconfig (kubeadm writes the control-plane endpoint there). */

@@ -169,6 +169,10 @@ describe("kind up: the command plan against a fake machine", () => {
         `load switchyard/kube-proxy:0.1.0 switchyard/slice-controller:0.1.0 switchyard/cluster-dns:0.1.0 switchyard/echo:0.1.0 switchyard/loadgen:0.1.0 into ${nodes}`,
         "kubectl wait --for=condition=Ready nodes --all --timeout=300s",
         "kubectl -n kube-system delete deployment coredns --ignore-not-found --wait=true",
+        `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.proxyManifests}`,
+        ...nodes
+          .split(" ")
+          .map((n) => `docker exec ${n} curl -s --max-time 2 http://127.0.0.1:10249/metrics`),
         `kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f ${paths.manifests}`,
         "kubectl -n kube-system rollout status daemonset/kube-proxy --timeout=300s",
         "kubectl -n kube-system rollout status deployment/switchyard-slice-controller --timeout=300s",
@@ -194,6 +198,9 @@ describe("kind up: the command plan against a fake machine", () => {
     );
     // The files the commands read are there, and are what the pure functions render.
     assert.match(readFileSync(paths.manifests, "utf8"), /image: switchyard\/kube-proxy:0.1.0/);
+    const proxyFile = readFileSync(paths.proxyManifests, "utf8");
+    assert.match(proxyFile, /image: switchyard\/kube-proxy:0.1.0/);
+    assert.doesNotMatch(proxyFile, /cluster-dns|slice-controller/);
     assert.equal(state.server, "https://127.0.0.1:41234");
     assert.equal(state.stack?.proxyMode, "iptables");
     assert.equal(readLabRuntime(dir), "kind");
@@ -244,10 +251,22 @@ describe("kind up: the command plan against a fake machine", () => {
       "kubectl -n kube-system rollout status deployment/coredns",
       "kubectl -n kube-system get endpointslices",
     ];
-    for (const w of waits) assert.ok(before("kubectl apply", w));
-    assert.ok(
-      overlap(waits[0] as string, waits[1] as string) && overlap(waits[0] as string, waits[2] as string),
-    );
+    const applyProxy = "kubectl apply --server-side --force-conflicts --field-manager=switchyard-lab -f";
+    const applyProxyFile = `${applyProxy} ${kindPaths(dir).proxyManifests}`;
+    const applyRest = `${applyProxy} ${kindPaths(dir).manifests}`;
+    // kube-proxy applied first, and the rest only once every node's proxy has synced.
+    assert.ok(before(applyProxyFile, waits[0] as string));
+    for (const node of nodes.split(" ")) {
+      const synced = `docker exec ${node} curl -s --max-time 2 http://127.0.0.1:10249/metrics`;
+      assert.ok(
+        before(applyProxyFile, synced) && before(synced, applyRest),
+        `${node}'s proxy synced in between`,
+      );
+      assert.ok(overlap(synced, waits[0] as string), `${node}'s sync waited for with the rollout`);
+    }
+    assert.ok(before(waits[0] as string, applyRest));
+    for (const w of waits.slice(1)) assert.ok(before(applyRest, w));
+    assert.ok(overlap(waits[1] as string, waits[2] as string));
     // Each step in lab.json, in the order it started, and in the summary's table.
     const steps = readKindState(dir)?.steps ?? [];
     assert.deepEqual(steps, state.steps);
