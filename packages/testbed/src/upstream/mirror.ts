@@ -109,6 +109,7 @@ export async function layOutMirror(
     if (asset && from) byUrl.set(asset.url, [...(byUrl.get(asset.url) ?? []), { asset, from }]);
   }
   const local = (url: string) => join(root, new URL(url).pathname);
+  mkdirSync(root, { recursive: true });
   const staging = mkdtempSync(join(root, ".staging-"));
   const sums = new Map<string, { origin: ReleaseOrigin; entries: { hash: string; name: string }[] }>();
   try {
