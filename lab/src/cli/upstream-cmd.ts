@@ -8,6 +8,7 @@ import {
   type UpstreamBinary,
 } from "@switchyard/testbed/upstream";
 import type { Command } from "./command.js";
+import { mirrorCmd } from "./upstream-mirror-cmd.js";
 import { UsageError } from "./usage.js";
 
 const known = [...binarySpecs, ...onDemandSpecs].map((s) => s.name);
@@ -102,6 +103,6 @@ export const upstreamCommand: Command = {
     "The upstream programs the lab runs and Switchyard is compared with, at the releases pinned in " +
     "packages/testbed/upstream/versions.json: the official release binaries where they can be downloaded, " +
     "else built from source.",
-  subcommands: [buildCmd, whereCmd, versionsCmd],
+  subcommands: [buildCmd, whereCmd, versionsCmd, mirrorCmd],
   examples: ["switchyard-lab upstream where", "switchyard-lab upstream build"],
 };

@@ -231,7 +231,7 @@ t switchyard-lab help scenario ""`;
     assert.deepEqual(complete("switchyard-lab contr"), ["controlplane"]);
     // fish sorts what it offers.
     assert.deepEqual(complete("switchyard-lab up --proxy-mode "), ["ebpf", "iptables", "nftables"]);
-    assert.deepEqual(complete("switchyard-lab help upstream "), ["build", "versions", "where"]);
+    assert.deepEqual(complete("switchyard-lab help upstream "), ["build", "mirror", "versions", "where"]);
   });
 });
 

@@ -32,6 +32,15 @@ export {
   UnreachableError,
 } from "./download.js";
 export {
+  layOutMirror,
+  type MirrorLayout,
+  type MirrorOptions,
+  mirrorEnv,
+  type ServedMirror,
+  serveMirror,
+  sha256File,
+} from "./mirror.js";
+export {
   type BinaryOrigin,
   downloadsWanted,
   formatOrigin,
