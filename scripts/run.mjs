@@ -96,7 +96,7 @@ function run(cmd, args, opts = {}) {
 // For the steps a run may go on without: the failure is thrown, and the step's line says it.
 function attempt(cmd, args) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (exit ${r.status ?? r.signal})`);
+  if (r.status !== 0) throw new Error(`exit ${r.status ?? r.signal}, its output above`);
 }
 
 function ensureSystemTools(tools) {
@@ -176,13 +176,15 @@ async function step(name, fn) {
     console.error(`::: ${name}: ${took()}${found ? ` (${found})` : ""}`);
   } catch (err) {
     failed.add(name);
-    console.error(`::: ${name}: ${took()}, not done here: ${err.message.split("\n")[0]}`);
-    if (afterFailure(job, name, noSkip) === "stop") {
-      if (noSkip)
-        console.error("[setup] SWITCHYARD_NO_SKIP=1: the suites that need it would skip, so the run stops");
-      process.exit(1);
+    const line = `::: ${name}: ${took()}, not done here (${err.message.split("\n")[0]})`;
+    if (afterFailure(job, name, noSkip) === "go on") {
+      console.error(`${line}; the suites that need it skip and say why`);
+      return;
     }
-    console.error("[setup] going on: the suites that need it skip and say why");
+    console.error(line);
+    if (afterFailure(job, name, false) === "go on")
+      console.error("[setup] SWITCHYARD_NO_SKIP=1: the suites that need it would skip, so the run stops");
+    process.exit(1);
   }
 }
 
