@@ -14,6 +14,7 @@
 //   7. the three images (scripts/images.mjs: the engine's layer cache makes it seconds when nothing changed)
 //   8. the kind node image: kindest/node at the pinned version when present or pulled, else built here (root on
 //      Linux; scripts/kind-node-image.mjs, cached by tag)
+//   7 and 8 only for a whole run (`npm test` with no file words): the suites that use them build them themselves.
 //   A step of 4-8 that cannot be done here (no Go, no Docker, no root) says so in one line and the run goes on: the
 //   suites that need it skip and say why. With SWITCHYARD_NO_SKIP=1 (CI), where a skip fails the run, it stops.
 // `npm run images` needs only 0 and the engine: the images are built inside Docker (scripts/images.mjs).

@@ -51,7 +51,12 @@ export function setupPlan(job, jobArgs, { root }) {
           : ["lab"];
   const steps = ["system packages", "npm dependencies", "build"];
   if (!labOther) steps.push("upstream binaries");
-  if (testsJob(job)) steps.push("e2e programs", "docker engine", "images", "kind node image");
+  if (testsJob(job)) steps.push("e2e programs", "docker engine");
+  // A run of some files only (`npm test -- proxier`) goes without the images and the kind node image: the suites
+  // that use them build them themselves (buildImage of @switchyard/testbed, the kind runtime's node image choice),
+  // so the edit-and-test loop does not rebuild images its files may not need. A whole run gets them as steps of
+  // their own, timed apart from the tests.
+  if (job === "setup" || (job === "test" && jobArgs.length === 0)) steps.push("images", "kind node image");
   return { tools, upstream: wantsKind ? ["kubectl"] : undefined, labArgs, steps };
 }
 

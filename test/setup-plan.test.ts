@@ -7,7 +7,7 @@ import { afterFailure, blockedBy, setupPlan } from "../scripts/setup-plan.mjs";
 const forSuites = ["e2e programs", "docker engine", "images", "kind node image"];
 
 test("npm test sets up what its suites need: the e2e programs, the engine, the images, the kind node image", () => {
-  const plan = setupPlan("test", ["proxier"], { root: true });
+  const plan = setupPlan("test", [], { root: true });
   assert.deepEqual(plan.steps, [
     "system packages",
     "npm dependencies",
@@ -18,6 +18,13 @@ test("npm test sets up what its suites need: the e2e programs, the engine, the i
   assert.deepEqual(plan.tools, ["lab", "test"]);
   assert.equal(plan.upstream, undefined, "upstream build's default set");
   assert.deepEqual(setupPlan("setup", [], { root: false }).steps, plan.steps, "setup is test's set-up alone");
+});
+
+test("a run of some files gets the e2e programs and the engine, not the images its suites build themselves", () => {
+  assert.deepEqual(setupPlan("test", ["proxier"], { root: true }).steps.slice(4), [
+    "e2e programs",
+    "docker engine",
+  ]);
 });
 
 test("the other jobs set up no more than before: no e2e programs, engine or images", () => {
