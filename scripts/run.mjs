@@ -1,25 +1,34 @@
 #!/usr/bin/env node
-// The README's commands: `npm test`, `npm run lab`, `npm run bench` (and `npm run upstream`, `npm run screenshots`). Each first installs what is missing, with
-// progress, then runs its job; a second run finds everything in place and goes straight to the job.
+// The README's commands: `npm test`, `npm run lab`, `npm run bench` (and `npm run upstream`, `npm run screenshots`,
+// `npm run setup`). Each first installs what is missing, then runs its job; a second run finds everything in place
+// and goes straight to the job. Each step ends with one line, `::: <step>: <seconds>s`, as CI's log shows it.
 //   1. system tools (Debian packages; installed with apt-get when root, else the exact command is printed)
 //   2. npm dependencies (npm ci when node_modules is missing or older than package-lock.json)
 //   3. the TypeScript build (turbo, cached)
-//   4. the upstream binaries (built from packages/testbed/upstream into ~/.cache/switchyard, reused when
-//      present)
-//   5. for `test`: a Docker engine for the container tests (scripts/docker-engine.mjs: the one `docker info`
-//      answers, else a private one when root on Linux; without either those tests skip and say why)
+//   4. the upstream binaries (release downloads, else built from packages/testbed/upstream, into
+//      ~/.cache/switchyard; reused when present)
+//   for `test` (and `setup`, which is test's set-up alone), what its suites need besides (scripts/setup-plan.mjs):
+//   5. the e2e suite and its programs (e2e.test, agnhost, ginkgo, regression-issue-74839) for the conformance test
+//   6. a Docker engine for the container tests (scripts/docker-engine.mjs: the one `docker info` answers, else a
+//      private one when root on Linux), its DOCKER_HOST passed to the tests
+//   7. the three images (scripts/images.mjs: the engine's layer cache makes it seconds when nothing changed)
+//   8. the kind node image: kindest/node at the pinned version when present or pulled, else built here (root on
+//      Linux; scripts/kind-node-image.mjs, cached by tag)
+//   7 and 8 only for a whole run (`npm test` with no file words): the suites that use them build them themselves.
+//   A step of 4-8 that cannot be done here (no Go, no Docker, no root) says so in one line and the run goes on: the
+//   suites that need it skip and say why. With SWITCHYARD_NO_SKIP=1 (CI), where a skip fails the run, it stops.
 // `npm run images` needs only 0 and the engine: the images are built inside Docker (scripts/images.mjs).
 //   0. the project's Node (.node-version): when the running Node is another major line, it is installed into
 //      ~/.cache/switchyard/node and this script runs again under it, with its bin directory first on PATH so
 //      that npm, npx, turbo and tsx run on it too (scripts/project-node.mjs)
 // Plain Node with no dependencies: it must run before `npm ci` has, on the system's Node, whatever it is.
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ensureEngine } from "./docker-engine.mjs";
 import { buildImages } from "./images.mjs";
-import { labCommandLine } from "./lab-args.mjs";
 import { ensureProjectNode, runningWantedMajor, wantedNodeVersion } from "./project-node.mjs";
+import { afterFailure, blockedBy, e2ePrograms, setupPlan } from "./setup-plan.mjs";
 
 const root = join(import.meta.dirname, "..");
 
@@ -71,13 +80,7 @@ const testTools = {
 // The benchmarks time commands with hyperfine and load the resolver with dnsperf (bench/resolver).
 const benchTools = { hyperfine: "hyperfine", dnsperf: "dnsperf" };
 
-function step(name, fn) {
-  const started = Date.now();
-  const result = fn();
-  if (result !== "skip")
-    console.error(`[setup] ${name}: done in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  return result;
-}
+const toolSets = { lab: labTools, test: testTools, bench: benchTools };
 
 function has(cmd) {
   return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
@@ -91,6 +94,12 @@ function run(cmd, args, opts = {}) {
   }
 }
 
+// For the steps a run may go on without: the failure is thrown, and the step's line says it.
+function attempt(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) throw new Error(`exit ${r.status ?? r.signal}, its output above`);
+}
+
 function ensureSystemTools(tools) {
   const missing = [
     ...new Set(
@@ -99,7 +108,7 @@ function ensureSystemTools(tools) {
         .map(([, pkg]) => pkg),
     ),
   ];
-  if (missing.length === 0) return "skip";
+  if (missing.length === 0) return "all present";
   const install = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(" ")}`;
   if (process.getuid?.() !== 0 || !has("apt-get")) {
     console.error(
@@ -117,7 +126,7 @@ function ensureSystemTools(tools) {
 function ensureNpm() {
   const marker = join(root, "node_modules", ".package-lock.json");
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(join(root, "package-lock.json")).mtimeMs)
-    return "skip";
+    return "in place";
   console.error("[setup] installing npm dependencies (npm ci)");
   run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
 }
@@ -128,32 +137,68 @@ function build() {
 
 function upstream(only) {
   const args = only ? ["upstream", "build", "--only", only.join(",")] : ["upstream", "build"];
-  run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...args]);
+  attempt(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...args]);
 }
 
-// `npm run lab [flags]` brings a lab up; `npm run lab <command> ...` (down, status, scenario ...) runs that
-// switchyard-lab command instead (scripts/lab-args.mjs), after the npm and build steps only: taking a lab down
-// needs neither system packages nor upstream binaries.
-const labArgs = labCommandLine(jobArgs);
-const labUp = job === "lab" && labArgs[0] === "up";
+// The engine for the container tests; the tests and the image builds below find it through DOCKER_HOST.
+async function dockerEngine() {
+  const host = await ensureEngine();
+  if (host) process.env.DOCKER_HOST = host;
+}
 
-// `npm run lab` on the kind runtime (asked for, or not root, so netns cannot work): no network-namespace
-// tools and only kubectl from upstream (no kind CLI: `up` makes the nodes through testcontainers; the cluster's own
-// components come from the kindest/node image). Which runtime `up` picks is decided in
-// lab/src/kind/select-runtime.ts; this only avoids installing what that runtime does not use.
-const runtimeFlag = jobArgs.indexOf("--runtime");
-const wantsKind =
-  labUp &&
-  (jobArgs[runtimeFlag + 1] === "kind" ||
-    jobArgs.includes("--runtime=kind") ||
-    (runtimeFlag < 0 && process.getuid?.() !== 0));
+// The node image the kind tests run, found as they find it (lab/src/kind/node-image.ts): kindest/node at the pinned
+// version when the engine has it or can pull it, else built here, which needs root on Linux (debootstrap, chroot).
+function kindNodeImage() {
+  const versions = JSON.parse(
+    readFileSync(join(root, "packages", "testbed", "upstream", "versions.json"), "utf8"),
+  );
+  const pinned = `kindest/node:${versions.kubernetes}`;
+  if (spawnSync("docker", ["image", "inspect", pinned], { stdio: "ignore" }).status === 0)
+    return `${pinned} present`;
+  if (spawnSync("docker", ["pull", "-q", pinned], { stdio: "ignore", timeout: 300_000 }).status === 0)
+    return `pulled ${pinned}`;
+  if (process.platform !== "linux" || process.getuid?.() !== 0)
+    throw new Error(`${pinned} cannot be pulled, and a node image is built here only as root on Linux`);
+  attempt(process.execPath, [join(root, "scripts", "kind-node-image.mjs")]);
+}
+
+const noSkip = process.env.SWITCHYARD_NO_SKIP === "1";
+const failed = new Set();
+
+// One set-up step, ended by `::: <name>: <seconds>s` and what it found. A step the job can go on without that could
+// not be done says so on that line; any other failure ends the run.
+async function step(name, fn) {
+  const started = Date.now();
+  const took = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
+  const blocker = blockedBy(name, failed);
+  try {
+    if (blocker) throw new Error(`it needs the ${blocker}`);
+    const found = await fn();
+    console.error(`::: ${name}: ${took()}${found ? ` (${found})` : ""}`);
+  } catch (err) {
+    failed.add(name);
+    const line = `::: ${name}: ${took()}, not done here (${err.message.split("\n")[0]})`;
+    if (afterFailure(job, name, noSkip) === "go on") {
+      console.error(`${line}; the suites that need it skip and say why`);
+      return;
+    }
+    console.error(line);
+    if (afterFailure(job, name, false) === "go on")
+      console.error("[setup] SWITCHYARD_NO_SKIP=1: the suites that need it would skip, so the run stops");
+    process.exit(1);
+  }
+}
 
 const screenshotsTest = join("lab", "test", "netns", "dashboard.e2e.test.ts");
+const plan = setupPlan(job ?? "", jobArgs, { root: process.getuid?.() === 0 });
 
 const jobs = {
   test: () => run(process.execPath, [join(root, "scripts", "test-all.mjs"), ...jobArgs]),
+  // The test job's set-up alone: CI runs it before lint and typecheck, which need the build, then `npm test`.
+  setup: () => {},
   // The whole lab: control plane, nodes as network namespaces, the stack deployed from its manifests (root).
-  lab: () => run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...labArgs]),
+  // `npm run lab <command> ...` (down, status, scenario ...) runs that command instead (scripts/lab-args.mjs).
+  lab: () => run(process.execPath, [join(root, "lab", "bin", "switchyard-lab.js"), ...plan.labArgs]),
   bench: () => run(process.execPath, [join(root, "bench", "run.mjs"), ...jobArgs]),
   // The docs' dashboard screenshots, on purpose: the dashboard's end-to-end test on a netns lab, told to write them
   // into docs/images (in `npm test` it writes into its own temporary folder). A skip fails: no picture is no run.
@@ -167,16 +212,6 @@ const jobs = {
     }),
   upstream: () => {},
 };
-
-// The engine for the container tests; children find it through DOCKER_HOST.
-async function dockerEngine() {
-  try {
-    const host = await ensureEngine();
-    if (host) process.env.DOCKER_HOST = host;
-  } catch (err) {
-    console.error(`[setup] no Docker engine, the container tests will skip: ${err.message}`);
-  }
-}
 
 if (job === "images") {
   const names = jobArgs.filter((a) => !a.startsWith("-"));
@@ -197,15 +232,17 @@ if (!jobs[job]) {
   console.error(`usage: node scripts/run.mjs ${[...Object.keys(jobs), "images"].join("|")} [args]`);
   process.exit(2);
 }
-const labOther = job === "lab" && !labUp;
-const jobTools = {
-  test: { ...labTools, ...testTools },
-  screenshots: { ...labTools, ...testTools },
-  bench: { ...labTools, ...benchTools },
+const steps = {
+  "system packages": () => ensureSystemTools(Object.assign({}, ...plan.tools.map((set) => toolSets[set]))),
+  "npm dependencies": ensureNpm,
+  build,
+  "upstream binaries": () => upstream(plan.upstream),
+  "e2e programs": () => upstream(e2ePrograms),
+  "docker engine": dockerEngine,
+  // Not the e2e suite's test images (scripts/images.mjs --e2e): only conformance on kind loads them; the netns
+  // conformance test's node agents make those images from the upstream binaries.
+  images: () => attempt(process.execPath, [join(root, "scripts", "images.mjs")]),
+  "kind node image": kindNodeImage,
 };
-step("system packages", () => ensureSystemTools(wantsKind || labOther ? {} : (jobTools[job] ?? labTools)));
-step("npm dependencies", ensureNpm);
-step("build", build);
-if (!labOther) step("upstream binaries", () => upstream(wantsKind ? ["kubectl"] : undefined));
-if (job === "test") await dockerEngine();
+for (const name of plan.steps) await step(name, steps[name]);
 jobs[job]();
