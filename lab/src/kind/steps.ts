@@ -199,14 +199,26 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
   steps.push(...together("nodes", "images loaded while the nodes become Ready", [load, [ready]]));
   if (!p.stack) return steps;
   if (upstream) return [...steps, ...upstreamStackSteps(kubectl, timeout, tools.docker, kindNodes(input))];
-  for (const o of replacedKubeadmObjects)
-    steps.push({
-      phase: "stack",
-      what: `removing kubeadm's ${o.kind}/${o.name}`,
-      run: [...kubectl, "-n", o.namespace, "delete", o.kind, o.name, "--ignore-not-found", "--wait=true"],
-    });
-  // kube-proxy first, and the rest once every node's proxy has synced (stack/deploy.ts says why: a pod dialling a
-  // ClusterIP before its node has the rule hangs until its client gives up).
+  return [...steps, ...switchyardStackSteps(p, p.stack, kubectl, timeout)];
+}
+
+/**
+ * Switchyard's stack in place of kubeadm's: kube-proxy first, and the rest once every node's proxy has synced
+ * (stack/deploy.ts says why: a pod dialling a ClusterIP before its node has the rule hangs until its client gives
+ * up); the rest's waits all at once.
+ */
+function switchyardStackSteps(
+  p: KindUpPlan,
+  stack: NonNullable<KindUpPlan["stack"]>,
+  kubectl: string[],
+  timeout: string,
+): KindStep[] {
+  const { paths } = p;
+  const steps: KindStep[] = replacedKubeadmObjects.map((o) => ({
+    phase: "stack",
+    what: `removing kubeadm's ${o.kind}/${o.name}`,
+    run: [...kubectl, "-n", o.namespace, "delete", o.kind, o.name, "--ignore-not-found", "--wait=true"],
+  }));
   const apply = (what: string, path: string): KindStep => ({
     phase: "stack",
     what,
@@ -220,7 +232,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       path,
     ],
   });
-  const { proxy, rest } = p.stack;
+  const { proxy, rest } = stack;
   steps.push(
     {
       phase: "stack",
