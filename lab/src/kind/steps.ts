@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { familiesOf } from "../netns/plan.js";
 import { writtenBy } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import { parseSyncStats, proxyMetricsGet } from "../stack/proxy-measure.js";
@@ -121,6 +122,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
     provision: {
       cluster: {
         name: input.name,
+        ipFamily: input.ipFamily ?? "ipv4",
         podSubnet: input.clusterCidr,
         serviceSubnet: input.serviceCidr,
         // Switchyard's stack: no kube-proxy from kubeadm (ours is applied) and no upstream slice controllers.
@@ -141,26 +143,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       what: `BPF file system and cgroup2 mount on ${node.name}`,
       run: [tools.docker, "exec", node.name, "sh", "-c", kindEbpfMountScript()],
     });
-  const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
-  const network = (stdout: string) =>
-    podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(input).length);
-  steps.push({
-    phase: "nodes",
-    what: "every node's podCIDR and address",
-    poll: nodesJson,
-    until: (stdout) => {
-      const nodes = network(stdout);
-      return typeof nodes === "string" ? nodes : true;
-    },
-    followedBy: (stdout) => {
-      const nodes = network(stdout) as PodNetworkNode[];
-      return nodes.map((node) => ({
-        phase: "nodes" as const,
-        what: `pod network on ${node.name}`,
-        run: [tools.docker, "exec", node.name, "sh", "-c", podNetworkScript(node, nodes)],
-      }));
-    },
-  });
+  steps.push(podNetworkStep(input, kubectl, tools.docker));
   // One archive of every image, imported into the nodes at once: one save and one import per node in all.
   const names = [
     ...images.flatMap((img) => (upstream ? [img.image, `switchyard/${img.app}:dev`] : [img.image])),
@@ -226,6 +209,36 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
     until: kubeDnsSliced,
   });
   return steps;
+}
+
+/**
+ * Waits for every node's podCIDRs and addresses (one of each per family), then writes the pod network on each
+ * node from them (pod-network.ts).
+ */
+function podNetworkStep(input: KindLabInput, kubectl: string[], docker: string): PollStep {
+  const network = (stdout: string) =>
+    podNetworkNodes(
+      (parseApiJson(stdout) as { items: Node[] }).items,
+      kindNodes(input).length,
+      familiesOf(input.ipFamily ?? "ipv4").length,
+    );
+  return {
+    phase: "nodes",
+    what: "every node's podCIDR and address",
+    poll: [...kubectl, "get", "nodes", "-o", "json"],
+    until: (stdout) => {
+      const nodes = network(stdout);
+      return typeof nodes === "string" ? nodes : true;
+    },
+    followedBy: (stdout) => {
+      const nodes = network(stdout) as PodNetworkNode[];
+      return nodes.map((node) => ({
+        phase: "nodes" as const,
+        what: `pod network on ${node.name}`,
+        run: [docker, "exec", node.name, "sh", "-c", podNetworkScript(node, nodes)],
+      }));
+    },
+  };
 }
 
 /**
