@@ -7,7 +7,8 @@ import type { ProxyMode } from "../stack/manifests.js";
  * (pkg/cluster/internal/kubeadm/config.go: the same documents and values), with the lab's own settings written
  * in where kind would merge a kubeadmConfigPatch: kube-controller-manager's controllers without the two
  * EndpointSlice controllers (Switchyard's stack), kubelet's failCgroupV1 off, and kubeadm's system verification a
- * warning (a cgroup v1 host fails it).
+ * warning (a cgroup v1 host fails it). Address families as kind's networking.ipFamily sets them: a range of each in
+ * the subnets, an address of each in the kubelet's node-ip; IPv6-only components listening on IPv6.
  */
 export interface KubeadmCluster {
   /** The cluster's name: kind's, also `clusterName` and part of each node's provider ID. */
