@@ -19,7 +19,7 @@ const defaultProxyMode: ProxyMode = "iptables";
 const defaultStack: StackKind = "switchyard";
 const kindDefaults = defaultKindInput(readVersions());
 
-const netnsOnlyFlags = ["prefix", "node-cidr", "ip-family", ...controlPlanePortFlagNames];
+const netnsOnlyFlags = ["prefix", "node-cidr", ...controlPlanePortFlagNames];
 const kindOnlyFlags = ["name", "node-image"] as const;
 
 const flags: FlagSpec[] = [
@@ -75,7 +75,7 @@ const flags: FlagSpec[] = [
     value: "FAMILY",
     choices: ipFamilies,
     default: "ipv4",
-    help: "netns only: the cluster's address families, as kind's networking.ipFamily: every node and pod gets an address of each, dual-stack Services a ClusterIP of each (dual: IPv4 primary); the CIDR defaults follow it",
+    help: "the cluster's address families, as kind's networking.ipFamily: every node and pod gets an address of each, dual-stack Services a ClusterIP of each (dual: IPv4 primary); the CIDR defaults follow it. On kind, kind's Docker network gets an IPv6 range",
   },
   {
     name: "timeout",
@@ -152,9 +152,11 @@ async function runUp(inv: Invocation): Promise<number> {
 }
 
 async function upKind(dir: string, inv: Invocation, o: UpChoices): Promise<number> {
+  const ipFamily = (inv.string("ip-family") as IpFamily | undefined) ?? "ipv4";
   const state = await kindLabUp({
     stateDir: dir,
     input: {
+      ipFamily,
       ...(o.nodes ? { nodes: o.nodes } : {}),
       ...(o.zones ? { zones: o.zones } : {}),
       ...(inv.string("name") ? { name: inv.string("name") } : {}),
@@ -212,6 +214,8 @@ export const upCommand: Command = {
     "sudo switchyard-lab up --proxy-mode ebpf",
     "# on Docker (Mac, Windows, Linux without root)",
     "switchyard-lab up --runtime kind",
+    "# dual-stack: an IPv4 and an IPv6 address for every node and pod, on either runtime",
+    "switchyard-lab up --runtime kind --ip-family dual",
     "# upstream's kube-proxy and CoreDNS, to compare with",
     "sudo switchyard-lab up --stack upstream",
   ],

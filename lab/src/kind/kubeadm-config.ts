@@ -1,4 +1,5 @@
 import yaml from "js-yaml";
+import type { IpFamily } from "../netns/plan.js";
 import type { ProxyMode } from "../stack/manifests.js";
 
 /**
@@ -6,12 +7,16 @@ import type { ProxyMode } from "../stack/manifests.js";
  * (pkg/cluster/internal/kubeadm/config.go: the same documents and values), with the lab's own settings written
  * in where kind would merge a kubeadmConfigPatch: kube-controller-manager's controllers without the two
  * EndpointSlice controllers (Switchyard's stack), kubelet's failCgroupV1 off, and kubeadm's system verification a
- * warning (a cgroup v1 host fails it).
+ * warning (a cgroup v1 host fails it). Address families as kind's networking.ipFamily sets them: a range of each in
+ * the subnets, an address of each in the kubelet's node-ip; IPv6-only components listening on IPv6.
  */
 export interface KubeadmCluster {
   /** The cluster's name: kind's, also `clusterName` and part of each node's provider ID. */
   name: string;
   kubernetesVersion: string;
+  /** Absent: ipv4. */
+  ipFamily?: IpFamily;
+  /** One range per family, comma-separated, the primary first: kubeadm gives both to the components. */
   podSubnet: string;
   serviceSubnet: string;
   /** "none" when Switchyard's kube-proxy is applied instead (kubeadm skips its addon). */
@@ -23,8 +28,8 @@ export interface KubeadmCluster {
 export interface KubeadmNode {
   name: string;
   role: "control-plane" | "worker";
-  /** The node's address on the kind network. */
-  ip: string;
+  /** The node's addresses on the kind network, one per family of the cluster, the primary first. */
+  ips: string[];
   labels: Record<string, string>;
 }
 
@@ -54,7 +59,8 @@ function nodeRegistration(c: KubeadmCluster, n: KubeadmNode) {
   return {
     criSocket,
     kubeletExtraArgs: [
-      arg("node-ip", n.ip),
+      // Both addresses for a dual-stack cluster: the kubelet reports an InternalIP of each, the primary first.
+      arg("node-ip", n.ips.join(",")),
       arg("provider-id", `kind://docker/${c.name}/${n.name}`),
       ...(labels ? [arg("node-labels", labels)] : []),
     ],
@@ -66,6 +72,8 @@ function nodeRegistration(c: KubeadmCluster, n: KubeadmNode) {
 export function kubeadmDocuments(c: KubeadmCluster, n: KubeadmNode): object[] {
   const kubeadm = "kubeadm.k8s.io/v1beta4";
   const endpoint = controlPlaneEndpoint(c.name);
+  // An IPv6-only cluster's components listen on IPv6 (kind's choice): their defaults are IPv4 addresses.
+  const ipv6 = c.ipFamily === "ipv6";
   const docs: object[] = [
     {
       apiVersion: kubeadm,
@@ -79,16 +87,17 @@ export function kubeadmDocuments(c: KubeadmCluster, n: KubeadmNode): object[] {
         extraArgs: [
           arg("enable-hostpath-provisioner", "true"),
           ...(c.controllers ? [arg("controllers", c.controllers)] : []),
+          ...(ipv6 ? [arg("bind-address", "::")] : []),
         ],
       },
-      scheduler: {},
+      scheduler: ipv6 ? { extraArgs: [arg("bind-address", "::1")] } : {},
       networking: { podSubnet: c.podSubnet, serviceSubnet: c.serviceSubnet },
     },
     {
       apiVersion: kubeadm,
       kind: "InitConfiguration",
       bootstrapTokens: [{ token: kindToken }],
-      localAPIEndpoint: { advertiseAddress: n.ip, bindPort: apiServerPort },
+      localAPIEndpoint: { advertiseAddress: n.ips[0], bindPort: apiServerPort },
       nodeRegistration: nodeRegistration(c, n),
       // kind pre-loads every image, so preflight's image pulls are skipped.
       skipPhases: ["preflight", ...(c.kubeProxyMode === "none" ? ["addon/kube-proxy"] : [])],
@@ -108,6 +117,7 @@ export function kubeadmDocuments(c: KubeadmCluster, n: KubeadmNode): object[] {
       cgroupDriver: "systemd",
       cgroupRoot: "/kubelet",
       failSwapOn: false,
+      ...(ipv6 ? { address: "::", healthzBindAddress: "::" } : {}),
       // kubelet ≥ 1.35 refuses a cgroup v1 host unless told otherwise; on cgroup v2 this changes nothing.
       failCgroupV1: false,
       // The node sees the host's disk: no disk-pressure eviction or image GC on its account (as kind).

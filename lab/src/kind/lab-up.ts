@@ -58,7 +58,8 @@ export interface KindUpOptions {
  * the cluster.
  */
 export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
-  const input: KindLabInput = { ...defaultKindInput(readVersions()), ...o.input };
+  // The ranges default to the family's (kind's defaults for it).
+  const input: KindLabInput = { ...defaultKindInput(readVersions(), o.input?.ipFamily), ...o.input };
   validateKindInput(input);
   if (o.stack === "ebpf" && o.stackKind === "upstream") throw new Error(upstreamNoEbpf);
   const out = o.out ?? process.stderr;
@@ -155,8 +156,9 @@ export async function kindLabUp(o: KindUpOptions): Promise<KindLabState> {
   state.upSeconds = (deps.now() - started) / 1000;
   state.steps = clock.times;
   writeKindState(o.stateDir, state);
+  const family = input.ipFamily && input.ipFamily !== "ipv4" ? ` (${input.ipFamily})` : "";
   progress.done(
-    `${input.nodes} workers and a control plane ready${o.stack ? ` with ${stackKind}'s stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
+    `${input.nodes} workers and a control plane ready${family}${o.stack ? ` with ${stackKind}'s stack (kube-proxy ${o.stack})` : ""}, apiserver at ${state.server}`,
   );
   return state;
 }

@@ -1,4 +1,4 @@
-import { nth } from "@switchyard/basics";
+import { cidrList, nth } from "@switchyard/basics";
 import yaml from "js-yaml";
 import { applyOrder } from "../stack/apply.js";
 import { type KubeObject, labStack, type ProxyMode } from "../stack/manifests.js";
@@ -29,7 +29,8 @@ export function kindStack(
       proxyMode,
       server: kindApiserver(input.name),
       clusterCidr: input.clusterCidr,
-      dnsIp: nth(input.serviceCidr, 10),
+      // kubeadm's --cluster-dns: in the primary family's range, as kube-dns is single-stack.
+      dnsIp: nth(cidrList(input.serviceCidr)[0] ?? "", 10),
       ebpf: kindEbpfPlaces,
     }),
   );

@@ -18,7 +18,15 @@ export const kindNetwork = "kind";
  * apiserver on a loopback port of the host. Started once systemd reports the multi-user target, as kind waits.
  */
 export class KindNodeContainer extends GenericContainer {
-  constructor(image: string, cluster: string, node: KindNodePlan, network: string, reap: boolean) {
+  /** `ipv6`: the cluster has IPv6 (kind's rule): IPv6 on in the node, and forwarding, for its pods' routes. */
+  constructor(
+    image: string,
+    cluster: string,
+    node: KindNodePlan,
+    network: string,
+    reap: boolean,
+    ipv6 = false,
+  ) {
     super(image);
     this.withName(node.name)
       .withLabels({ [kindClusterLabel]: cluster, [kindRoleLabel]: node.role })
@@ -38,6 +46,11 @@ export class KindNodeContainer extends GenericContainer {
     this.hostConfig.Init = false;
     // Docker's API has it (v1.41+); dockerode's types do not yet.
     Object.assign(this.hostConfig, { CgroupnsMode: "private" });
+    if (ipv6)
+      this.hostConfig.Sysctls = {
+        "net.ipv6.conf.all.disable_ipv6": "0",
+        "net.ipv6.conf.all.forwarding": "1",
+      };
     if (node.role === "control-plane") {
       this.withEnvironment({ KUBECONFIG: "/etc/kubernetes/admin.conf" });
       const port = `${apiServerPort}/tcp`;

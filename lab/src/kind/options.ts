@@ -1,5 +1,5 @@
 import type { UpstreamVersions } from "@switchyard/testbed/upstream";
-import { defaultLabInput, zoneName } from "../netns/plan.js";
+import { defaultLabInput, type IpFamily, networksFor, perFamily, zoneName } from "../netns/plan.js";
 
 /** A kind lab's shape: everything the cluster config, the node names and the stack are derived from. */
 export interface KindLabInput {
@@ -8,20 +8,28 @@ export interface KindLabInput {
   /** Nodes that run pods (kind workers). The control-plane node comes on top, as the netns lab's control plane does. */
   nodes: number;
   zones: number;
+  /** The cluster's address families, as kind's networking.ipFamily; absent in labs made before it: ipv4. */
+  ipFamily?: IpFamily;
+  /** One range per family, comma-separated, the primary first (as kubeadm's podSubnet and serviceSubnet). */
   clusterCidr: string;
   serviceCidr: string;
   /** The kindest/node image every node container runs. */
   nodeImage: string;
 }
 
-export function defaultKindInput(versions: Pick<UpstreamVersions, "kubernetes">): KindLabInput {
+export function defaultKindInput(
+  versions: Pick<UpstreamVersions, "kubernetes">,
+  ipFamily: IpFamily = "ipv4",
+): KindLabInput {
+  // The netns lab's ranges for the family (also kind's own defaults), so manifests and docs hold for both runtimes.
+  const networks = networksFor(ipFamily);
   return {
     name: "switchyard",
     nodes: defaultLabInput.nodes,
     zones: defaultLabInput.zones,
-    // The netns lab's ranges (also kind's own defaults), so manifests and docs hold for both runtimes.
-    clusterCidr: defaultLabInput.clusterCidr,
-    serviceCidr: defaultLabInput.serviceCidr,
+    ipFamily,
+    clusterCidr: networks.clusterCidr,
+    serviceCidr: networks.serviceCidr,
     nodeImage: `kindest/node:${versions.kubernetes}`,
   };
 }
@@ -61,6 +69,9 @@ export function validateKindInput(input: KindLabInput): void {
     throw new Error(`--nodes must be 1-20, got ${input.nodes}`);
   if (!Number.isInteger(input.zones) || input.zones < 1 || input.zones > 26)
     throw new Error(`--zones must be 1-26, got ${input.zones}`);
+  const family = input.ipFamily ?? "ipv4";
+  perFamily("cluster-cidr", input.clusterCidr, family);
+  perFamily("service-cidr", input.serviceCidr, family);
   const tag = /^kindest\/node:v1\.(\d+)\./.exec(input.nodeImage);
   if (tag?.[1] && Number(tag[1]) < minNodeMinor)
     throw new Error(

@@ -3,14 +3,17 @@
  * its module is not on the Go proxy) and doing the part of kindnet's job this lab needs: every node container
  * sits on one Docker network, so a pod network is a ptp/host-local CNI config over the node's podCIDR plus, on
  * each node, a route to every other node's podCIDR through that node's address. No masquerade: lab traffic stays
- * inside the cluster. The same path runs on a laptop's Docker Desktop as here (`docker exec` into each node).
+ * inside the cluster. The same path runs on a laptop's Docker Desktop as here (`docker exec` into each node). A
+ * dual-stack node has a podCIDR and an address of each family: a range of each in the config, a route per family.
  */
+import { familyOf } from "@switchyard/basics";
 
 /** Where containerd's CRI plugin reads CNI configs, and our file's name (first in lexical order). */
 export const cniConfigPath = "/etc/cni/net.d/10-switchyard.conflist";
 
-/** The CNI config of a node whose podCIDR is `cidr`: a veth per pod, addresses from the node's range. */
-export function cniConfig(cidr: string): string {
+/** The CNI config of a node whose podCIDRs are `cidrs`: a veth per pod, an address from each of the node's ranges. */
+export function cniConfig(cidrs: readonly string[]): string {
+  const defaults = cidrs.map((c) => ({ dst: familyOf(c) === "IPv6" ? "::/0" : "0.0.0.0/0" }));
   return JSON.stringify(
     {
       cniVersion: "1.0.0",
@@ -19,7 +22,7 @@ export function cniConfig(cidr: string): string {
         {
           type: "ptp",
           ipMasq: false,
-          ipam: { type: "host-local", ranges: [[{ subnet: cidr }]], routes: [{ dst: "0.0.0.0/0" }] },
+          ipam: { type: "host-local", ranges: cidrs.map((subnet) => [{ subnet }]), routes: defaults },
         },
         { type: "portmap", capabilities: { portMappings: true } },
       ],
@@ -29,42 +32,59 @@ export function cniConfig(cidr: string): string {
   );
 }
 
-/** A node as the pod network needs it: its range and the address other nodes route that range through. */
+/**
+ * A node as the pod network needs it: its ranges and the addresses other nodes route them through, one of each per
+ * family, the primary first.
+ */
 export interface PodNetworkNode {
   name: string;
-  podCidr: string;
-  address: string;
+  podCidrs: string[];
+  addresses: string[];
 }
 
 interface NodeObject {
   metadata?: { name?: string };
-  spec?: { podCIDR?: string };
+  spec?: { podCIDR?: string; podCIDRs?: string[] };
   status?: { addresses?: { type?: string; address?: string }[] | null };
 }
 
 /**
- * From `kubectl get nodes -o json`: every node with its podCIDR and InternalIP, or what is still missing (the
- * controller-manager assigns podCIDRs after a node registers). Read from outside with the lab's kubeconfig: since
- * v1.37 a node's own credentials may read only its own Node.
+ * From `kubectl get nodes -o json`: every node with its podCIDRs and InternalIPs (`families` of each), or what is
+ * still missing (the controller-manager assigns podCIDRs after a node registers). Read from outside with the lab's
+ * kubeconfig: since v1.37 a node's own credentials may read only its own Node.
  */
-export function podNetworkNodes(items: readonly NodeObject[], expected: number): PodNetworkNode[] | string {
+export function podNetworkNodes(
+  items: readonly NodeObject[],
+  expected: number,
+  families = 1,
+): PodNetworkNode[] | string {
   const nodes = items.map((n) => ({
     name: n.metadata?.name ?? "",
-    podCidr: n.spec?.podCIDR ?? "",
-    address: n.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "",
+    podCidrs: n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []),
+    addresses: (n.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address ?? ""),
   }));
   // They go into a shell script: anything but what the API validates them to be is refused, not quoted.
   const bad = nodes.find(
     (n) =>
       !/^[a-z0-9.-]+$/.test(n.name) ||
-      (n.podCidr && !/^[0-9a-fA-F.:]+\/\d+$/.test(n.podCidr)) ||
-      (n.address && !/^[0-9a-fA-F.:]+$/.test(n.address)),
+      n.podCidrs.some((c) => !/^[0-9a-fA-F.:]+\/\d+$/.test(c)) ||
+      n.addresses.some((a) => !/^[0-9a-fA-F.:]+$/.test(a)),
   );
   if (bad)
     throw new Error(`node ${JSON.stringify(bad)}: not a name, CIDR and address the pod network can use`);
   if (nodes.length < expected) return `${nodes.length} of ${expected} nodes registered`;
-  const waiting = nodes.filter((n) => !n.podCidr || !n.address).map((n) => n.name);
+  const waiting = nodes
+    .filter((n) => n.podCidrs.length < families || n.addresses.length < families)
+    .map((n) => n.name);
   return waiting.length > 0 ? `no podCIDR or address yet: ${waiting.join(", ")}` : nodes;
+}
+
+/** Each of a node's ranges with its address of the same family: the routes other nodes take to its pods. */
+function routesTo(n: PodNetworkNode): string[] {
+  return n.podCidrs.flatMap((cidr) => {
+    const via = n.addresses.find((a) => familyOf(a) === familyOf(cidr));
+    return via ? [`ip route replace ${cidr} via ${via}`] : [];
+  });
 }
 
 /**
@@ -82,10 +102,10 @@ export function podNetworkScript(
     "set -eu",
     `mkdir -p "$(dirname ${configPath})"`,
     `cat > ${configPath}.tmp <<'EOF'`,
-    cniConfig(me.podCidr),
+    cniConfig(me.podCidrs),
     "EOF",
     `mv ${configPath}.tmp ${configPath}`,
-    ...others.map((n) => `ip route replace ${n.podCidr} via ${n.address}`),
-    `echo "pod network on ${me.name}: ${me.podCidr}, routes to ${others.length} other nodes"`,
+    ...others.flatMap(routesTo),
+    `echo "pod network on ${me.name}: ${me.podCidrs.join(" ")}, routes to ${others.length} other nodes"`,
   ].join("\n");
 }

@@ -6,6 +6,7 @@ import {
   getContainerRuntimeClient,
   type StartedTestContainer,
 } from "testcontainers";
+import type { IpFamily } from "../netns/plan.js";
 import { apiServerPort, type KubeadmCluster, renderKubeadmConfig } from "./kubeadm-config.js";
 import { hostKubeconfig } from "./kubeconfig.js";
 import { KindNodeContainer, kindNetwork } from "./node-container.js";
@@ -32,10 +33,12 @@ export interface KindClusterSpec {
  */
 export async function provisionKindCluster(p: KindClusterSpec, say: (line: string) => void): Promise<void> {
   const client = await getContainerRuntimeClient();
-  await ensureKindNetwork(client);
+  const family = p.cluster.ipFamily ?? "ipv4";
+  const ipv6 = family !== "ipv4";
+  await ensureKindNetwork(client, ipv6);
   say(`starting ${p.nodes.length} node containers from ${p.image}`);
   const started = await Promise.all(
-    p.nodes.map((n) => new KindNodeContainer(p.image, p.cluster.name, n, kindNetwork, p.reap).start()),
+    p.nodes.map((n) => new KindNodeContainer(p.image, p.cluster.name, n, kindNetwork, p.reap, ipv6).start()),
   );
   const byName = new Map(p.nodes.map((n, i) => [n.name, started[i] as StartedTestContainer]));
   const controlPlane = p.nodes.find((n) => n.role === "control-plane");
@@ -45,10 +48,10 @@ export async function provisionKindCluster(p: KindClusterSpec, say: (line: strin
   mkdirSync(p.logDir, { recursive: true });
   for (const n of p.nodes) {
     const node = byName.get(n.name) as StartedTestContainer;
-    const ip = node.getIpAddress(kindNetwork);
+    const ips = await nodeAddresses(client, node.getId(), family);
     const content = renderKubeadmConfig(
       { ...p.cluster, kubernetesVersion: version },
-      { name: n.name, role: n.role, ip, labels: { "topology.kubernetes.io/zone": n.zone } },
+      { name: n.name, role: n.role, ips, labels: { "topology.kubernetes.io/zone": n.zone } },
     );
     writeFileSync(join(p.logDir, `${n.name}.kubeadm.conf`), content);
     await node.copyContentToContainer([{ content, target: "/kind/kubeadm.conf" }]);
@@ -72,17 +75,29 @@ export async function provisionKindCluster(p: KindClusterSpec, say: (line: strin
   writePrivateFile(p.kubeconfig, hostKubeconfig(admin, p.cluster.name, `https://127.0.0.1:${port}`));
 }
 
+/** The IPv6 range of kind's network as kind itself makes it (a ULA /64 kind derives from the name "kind"). */
+export const kindNetworkIpv6Subnet = "fc00:f853:ccd:e793::/64";
+
 /**
- * kind's network, made as kind makes it when it is missing (a bridge with masquerading) and reused as it is
- * otherwise: every kind cluster on an engine shares it, and kind's own CLI finds it by name.
+ * kind's network, made as kind makes it when it is missing (a bridge with masquerading; with `ipv6`, an IPv6
+ * range too, the engine adding an IPv4 one) and reused as it is otherwise: every kind cluster on an engine shares
+ * it, and kind's own CLI finds it by name. One without IPv6 that a cluster with IPv6 needs is made anew when no
+ * container is on it, and refused in one line otherwise.
  */
-async function ensureKindNetwork(client: ContainerRuntimeClient): Promise<void> {
-  const exists = await client.network
+async function ensureKindNetwork(client: ContainerRuntimeClient, ipv6: boolean): Promise<void> {
+  const found = await client.network
     .getById(kindNetwork)
     .inspect()
-    .then(() => true)
-    .catch(() => false);
-  if (exists) return;
+    .catch(() => undefined);
+  if (found && (found.EnableIPv6 || !ipv6)) return;
+  if (found) {
+    const attached = Object.keys(found.Containers ?? {}).length;
+    if (attached > 0)
+      throw new Error(
+        `Docker network ${kindNetwork} has no IPv6 and ${attached} containers on it (another kind cluster's?): take them down, or use --ip-family ipv4`,
+      );
+    await client.network.remove(client.network.getById(kindNetwork));
+  }
   await client.network.create({
     Name: kindNetwork,
     Driver: "bridge",
@@ -90,7 +105,31 @@ async function ensureKindNetwork(client: ContainerRuntimeClient): Promise<void> 
       "com.docker.network.bridge.enable_ip_masquerade": "true",
       "com.docker.network.driver.mtu": "1500",
     },
+    ...(ipv6
+      ? { EnableIPv6: true, IPAM: { Driver: "default", Config: [{ Subnet: kindNetworkIpv6Subnet }] } }
+      : {}),
   });
+}
+
+/** A node container's addresses on kind's network, one per family of the cluster, the primary first. */
+async function nodeAddresses(
+  client: ContainerRuntimeClient,
+  id: string,
+  family: IpFamily,
+): Promise<string[]> {
+  const info = await client.container.inspect(client.container.getById(id));
+  const net = info.NetworkSettings.Networks[kindNetwork];
+  const byFamily = {
+    ipv4: [net?.IPAddress],
+    ipv6: [net?.GlobalIPv6Address],
+    dual: [net?.IPAddress, net?.GlobalIPv6Address],
+  };
+  const ips = byFamily[family];
+  if (ips.some((ip) => !ip))
+    throw new Error(
+      `node container ${id.slice(0, 12)} has no ${family} address on Docker network ${kindNetwork}`,
+    );
+  return ips as string[];
 }
 
 /** Runs a command in a node; its output goes to the node's log file; a failure is one line with its last words. */

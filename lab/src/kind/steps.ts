@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { parseApiJson } from "@switchyard/kube";
 import type { Node } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { familiesOf } from "../netns/plan.js";
 import { writtenBy } from "../stack/deploy.js";
 import type { KubeObject, ProxyMode, StackKind } from "../stack/manifests.js";
 import { parseSyncStats, proxyMetricsGet } from "../stack/proxy-measure.js";
@@ -146,6 +147,7 @@ export function kindUpSteps(p: KindUpPlan): KindStep[] {
       provision: {
         cluster: {
           name: input.name,
+          ipFamily: input.ipFamily ?? "ipv4",
           podSubnet: input.clusterCidr,
           serviceSubnet: input.serviceCidr,
           // Switchyard's stack: no kube-proxy from kubeadm (ours is applied) and no upstream slice controllers.
@@ -298,11 +300,15 @@ function proxySynced(docker: string, node: string): KindStep {
   };
 }
 
-/** Every node's podCIDR and address from the cluster, then each node's pod network from them, all at once. */
+/** Every node's podCIDRs and addresses (one of each per family), then each node's pod network from them (pod-network.ts), all at once. */
 function podNetworkStep(p: KindUpPlan, kubectl: string[]): KindStep {
   const nodesJson = [...kubectl, "get", "nodes", "-o", "json"];
   const network = (stdout: string) =>
-    podNetworkNodes((parseApiJson(stdout) as { items: Node[] }).items, kindNodes(p.input).length);
+    podNetworkNodes(
+      (parseApiJson(stdout) as { items: Node[] }).items,
+      kindNodes(p.input).length,
+      familiesOf(p.input.ipFamily ?? "ipv4").length,
+    );
   return {
     phase: "nodes",
     what: "every node's podCIDR and address",

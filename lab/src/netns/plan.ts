@@ -103,8 +103,11 @@ export function familiesOf(choice: IpFamily): Family[] {
   return choice === "ipv4" ? ["IPv4"] : choice === "ipv6" ? ["IPv6"] : ["IPv4", "IPv6"];
 }
 
-/** The CIDRs of one flag, one per family in the families' order, or a one-line error naming the flag. */
-function perFamily(flag: string, list: string, choice: IpFamily): string[] {
+/**
+ * The CIDRs of one flag, one per family in the families' order, or a one-line error naming the flag (both
+ * runtimes' `up` check their ranges with it).
+ */
+export function perFamily(flag: string, list: string, choice: IpFamily): string[] {
   const cidrs = cidrList(list);
   for (const c of cidrs) cidrRange(c);
   const families = familiesOf(choice);

@@ -114,6 +114,21 @@ describe("the lab's runtime in lab.json", () => {
     );
   });
 
+  test("--ip-family applies to kind: its ranges are checked against it before anything starts", async () => {
+    const fresh = join(dir, "dual");
+    const r = await run(
+      ["up", "--runtime", "kind", "--ip-family", "dual", "--cluster-cidr", "10.244.0.0/16"].concat([
+        "--state-dir",
+        fresh,
+      ]),
+    );
+    assert.deepEqual(r, {
+      code: 1,
+      stderr:
+        "switchyard-lab: --cluster-cidr 10.244.0.0/16: --ip-family dual wants an IPv4 and an IPv6 range, comma-separated, IPv4 first",
+    });
+  });
+
   test("--stack: one of two, and not beside --no-stack", async () => {
     const up = (...flags: string[]) => run(["up", "--runtime", "netns", "--state-dir", dir, ...flags]);
     const usage = "Usage: switchyard-lab up [flags] (switchyard-lab up --help for more)";

@@ -24,7 +24,7 @@ const ours: KubeadmCluster = {
 const worker: KubeadmNode = {
   name: "lab-worker",
   role: "worker",
-  ip: "172.18.0.3",
+  ips: ["172.18.0.3"],
   labels: { "topology.kubernetes.io/zone": "zone-b" },
 };
 type Doc = Record<string, any>;
@@ -114,6 +114,48 @@ describe("the kubeadm config each node reads (kind's, written here)", () => {
       assert.deepEqual(d[kind]?.nodeRegistration.ignorePreflightErrors, ["SystemVerification"]);
   });
 
+  test("dual: kubeadm gets both ranges and each kubelet both addresses; the components keep their IPv4 defaults", () => {
+    const dual = docs(
+      {
+        ...ours,
+        ipFamily: "dual",
+        podSubnet: "10.244.0.0/16,fd00:10:244::/56",
+        serviceSubnet: "10.96.0.0/16,fd00:10:96::/112",
+      },
+      { ...worker, ips: ["172.18.0.3", "fc00:f853:ccd:e793::3"] },
+    );
+    assert.deepEqual(dual.ClusterConfiguration?.networking, {
+      podSubnet: "10.244.0.0/16,fd00:10:244::/56",
+      serviceSubnet: "10.96.0.0/16,fd00:10:96::/112",
+    });
+    for (const kind of ["InitConfiguration", "JoinConfiguration"])
+      assert.deepEqual(dual[kind]?.nodeRegistration.kubeletExtraArgs[0], {
+        name: "node-ip",
+        value: "172.18.0.3,fc00:f853:ccd:e793::3",
+      });
+    assert.equal(dual.InitConfiguration?.localAPIEndpoint.advertiseAddress, "172.18.0.3");
+    assert.deepEqual(dual.ClusterConfiguration?.scheduler, {});
+    assert.equal(dual.KubeletConfiguration?.address, undefined);
+    assert.equal(dual.ClusterConfiguration?.controllerManager.extraArgs.length, 2);
+  });
+
+  test("ipv6: the IPv6 address advertised, and the components listen on IPv6 (kind's settings)", () => {
+    const six = docs(
+      { ...ours, ipFamily: "ipv6", podSubnet: "fd00:10:244::/56", serviceSubnet: "fd00:10:96::/112" },
+      { ...worker, ips: ["fc00:f853:ccd:e793::3"] },
+    );
+    assert.equal(six.InitConfiguration?.localAPIEndpoint.advertiseAddress, "fc00:f853:ccd:e793::3");
+    assert.deepEqual(six.ClusterConfiguration?.scheduler, {
+      extraArgs: [{ name: "bind-address", value: "::1" }],
+    });
+    assert.deepEqual(six.ClusterConfiguration?.controllerManager.extraArgs.at(-1), {
+      name: "bind-address",
+      value: "::",
+    });
+    assert.equal(six.KubeletConfiguration?.address, "::");
+    assert.equal(six.KubeletConfiguration?.healthzBindAddress, "::");
+  });
+
   test("the file has no metadata names (kubeadm refuses them) and is what kubeadmDocuments holds", () => {
     const text = renderKubeadmConfig(ours, worker);
     assert.ok(!text.includes("metadata"));
@@ -137,6 +179,22 @@ describe("the kubeadm config each node reads (kind's, written here)", () => {
     assert.deepEqual(
       kindNodes({ ...input, name: "lab", zones: 3 }).map((n) => `${n.name} ${n.zone}`),
       ["lab-control-plane zone-a", "lab-worker zone-a", "lab-worker2 zone-b", "lab-worker3 zone-c"],
+    );
+  });
+
+  test("--ip-family: the ranges default to the family's, kind's (dual: IPv4 first); a mismatch names the flag", () => {
+    const dual = defaultKindInput(readVersions(), "dual");
+    assert.equal(dual.clusterCidr, "10.244.0.0/16,fd00:10:244::/56");
+    assert.equal(dual.serviceCidr, "10.96.0.0/16,fd00:10:96::/112");
+    assert.equal(defaultKindInput(readVersions(), "ipv6").serviceCidr, "fd00:10:96::/112");
+    assert.doesNotThrow(() => validateKindInput({ ...dual, nodes: 2 }));
+    assert.throws(
+      () => validateKindInput({ ...dual, clusterCidr: "10.244.0.0/16" }),
+      /^Error: --cluster-cidr 10\.244\.0\.0\/16: --ip-family dual wants an IPv4 and an IPv6 range/,
+    );
+    assert.throws(
+      () => validateKindInput({ ...input, serviceCidr: "fd00:10:96::/112" }),
+      /^Error: --service-cidr fd00:10:96::\/112: --ip-family ipv4 wants one IPv4 range/,
     );
   });
 

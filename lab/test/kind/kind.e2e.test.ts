@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { cidrContainsText as contains, familyOf, hostPort } from "@switchyard/basics";
+import { eventually } from "@switchyard/kube/testing";
 import { docker, dockerEngine } from "@switchyard/testbed";
+import type { Node, Pod, Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { kindDown } from "../../src/kind/lab-down.js";
 import { kindStatus } from "../../src/kind/lab-status.js";
 import { spawnExec } from "../../src/kind/spawn-exec.js";
@@ -16,6 +20,7 @@ import { formatReport, switchFailures } from "../../src/migrate/report.js";
 import { hints } from "../../src/scenarios/hints/hints.js";
 import { scale } from "../../src/scenarios/scale/scale.js";
 import { repoRoot } from "../../src/self.js";
+import { writtenByOurController } from "../../src/stack/deploy.js";
 import { stepTable } from "../../src/timing/step-times.js";
 import { runMain } from "../cli/harness.js";
 import { finding, runScenario } from "../scenarios/harness.js";
@@ -41,12 +46,12 @@ const connect = (host, port) => new Promise((ok) => {
   console.log(JSON.stringify({ lookup: a, clusterIp: await connect("10.96.0.1", 443) }));
 })();`;
 
-// GETs every target (host:port) until a web pod answers, every 500 ms, 20 times at most (a new Service rejects
+// GETs every target (host:port, an IPv6 host in brackets) until a web pod answers, every 500 ms, 20 times at most (a new Service rejects
 // until the proxies have its endpoints); prints {name: "web" | what went wrong} and the most tries one took.
 const httpGetAll = (targets: Record<string, string>) => `
 const http = require("node:http"), targets = ${JSON.stringify(targets)};
 const get = (t) => new Promise((ok) => {
-  const [host, port] = t.split(":");
+  const at = t.lastIndexOf(":"), host = t.slice(0, at).replace(/^\\[|\\]$/g, ""), port = t.slice(at + 1);
   http.get({ host, port, timeout: 3000 }, (r) => {
     let body = ""; r.on("data", (d) => (body += d)); r.on("end", () => ok(body.startsWith("web-") ? "web" : body));
   }).on("error", (e) => ok(e.code)).on("timeout", function () { this.destroy(new Error("timeout")); });
@@ -62,7 +67,34 @@ const get = (t) => new Promise((ok) => {
   console.log(JSON.stringify({ answers: out, most }));
 })();`;
 
-describe("kind runtime: a real cluster on this machine's Docker engine", { skip: engine.skip }, () => {
+/** Every node's InternalIPs, the primary first, by node name. */
+function internalIps(kubectl: (...args: string[]) => string): Record<string, string[]> {
+  const nodes = JSON.parse(kubectl("get", "nodes", "-o", "json")) as { items: Node[] };
+  return Object.fromEntries(
+    nodes.items.map((n) => [
+      n.metadata?.name ?? "",
+      (n.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address),
+    ]),
+  );
+}
+
+// A lookup of a name's A and AAAA records, again every 500 ms (20 times at most) until both answer; one JSON line.
+const lookupBoth = (name: string) => `
+const dns = require("node:dns").promises, name = ${JSON.stringify(name)};
+(async () => {
+  let a, aaaa;
+  for (let i = 0; i < 20; i++) {
+    a = await dns.resolve4(name).catch((e) => e.code);
+    aaaa = await dns.resolve6(name).catch((e) => e.code);
+    if (Array.isArray(a) && Array.isArray(aaaa)) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  console.log(JSON.stringify({ a, aaaa }));
+})();`;
+
+describe("kind runtime: a real dual-stack cluster on this machine's Docker engine", {
+  skip: engine.skip,
+}, () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-kind-e2e-"));
   let state: KindLabState;
   let tools: KindTools;
@@ -73,9 +105,9 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
   before(async () => {
     Object.assign(process.env, engine.env);
     volumesBefore = new Set(docker(engine, ["volume", "ls", "-q"]).split("\n"));
-    ({ tools, state, kubectl } = await upTestCluster(engine, dir, name, "switchyard"));
+    ({ tools, state, kubectl } = await upTestCluster(engine, dir, name, "switchyard", "dual"));
     console.log(
-      `# kind up: nodes in ${state.nodesSeconds?.toFixed(1)} s, stack in ${state.stack?.seconds.toFixed(1)} s, ${state.upSeconds?.toFixed(1)} s in all (node image ${state.input.nodeImage})`,
+      `# kind up (dual-stack): nodes in ${state.nodesSeconds?.toFixed(1)} s, stack in ${state.stack?.seconds.toFixed(1)} s, ${state.upSeconds?.toFixed(1)} s in all (node image ${state.input.nodeImage})`,
     );
     for (const line of stepTable(state.steps ?? [])) console.log(`# ${line}`);
   });
@@ -138,13 +170,10 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     kubectl("rollout", "status", "deployment/web", "--timeout=180s");
     kubectl("expose", "deployment", "web", "--type=NodePort", "--port=80", "--target-port=8080");
     const nodePort = Number(kubectl("get", "service", "web", "-o", "jsonpath={.spec.ports[0].nodePort}"));
-    const ips = kubectl(
-      ...["get", "nodes", "-o"],
-      'jsonpath={range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}',
-    )
-      .split(" ")
-      .map((kv) => kv.split("="));
-    const targets = Object.fromEntries(ips.map(([node, ip]) => [node, `${ip}:${nodePort}`]));
+    // Each node's primary (IPv4) address; the dual-stack test below takes the IPv6 ones.
+    const targets = Object.fromEntries(
+      Object.entries(internalIps(kubectl)).map(([node, ips]) => [node, `${ips[0]}:${nodePort}`]),
+    );
     // The web pod runs on the first worker; the client on the second, so every answer crossed a node but one.
     const overrides = JSON.stringify({ spec: { nodeName: `${name}-worker2` } });
     const flags = ["--overrides", overrides];
@@ -164,6 +193,88 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
       child.on("close", () => ok((JSON.parse(out) as { answers: unknown }).answers));
     });
     assert.deepEqual(fromHost, want);
+  });
+
+  test("dual-stack: every node and pod has an address of each family, from its node's pod CIDR of the family", () => {
+    const nodes = JSON.parse(kubectl("get", "nodes", "-o", "json")) as { items: Node[] };
+    const ips = internalIps(kubectl);
+    for (const n of nodes.items) {
+      const node = n.metadata?.name ?? "";
+      assert.deepEqual(ips[node]?.map(familyOf), ["IPv4", "IPv6"], `${node} InternalIPs`);
+      assert.deepEqual((n.spec?.podCIDRs ?? []).map(familyOf), ["IPv4", "IPv6"], `${node} podCIDRs`);
+    }
+    const pods = JSON.parse(kubectl("get", "pods", "-A", "-o", "json")) as { items: Pod[] };
+    // The pods of the pod network (not the node's own, hostNetwork ones): the stack's and the web pod.
+    const podNetwork = pods.items.filter((p) => !p.spec?.hostNetwork && p.status?.phase === "Running");
+    assert.ok(
+      podNetwork.some((p) => p.metadata?.name?.startsWith("web-")),
+      "the web pod among them",
+    );
+    for (const p of podNetwork) {
+      const podIps = (p.status?.podIPs ?? []).map((x) => x.ip ?? "");
+      assert.deepEqual(podIps.map(familyOf), ["IPv4", "IPv6"], `${p.metadata?.name}: ${podIps.join(" ")}`);
+      const cidrs = nodes.items.find((n) => n.metadata?.name === p.spec?.nodeName)?.spec?.podCIDRs ?? [];
+      for (const [i, ip] of podIps.entries()) assert.ok(contains(cidrs[i] ?? "", ip), `${ip} in ${cidrs[i]}`);
+    }
+  });
+
+  test("dual-stack: a RequireDualStack Service answers on both ClusterIPs and a node's IPv6 NodePort, from a pod and the host; a slice per family; DNS answers A and AAAA", async () => {
+    // Over the NodePort test's web pod (on the first worker); the client pod runs on the second.
+    const service = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "web-dual" },
+      spec: {
+        type: "NodePort",
+        ipFamilyPolicy: "RequireDualStack",
+        selector: { app: "web" },
+        ports: [{ port: 80, targetPort: 8080 }],
+      },
+    };
+    writeFileSync(join(dir, "web-dual.json"), JSON.stringify(service));
+    kubectl("apply", "-f", join(dir, "web-dual.json"));
+    const svc = JSON.parse(kubectl("get", "service", "web-dual", "-o", "json")) as Service;
+    const [v4 = "", v6 = ""] = svc.spec?.clusterIPs ?? [];
+    assert.deepEqual([v4, v6].map(familyOf), ["IPv4", "IPv6"]);
+    assert.ok(contains("fd00:10:96::/112", v6), v6);
+    const nodePort = svc.spec?.ports?.[0]?.nodePort ?? 0;
+    // The control-plane node's IPv6 address: neither the client's node nor the web pod's.
+    const nodeV6 = internalIps(kubectl)[`${name}-control-plane`]?.[1] ?? "";
+    const targets = { v4: hostPort(v4, 80), v6: hostPort(v6, 80), nodePortV6: hostPort(nodeV6, nodePort) };
+    const flags = ["--overrides", JSON.stringify({ spec: { nodeName: `${name}-worker2` } })];
+    const fromPod = runProbe(kubectl, "dual-probe", probeImage, httpGetAll(targets), flags) as {
+      answers: unknown;
+    };
+    assert.deepEqual(fromPod.answers, { v4: "web", v6: "web", nodePortV6: "web" }, "from a pod");
+    const fromHost = await new Promise((ok) => {
+      const child = spawn(process.execPath, ["-e", httpGetAll({ nodePortV6: targets.nodePortV6 })], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.on("close", () => ok((JSON.parse(out) as { answers: unknown }).answers));
+    });
+    assert.deepEqual(fromHost, { nodePortV6: "web" }, "the IPv6 NodePort from this machine");
+    // Each family's rules are our proxy's own: iptables for one, ip6tables for the other.
+    const worker = `${name}-worker`;
+    const nat = (cmd: string) => docker(engine, ["exec", worker, cmd, "-t", "nat"]);
+    assert.match(nat("iptables-save"), new RegExp(`-d ${v4}/32 .*default/web-dual`));
+    assert.match(nat("ip6tables-save"), new RegExp(`-d ${v6}/128 .*default/web-dual`));
+
+    const slices = await eventually("a slice per family with the web pod", async () => {
+      const l = JSON.parse(
+        kubectl(
+          ...["get", "endpointslices", "-l", "kubernetes.io/service-name=web-dual"],
+          ...["-o", "json", "--show-managed-fields"],
+        ),
+      ) as { items: EndpointSlice[] };
+      return l.items.filter((x) => (x.endpoints ?? []).length > 0).length === 2 ? l.items : undefined;
+    });
+    assert.deepEqual(slices.map((x) => x.addressType).sort(), ["IPv4", "IPv6"]);
+    assert.ok(slices.every(writtenByOurController), "both slices our controller's");
+    const dns = runProbe(kubectl, "dual-dns", probeImage, lookupBoth("web-dual.default.svc.cluster.local"));
+    assert.deepEqual(dns, { a: [v4], aaaa: [v6] });
+    kubectl("delete", "service", "web-dual", "--wait=true");
   });
 
   test("a scenario runs on kind as on netns: hints, with its claims measured through the nodes and pods", async () => {
@@ -299,10 +410,7 @@ describe("kind runtime: a real cluster on this machine's Docker engine", { skip:
     // The web pod (the NodePort test's) runs on the other worker: every answer below crossed a node.
     const clusterIp = kubectl("get", "service", "web", "-o", "jsonpath={.spec.clusterIP}");
     const nodePort = kubectl("get", "service", "web", "-o", "jsonpath={.spec.ports[0].nodePort}");
-    const nodeIp = kubectl(
-      ...["get", "node", node, "-o"],
-      'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}',
-    );
+    const nodeIp = internalIps(kubectl)[node]?.[0];
     const targets = { clusterIp: `${clusterIp}:80`, nodePort: `${nodeIp}:${nodePort}` };
     const want = { clusterIp: "web", nodePort: "web" };
     // lb list opens the node's pins from this machine, through the node container's root (/proc/PID/root).

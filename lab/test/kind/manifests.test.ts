@@ -58,6 +58,24 @@ describe("kind: the stack's manifests", () => {
     assert.equal((dns?.spec as { clusterIP?: string } | undefined)?.clusterIP, "10.100.0.10");
   });
 
+  test("dual-stack: the proxy gets both pod ranges; kube-dns stays in the primary family, as kubeadm's --cluster-dns", () => {
+    const dual = kindStack(
+      original,
+      { ...defaultKindInput(readVersions(), "dual"), name: "lab" },
+      "iptables",
+    );
+    const cm = dual.find((o) => o.kind === "ConfigMap" && o.metadata.name === "kube-proxy")?.data as Record<
+      string,
+      string
+    >;
+    assert.match(cm["config.conf"] ?? "", /^clusterCIDR: 10\.244\.0\.0\/16,fd00:10:244::\/56$/m);
+    const dns = dual.find((o) => o.kind === "Service" && o.metadata.name === "kube-dns");
+    assert.equal((dns?.spec as { clusterIP?: string } | undefined)?.clusterIP, "10.96.0.10");
+    const six = kindStack(original, { ...defaultKindInput(readVersions(), "ipv6"), name: "lab" }, "iptables");
+    const dns6 = six.find((o) => o.kind === "Service" && o.metadata.name === "kube-dns");
+    assert.equal((dns6?.spec as { clusterIP?: string } | undefined)?.clusterIP, "fd00:10:96::a");
+  });
+
   test("kubeadm's CoreDNS Deployment is deleted before ours is applied; nothing else of kubeadm's", () => {
     assert.deepEqual(replacedKubeadmObjects, [
       { kind: "deployment", namespace: "kube-system", name: "coredns" },

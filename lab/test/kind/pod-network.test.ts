@@ -23,6 +23,21 @@ const node = (name: string, podCIDR: string | undefined, ip: string | undefined)
       : null,
   },
 });
+/** A dual-stack node as the API has it: podCIDRs and an InternalIP per family, the primary first. */
+const dualNode = (name: string, i: number, families = 2) => ({
+  metadata: { name },
+  spec: {
+    podCIDR: `10.244.${i}.0/24`,
+    podCIDRs: [`10.244.${i}.0/24`, `fd00:10:244:${i}::/64`].slice(0, families),
+  },
+  status: {
+    addresses: [
+      { type: "InternalIP", address: `172.18.0.${i + 2}` },
+      { type: "InternalIP", address: `fc00:f853:ccd:e793::${i + 2}` },
+      { type: "Hostname", address: name },
+    ],
+  },
+});
 const three = [
   node("lab-control-plane", "10.244.0.0/24", "172.18.0.2"),
   node("lab-worker", "10.244.1.0/24", "172.18.0.3"),
@@ -56,9 +71,9 @@ describe("the kind lab's pod network", () => {
       "no podCIDR or address yet: lab-worker2",
     );
     assert.deepEqual(podNetworkNodes(three, 3), [
-      { name: "lab-control-plane", podCidr: "10.244.0.0/24", address: "172.18.0.2" },
-      { name: "lab-worker", podCidr: "10.244.1.0/24", address: "172.18.0.3" },
-      { name: "lab-worker2", podCidr: "10.244.2.0/24", address: "172.18.0.4" },
+      { name: "lab-control-plane", podCidrs: ["10.244.0.0/24"], addresses: ["172.18.0.2"] },
+      { name: "lab-worker", podCidrs: ["10.244.1.0/24"], addresses: ["172.18.0.3"] },
+      { name: "lab-worker2", podCidrs: ["10.244.2.0/24"], addresses: ["172.18.0.4"] },
     ]);
   });
 
@@ -84,5 +99,33 @@ describe("the kind lab's pod network", () => {
       "route replace 10.244.2.0/24 via 172.18.0.4",
     ]);
     assert.match(r.stdout, /pod network on lab-worker: 10\.244\.1\.0\/24, routes to 2 other nodes/);
+  });
+
+  test("dual-stack: a range of each family in the CNI config, a default route and a route per node in each", () => {
+    const names = ["lab-control-plane", "lab-worker", "lab-worker2"];
+    // Until every node has its second podCIDR, the network waits for it.
+    assert.equal(
+      podNetworkNodes([dualNode(names[0] ?? "", 0), dualNode(names[1] ?? "", 1, 1)], 2, 2),
+      "no podCIDR or address yet: lab-worker",
+    );
+    const nodes = podNetworkNodes(
+      names.map((n, i) => dualNode(n, i)),
+      3,
+      2,
+    ) as PodNetworkNode[];
+    const r = run(nodes[1] as PodNetworkNode, nodes);
+    assert.equal(r.status, 0, r.stderr);
+    const conf = JSON.parse(r.conf) as { plugins: { ipam?: { ranges: unknown; routes: unknown } }[] };
+    assert.deepEqual(conf.plugins[0]?.ipam?.ranges, [
+      [{ subnet: "10.244.1.0/24" }],
+      [{ subnet: "fd00:10:244:1::/64" }],
+    ]);
+    assert.deepEqual(conf.plugins[0]?.ipam?.routes, [{ dst: "0.0.0.0/0" }, { dst: "::/0" }]);
+    assert.deepEqual(r.routes, [
+      "route replace 10.244.0.0/24 via 172.18.0.2",
+      "route replace fd00:10:244:0::/64 via fc00:f853:ccd:e793::2",
+      "route replace 10.244.2.0/24 via 172.18.0.4",
+      "route replace fd00:10:244:2::/64 via fc00:f853:ccd:e793::4",
+    ]);
   });
 });

@@ -7,19 +7,27 @@ import { kindToolsOnThisMachine } from "../../src/kind/machine-tools.js";
 import { spawnExec } from "../../src/kind/spawn-exec.js";
 import type { KindLabState } from "../../src/kind/state.js";
 import type { KindTools } from "../../src/kind/tools.js";
+import type { IpFamily } from "../../src/netns/plan.js";
 import type { StackKind } from "../../src/stack/manifests.js";
 
 /**
  * An e2e test's kind cluster on this machine's engine: two workers in two zones (inside two cores), kube-proxy
- * in iptables mode, the stack asked for; a cluster of the same name an earlier run did not take down goes first.
+ * in iptables mode, the stack asked for, the address families asked for (their default ranges); a cluster of the
+ * same name an earlier run did not take down goes first.
  */
-export async function upTestCluster(engine: DockerEngine, dir: string, name: string, stackKind: StackKind) {
+export async function upTestCluster(
+  engine: DockerEngine,
+  dir: string,
+  name: string,
+  stackKind: StackKind,
+  ipFamily: IpFamily = "ipv4",
+) {
   Object.assign(process.env, engine.env);
   const tools = await kindToolsOnThisMachine(process.stderr);
   await removeKindNodes(spawnExec(join(dir, "leftovers.log")), tools.docker, name);
   const state = await kindLabUp({
     stateDir: dir,
-    input: { name, nodes: 2, zones: 2 },
+    input: { name, nodes: 2, zones: 2, ipFamily },
     stack: "iptables",
     stackKind,
     timeoutSeconds: 600,
