@@ -136,18 +136,24 @@ const sink = { write: () => {} };
 const nodes = "lab-control-plane lab-worker lab-worker2 lab-worker3";
 const listNodes = "docker ps -a --filter label=io.x-k8s.kind.cluster=lab --format {{.Names}}";
 
+/** `up` with Switchyard's stack in iptables mode, against a fake machine, in a fresh state folder. */
+async function upOnFakeMachine() {
+  const dir = stateDir();
+  const m = fakeMachine();
+  const state = await kindLabUp({
+    stateDir: dir,
+    input: { name: "lab" },
+    stack: "iptables",
+    tools,
+    deps: m.deps,
+    out: sink,
+  });
+  return { dir, m, state };
+}
+
 describe("kind up: the command plan against a fake machine", () => {
   test("builds, creates, loads, waits, replaces kubeadm's CoreDNS, applies, waits for the stack", async () => {
-    const dir = stateDir();
-    const m = fakeMachine();
-    const state = await kindLabUp({
-      stateDir: dir,
-      input: { name: "lab" },
-      stack: "iptables",
-      tools,
-      deps: m.deps,
-      out: sink,
-    });
+    const { dir, m, state } = await upOnFakeMachine();
     const paths = kindPaths(dir);
     // Every command once; the order (some run at once) is the next test's.
     assert.deepEqual(
@@ -212,16 +218,7 @@ describe("kind up: the command plan against a fake machine", () => {
   });
 
   test("what nothing orders runs at once, what needs another step's result waits for it, every step timed", async () => {
-    const dir = stateDir();
-    const m = fakeMachine();
-    const state = await kindLabUp({
-      stateDir: dir,
-      input: { name: "lab" },
-      stack: "iptables",
-      tools,
-      deps: m.deps,
-      out: sink,
-    });
+    const { dir, m, state } = await upOnFakeMachine();
     const overlap = (a: string, b: string) => {
       const [x, y] = [m.span(a), m.span(b)];
       return x.start < y.end && y.start < x.end;
