@@ -16,7 +16,7 @@ import type { Node } from "kubernetes-types/core/v1.js";
 import { type Exec, realExec } from "../exec.js";
 import { labEntry } from "../self.js";
 import { applyKubeProxy, deployStack } from "../stack/deploy.js";
-import { ebpfMounts } from "../stack/ebpf-places.js";
+import { bpffsMount, ebpfMounts } from "../stack/ebpf-places.js";
 import { type ProxyMode, type StackKind, upstreamNoEbpf } from "../stack/manifests.js";
 import { deployUpstreamStack } from "../stack/upstream.js";
 import { StepClock } from "../timing/step-times.js";
@@ -61,7 +61,7 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
     progress.update("cleaning up the previous lab", true);
     await labDown(o.stateDir, { keepFiles: true, exec });
   }
-  const host = hostEbpfMounts();
+  const host = await hostEbpfMounts(exec);
   if (o.stack === "ebpf" && o.stackKind === "upstream") throw new Error(upstreamNoEbpf);
   if (o.stack === "ebpf" && host.missing) throw new Error(`ebpf mode cannot work here: ${host.missing}`);
   // Ranges not given follow the families asked for (networksFor), as `up --ip-family` defaults them.
@@ -225,8 +225,16 @@ async function deployLabStack(
  * container's read-only one is not) for the lab to make its nodes' directories. Every lab gets them when they are
  * there, whatever its mode, so that `migrate --to ebpf` finds every pod already in its node's cgroup.
  */
-function hostEbpfMounts(): { cgroup2Mount?: string; missing?: string } {
-  const found = ebpfMounts(readFileSync("/proc/self/mountinfo", "utf8"));
+async function hostEbpfMounts(exec: Exec): Promise<{ cgroup2Mount?: string; missing?: string }> {
+  const mountinfo = () => readFileSync("/proc/self/mountinfo", "utf8");
+  let found = ebpfMounts(mountinfo());
+  // Most distributions mount the BPF file system at boot; a fresh VM or container may not have, and the proxy
+  // mounts it itself in ebpf mode (as Cilium does). The lab does the same, so that its nodes get their places
+  // whichever mode comes first.
+  if (found.missing?.includes(bpffsMount)) {
+    await exec(["mount", "-t", "bpf", "bpf", bpffsMount]).catch(() => undefined);
+    found = ebpfMounts(mountinfo());
+  }
   if (found.missing || !found.cgroup2Mount) return found;
   try {
     accessSync(found.cgroup2Mount, constants.W_OK);
