@@ -96,7 +96,8 @@ describe("the load generator's per-lookup DNS client", () => {
       (e: LookupError) => e,
     );
     assert.equal(err.code, "ETIMEOUT");
-    assert.ok((err.timerMs ?? 0) >= 100, `the timer fired at ${err.timerMs} ms`);
+    // libuv arms timers against its loop time, cached to the millisecond: one may fire up to 1 ms short.
+    assert.ok((err.timerMs ?? 0) >= 99, `the timer fired at ${err.timerMs} ms`);
     await eventually("the late answer", () => late.length === 1);
     assert.ok((late[0] ?? 0) >= 300, `the answer came ${late[0]} ms after sending`);
     // Silence stays silence: nothing is reported for a lookup never answered.

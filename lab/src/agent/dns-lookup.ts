@@ -79,7 +79,8 @@ export function lookupOnce(
   const socket = createSocket(isIPv6(server) ? "udp6" : "udp4");
   return new Promise<void>((resolve, reject) => {
     let sentAt = performance.now();
-    const timer = setTimeout(() => done("ETIMEOUT"), timeoutMs);
+    // Armed when the query leaves, not before the connect: the timeout and the reported timerMs count from the send.
+    let timer: NodeJS.Timeout | undefined;
     let finished = false;
     let sourcePort: number | undefined;
     function done(error?: string) {
@@ -104,6 +105,7 @@ export function lookupOnce(
     socket.connect(port, server, () => {
       sourcePort = socket.address().port;
       sentAt = performance.now();
+      timer = setTimeout(() => done("ETIMEOUT"), timeoutMs);
       socket.send(aQuery(name, id));
     });
   });
