@@ -24,7 +24,7 @@ const layers: readonly (readonly string[])[] = [
   ["netns"],
   ["stack"],
   // Under every layer (and under them all, @switchyard/testbed).
-  ["exec", "self", "lock"],
+  ["exec", "self", "lock", "timing"],
 ];
 
 /**
