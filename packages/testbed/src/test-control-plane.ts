@@ -140,7 +140,9 @@ function recordOf(state: ControlPlaneState, name: ComponentName): ProcessRecord 
  */
 async function restart(state: ControlPlaneState, stateDir: string, name: ComponentName): Promise<void> {
   const old = recordOf(state, name);
-  if (isOurs(old)) return;
+  // The caller killed it; a process still tearing down holds its ports, and starting over it would fail.
+  for (let i = 0; i < 200 && isOurs(old); i++) await new Promise((r) => setTimeout(r, 50));
+  if (isOurs(old)) throw new Error(`${name} (pid ${old.pid}) is still running: kill it before a restart`);
   const component = components.find((c) => c.name === name);
   if (!component) throw new Error(`unknown component ${name}`);
   const o = state.options;

@@ -34,27 +34,49 @@ export function startDetached(
   }
 }
 
-/** The process is alive and is still the one we started (pids are reused): its command line matches. */
+/**
+ * The process is alive and is still the one we started (pids are reused): its command line matches. A process
+ * on its way out still counts until its last thread is gone, because its listening sockets stay bound till then.
+ */
 export function isOurs(record: ProcessRecord): boolean {
-  const path = `/proc/${record.pid}/cmdline`;
-  if (!existsSync(path)) return false;
-  let cmdline: string[];
-  try {
-    cmdline = readFileSync(path, "utf8").split("\0").filter(Boolean);
-  } catch {
-    return false;
-  }
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${record.pid}/stat`, "utf8");
-  } catch {
-    return false;
-  }
+  const stat = readProc(`/proc/${record.pid}/stat`);
+  const cmdline = readProc(`/proc/${record.pid}/cmdline`);
+  if (stat === undefined || cmdline === undefined) return false;
+  return judgeProcess({ stat, cmdline, threads: threadCount(record.pid) }, record.args);
+}
+
+/** What /proc shows of one pid: its stat line, its cmdline (NUL-separated) and how many threads it has. */
+export interface ProcView {
+  stat: string;
+  cmdline: string;
+  threads: number;
+}
+
+const PF_KTHREAD = 0x00200000;
+
+/** Whether a pid's /proc view is a live process started with `args`; pure, so the exit windows can be tested. */
+export function judgeProcess(view: ProcView, args: string[]): boolean {
+  // The fields after the command's name, which may hold spaces and parentheses: state is the first, flags the 7th.
+  const fields = view.stat.slice(view.stat.lastIndexOf(")") + 2).split(" ");
+  const state = fields[0] ?? "";
   // A zombie has exited; only its parent's wait() is missing. But a multi-threaded (Go) process shows its
-  // leader as a zombie while other threads are still tearing down, and its sockets stay bound until the last
-  // one is gone: it only counts as dead once no thread but the leader is left. The state follows the last ")".
-  if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return threadCount(record.pid) > 1;
-  return cmdline.length > 1 && cmdline.slice(1).join("\0") === record.args.join("\0");
+  // leader as a zombie while other threads are still tearing down: it only counts as dead once no thread but
+  // the leader is left.
+  if (state.startsWith("Z")) return view.threads > 1;
+  const cmdline = view.cmdline.split("\0").filter(Boolean);
+  // Between releasing its memory and becoming a zombie, an exiting process reads back an empty command line.
+  // Taking that for "gone" let a restart find the same process alive a moment later (a zombie with threads) and
+  // skip the start. A kernel thread has no command line either, and is never ours.
+  if (cmdline.length === 0) return (Number(fields[6]) & PF_KTHREAD) === 0;
+  return cmdline.length > 1 && cmdline.slice(1).join("\0") === args.join("\0");
+}
+
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** SIGTERM, wait up to graceMs, then SIGKILL; resolves once the process is gone. */
