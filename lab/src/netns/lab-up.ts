@@ -23,6 +23,7 @@ import { StepClock } from "../timing/step-times.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
 import { labDown } from "./lab-down.js";
+import { acceptsPods } from "./node-readiness.js";
 import { defaultLabInput, type LabInput, type LabPlan, networksFor, planLab } from "./plan.js";
 import { type LabState, labPaths, readLabState, writeLabState } from "./state.js";
 import { bridgeSteps, ebpfPlaceSteps, nodeSteps, podRouteSteps } from "./steps.js";
@@ -47,7 +48,7 @@ export const defaultNetnsReadyTimeoutMs = 120_000;
 
 /**
  * Brings a lab up: the bridge and node namespaces, the control plane on the bridge, one agent per node, the pod
- * CIDR routes once the controller-manager has allocated them; returns when every node is Ready and untainted.
+ * CIDR routes once the controller-manager has allocated them; returns when every node is Ready and takes pods (node-readiness.ts), and the stack works.
  * A previous lab in the same folder (a crash) is removed first; a failed `up` removes what it created.
  */
 export async function labUp(o: LabUpOptions): Promise<LabState> {
@@ -138,28 +139,34 @@ async function bringUp(
       ),
     );
     await clock.time("pod routes", () => applySteps(podRouteSteps(plan, cidrs), exec, journal));
-    await clock.time("nodes Ready", () =>
-      waitForNodes(client, plan, state, deadline, progress, "nodes Ready", (n) =>
-        isSchedulable(n) ? "ok" : undefined,
-      ),
-    );
-    await clock.time("default ServiceAccount", async () => {
-      while (!(await hasDefaultServiceAccount(client))) {
-        if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
-        progress.update("waiting for the default ServiceAccount");
-        await sleep(realClock, 250);
-      }
-    });
-    state.nodesSeconds = (Date.now() - started) / 1000;
+    // The stack goes on while the nodes finish: it waits for each node's proxy itself before anything else is
+    // applied, and its pods are scheduled once their node's Ready.
+    const nodesReady = async () => {
+      await clock.time("nodes Ready", () =>
+        waitForNodes(client, plan, state, deadline, progress, "nodes Ready", (n) =>
+          acceptsPods(n) ? "ok" : undefined,
+        ),
+      );
+      await clock.time("default ServiceAccount", async () => {
+        while (!(await hasDefaultServiceAccount(client))) {
+          if (Date.now() > deadline) throw new Error("the default ServiceAccount was not created in time");
+          progress.update("waiting for the default ServiceAccount");
+          await sleep(realClock, 250);
+        }
+      });
+      state.nodesSeconds = (Date.now() - started) / 1000;
+    };
     const proxyMode = o.stack;
-    if (proxyMode) {
+    const stack = async () => {
+      if (!proxyMode) return;
       const stackStarted = Date.now();
       const kind = o.stackKind ?? "switchyard";
       await clock.time(`${kind === "upstream" ? "upstream's" : "the"} stack`, () =>
         deployLabStack({ ...o, stack: proxyMode }, plan, cp, client, deadline, progress, exec),
       );
       state.stack = { kind, proxyMode, seconds: (Date.now() - stackStarted) / 1000 };
-    }
+    };
+    await allSettledOrFirstError([nodesReady(), stack()]);
   } finally {
     client.close();
   }
@@ -266,10 +273,11 @@ async function allowApiserverToKubelets(client: HttpRestClient): Promise<void> {
   }
 }
 
-function isSchedulable(n: Node): boolean {
-  const ready = n.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
-  const tainted = (n.spec?.taints ?? []).some((t) => t.key.startsWith("node.kubernetes.io/"));
-  return ready && !tainted;
+/** Waits for every promise; the first failure is thrown once all have settled, so nothing runs on unobserved. */
+async function allSettledOrFirstError(work: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(work);
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 async function hasDefaultServiceAccount(client: HttpRestClient): Promise<boolean> {

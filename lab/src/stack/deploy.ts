@@ -137,26 +137,35 @@ export async function waitForStack(
 }
 
 async function proxiesHealthy(client: HttpRestClient, plan: StackLab, exec: Exec): Promise<true | string> {
-  const ds = await client.call<DaemonSet>(
-    "GET",
-    "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
-  );
+  // All at once: the nodes' checks and the DaemonSet's count, whose status trails the pods by a controller pass.
+  const [ds, synced] = await Promise.all([
+    client.call<DaemonSet>("GET", "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy"),
+    Promise.all(plan.nodeList.map((n) => proxySyncedOn(n, plan.serviceCidr, exec))),
+  ]);
   const ready = ds.status?.numberReady ?? 0;
   if (ready < plan.nodes) return `${ready}/${plan.nodes} pods ready`;
-  // /healthz can be 200 before the first sync; what the other pods need is the `kubernetes` Service's ClusterIP
-  // answering from the node, so that is checked too (any HTTP status from the apiserver will do).
-  const apiserverIp = firstServiceIp(plan.serviceCidr);
-  const unhealthy: string[] = [];
-  for (const n of plan.nodeList) {
-    const res = await httpGet(`http://${hostPort(n.ip, 10256)}/healthz`).catch(() => ({ status: 0 }));
-    const viaService = await exec([
-      ...(n.cgroup ? inCgroup(n.cgroup) : []),
-      ...["ip", "netns", "exec", n.netns, "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}"],
-      ...["--max-time", "2", `https://${hostPort(apiserverIp, 443)}/livez`],
-    ]).catch(() => "000");
-    if (res.status !== 200 || viaService === "000") unhealthy.push(n.name);
-  }
+  const unhealthy = plan.nodeList.filter((_, i) => !synced[i]).map((n) => n.name);
   return unhealthy.length === 0 ? true : `not synced yet on ${unhealthy.join(", ")}`;
+}
+
+/**
+ * /healthz can be 200 before the first sync; what the other pods need is the `kubernetes` Service's ClusterIP
+ * answering from the node, so that is checked too (any HTTP status from the apiserver will do).
+ */
+async function proxySyncedOn(
+  n: StackLab["nodeList"][number],
+  serviceCidr: string,
+  exec: Exec,
+): Promise<boolean> {
+  const apiserverIp = firstServiceIp(serviceCidr);
+  const res = await httpGet(`http://${hostPort(n.ip, 10256)}/healthz`).catch(() => ({ status: 0 }));
+  if (res.status !== 200) return false;
+  const viaService = await exec([
+    ...(n.cgroup ? inCgroup(n.cgroup) : []),
+    ...["ip", "netns", "exec", n.netns, "curl", "-sk", "-o", "/dev/null", "-w", "%{http_code}"],
+    ...["--max-time", "2", `https://${hostPort(apiserverIp, 443)}/livez`],
+  ]).catch(() => "000");
+  return viaService !== "000";
 }
 
 export async function deploymentReady(

@@ -143,6 +143,22 @@ describe("the stack from manifests, and the migration iptables → nftables → 
     if (dir && existsSync(dir)) await labDown(dir);
   });
 
+  test("up brings the stack up while the nodes finish, and no pod of it restarts on the way", async () => {
+    // The stack runs while the nodes finish; a pod that dialled the apiserver's ClusterIP before its node's proxy
+    // had the rule would hang and restart (the slice controller's start-up check exits after 10 s).
+    const pods = await client.call<{ items: Pod[] }>("GET", "/api/v1/namespaces/kube-system/pods");
+    const restarted = pods.items.flatMap((p) =>
+      (p.status?.containerStatuses ?? [])
+        .filter((c) => c.restartCount > 0)
+        .map((c) => `${p.metadata?.name}/${c.name}: ${c.restartCount}`),
+    );
+    assert.deepEqual(restarted, []);
+    assert.equal(pods.items.filter(isReady).length, 3 + 2 + 2, "3 proxies, 2 controllers, 2 DNS pods Ready");
+    const stepsOf = new Map((state.steps ?? []).map((t) => [t.step, t]));
+    for (const step of ["pod CIDRs allocated", "nodes Ready", "the stack"])
+      assert.ok(stepsOf.get(step), step);
+  });
+
   test("a ClusterIP Service answers from a pod, through our proxy's rules", async () => {
     const svc = await client.call<Service>("GET", `/api/v1/namespaces/${ns}/services/echo`);
     const ip = svc.spec?.clusterIP ?? "";

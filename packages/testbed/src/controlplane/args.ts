@@ -128,6 +128,11 @@ export function controllerManagerArgs(o: ControlPlaneOptions, paths: StatePaths,
     `--service-cluster-ip-range=${o.serviceCidr}`,
     `--cluster-cidr=${o.clusterCidr}`,
     "--allocate-node-cidrs=true",
+    // At start-up the controller-manager creates a ServiceAccount for each of its ~45 controllers (two or three
+    // requests each) through one client, which the default 20 requests/s (burst 30) held to 4.9 s, during which no
+    // controller runs: nodes waited that long for their pod CIDRs. Large clusters raise these too.
+    "--kube-api-qps=100",
+    "--kube-api-burst=200",
     // One controller-manager per lab: no lease to wait for after a restart.
     "--leader-elect=false",
     "--profiling=false",
