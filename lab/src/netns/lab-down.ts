@@ -13,8 +13,8 @@ export interface LabDownResult {
 }
 
 /**
- * Removes what `up` recorded, newest first: the node agents (so nothing recreates pods meanwhile), every pod and
- * node namespace with the processes inside, the routes and links of the root namespace, then the control plane.
+ * Removes what `up` recorded: the node agents (so nothing recreates pods meanwhile), the control plane, then, newest
+ * first, every pod and node namespace with the processes inside and the routes and links of the root namespace.
  * Only journaled objects are touched, so another lab or a foreign namespace with a similar name survives.
  */
 export async function labDown(
@@ -28,15 +28,17 @@ export async function labDown(
     const result = await stopProcess(agent, 5000);
     if (result !== "not-running") removed.push(`${agent.name} (${result})`);
   }
-  const deps = opts.exec ? { ...realTeardownDeps, exec: opts.exec } : realTeardownDeps;
-  const torn = await teardown(new Journal(paths.journal).read(), deps);
-  removed.push(...torn.undone);
+  // The control plane before the bridge its apiserver listens on: without that address, the apiserver's calls to
+  // itself on the way out hung, and each stop waited out its 10 s grace for a SIGKILL.
   if (existsSync(paths.controlPlane)) {
     const cp = await controlPlaneDown(paths.controlPlane, true);
     removed.push(
       ...cp.stopped.filter((s) => s.result !== "not-running").map((s) => `${s.name} (${s.result})`),
     );
   }
+  const deps = opts.exec ? { ...realTeardownDeps, exec: opts.exec } : realTeardownDeps;
+  const torn = await teardown(new Journal(paths.journal).read(), deps);
+  removed.push(...torn.undone);
   const survivors = (state?.agents ?? []).filter(isOurs);
   if (survivors.length > 0)
     torn.errors.push(`agents still running: ${survivors.map((a) => a.pid).join(", ")}`);

@@ -28,6 +28,9 @@ export interface TeardownResult {
 /** Runs undos newest first; a namespace's or a cgroup's processes are stopped before it goes. */
 export async function teardown(undos: readonly Undo[], deps: TeardownDeps): Promise<TeardownResult> {
   const result: TeardownResult = { undone: [], errors: [] };
+  // Every namespace's and cgroup's processes get SIGTERM together and share one grace period: a DNS pod's lameduck
+  // (5 s, kubeadm's Corefile) is waited out once, not once per pod in turn; each undo then finds its own gone.
+  await stopProcesses(() => pidsOfAll(undos, deps.exec), deps);
   for (const undo of [...undos].reverse()) {
     try {
       if (undo.kind === "netns") {
@@ -58,6 +61,18 @@ export async function namespacePids(name: string, exec: Exec): Promise<number[]>
     .filter(Boolean)
     .map(Number)
     .filter((n) => Number.isInteger(n) && n > 1);
+}
+
+/** The processes of every namespace and cgroup among the undos; one already gone has none. */
+async function pidsOfAll(undos: readonly Undo[], exec: Exec): Promise<number[]> {
+  const lists = await Promise.all(
+    undos.map((undo) => {
+      if (undo.kind === "netns") return namespacePids(undo.name, exec).catch(() => []);
+      if (undo.kind === "cgroup") return cgroupPids(undo.path, exec).catch(() => []);
+      return [];
+    }),
+  );
+  return [...new Set(lists.flat())];
 }
 
 /** The pids in a cgroup2 directory (a node's: its agent and every process the agent started). */

@@ -268,10 +268,46 @@ describe("teardown", () => {
     assert.deepEqual(ran, [
       "ip netns pids sy-node-1",
       "ip netns pids sy-node-1",
+      "ip netns pids sy-node-1",
       "ip netns del sy-node-1",
       "ip link del sy-gone",
     ]);
     assert.deepEqual(result.errors, []);
+  });
+});
+
+describe("teardown of pods that take their time", () => {
+  test("processes in several namespaces get SIGTERM together and share one grace period", async () => {
+    // Two DNS pods in lameduck: each leaves 5 s after its SIGTERM. One after the other that was 10 s of `down`.
+    let now = 0;
+    const termAt = new Map<number, number>();
+    const pidsOf: Record<string, number> = { "sy-pod-a": 11, "sy-pod-b": 12 };
+    const alive = (pid: number) => !termAt.has(pid) || now < (termAt.get(pid) ?? 0) + 5000;
+    const exec = async (argv: readonly string[]) => {
+      const pid = pidsOf[argv[3] ?? ""];
+      return argv[2] === "pids" && pid && alive(pid) ? `${pid}\n` : "";
+    };
+    const killed: string[] = [];
+    const result = await teardown(
+      [
+        { kind: "netns", name: "sy-pod-a" },
+        { kind: "netns", name: "sy-pod-b" },
+      ],
+      {
+        exec,
+        kill: (pid, sig) => {
+          killed.push(`${pid} ${sig}`);
+          if (!termAt.has(pid)) termAt.set(pid, now);
+        },
+        sleep: async (ms) => {
+          now += ms;
+        },
+        graceMs: 10_000,
+      },
+    );
+    assert.deepEqual(killed.sort(), ["11 SIGTERM", "12 SIGTERM"]);
+    assert.equal(now, 5000, "one lameduck's wait, not two");
+    assert.deepEqual(result.undone, ["netns sy-pod-b", "netns sy-pod-a"]);
   });
 });
 

@@ -97,6 +97,10 @@ export function apiserverArgs(o: ControlPlaneOptions, _paths: StatePaths, pki: P
     "--enable-priority-and-fairness=false",
     "--max-requests-inflight=0",
     "--max-mutating-requests-inflight=0",
+    // On SIGTERM the apiserver waits for its requests to end, watches included, up to --request-timeout (60 s):
+    // one client watching held every stop to the 10 s grace and a SIGKILL. With this it drains the short
+    // requests, answers new ones 429 with Retry-After, and gives the rest 2 s.
+    "--shutdown-send-retry-after=true",
     "--profiling=false",
   ];
   // The endpoint reconciler refuses a loopback advertise address; a loopback-only control plane has no address
