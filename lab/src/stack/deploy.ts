@@ -111,7 +111,7 @@ export async function deployStack(
   const { proxy, rest } = switchyardStack(plan, o);
   progress.update(`applying kube-proxy (mode ${o.proxyMode}) from apps/kube-proxy/deploy`, true);
   await applyObjects(client, proxy);
-  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), o.deadline, progress);
+  await waitForProxies(client, plan, o.deadline, progress, exec);
   progress.update(`applying ${rest.length} objects from apps/{slice-controller,cluster-dns}/deploy`, true);
   await applyObjects(client, rest);
   await waitForStack(client, plan, "switchyard", o.deadline, progress, exec);
@@ -129,11 +129,22 @@ export async function waitForStack(
   progress: Progress,
   exec: Exec,
 ) {
-  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), deadline, progress);
+  await waitForProxies(client, plan, deadline, progress, exec);
   const deployments = stack === "switchyard" ? ["switchyard-slice-controller", "coredns"] : ["coredns"];
   for (const name of deployments)
     await waitUntil(`deployment ${name}`, () => deploymentReady(client, name), deadline, progress);
   await waitUntil("kube-dns endpoints", () => kubeDnsSliced(client, stack), deadline, progress);
+}
+
+/** Waits until every node's proxy has synced: its /healthz, and the `kubernetes` ClusterIP answering from the node. */
+export async function waitForProxies(
+  client: HttpRestClient,
+  plan: StackLab,
+  deadline: number,
+  progress: Progress,
+  exec: Exec,
+) {
+  await waitUntil("kube-proxy on every node", () => proxiesHealthy(client, plan, exec), deadline, progress);
 }
 
 async function proxiesHealthy(client: HttpRestClient, plan: StackLab, exec: Exec): Promise<true | string> {

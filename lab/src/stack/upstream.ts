@@ -5,7 +5,7 @@ import type { Progress } from "@switchyard/testbed/progress";
 import { buildUpstream, readVersions, resolveBinary } from "@switchyard/testbed/upstream";
 import yaml from "js-yaml";
 import type { Exec } from "../exec.js";
-import { type StackLab, waitForStack } from "./deploy.js";
+import { type StackLab, waitForProxies, waitForStack } from "./deploy.js";
 import type { ProxyMode } from "./manifests.js";
 
 export interface UpstreamStackOptions {
@@ -47,8 +47,8 @@ export function kubeadmAddonConfig(o: {
 }
 
 /**
- * Upstream's stack on a netns lab, installed as kubeadm installs it: `kubeadm init phase addon all` creates the
- * kube-proxy DaemonSet and CoreDNS Deployment with their ConfigMaps, RBAC and the kube-dns Service, exactly as in
+ * Upstream's stack on a netns lab, installed as kubeadm installs it: `kubeadm init phase addon kube-proxy`, then
+ * `... addon coredns`, create the kube-proxy DaemonSet and CoreDNS Deployment with their ConfigMaps, RBAC and the kube-dns Service, exactly as in
  * a kubeadm cluster. The node agents run their images from packages/testbed/upstream's binaries
  * (agent/images.ts), and the controller-manager runs its own EndpointSlice controllers (the lab's control
  * plane was started with them). kubeadm is built on demand when missing, as the kind node image build does.
@@ -74,7 +74,16 @@ export async function deployUpstreamStack(
     proxyMode: o.proxyMode,
   });
   writeFileSync(config, text);
-  progress.update(`kubeadm init phase addon all (kube-proxy mode ${o.proxyMode})`, true);
-  await exec([kubeadm, "init", "phase", "addon", "all", "--config", config, "--kubeconfig", o.kubeconfig]);
+  // kubeadm's two addon phases one after the other, with every node's proxy synced in between. In a kubeadm
+  // cluster CoreDNS stays Pending until the network plugin makes a node Ready, long after kube-proxy has synced;
+  // a lab node is Ready at once, and a CoreDNS that dialled the apiserver's ClusterIP before the rule existed
+  // hung 30 s on its first list (its conntrack entry un-NATed), which `addon all` hit on every 3-node lab.
+  const phase = (addon: string) =>
+    exec([kubeadm, "init", "phase", "addon", addon, "--config", config, "--kubeconfig", o.kubeconfig]);
+  progress.update(`kubeadm init phase addon kube-proxy (mode ${o.proxyMode})`, true);
+  await phase("kube-proxy");
+  await waitForProxies(client, plan, o.deadline, progress, exec);
+  progress.update("kubeadm init phase addon coredns", true);
+  await phase("coredns");
   await waitForStack(client, plan, "upstream", o.deadline, progress, exec);
 }
