@@ -28,8 +28,9 @@ export async function labDown(
     const result = await stopProcess(agent, 5000);
     if (result !== "not-running") removed.push(`${agent.name} (${result})`);
   }
-  // The control plane before the bridge its apiserver listens on: without that address, the apiserver's calls to
-  // itself on the way out hung, and each stop waited out its 10 s grace for a SIGKILL.
+  // The control plane before the bridge its apiserver listens on: stopped after the bridge was gone, the apiserver
+  // outlived its 10 s grace and was killed every time (with --shutdown-send-retry-after too); stopped before, it
+  // exits within it.
   if (existsSync(paths.controlPlane)) {
     const cp = await controlPlaneDown(paths.controlPlane, true);
     removed.push(
