@@ -10,7 +10,6 @@
 // Skips only when no engine can be had or the upstream binaries are missing, with that reason.
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -34,6 +33,7 @@ import {
   startControlPlane,
   type TestControlPlane,
 } from "@switchyard/testbed";
+import { freePort } from "@switchyard/testbed/controlplane";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const engine = dockerEngine();
@@ -53,14 +53,6 @@ interface Deployment {
   spec: { template: { spec: { containers: Container[]; securityContext?: { runAsUser?: number } } } };
 }
 const deployment = manifests.find((o) => o.kind === "Deployment") as unknown as Deployment;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 // What after() removes, whatever a failure left behind.
 const started: string[] = [];

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import * as dgram from "node:dgram";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,16 +32,8 @@ export function startApp(corefile: string, args: string[] = []): App {
   return { child, dir, output: () => text, exited };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const a = server.address();
-      server.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
-}
+// One picker for every test's ports: outside the kernel's ephemeral range, where dig's sockets can land on CoreDNS's.
+export { freePort } from "@switchyard/testbed/controlplane";
 
 export async function httpStatus(port: number, path: string): Promise<number | "refused"> {
   try {

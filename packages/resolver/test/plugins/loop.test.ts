@@ -3,10 +3,10 @@ import * as dgram from "node:dgram";
 import * as net from "node:net";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
+import { freePort } from "@switchyard/testbed/controlplane";
 import { Resolver } from "../../src/resolver.js";
 import { FrameSplitter } from "../../src/server/frames.js";
 import { decodeOrFail } from "../helpers/clients.js";
-import { freePort } from "../helpers/ports.js";
 
 test("loop: a forward that points back at this server is detected with CoreDNS's message", async () => {
   const port = await freePort();

@@ -1,4 +1,6 @@
-import { createServer } from "node:net";
+import { createSocket } from "node:dgram";
+import { readFileSync } from "node:fs";
+import { createServer, isIPv6 } from "node:net";
 import type { ControlPlanePorts } from "./options.js";
 
 /** Resolves when nothing listens on host:port; rejects with the reason otherwise (EADDRINUSE, EACCES...). */
@@ -10,8 +12,64 @@ export function checkPortFree(host: string, port: number): Promise<void> {
   });
 }
 
-/** A port the kernel says is free right now (there is a small race until the user binds it). */
-export function freePort(host = "127.0.0.1"): Promise<number> {
+/**
+ * Ports a test may hand to a server: 20000-29999, below Kubernetes' NodePort range and above its components' default
+ * ports, less the kernel's ephemeral range (see freePort). Empty when that range covers the whole band.
+ */
+export function serverPortBand(ephemeral: readonly [number, number]): readonly [number, number] | undefined {
+  const [low, high] = ephemeral;
+  const band: [number, number] = [20_000, 29_999];
+  if (high < band[0] || low > band[1]) return band;
+  if (low > band[0]) return [band[0], low - 1];
+  if (high < band[1]) return [high + 1, band[1]];
+  return undefined;
+}
+
+function ephemeralRange(): [number, number] {
+  try {
+    const [low = 32768, high = 60999] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return [low, high];
+  } catch {
+    return [32768, 60999];
+  }
+}
+
+function udpPortFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createSocket(isIPv6(host) ? "udp6" : "udp4");
+    socket.once("error", () => {
+      socket.close();
+      resolve(false);
+    });
+    socket.bind({ address: host, port, exclusive: true }, () => socket.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port free for TCP and UDP on host right now (there is a small race until the user binds it), outside the
+ * kernel's ephemeral range. Inside it, the kernel may give the same port to a client's socket: dig sets
+ * SO_REUSEPORT on its UDP sockets and CoreDNS on its listeners, so a dig could be bound to CoreDNS's own port and
+ * read back its own query ("query response not set"; a CI run failed so, and a netns whose range is one port
+ * shows it every time).
+ */
+export async function freePort(host = "127.0.0.1", random = Math.random): Promise<number> {
+  const band = serverPortBand(ephemeralRange());
+  for (let attempt = 0; band && attempt < 100; attempt++) {
+    const port = band[0] + Math.floor(random() * (band[1] - band[0] + 1));
+    const tcpFree = await checkPortFree(host, port).then(
+      () => true,
+      () => false,
+    );
+    if (tcpFree && (await udpPortFree(host, port))) return port;
+  }
+  return kernelPickedPort(host);
+}
+
+/** A port the kernel picks (in its ephemeral range), for hosts whose range leaves no band outside it. */
+function kernelPickedPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
