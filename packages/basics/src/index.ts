@@ -6,3 +6,4 @@ export * from "./go-duration.js";
 export * from "./ip.js";
 export * from "./ip-math.js";
 export * from "./ip-text.js";
+export * from "./quantity.js";

@@ -1,3 +1,4 @@
+export { parseMilliQuantity } from "@switchyard/basics";
 export { addressTypesForService, isHeadless } from "./address-family.js";
 export * from "./constants.js";
 export { endpointKey, endpointsEqualBeyondKey } from "./endpoint-set.js";
@@ -8,7 +9,6 @@ export {
   type PlannedWrites,
   type SliceOperation,
 } from "./finalize.js";
-export { parseMilliQuantity } from "./hints/cpu-quantity.js";
 export * from "./hints/events.js";
 export {
   type Allocation,

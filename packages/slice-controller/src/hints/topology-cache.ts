@@ -1,7 +1,7 @@
+import { parseMilliQuantity } from "@switchyard/basics";
 import type { Node } from "kubernetes-types/core/v1.js";
 import { LABEL_TOPOLOGY_ZONE } from "../constants.js";
 import type { AddressType } from "../types.js";
-import { parseMilliQuantity } from "./cpu-quantity.js";
 import {
   INSUFFICIENT_NODE_INFO,
   INSUFFICIENT_NUMBER_OF_ENDPOINTS,
