@@ -45,6 +45,11 @@ export class Container {
   private startedAt = 0;
   private crashes = 0;
   private readonly now: () => Date;
+  private settle: () => void = () => {};
+  /** Resolves once no process runs and none will: an exit its policy does not restart, or a stop. */
+  readonly settled: Promise<void> = new Promise((resolve) => {
+    this.settle = resolve;
+  });
 
   constructor(private readonly o: ContainerOptions) {
     this.now = o.now ?? (() => new Date());
@@ -52,6 +57,11 @@ export class Container {
 
   get running(): boolean {
     return this.state.running !== undefined;
+  }
+
+  /** When the current instance started, ms since the epoch (0 before the first). */
+  get startedAtMs(): number {
+    return this.startedAt;
   }
 
   /** The running process's pid (it holds the container's namespaces, for exec); undefined when none runs. */
@@ -127,7 +137,7 @@ export class Container {
         this.restartCount++;
         this.start();
       }, delay);
-    }
+    } else this.settle();
     this.o.onChange();
   }
 
@@ -138,8 +148,21 @@ export class Container {
     const child = this.child;
     if (!child?.pid) {
       if (this.state.running) this.state = { terminated: { exitCode: 0, reason: "Completed" } };
+      this.settle();
       return;
     }
+    await this.end(child, graceMs);
+  }
+
+  /**
+   * Ends the running instance as a failed probe does (SIGTERM, SIGKILL after `graceMs`); its exit then goes as any
+   * exit does, restarted or not by the restart policy.
+   */
+  async kill(graceMs: number): Promise<void> {
+    if (this.child?.pid) await this.end(this.child, graceMs);
+  }
+
+  private async end(child: ChildProcess, graceMs: number): Promise<void> {
     child.kill("SIGTERM");
     let timer: NodeJS.Timeout | undefined;
     const killed = new Promise<void>((resolve) => {

@@ -14,6 +14,8 @@ import type { Exec } from "../exec.js";
 import { Container, type RestartPolicy } from "./container.js";
 import { onPty } from "./container-input.js";
 import { ContainerLog } from "./container-log.js";
+import { ContainerProbes } from "./container-probes.js";
+import { hasStorageLimits, type PodStorageUsage, storageEviction } from "./ephemeral-storage.js";
 import { execInContainerFor } from "./exec-hook.js";
 import {
   applySteps,
@@ -28,12 +30,13 @@ import { hostTopLevelMounts } from "./host-mounts.js";
 import { hostPortCommands, hostPortMappings } from "./host-ports.js";
 import { ensureLayer } from "./image-layer.js";
 import { type ImageContext, resolveImage } from "./images.js";
+import { initRestartPolicy, isSidecar, runInitContainers, stopInOrder } from "./init-containers.js";
 import type { Ipam } from "./ipam.js";
 import type { ContainerHandle } from "./kubelet-api/container-logs.js";
 import { containerEnv, etcHosts, podHostname, resolvConf, writeServiceAccount } from "./pod-files.js";
-import { podStatus } from "./pod-status.js";
-import { probeOnce, Readiness } from "./probes.js";
+import { type ContainerView, podStatus } from "./pod-status.js";
 import { sandboxArgv } from "./sandbox-command.js";
+import { dirBytes, writableLayerBytes } from "./storage-usage.js";
 import { prepareVolumes } from "./volume-files.js";
 import { planVolumes } from "./volumes.js";
 
@@ -56,6 +59,14 @@ export interface WorkerDeps {
   log: Logger;
 }
 
+/** The kubelet's minimumGracePeriodInSeconds: the least SIGTERM gets before SIGKILL, hooks and turns taken. */
+const MIN_GRACE_MS = 2000;
+
+/** How often the eviction manager looks at local storage: the kubelet's housekeeping interval. */
+const EVICTION_CHECK_MS = 10_000;
+/** The grace period an evicted pod's containers get (the eviction manager's immediateEvictionGracePeriodSeconds). */
+const EVICTION_GRACE_SECONDS = 1;
+
 /** The apiserver refused a patch whose uid is not the object's: this pod is gone, a namesake took its name. */
 const replacedByNamesake = (err: unknown) =>
   err instanceof ApiError && err.code === 422 && err.message.includes("metadata.uid");
@@ -74,15 +85,23 @@ interface SandboxShared {
 /** The pod network namespace's name; it carries the node's index so a restarted agent finds its leftovers. */
 export const podNetnsPrefix = (plan: LabPlan, node: NodePlan) => `${plan.prefix}-pod-n${node.index}-`;
 
+interface Entry {
+  c: Container;
+  /** What the image's files take in the writable layer from the start (not the container's writes). */
+  layerBytes: number;
+  /** Its startup, liveness and readiness probes; undefined for a container that was never made to run. */
+  probes: ContainerProbes | undefined;
+  name: string;
+  image: string;
+  log: ContainerLog;
+}
+
 /** One pod on this node, from sandbox to deletion: what a kubelet's pod worker does. */
 export class PodWorker {
-  private containers: Array<{
-    c: Container;
-    readiness: Readiness | undefined;
-    name: string;
-    image: string;
-    log: ContainerLog;
-  }> = [];
+  /** The main containers made so far, in the spec's order. */
+  private containers: Entry[] = [];
+  /** The init containers made so far, in the spec's order. */
+  private inits: Entry[] = [];
   /** One per family, the primary first; empty before start(). */
   private podIps: string[] = [];
   private netns: string | undefined;
@@ -92,6 +111,10 @@ export class PodWorker {
   /** The deletion was seen: containers are being stopped. Probes and status posts go on meanwhile, as the
    * kubelet's do, so a container that stops being ready while it drains shows as not serving in its slice. */
   private terminating = false;
+  /** Set when the agent ended the pod itself (an eviction): its phase is Failed with this reason from then on. */
+  private terminal: { reason: string; message: string } | undefined;
+  /** The pod's folder; undefined before start(). */
+  private dir: string | undefined;
   /** Every container has stopped: nothing more is probed or posted. */
   private stopped = false;
   private readonly startTime = formatTime(Date.now());
@@ -132,7 +155,7 @@ export class PodWorker {
 
   /** A container's state, log and process for the kubelet API; undefined until start() has made it. */
   container(name: string): ContainerHandle | undefined {
-    const e = this.containers.find((entry) => entry.name === name);
+    const e = [...this.inits, ...this.containers].find((entry) => entry.name === name);
     if (!e) return undefined;
     const view = { state: e.c.state, lastState: e.c.lastState, current: e.log.current };
     return { view, log: e.log, pid: e.c.pid, input: e.c.input };
@@ -141,7 +164,11 @@ export class PodWorker {
   async start(): Promise<void> {
     const spec = this.pod.spec;
     if (!spec) return;
-    const runnables = spec.containers.map((c) => ({ container: c, run: resolveImage(c, this.d.images) }));
+    const initSpecs = spec.initContainers ?? [];
+    const runnables = [...initSpecs, ...spec.containers].map((c) => ({
+      container: c,
+      run: resolveImage(c, this.d.images),
+    }));
     const unknown = runnables.find((r) => r.run.kind === "unknown");
     if (unknown && unknown.run.kind === "unknown") {
       this.failImages(unknown.run.message);
@@ -154,6 +181,7 @@ export class PodWorker {
       `${this.pod.metadata?.namespace}_${this.pod.metadata?.name}_${uid.slice(0, 8)}`,
     );
     mkdirSync(dir, { recursive: true });
+    this.dir = dir;
     if (hostNetwork) {
       this.podIps = this.d.node.ips;
       this.netns = this.d.node.netns;
@@ -185,16 +213,94 @@ export class PodWorker {
       this.timers.push(refresh);
     }
     const shared = { netns: this.netns, dir, etc, saDir, hostMounts: hostTopLevelMounts() };
-    for (const { container } of runnables) await this.startContainer(container, shared);
     this.started = true;
+    if (hasStorageLimits(this.pod))
+      this.timers.push(setInterval(() => this.checkStorage(), EVICTION_CHECK_MS));
+    const podPolicy = spec.restartPolicy;
+    const initialized = await runInitContainers(
+      initSpecs,
+      async (c) => {
+        const e = await this.startContainer(c, shared, this.inits, initRestartPolicy(c, podPolicy));
+        return { c: e.c, started: e.probes?.started };
+      },
+      () => this.ending,
+    );
+    if (initialized) {
+      const policy = (podPolicy ?? "Always") as RestartPolicy;
+      for (const c of spec.containers) await this.startContainer(c, shared, this.containers, policy);
+      if (policy !== "Always") void this.stopSidecarsOnceMainEnd();
+    }
     this.sendStatus();
+  }
+
+  /** Deleted, or ended by the agent: no container starts any more. */
+  private get ending(): boolean {
+    return this.terminating || this.terminal !== undefined;
+  }
+
+  /** What the pod's containers and emptyDirs hold now (storage-usage.ts). */
+  private storageUsage(): PodStorageUsage {
+    const dir = this.dir ?? "";
+    const containers = new Map(
+      [...this.inits, ...this.containers].map((e) => [
+        e.name,
+        Math.max(writableLayerBytes(e.c.pid) - e.layerBytes, 0) + dirBytes(join(dir, "logs", e.name)),
+      ]),
+    );
+    const emptyDirs = new Map(
+      (this.pod.spec?.volumes ?? [])
+        .filter((v) => v.emptyDir && v.emptyDir.medium !== "Memory")
+        .map((v) => [v.name, dirBytes(join(dir, "volumes", v.name))]),
+    );
+    return { containers, emptyDirs };
+  }
+
+  /** The eviction manager's local-storage check (ephemeral-storage.ts); a pod over a limit is evicted. */
+  private checkStorage(): void {
+    if (this.ending) return;
+    const message = storageEviction(this.pod, this.storageUsage());
+    if (message) void this.evict(message);
+  }
+
+  /**
+   * Ends the pod as the eviction manager does: its containers stopped with a 1 s grace period, then a terminal
+   * status (phase Failed, reason Evicted, the message). The object stays until someone deletes it.
+   */
+  private async evict(message: string): Promise<void> {
+    this.terminal = { reason: "Evicted", message };
+    this.d.log.info("pod evicted", { pod: this.key, message });
+    await this.stopAll(EVICTION_GRACE_SECONDS);
+    this.sendStatus();
+  }
+
+  /** Every container stopped, sidecars last (stopInOrder). */
+  private async stopAll(graceSeconds: number): Promise<void> {
+    const sidecars = this.sidecars();
+    const others = [...this.containers, ...this.inits.filter((e) => !sidecars.includes(e))];
+    await stopInOrder(others, sidecars, (e, waitTurn) =>
+      this.stopContainer(e.name, e.c, graceSeconds, waitTurn),
+    );
+  }
+
+  /** A pod whose main containers have all ended for good (restartPolicy Never or OnFailure) stops its sidecars, so
+   * that it can complete, as the kubelet does. */
+  private async stopSidecarsOnceMainEnd(): Promise<void> {
+    await Promise.all(this.containers.map((e) => e.c.settled));
+    if (this.ending) return;
+    const grace = this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+    await stopInOrder([], this.sidecars(), (e, waitTurn) => this.stopContainer(e.name, e.c, grace, waitTurn));
+  }
+
+  private sidecars(): Entry[] {
+    const specs = this.pod.spec?.initContainers ?? [];
+    return this.inits.filter((e) => specs.some((c) => c.name === e.name && isSidecar(c)));
   }
 
   /** An image of the pod cannot run here: every container waits in ErrImagePull with the reason, none starts. */
   private failImages(message: string): void {
     const spec = this.pod.spec;
     this.d.log.warn("image not known", { pod: this.key, message });
-    this.containers = (spec?.containers ?? []).map((c) => {
+    const waiting = (c: PodContainer): Entry => {
       const output = { stdout: "", stderr: "" };
       const container = new Container({
         name: c.name,
@@ -207,13 +313,23 @@ export class PodWorker {
       container.state = { waiting: { reason: "ErrImagePull", message } };
       // Never started, so its log stays empty; the paths are never written.
       const log = new ContainerLog(output, "", "");
-      return { c: container, readiness: undefined, name: c.name, image: c.image ?? "", log };
-    });
+      return { c: container, layerBytes: 0, probes: undefined, name: c.name, image: c.image ?? "", log };
+    };
+    this.inits = (spec?.initContainers ?? []).map(waiting);
+    this.containers = (spec?.containers ?? []).map(waiting);
     this.sendStatus(false);
   }
 
-  /** One container of the pod: its volumes, its root and process (sandbox-command.ts), its log, its probes. */
-  private async startContainer(container: PodContainer, s: SandboxShared): Promise<void> {
+  /**
+   * One container of the pod, added to `list` (the init or the main ones): its volumes, its root and process
+   * (sandbox-command.ts), its log, its probes.
+   */
+  private async startContainer(
+    container: PodContainer,
+    s: SandboxShared,
+    list: Entry[],
+    restartPolicy: RestartPolicy,
+  ): Promise<Entry> {
     const env = containerEnv(
       this.pod,
       container.env ?? [],
@@ -231,13 +347,15 @@ export class PodWorker {
     for (const v of volumes.unsupported) this.d.log.warn("volume not mounted", { pod: this.key, volume: v });
     const rootDir = join(s.dir, "rootfs", container.name);
     mkdirSync(rootDir, { recursive: true });
+    const layerDir =
+      run.kind === "process" && run.layer ? ensureLayer(this.d.layersDir, run.layer) : undefined;
     const argv =
       run.kind === "process"
         ? sandboxArgv({
             netns: s.netns,
             hostname: s.etc.hostname,
             rootDir,
-            layerDir: run.layer && ensureLayer(this.d.layersDir, run.layer),
+            layerDir,
             hostMounts: s.hostMounts,
             etc: s.etc.files,
             serviceAccountDir: s.saDir,
@@ -263,7 +381,7 @@ export class PodWorker {
       env,
       output,
       log,
-      restartPolicy: (this.pod.spec?.restartPolicy ?? "Always") as RestartPolicy,
+      restartPolicy,
       input: {
         stdin: container.stdin === true,
         stdinOnce: container.stdinOnce === true,
@@ -271,22 +389,38 @@ export class PodWorker {
       },
       onChange: () => this.sendStatus(),
     });
-    const probe = container.readinessProbe;
-    const entry = {
+    const entry: Entry = {
       c,
-      readiness: probe ? new Readiness(probe) : undefined,
+      layerBytes: layerDir ? dirBytes(layerDir) : 0,
+      probes: undefined,
       name: container.name,
       image: container.image ?? "",
       log,
     };
-    this.containers.push(entry);
+    list.push(entry);
     if (configError) {
       this.d.log.warn("container not started", { pod: this.key, error: configError });
       c.state = { waiting: { reason: "CreateContainerConfigError", message: configError } };
-      return;
+      return entry;
     }
+    // Deleted or evicted while this one was being made: what stopped the others did not see it, so it never starts.
+    if (this.ending) {
+      await c.stop(0);
+      return entry;
+    }
+    const probes = new ContainerProbes(container, c, {
+      podIp: () => this.podIp,
+      deleting: () => this.ending,
+      stopped: () => this.stopped,
+      changed: () => this.sendStatus(),
+      restart: (kind, graceSeconds) => void this.restartAfterProbe(entry, container, kind, graceSeconds),
+      warn: (message) => this.d.log.warn(message, { pod: this.key, container: container.name }),
+    });
+    entry.probes = probes;
     c.start();
-    if (probe && entry.readiness) this.startProbing(container, entry.readiness, c);
+    probes.noteStarted();
+    probes.schedule(this.timers);
+    return entry;
   }
 
   /**
@@ -331,41 +465,71 @@ export class PodWorker {
       .catch((err: Error) => this.d.log.warn("hostPort not removed", { pod: this.key, error: err.message }));
   }
 
-  private startProbing(container: PodContainer, readiness: Readiness, c: Container) {
-    const probe = container.readinessProbe ?? {};
-    const run = async () => {
-      if (this.stopped || !this.podIp) return;
-      const result = c.running ? await probeOnce(probe, this.podIp, container, c.pid) : "failure";
-      if (result === "unsupported")
-        this.d.log.warn("probe type not supported, counted as passing", { pod: this.key });
-      if (readiness.record(result)) this.sendStatus();
-    };
-    const first = setTimeout(
-      () => {
-        void run();
-        this.timers.push(setInterval(() => void run(), (probe.periodSeconds ?? 10) * 1000));
-      },
-      (probe.initialDelaySeconds ?? 0) * 1000,
+  /** A failed liveness or startup probe: the instance is ended (its preStop hook first) and its policy decides. */
+  private async restartAfterProbe(
+    e: Entry,
+    spec: PodContainer,
+    kind: string,
+    probeGraceSeconds: number | undefined,
+  ): Promise<void> {
+    this.d.log.info(`container failed ${kind} probe, will be restarted`, {
+      pod: this.key,
+      container: spec.name,
+    });
+    const grace = probeGraceSeconds ?? this.pod.spec?.terminationGracePeriodSeconds ?? 30;
+    await this.stopContainer(
+      spec.name,
+      e.c,
+      grace,
+      async () => {},
+      (ms) => e.c.kill(ms),
     );
-    this.timers.push(first);
+  }
+
+  /** A container's view for the status; one not made yet waits as the kubelet shows it (PodInitializing while
+   * init containers run). */
+  private containerView(spec: PodContainer, list: readonly Entry[], hasInits: boolean): ContainerView {
+    const e = list.find((x) => x.name === spec.name);
+    if (!e) {
+      const reason = hasInits ? "PodInitializing" : "ContainerCreating";
+      return {
+        name: spec.name,
+        image: spec.image ?? "",
+        state: { waiting: { reason } },
+        lastState: {},
+        restartCount: 0,
+        ready: false,
+      };
+    }
+    return {
+      name: e.name,
+      image: e.image,
+      state: e.c.state,
+      lastState: e.c.lastState,
+      restartCount: e.c.restartCount,
+      ready: e.probes ? e.probes.ready : e.c.running,
+      started: e.probes ? e.probes.isStarted : e.c.running,
+    };
   }
 
   /** Posts the pod's status unless it did not change; posts run one at a time, the newest state last. */
   private sendStatus(sandboxReady = true): void {
     if (this.stopped) return;
+    const spec = this.pod.spec;
+    const hasInits = (spec?.initContainers?.length ?? 0) > 0;
     const view = {
       hostIps: this.d.node.ips,
       podIps: this.podIps,
       startTime: this.startTime,
       sandboxReady,
-      containers: this.containers.map((e) => ({
-        name: e.name,
-        image: e.image,
-        state: e.c.state,
-        lastState: e.c.lastState,
-        restartCount: e.c.restartCount,
-        ready: e.c.running && (e.readiness ? e.readiness.ready : true),
-      })),
+      ...(this.terminal ? { terminal: this.terminal } : {}),
+      containers: (spec?.containers ?? []).map((c) => this.containerView(c, this.containers, hasInits)),
+      initContainers: (spec?.initContainers ?? []).map((c) => {
+        const v = this.containerView(c, this.inits, true);
+        // A regular init container is ready once it has succeeded, as the kubelet's prober reports it.
+        const ready = isSidecar(c) ? v.ready : v.state.terminated?.exitCode === 0;
+        return { ...v, ready, restartable: isSidecar(c) };
+      }),
     };
     this.sending = this.sending.then(async () => {
       const status = podStatus(this.pod, view, new Date());
@@ -387,30 +551,41 @@ export class PodWorker {
 
   /**
    * One container's end as the kubelet's killContainer does it: its preStop hook (exec inside the container, or
-   * sleep) within the grace period, then SIGTERM with what is left of it (at least 2 s after a hook), then SIGKILL.
+   * sleep) within the grace period, then its turn (a sidecar waits for the containers that stop before it), then
+   * SIGTERM with what is left of the grace period, at least 2 s as the kubelet's minimum, then SIGKILL. A grace
+   * period of 0 (a forced deletion) kills at once.
    */
-  private async stopContainer(name: string, c: Container, graceSeconds: number): Promise<void> {
-    const preStop = this.pod.spec?.containers.find((x) => x.name === name)?.lifecycle?.preStop;
+  private async stopContainer(
+    name: string,
+    c: Container,
+    graceSeconds: number,
+    waitTurn: (leftMs: number) => Promise<void> = async () => {},
+    end: (graceMs: number) => Promise<void> = (ms) => c.stop(ms),
+  ): Promise<void> {
+    const specs = [...(this.pod.spec?.initContainers ?? []), ...(this.pod.spec?.containers ?? [])];
+    const preStop = specs.find((x) => x.name === name)?.lifecycle?.preStop;
     const graceMs = graceSeconds * 1000;
+    if (graceMs === 0) return end(0);
     const started = Date.now();
     const hook = preStop?.exec?.command;
-    if (hook && c.pid !== undefined && graceMs > 0) await execInContainerFor(c.pid, hook, graceMs);
-    else if (preStop?.sleep && c.running && graceMs > 0)
+    if (hook && c.pid !== undefined) await execInContainerFor(c.pid, hook, graceMs);
+    else if (preStop?.sleep && c.running)
       await new Promise((resolve) =>
         setTimeout(resolve, Math.min(preStop.sleep?.seconds ?? 0, graceSeconds) * 1000),
       );
-    const hooked = (hook || preStop?.sleep) && graceMs > 0;
-    await c.stop(hooked ? Math.max(graceMs - (Date.now() - started), 2000) : graceMs);
+    await waitTurn(graceMs - (Date.now() - started));
+    await end(Math.max(graceMs - (Date.now() - started), MIN_GRACE_MS));
   }
 
   /**
-   * Stops the containers (their preStop hooks, SIGTERM, the grace period, SIGKILL), posts their stopped status, removes the sandbox, and
-   * when the pod object is still there deletes it for good, as the kubelet finalizes a graceful deletion.
+   * Stops the containers (their preStop hooks, SIGTERM, the grace period, SIGKILL; sidecars last, stopInOrder),
+   * posts their stopped status, removes the sandbox, and when the pod object is still there deletes it for good, as
+   * the kubelet finalizes a graceful deletion.
    */
   async terminate(graceSeconds: number, deleteObject: boolean): Promise<void> {
     if (this.terminating) return;
     this.terminating = true;
-    await Promise.all(this.containers.map((e) => this.stopContainer(e.name, e.c, graceSeconds)));
+    await this.stopAll(graceSeconds);
     for (const t of this.timers) clearTimeout(t);
     // The kubelet posts the stopped containers (not ready) before it removes the sandbox and the object: the pod's
     // endpoint stops serving as the containers stop, not once the teardown is over.

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { connect as connectHttp2 } from "node:http2";
 import { connect } from "node:net";
 import type { Container, Probe } from "kubernetes-types/core/v1.js";
 import { execInContainerFor } from "./exec-hook.js";
@@ -14,8 +15,8 @@ export function probePort(port: number | string | undefined, container: Containe
 }
 
 /**
- * One probe attempt: httpGet and tcpSocket against the pod's IP, from the root namespace (which routes to every
- * pod CIDR); exec inside the container whose process is `pid`, passing on exit code 0 within the timeout.
+ * One probe attempt: httpGet, tcpSocket and grpc against the pod's IP, from the root namespace (which routes to
+ * every pod CIDR); exec inside the container whose process is `pid`, passing on exit code 0 within the timeout.
  */
 export async function probeOnce(
   probe: Probe,
@@ -61,29 +62,84 @@ export async function probeOnce(
       socket.on("error", () => resolve("failure"));
     });
   }
+  if (probe.grpc) return grpcProbe(ip, probe.grpc.port, probe.grpc.service ?? "", timeoutMs);
   return Promise.resolve("unsupported");
 }
 
-/**
- * A readiness probe's verdict over time: ready after successThreshold successes in a row, unready after
- * failureThreshold failures. Unsupported probes (grpc) count as passing, and the agent logs that.
- */
-export class Readiness {
-  ready = false;
-  private successes = 0;
-  private failures = 0;
-
-  constructor(private readonly probe: Probe) {}
-
-  record(result: ProbeResult): boolean {
-    const before = this.ready;
-    if (result === "failure") {
-      this.successes = 0;
-      if (++this.failures >= (this.probe.failureThreshold ?? 3)) this.ready = false;
-    } else {
-      this.failures = 0;
-      if (++this.successes >= (this.probe.successThreshold ?? 1)) this.ready = true;
-    }
-    return before !== this.ready;
+/** A protobuf varint. */
+function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    bytes.push((v & 0x7f) | 0x80);
+    v >>>= 7;
   }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
+
+/** grpc.health.v1.HealthCheckRequest{service}, as one length-prefixed gRPC message. */
+function healthCheckRequest(service: string): Buffer {
+  const name = Buffer.from(service);
+  const message =
+    name.length > 0 ? Buffer.concat([Buffer.from([0x0a]), varint(name.length), name]) : Buffer.alloc(0);
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(message.length, 1);
+  return Buffer.concat([prefix, message]);
+}
+
+/** The status field (1) of a grpc.health.v1.HealthCheckResponse message; 0 (UNKNOWN) when absent. */
+function servingStatus(reply: Buffer): number {
+  const message = reply.subarray(5, 5 + (reply.length >= 5 ? reply.readUInt32BE(1) : 0));
+  for (let i = 0; i < message.length; ) {
+    const tag = message[i++] ?? 0;
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      const b = message[i++] ?? 0;
+      value |= (b & 0x7f) << shift;
+      shift += 7;
+      if (b < 0x80 || i >= message.length) break;
+    }
+    if (tag === 0x08) return value;
+    if ((tag & 7) === 2) i += value;
+  }
+  return 0;
+}
+
+/**
+ * The gRPC health protocol's Check over plain-text HTTP/2, as the kubelet's gRPC prober calls it: passing only for
+ * a reply with status SERVING (1) and grpc-status 0; a refusal, another status, an error or the timeout fail.
+ */
+function grpcProbe(ip: string, port: number, service: string, timeoutMs: number): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const session = connectHttp2(`http://${ip.includes(":") ? `[${ip}]` : ip}:${port}`);
+    let settled = false;
+    const end = (result: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      session.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => end("failure"), timeoutMs);
+    session.on("error", () => end("failure"));
+    const call = session.request({
+      ":method": "POST",
+      ":path": "/grpc.health.v1.Health/Check",
+      "content-type": "application/grpc",
+      te: "trailers",
+    });
+    const chunks: Buffer[] = [];
+    let grpcStatus: unknown;
+    call.on("response", (headers) => (grpcStatus = headers["grpc-status"]));
+    call.on("trailers", (trailers) => (grpcStatus = trailers["grpc-status"]));
+    call.on("data", (chunk: Buffer) => chunks.push(chunk));
+    call.on("error", () => end("failure"));
+    call.on("end", () => {
+      const serving = grpcStatus === "0" && servingStatus(Buffer.concat(chunks)) === 1;
+      end(serving ? "success" : "failure");
+    });
+    call.end(healthCheckRequest(service));
+  });
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import type { HttpRestClient } from "@switchyard/kube";
+import { type HttpRestClient, pods } from "@switchyard/kube";
 import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, resolveBinary } from "@switchyard/testbed";
 import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
@@ -76,6 +76,34 @@ function forwardedPorts(child: ReturnType<typeof spawn>, count: number): Promise
     child.on("exit", (code) => reject(new Error(`kubectl port-forward exited (${code}): ${text}`)));
   });
 }
+
+/** An init container that leaves a file for the main one, a sidecar serving HTTP, and the main container. */
+const sidecarPod: Pod = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "with-sidecar" },
+  spec: {
+    terminationGracePeriodSeconds: 2,
+    volumes: [{ name: "work", emptyDir: {} }],
+    initContainers: [
+      {
+        name: "setup",
+        image: "busybox",
+        command: ["sh", "-c", "sleep 1; echo set up > /work/setup"],
+        volumeMounts: [{ name: "work", mountPath: "/work" }],
+      },
+      { name: "proxy", image: "switchyard/echo:0.1.0", restartPolicy: "Always" },
+    ],
+    containers: [
+      {
+        name: "app",
+        image: "busybox",
+        command: ["sh", "-c", "cat /work/setup; exec sleep 3600"],
+        volumeMounts: [{ name: "work", mountPath: "/work" }],
+      },
+    ],
+  },
+};
 
 const numbers = (out: string) => [...out.matchAll(/line (\d+)/g)].map((m) => Number(m[1]));
 
@@ -474,5 +502,208 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     } finally {
       attach.kill();
     }
+  });
+
+  test("init containers in order, a sidecar beside the main container, the statuses a kubelet posts", async () => {
+    const seen: Pod[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      const stream = client.watch(pods, {
+        namespace: ns,
+        fieldSelector: "metadata.name=with-sidecar",
+        signal: abort.signal,
+      });
+      for await (const e of stream)
+        if (e.type !== "BOOKMARK" && e.type !== "ERROR") seen.push(e.object as Pod);
+    })();
+    try {
+      await client.call("POST", `/api/v1/namespaces/${ns}/pods`, sidecarPod);
+      const pod = await eventually("the pod Ready", () =>
+        seen.find((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")),
+      );
+      // While setup ran: Pending, not Initialized, the main container waiting for the init containers.
+      const initializing = seen.find((p) =>
+        p.status?.initContainerStatuses?.some((c) => c.name === "setup" && c.state?.running),
+      );
+      assert.equal(initializing?.status?.phase, "Pending");
+      const initCondition = initializing?.status?.conditions?.find((c) => c.type === "Initialized");
+      assert.equal(initCondition?.status, "False");
+      assert.equal(initCondition?.reason, "ContainersNotInitialized");
+      assert.equal(initCondition?.message, "containers with incomplete status: [setup proxy]");
+      assert.equal(initializing?.status?.containerStatuses?.[0]?.state?.waiting?.reason, "PodInitializing");
+
+      const status = pod.status;
+      assert.equal(status?.phase, "Running");
+      const [setup, proxy] = status?.initContainerStatuses ?? [];
+      assert.equal(setup?.state?.terminated?.reason, "Completed");
+      assert.equal(setup?.ready, true);
+      assert.ok(proxy?.state?.running && proxy.started && proxy.ready, JSON.stringify(proxy));
+      const app = status?.containerStatuses?.[0];
+      assert.ok(app?.state?.running, JSON.stringify(app));
+      // Each after the one before (the API's times are whole seconds).
+      const at = (t: string | undefined) => Date.parse(t ?? "");
+      assert.ok(at(setup?.state?.terminated?.finishedAt) <= at(proxy?.state?.running?.startedAt));
+      assert.ok(at(proxy?.state?.running?.startedAt) <= at(app?.state?.running?.startedAt));
+      assert.equal((await kubectl("logs", "with-sidecar", "-c", "app")).trim(), "set up");
+      // The sidecar's port serves on the pod's address (once it listens: without a readiness probe, running is
+      // ready, as with the kubelet).
+      const body = await eventually(
+        "the sidecar answering",
+        () =>
+          new Promise<string>((resolve, reject) => {
+            get({ host: status?.podIP, port: 8080 }, (res) => {
+              let text = "";
+              res.on("data", (d: Buffer) => (text += d.toString()));
+              res.on("end", () => resolve(text));
+            }).on("error", reject);
+          }),
+      );
+      assert.match(body, /^with-sidecar /);
+
+      // On the way down the main container stops first; the sidecar runs until it has.
+      await client.call("DELETE", `/api/v1/namespaces/${ns}/pods/with-sidecar`);
+      await eventually("both stopped", () =>
+        seen.find(
+          (p) =>
+            p.status?.containerStatuses?.[0]?.state?.terminated &&
+            p.status.initContainerStatuses?.[1]?.state?.terminated,
+        ),
+      );
+      const mainFirst = seen.find(
+        (p) =>
+          p.status?.containerStatuses?.[0]?.state?.terminated &&
+          p.status.initContainerStatuses?.[1]?.state?.running,
+      );
+      assert.ok(mainFirst, "a status with the main container stopped and the sidecar still running");
+      const sidecarFirst = seen.find(
+        (p) =>
+          p.status?.initContainerStatuses?.[1]?.state?.terminated &&
+          p.status.containerStatuses?.[0]?.state?.running,
+      );
+      assert.equal(sidecarFirst, undefined, "the sidecar stopped before the main container");
+    } finally {
+      abort.abort();
+      await watching.catch(() => {});
+    }
+  });
+
+  test("a pod over its ephemeral-storage limit is evicted as the kubelet evicts it", async () => {
+    // The e2e suite's evicted pod: 10 MiB written in its root under a 5Mi limit. (That its Service then has no
+    // endpoint is the suite's spec, run on both stacks by conformance.e2e.) Beside it, a pod that writes 2 MiB
+    // under the same limit stays.
+    const writer = (name: string, mib: number) => ({
+      metadata: { name },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name,
+            image: "busybox",
+            command: ["sh", "-c", `sleep 2; dd if=/dev/urandom of=file bs=1M count=${mib}; exec sleep 10000`],
+            resources: { limits: { "ephemeral-storage": "5Mi" } },
+          },
+        ],
+      },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, writer("modest", 2));
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, writer("hog", 10));
+    const evicted = await eventually(
+      "the hog evicted",
+      async () => {
+        const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/hog`);
+        return pod.status?.phase === "Failed" ? pod : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(evicted.status?.reason, "Evicted");
+    assert.equal(
+      evicted.status?.message,
+      "Pod ephemeral local storage usage exceeds the total limit of containers 5Mi. ",
+    );
+    const hog = evicted.status?.containerStatuses?.[0];
+    assert.ok(hog?.state?.terminated, JSON.stringify(hog));
+    assert.equal(hog?.restartCount, 0, "an evicted pod's container is not restarted");
+    assert.equal(evicted.status?.conditions?.find((c) => c.type === "Ready")?.reason, "PodFailed");
+    // The modest pod had written its 2 MiB by the check that evicted the hog, and it still runs.
+    const modest = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/modest`);
+    assert.equal(modest.status?.phase, "Running", JSON.stringify(modest.status));
+  });
+
+  test("probes as the kubelet runs them: liveness restarts, startup holds readiness back, gRPC readiness is real", async () => {
+    const podOf = (name: string, container: object): Pod => ({
+      metadata: { name },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name, ...container }] },
+    });
+    const exec = (command: string) => ({ exec: { command: ["sh", "-c", command] }, periodSeconds: 1 });
+    // Healthy for 3 s, then its liveness probe fails: killed and started again, a new instance healthy again.
+    await client.call(
+      "POST",
+      `/api/v1/namespaces/${ns}/pods`,
+      podOf("liveness", {
+        image: "busybox",
+        command: ["sh", "-c", "touch /tmp/healthy; sleep 3; rm /tmp/healthy; exec sleep 600"],
+        livenessProbe: { ...exec("cat /tmp/healthy"), failureThreshold: 1 },
+      }),
+    );
+    // Started only once /tmp/started exists (after 3 s): not started, not ready, until then.
+    await client.call(
+      "POST",
+      `/api/v1/namespaces/${ns}/pods`,
+      podOf("startup", {
+        image: "busybox",
+        command: ["sh", "-c", "sleep 3; touch /tmp/started; exec sleep 600"],
+        startupProbe: { ...exec("cat /tmp/started"), failureThreshold: 30 },
+        readinessProbe: exec("true"),
+      }),
+    );
+    // agnhost's gRPC health server, SERVING: the readiness probe speaks the gRPC health protocol to it.
+    await client.call(
+      "POST",
+      `/api/v1/namespaces/${ns}/pods`,
+      podOf("grpc", {
+        image: "registry.k8s.io/e2e-test-images/agnhost:2.55",
+        args: ["grpc-health-checking", "--port=5000", "--http-port=8081"],
+        readinessProbe: { grpc: { port: 5000 }, periodSeconds: 1 },
+      }),
+    );
+    const getPod = (name: string) => client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/${name}`);
+
+    const early = (await getPod("startup")).status?.containerStatuses?.[0];
+    assert.equal(early?.started ?? false, false, JSON.stringify(early));
+    assert.equal(early?.ready ?? false, false);
+    const started = await eventually("the startup probe passed, then readiness", async () => {
+      const c = (await getPod("startup")).status?.containerStatuses?.[0];
+      return c?.started && c.ready ? c : undefined;
+    });
+    assert.equal(started.restartCount, 0);
+
+    const restarted = await eventually(
+      "the liveness probe restarted its container",
+      async () => {
+        const c = (await getPod("liveness")).status?.containerStatuses?.[0];
+        return c && c.restartCount >= 1 && c.state?.running ? c : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.ok(restarted.lastState?.terminated, JSON.stringify(restarted));
+    assert.notEqual(restarted.lastState?.terminated?.exitCode, 0);
+
+    const grpc = await eventually("the gRPC readiness probe passed", async () => {
+      const c = (await getPod("grpc")).status?.containerStatuses?.[0];
+      return c?.ready ? c : undefined;
+    });
+    assert.equal(grpc.restartCount, 0);
+    // Made NOT_SERVING, it loses readiness after three failures.
+    const pod = await getPod("grpc");
+    await new Promise<void>((resolve, reject) =>
+      get({ host: pod.status?.podIP, port: 8081, path: "/make-not-serving" }, (res) => {
+        res.resume();
+        res.on("end", () => resolve());
+      }).on("error", reject),
+    );
+    await eventually("the gRPC readiness probe failing", async () => {
+      const c = (await getPod("grpc")).status?.containerStatuses?.[0];
+      return c && !c.ready ? true : undefined;
+    });
   });
 });

@@ -481,18 +481,19 @@ describe("node agent, pure parts", () => {
 
   test("pod status: Ready only when every container is; a crash loop is still Running", () => {
     const pod: Pod = { metadata: { name: "p" }, spec: { containers: [] } };
-    const view = (ready: boolean, state: object) => ({
+    const view = (ready: boolean, state: object, lastState: object = {}) => ({
       hostIps: ["198.18.0.11"],
       podIps: ["10.244.0.2"],
       startTime: "2024-01-01T00:00:00Z",
       sandboxReady: true,
-      containers: [{ name: "c", image: "i", state, lastState: {}, restartCount: 0, ready }],
+      containers: [{ name: "c", image: "i", state, lastState, restartCount: 0, ready }],
     });
     const now = new Date("2024-01-01T00:00:05Z");
     const ok = podStatus(pod, view(true, { running: {} }), now);
     assert.equal(ok.phase, "Running");
     assert.equal(ok.conditions?.find((c) => c.type === "Ready")?.status, "True");
-    const crashing = podStatus(pod, view(false, { waiting: { reason: "CrashLoopBackOff" } }), now);
+    const crashed = { terminated: { exitCode: 1, reason: "Error" } };
+    const crashing = podStatus(pod, view(false, { waiting: { reason: "CrashLoopBackOff" } }, crashed), now);
     assert.equal(crashing.phase, "Running");
     assert.equal(crashing.conditions?.find((c) => c.type === "Ready")?.status, "False");
   });
