@@ -189,8 +189,12 @@ describe("the node agent runs the stack's pods", () => {
     const container = proxy.template.spec.containers[0];
     assert.ok(container);
     const plan = planVolumes(pod, container, "/s/pod");
-    assert.deepEqual(plan.configMaps, [
-      { name: "kube-proxy", dir: "/s/pod/volumes/kube-proxy", items: undefined, optional: false },
+    assert.deepEqual(plan.fileSets, [
+      {
+        dir: "/s/pod/volumes/kube-proxy",
+        sources: [{ kind: "configMap", name: "kube-proxy", items: undefined, optional: false }],
+        defaultMode: 0o644,
+      },
     ]);
     assert.deepEqual(
       plan.hostPaths.map((h) => [h.path, h.create]),

@@ -1,12 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { hostPort } from "@switchyard/basics";
+import { hostPort, parseMilliQuantity, parseQuantity } from "@switchyard/basics";
 import type { HttpRestClient } from "@switchyard/kube";
 import { firstServiceIp } from "@switchyard/testbed/controlplane";
 import { writePrivateFile } from "@switchyard/testbed/private-files";
-import type { EnvVar, Pod } from "kubernetes-types/core/v1.js";
+import type { EnvVar, Pod, ResourceFieldSelector } from "kubernetes-types/core/v1.js";
 import { containerPathDirs } from "./container-path.js";
 import type { LabPlan } from "./host/netns.js";
+import { nodeCapacity } from "./node-object.js";
 
 /** The pod's resolv.conf as the kubelet writes it for its DNS policy. */
 export function resolvConf(pod: Pod, plan: LabPlan, hostResolv: string): string {
@@ -77,6 +78,7 @@ export function containerEnv(
   env: readonly EnvVar[],
   ips: { pod: readonly string[]; host: readonly string[] },
   plan: LabPlan,
+  containerName = "",
 ) {
   const apiserver = firstServiceIp(plan.serviceCidr);
   const out: Record<string, string> = {
@@ -94,6 +96,8 @@ export function containerEnv(
   for (const e of env) {
     if (e.value !== undefined) out[e.name] = e.value;
     else if (e.valueFrom?.fieldRef) out[e.name] = fieldValue(pod, e.valueFrom.fieldRef.fieldPath, ips);
+    else if (e.valueFrom?.resourceFieldRef)
+      out[e.name] = resourceFieldValue(pod, e.valueFrom.resourceFieldRef, containerName);
   }
   return out;
 }
@@ -130,6 +134,29 @@ export function fieldValue(
       .join("\n");
   }
   return "";
+}
+
+/**
+ * A container's resource as the downward API gives it (ExtractResourceValueByContainerNameAndNodeAllocatable): a
+ * limit the container does not set is the node's allocatable; a request it does not set is 0; the value divided
+ * by the divisor (1 by default), rounded up, CPU in millicores before dividing. `self` names the container when
+ * the selector does not (env); "" for a resource the downward API does not know.
+ */
+export function resourceFieldValue(pod: Pod, ref: ResourceFieldSelector, self: string): string {
+  const name = ref.containerName || self;
+  const c = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
+    (x) => x.name === name,
+  );
+  const match = /^(limits|requests)\.(cpu|memory|ephemeral-storage)$/.exec(ref.resource);
+  if (!c || !match) return "";
+  const [, kind = "", resource = ""] = match;
+  const own = (kind === "limits" ? c.resources?.limits : c.resources?.requests)?.[resource];
+  const fallback = kind === "limits" ? nodeCapacity[resource as keyof typeof nodeCapacity] : "0";
+  const value = own ?? fallback;
+  const divisor = ref.divisor && ref.divisor !== "0" ? String(ref.divisor) : "1";
+  if (resource === "cpu")
+    return String(Math.ceil((parseMilliQuantity(String(value)) ?? 0) / (parseMilliQuantity(divisor) ?? 1)));
+  return String(Math.ceil((parseQuantity(String(value)) ?? 0) / (parseQuantity(divisor) ?? 1)));
 }
 
 /**

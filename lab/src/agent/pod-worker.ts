@@ -335,12 +335,13 @@ export class PodWorker {
       container.env ?? [],
       { pod: this.podIps, host: this.d.node.ips },
       this.d.plan,
+      container.name,
     );
     const run = resolveImage(container, this.d.images, env);
     const volumes = planVolumes(this.pod, container, s.dir);
     let configError: string | undefined;
     try {
-      await prepareVolumes(volumes, this.pod.metadata?.namespace ?? "default", this.d);
+      await prepareVolumes(volumes, { client: this.d.client, pod: this.pod, container: container.name });
     } catch (err) {
       configError = (err as Error).message;
     }

@@ -1,38 +1,120 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
-import type { ConfigMap } from "kubernetes-types/core/v1.js";
-import type { VolumePlan } from "./volumes.js";
+import type { ConfigMap, Pod, Secret } from "kubernetes-types/core/v1.js";
+import { fieldValue, resourceFieldValue } from "./pod-files.js";
+import type { FileSetVolume, FileSource, VolumePlan } from "./volumes.js";
+
+/** What the files of a file-set volume are made from: the API, the pod, the container that mounts it. */
+export interface FileContext {
+  client: HttpRestClient;
+  pod: Pod;
+  container: string;
+}
+
+/** A ConfigMap's or Secret's data as text bytes; undefined when it is missing and optional. */
+async function keyedData(
+  source: Extract<FileSource, { kind: "configMap" | "secret" }>,
+  c: FileContext,
+): Promise<Record<string, Buffer> | undefined> {
+  const ns = c.pod.metadata?.namespace ?? "default";
+  const resource = source.kind === "configMap" ? "configmaps" : "secrets";
+  try {
+    if (source.kind === "configMap") {
+      const obj = await c.client.call<ConfigMap>(
+        "GET",
+        `/api/v1/namespaces/${ns}/${resource}/${source.name}`,
+      );
+      const binary = Object.entries(obj.binaryData ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64")]);
+      const text = Object.entries(obj.data ?? {}).map(([k, v]) => [k, Buffer.from(v)]);
+      return Object.fromEntries([...text, ...binary]);
+    }
+    const obj = await c.client.call<Secret>("GET", `/api/v1/namespaces/${ns}/${resource}/${source.name}`);
+    return Object.fromEntries(Object.entries(obj.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64")]));
+  } catch (err) {
+    if (isNotFound(err) && source.optional) return undefined;
+    throw new Error(`${source.kind.toLowerCase()} ${ns}/${source.name}: ${(err as Error).message}`);
+  }
+}
+
+/** A token for the pod's ServiceAccount from the TokenRequest API, bound to the pod, for the source's audience. */
+async function projectedToken(
+  source: Extract<FileSource, { kind: "serviceAccountToken" }>,
+  c: FileContext,
+): Promise<Buffer> {
+  const ns = c.pod.metadata?.namespace ?? "default";
+  const sa = c.pod.spec?.serviceAccountName ?? "default";
+  const response = await c.client.call<{ status: { token: string } }>(
+    "POST",
+    `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: {
+        ...(source.audience ? { audiences: [source.audience] } : {}),
+        expirationSeconds: source.expirationSeconds ?? 3600,
+        boundObjectRef: {
+          apiVersion: "v1",
+          kind: "Pod",
+          name: c.pod.metadata?.name,
+          uid: c.pod.metadata?.uid,
+        },
+      },
+    },
+  );
+  return Buffer.from(response.status.token);
+}
+
+/** Every file of a file-set volume: its path in the volume, its bytes and its mode. */
+export async function fileSetFiles(
+  set: FileSetVolume,
+  c: FileContext,
+): Promise<Array<{ path: string; data: Buffer; mode: number }>> {
+  const out: Array<{ path: string; data: Buffer; mode: number }> = [];
+  for (const source of set.sources) {
+    if (source.kind === "configMap" || source.kind === "secret") {
+      const data = await keyedData(source, c);
+      if (!data) continue;
+      const items = source.items ?? Object.keys(data).map((key) => ({ key, path: key, mode: undefined }));
+      for (const item of items) {
+        const value = data[item.key];
+        if (value === undefined) {
+          if (source.optional) continue;
+          throw new Error(`${source.kind.toLowerCase()} ${source.name} has no key ${item.key}`);
+        }
+        out.push({ path: item.path, data: value, mode: item.mode ?? set.defaultMode });
+      }
+    } else if (source.kind === "downwardAPI") {
+      for (const item of source.items) {
+        const text = item.fieldRef
+          ? fieldValue(c.pod, item.fieldRef.fieldPath, { pod: [], host: [] })
+          : item.resourceFieldRef
+            ? resourceFieldValue(c.pod, item.resourceFieldRef, c.container)
+            : "";
+        out.push({ path: item.path, data: Buffer.from(text), mode: item.mode ?? set.defaultMode });
+      }
+    } else if (source.kind === "serviceAccountToken")
+      out.push({ path: source.path, data: await projectedToken(source, c), mode: set.defaultMode });
+  }
+  return out;
+}
 
 /**
- * Makes a volume plan real before the container starts: ConfigMap keys written as files (read once at start; a
- * changed ConfigMap reaches a pod when it restarts), hostPath sources created when their type asks for it, empty
+ * Makes a volume plan real before the container starts: ConfigMap, Secret, downward-API and projected volumes
+ * written as files (read once at start; a changed ConfigMap reaches a pod when it restarts), in a folder only
+ * root may enter when it holds a Secret or a token; hostPath sources created when their type asks for it, empty
  * dirs made. Mount points are made inside the container's own root, never on the host (sandbox-command.ts).
  */
-export async function prepareVolumes(
-  plan: VolumePlan,
-  namespace: string,
-  d: { client: HttpRestClient },
-): Promise<void> {
-  for (const cm of plan.configMaps) {
-    let data: Record<string, string> = {};
-    try {
-      const obj = await d.client.call<ConfigMap>(
-        "GET",
-        `/api/v1/namespaces/${namespace}/configmaps/${cm.name}`,
-      );
-      data = obj.data ?? {};
-    } catch (err) {
-      if (!(isNotFound(err) && cm.optional))
-        throw new Error(`configmap ${namespace}/${cm.name}: ${(err as Error).message}`);
-    }
-    mkdirSync(cm.dir, { recursive: true });
-    const items = cm.items ?? Object.keys(data).map((key) => ({ key, path: key }));
-    for (const { key, path } of items) {
-      const value = data[key];
-      if (value === undefined) throw new Error(`configmap ${namespace}/${cm.name} has no key ${key}`);
-      mkdirSync(dirname(join(cm.dir, path)), { recursive: true });
-      writeFileSync(join(cm.dir, path), value, { mode: 0o644 });
+export async function prepareVolumes(plan: VolumePlan, c: FileContext): Promise<void> {
+  for (const set of plan.fileSets) {
+    const files = await fileSetFiles(set, c);
+    const secret = set.sources.some((s) => s.kind === "secret" || s.kind === "serviceAccountToken");
+    mkdirSync(set.dir, { recursive: true, mode: secret ? 0o700 : 0o755 });
+    if (secret) chmodSync(set.dir, 0o700);
+    for (const f of files) {
+      mkdirSync(dirname(join(set.dir, f.path)), { recursive: true });
+      writeFileSync(join(set.dir, f.path), f.data, { mode: f.mode });
+      chmodSync(join(set.dir, f.path), f.mode);
     }
   }
   for (const dir of plan.emptyDirs) mkdirSync(dir, { recursive: true });

@@ -706,4 +706,88 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
       return c && !c.ready ? true : undefined;
     });
   });
+
+  test("Secret, downward-API and projected volumes, and resource values in env, as the kubelet provides them", async () => {
+    await client.call("POST", `/api/v1/namespaces/${ns}/secrets`, {
+      metadata: { name: "db" },
+      data: { password: Buffer.from("s3cret").toString("base64") },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+      metadata: { name: "settings" },
+      data: { mode: "fast" },
+    });
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, {
+      metadata: { name: "files", labels: { app: "files", tier: "front" } },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: "files",
+            image: "busybox",
+            command: ["sleep", "600"],
+            resources: { limits: { cpu: "250m", memory: "64Mi" } },
+            env: [
+              {
+                name: "MEMORY_MIB",
+                valueFrom: { resourceFieldRef: { resource: "limits.memory", divisor: "1Mi" } },
+              },
+            ],
+            volumeMounts: [
+              { name: "creds", mountPath: "/creds" },
+              { name: "info", mountPath: "/info" },
+              { name: "all", mountPath: "/all" },
+            ],
+          },
+        ],
+        volumes: [
+          { name: "creds", secret: { secretName: "db" } },
+          {
+            name: "info",
+            downwardAPI: {
+              items: [
+                { path: "labels", fieldRef: { fieldPath: "metadata.labels" } },
+                {
+                  path: "cpu",
+                  resourceFieldRef: { containerName: "files", resource: "limits.cpu", divisor: "1m" },
+                },
+              ],
+            },
+          },
+          {
+            name: "all",
+            projected: {
+              sources: [
+                { configMap: { name: "settings" } },
+                { downwardAPI: { items: [{ path: "name", fieldRef: { fieldPath: "metadata.name" } }] } },
+                { serviceAccountToken: { path: "token", audience: "vault", expirationSeconds: 3600 } },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    await running("files");
+    const inPod = async (script: string) => (await kubectl("exec", "files", "--", "sh", "-c", script)).trim();
+    assert.equal(await inPod("cat /creds/password"), "s3cret");
+    // Every label the pod has (admission may add the node's topology labels), key="value" sorted by key.
+    const labels =
+      (await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/files`)).metadata?.labels ?? {};
+    const expected = Object.keys(labels)
+      .sort()
+      .map((k) => `${k}="${labels[k]}"`)
+      .join("\n");
+    assert.match(expected, /^app="files"\ntier="front"/);
+    assert.equal(await inPod("cat /info/labels"), expected);
+    assert.equal(await inPod("cat /info/cpu"), "250");
+    assert.equal(await inPod("echo $MEMORY_MIB"), "64");
+    assert.equal(await inPod("cat /all/mode; echo; cat /all/name"), "fast\nfiles");
+    // Read-only, as the kubelet mounts them.
+    assert.match(await inPod("touch /creds/x 2>&1 || echo refused"), /refused/);
+    // A real token from the TokenRequest API: for the audience asked, bound to this pod.
+    const jwt = await inPod("cat /all/token");
+    const claims = JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString());
+    assert.deepEqual(claims.aud, ["vault"]);
+    const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/files`);
+    assert.equal(claims["kubernetes.io"]?.pod?.uid, pod.metadata?.uid);
+  });
 });
