@@ -6,7 +6,7 @@
 //
 // switchyard-proxy runs in the node namespace as a child process. Pods answer every TCP
 // connection with "<pod name> <peer address>", so tests see who answered and whom it saw.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
@@ -19,6 +19,21 @@ export const CLIENT_IP = "192.168.0.3";
 export const BRIDGE_IP = "10.180.0.254";
 export const CLUSTER_CIDR = "10.180.0.0/16";
 const APP_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/**
+ * A command run to its end without blocking this process: what a probe runs, since this process also relays the
+ * node's connections to the apiserver (kubeconfigFor's forwarder). A synchronous probe of unanswered connections
+ * stalled that relay for its whole length (20 × 1.5 s), so a proxy whose first lists were in flight got no answer
+ * within its 30 s timeout, again and again: the control-plane outage test's proxy never synced in two CI runs.
+ */
+function shAsync(args: readonly string[]): Promise<string> {
+  const [cmd = "", ...rest] = args;
+  return new Promise((resolve, reject) =>
+    execFile(cmd, rest, { encoding: "utf8", maxBuffer: 512 * 2 ** 20 }, (err, stdout, stderr) =>
+      err ? reject(Object.assign(err, { stderr })) : resolve(stdout),
+    ),
+  );
+}
 
 export function sh(args: readonly string[], input?: string): string {
   const [cmd = "", ...rest] = args;
@@ -88,6 +103,8 @@ export class Net {
   readonly #children: ChildProcess[] = [];
   readonly #hostLink: string;
   #forwarder: Server | undefined;
+  /** Each connection the forwarder took: whether its upstream connected, the bytes each way, its first error. */
+  #links: { upstream: string; toApiserver: number; fromApiserver: number; error: string }[] = [];
   #hosts = 0;
 
   /**
@@ -236,9 +253,16 @@ export class Net {
   async kubeconfigFor(kubeconfigPath: string, server: string): Promise<string> {
     const target = new URL(server);
     this.#forwarder = createServer((c) => {
-      const up = connect(Number(target.port), target.hostname);
+      const link = { upstream: "connecting", toApiserver: 0, fromApiserver: 0, error: "" };
+      this.#links.push(link);
+      const up = connect(Number(target.port), target.hostname, () => {
+        link.upstream = `connected from :${up.localPort}`;
+      });
+      c.on("data", (d: Buffer) => (link.toApiserver += d.length));
+      up.on("data", (d: Buffer) => (link.fromApiserver += d.length));
       c.pipe(up).pipe(c);
-      const close = () => {
+      const close = (err?: Error) => {
+        if (err && !link.error) link.error = err.message;
         c.destroy();
         up.destroy();
       };
@@ -291,6 +315,7 @@ export class Net {
       `route: ${attempt(["ip", "-n", this.node, "route", "get", this.hostIP])}`,
       `host route back: ${attempt(["ip", "route", "get", this.apiIP])}`,
       `host nft tables: ${attempt(["nft", "list", "tables"]).replace(/\n/g, "; ")}`,
+      `forwarder connections (last 8 of ${this.#links.length}): ${JSON.stringify(this.#links.slice(-8))}`,
     ].join("\n");
   }
 
@@ -302,7 +327,11 @@ export class Net {
     ns = this.client,
     timeoutMs = 1500,
   ): Promise<string[]> {
-    const out = this.in(ns, [
+    const out = await shAsync([
+      "ip",
+      "netns",
+      "exec",
+      ns,
       process.execPath,
       "-e",
       PROBE,
@@ -325,7 +354,7 @@ export class Net {
     count: number,
     ns = this.node,
   ): Promise<string[]> {
-    const out = sh([
+    const out = await shAsync([
       "sh",
       "-c",
       IN_CGROUP,
