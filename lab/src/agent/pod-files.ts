@@ -163,10 +163,15 @@ export function resourceFieldValue(pod: Pod, ref: ResourceFieldSelector, self: s
  * The service-account files at /var/run/secrets/kubernetes.io/serviceaccount: a token bound to this pod from the
  * TokenRequest API, the cluster CA and the namespace. Returns the token's lifetime in seconds.
  */
-export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir: string, caFile: string) {
+/** A token for the pod's ServiceAccount from the TokenRequest API, bound to the pod (for an audience, if given). */
+export async function requestPodToken(
+  client: HttpRestClient,
+  pod: Pod,
+  expirationSeconds: number,
+  audience?: string,
+): Promise<string> {
   const ns = pod.metadata?.namespace ?? "default";
   const sa = pod.spec?.serviceAccountName ?? "default";
-  const expirationSeconds = 3600;
   const response = await client.call<{ status: { token: string } }>(
     "POST",
     `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`,
@@ -174,14 +179,22 @@ export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir:
       apiVersion: "authentication.k8s.io/v1",
       kind: "TokenRequest",
       spec: {
+        ...(audience ? { audiences: [audience] } : {}),
         expirationSeconds,
         boundObjectRef: { apiVersion: "v1", kind: "Pod", name: pod.metadata?.name, uid: pod.metadata?.uid },
       },
     },
   );
+  return response.status.token;
+}
+
+export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir: string, caFile: string) {
+  const ns = pod.metadata?.namespace ?? "default";
+  const expirationSeconds = 3600;
+  const token = await requestPodToken(client, pod, expirationSeconds);
   mkdirSync(dir, { recursive: true });
   // The token is a credential: 0600, read by the pod's containers, which run as root here.
-  writePrivateFile(join(dir, "token"), response.status.token);
+  writePrivateFile(join(dir, "token"), token);
   writeFileSync(join(dir, "ca.crt"), readFileSync(caFile));
   writeFileSync(join(dir, "namespace"), ns);
   return expirationSeconds;

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:
 import { dirname, join } from "node:path";
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import type { ConfigMap, Pod, Secret } from "kubernetes-types/core/v1.js";
-import { fieldValue, resourceFieldValue } from "./pod-files.js";
+import { fieldValue, requestPodToken, resourceFieldValue } from "./pod-files.js";
 import type { FileSetVolume, FileSource, VolumePlan } from "./volumes.js";
 
 /** What the files of a file-set volume are made from: the API, the pod, the container that mounts it. */
@@ -37,34 +37,6 @@ async function keyedData(
   }
 }
 
-/** A token for the pod's ServiceAccount from the TokenRequest API, bound to the pod, for the source's audience. */
-async function projectedToken(
-  source: Extract<FileSource, { kind: "serviceAccountToken" }>,
-  c: FileContext,
-): Promise<Buffer> {
-  const ns = c.pod.metadata?.namespace ?? "default";
-  const sa = c.pod.spec?.serviceAccountName ?? "default";
-  const response = await c.client.call<{ status: { token: string } }>(
-    "POST",
-    `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`,
-    {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: {
-        ...(source.audience ? { audiences: [source.audience] } : {}),
-        expirationSeconds: source.expirationSeconds ?? 3600,
-        boundObjectRef: {
-          apiVersion: "v1",
-          kind: "Pod",
-          name: c.pod.metadata?.name,
-          uid: c.pod.metadata?.uid,
-        },
-      },
-    },
-  );
-  return Buffer.from(response.status.token);
-}
-
 /** Every file of a file-set volume: its path in the volume, its bytes and its mode. */
 export async function fileSetFiles(
   set: FileSetVolume,
@@ -94,7 +66,13 @@ export async function fileSetFiles(
         out.push({ path: item.path, data: Buffer.from(text), mode: item.mode ?? set.defaultMode });
       }
     } else if (source.kind === "serviceAccountToken")
-      out.push({ path: source.path, data: await projectedToken(source, c), mode: set.defaultMode });
+      out.push({
+        path: source.path,
+        data: Buffer.from(
+          await requestPodToken(c.client, c.pod, source.expirationSeconds ?? 3600, source.audience),
+        ),
+        mode: set.defaultMode,
+      });
   }
   return out;
 }
