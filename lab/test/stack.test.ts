@@ -428,14 +428,16 @@ describe("ebpf mode in a lab", () => {
 
   const cgroup2 = ebpfMounts(readFileSync("/proc/self/mountinfo", "utf8")).cgroup2Mount;
   const noCgroup = process.getuid?.() !== 0 ? "needs root" : cgroup2 ? undefined : "no cgroup2 mount";
-  test("a command run through inCgroup is in that cgroup", { skip: noCgroup }, () => {
+  test("a command run through inCgroup is in that node cgroup's system leaf", { skip: noCgroup }, () => {
     const dir = `${cgroup2}/sy-incgroup-${process.pid}`;
     mkdirSync(dir);
     try {
       const [bin = "", ...args] = [...inCgroup(dir), "cat", "/proc/self/cgroup"];
       const out = execFileSync(bin, args, { encoding: "utf8" });
-      assert.match(out, new RegExp(`^0::/sy-incgroup-${process.pid}$`, "m"));
+      // Its system leaf: the node's directory itself holds no process (pods' directories are beside the leaf).
+      assert.match(out, new RegExp(`^0::/sy-incgroup-${process.pid}/system$`, "m"));
     } finally {
+      rmdirSync(`${dir}/system`);
       rmdirSync(dir);
     }
   });

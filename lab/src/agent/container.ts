@@ -21,6 +21,8 @@ export interface ContainerOptions {
   restartPolicy: RestartPolicy;
   /** The spec's stdin and tty: a stdin pipe the agent keeps, and argv already on the pty relay (onPty) for a tty. */
   input?: InputSpec;
+  /** The kernel's count of OOM kills in the container's memory cgroup (pod-cgroups.ts); none when absent. */
+  oomKills?: () => number;
   /** Called whenever state, lastState or restartCount changes. */
   onChange: () => void;
   now?: () => Date;
@@ -44,6 +46,8 @@ export class Container {
   private stopping = false;
   private startedAt = 0;
   private crashes = 0;
+  /** oomKills() when the running instance started. */
+  private oomKillsAtStart = 0;
   private readonly now: () => Date;
   private settle: () => void = () => {};
   /** Resolves once no process runs and none will: an exit its policy does not restart, or a stop. */
@@ -72,6 +76,7 @@ export class Container {
   start(): void {
     if (this.stopping) return;
     this.startedAt = this.now().getTime();
+    this.oomKillsAtStart = this.o.oomKills?.() ?? 0;
     if (!this.o.argv) {
       this.state = { running: { startedAt: formatTime(this.now().getTime()) } };
       this.o.onChange();
@@ -115,9 +120,11 @@ export class Container {
     this.child = undefined;
     this.input = undefined;
     this.o.log?.end();
+    // As containerd's CRI does: an OOM kill in the container's cgroup while it ran names its end, whatever the code.
+    const oomKilled = (this.o.oomKills?.() ?? 0) > this.oomKillsAtStart;
     const terminated = {
       exitCode,
-      reason: exitCode === 0 ? "Completed" : "Error",
+      reason: oomKilled ? "OOMKilled" : exitCode === 0 ? "Completed" : "Error",
       ...(signal ? { signal: constants.signals[signal] } : {}),
       startedAt: this.state.running?.startedAt ?? formatTime(this.now().getTime()),
       finishedAt: formatTime(this.now().getTime()),

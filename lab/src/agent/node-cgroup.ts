@@ -1,17 +1,20 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { nodeSystemCgroup } from "../stack/ebpf-places.js";
 
 /**
- * Moves the agent into its node's cgroup2 directory (LabPlan's `cgroup`) before it starts anything: every process
- * it starts for the node inherits the cgroup (containers, exec sessions, probes, port-forwards), so ebpf mode,
- * whose programs serve that directory's processes, sees every connection the node's pods make, and none of
- * another node's. The agent's own connections go to the apiserver and to pod addresses, never to a Service.
- * Pods stay in the node's directory itself for now; a cgroup per pod would be a child of it.
+ * Moves the agent into its node's system leaf (below NodePlan's `cgroup`) before it starts anything: every process
+ * it starts for the node is below the node's directory (exec sessions, probes and port-forwards in the leaf, each
+ * container in its pod's directory, pod-cgroups.ts), so ebpf mode, whose programs serve that directory and all
+ * below it, sees every connection the node's pods make, and none of another node's. The agent's own connections
+ * go to the apiserver and to pod addresses, never to a Service.
  */
 export function joinNodeCgroup(cgroup: string | undefined): void {
   if (!cgroup) return;
   try {
-    writeFileSync(join(cgroup, "cgroup.procs"), String(process.pid));
+    const leaf = nodeSystemCgroup(cgroup);
+    mkdirSync(leaf, { recursive: true });
+    writeFileSync(join(leaf, "cgroup.procs"), String(process.pid));
   } catch (err) {
     throw new Error(`cannot join the node's cgroup ${cgroup}: ${(err as Error).message}`);
   }

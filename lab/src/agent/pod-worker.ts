@@ -33,6 +33,7 @@ import { type ImageContext, resolveImage } from "./images.js";
 import { initRestartPolicy, isSidecar, runInitContainers, stopInOrder } from "./init-containers.js";
 import type { Ipam } from "./ipam.js";
 import type { ContainerHandle } from "./kubelet-api/container-logs.js";
+import { type ContainerCgroups, PodCgroups } from "./pod-cgroups.js";
 import { containerEnv, etcHosts, podHostname, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { type ContainerView, podStatus } from "./pod-status.js";
 import { sandboxArgv } from "./sandbox-command.js";
@@ -122,6 +123,8 @@ export class PodWorker {
   private started = false;
   /** The pod's hostPorts are in the node's maps (taken out when it terminates). */
   private hostPortsAdded = false;
+  /** The pod's cgroups below the node's; undefined where the node has no cgroup2 directory. */
+  private cgroups: PodCgroups | undefined;
 
   constructor(
     private pod: Pod,
@@ -182,6 +185,12 @@ export class PodWorker {
     );
     mkdirSync(dir, { recursive: true });
     this.dir = dir;
+    const nodeCgroup = this.d.node.cgroup;
+    if (nodeCgroup)
+      this.cgroups = new PodCgroups(
+        { unified: nodeCgroup, ...(this.d.node.limits ? { limits: this.d.node.limits } : {}) },
+        uid,
+      );
     if (hostNetwork) {
       this.podIps = this.d.node.ips;
       this.netns = this.d.node.netns;
@@ -339,13 +348,20 @@ export class PodWorker {
     );
     const run = resolveImage(container, this.d.images, env);
     const volumes = planVolumes(this.pod, container, s.dir);
-    let configError: string | undefined;
+    // CreateContainerConfigError: what the pod names is missing; CreateContainerError: the runtime could not make it.
+    let configError: { reason: string; message: string } | undefined;
     try {
       await prepareVolumes(volumes, { client: this.d.client, pod: this.pod, container: container.name });
     } catch (err) {
-      configError = (err as Error).message;
+      configError = { reason: "CreateContainerConfigError", message: (err as Error).message };
     }
     for (const v of volumes.unsupported) this.d.log.warn("volume not mounted", { pod: this.key, volume: v });
+    let cgroups: ContainerCgroups | undefined;
+    try {
+      cgroups = this.cgroups?.container(container);
+    } catch (err) {
+      configError ??= { reason: "CreateContainerError", message: (err as Error).message };
+    }
     const rootDir = join(s.dir, "rootfs", container.name);
     mkdirSync(rootDir, { recursive: true });
     const layerDir =
@@ -363,6 +379,7 @@ export class PodWorker {
             ...(container.workingDir ? { workingDir: container.workingDir } : {}),
             argv: container.tty ? onPty(run.argv) : run.argv,
             mounts: volumes.mounts,
+            ...(cgroups ? { cgroupProcs: cgroups.procs } : {}),
           })
         : undefined;
     // Each output in its own file, both copied into <name>.log; instance logs in a folder per container, as the
@@ -383,6 +400,7 @@ export class PodWorker {
       output,
       log,
       restartPolicy,
+      ...(cgroups ? { oomKills: cgroups.oomKills } : {}),
       input: {
         stdin: container.stdin === true,
         stdinOnce: container.stdinOnce === true,
@@ -400,8 +418,8 @@ export class PodWorker {
     };
     list.push(entry);
     if (configError) {
-      this.d.log.warn("container not started", { pod: this.key, error: configError });
-      c.state = { waiting: { reason: "CreateContainerConfigError", message: configError } };
+      this.d.log.warn("container not started", { pod: this.key, error: configError.message });
+      c.state = { waiting: configError };
       return entry;
     }
     // Deleted or evicted while this one was being made: what stopped the others did not see it, so it never starts.
@@ -594,6 +612,7 @@ export class PodWorker {
     await this.sending;
     this.stopped = true;
     await this.removeHostPorts();
+    this.cgroups?.remove();
     if (this.netns && this.netns !== this.d.node.netns) {
       const result = await teardown([{ kind: "netns", name: this.netns }], {
         ...realTeardownDeps,

@@ -25,6 +25,11 @@ export interface SandboxCommand {
   argv: readonly string[];
   /** Volume mounts (volumes.ts), made after the pod's own files. */
   mounts?: readonly MountPlan[];
+  /**
+   * The container's cgroups' cgroup.procs files (pod-cgroups.ts), joined last before the process starts: what the
+   * sandbox's set-up writes (the image's files on the tmpfs) is not charged to the container's memory limit.
+   */
+  cgroupProcs?: readonly string[];
 }
 
 const secretsDir = "/run/secrets/kubernetes.io/serviceaccount";
@@ -86,6 +91,7 @@ export function sandboxArgv(c: SandboxCommand): string[] {
   const workingDir = c.workingDir || "/";
   const start = [
     `mkdir -p ${q(workingDir)}`,
+    ...(c.cgroupProcs ?? []).map((procs) => `echo $$ >${host(procs)}`),
     `umount -l ${oldRoot}`,
     "PATH=$P",
     `rmdir ${oldRoot}`,

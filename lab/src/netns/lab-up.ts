@@ -23,6 +23,7 @@ import { StepClock } from "../timing/step-times.js";
 import { applySteps } from "./executor.js";
 import { Journal } from "./journal.js";
 import { labDown } from "./lab-down.js";
+import { type LimitMounts, limitMounts } from "./limit-places.js";
 import { acceptsPods } from "./node-readiness.js";
 import { defaultLabInput, type LabInput, type LabPlan, networksFor, planLab } from "./plan.js";
 import { type LabState, labPaths, readLabState, writeLabState } from "./state.js";
@@ -67,7 +68,11 @@ export async function labUp(o: LabUpOptions): Promise<LabState> {
   if (o.stack === "ebpf" && host.missing) throw new Error(`ebpf mode cannot work here: ${host.missing}`);
   // Ranges not given follow the families asked for (networksFor), as `up --ip-family` defaults them.
   const input = { ...defaultLabInput, ...networksFor(o.lab?.ipFamily ?? "ipv4"), ...o.lab };
-  const plan = planLab(input, host.missing ? undefined : host.cgroup2Mount);
+  const plan = planLab(
+    input,
+    host.missing ? undefined : host.cgroup2Mount,
+    hostLimitMounts(host.cgroup2Mount),
+  );
   const foreign = await exec(["ip", "link", "show", plan.bridge]).then(
     () => true,
     () => false,
@@ -232,6 +237,15 @@ async function deployLabStack(
  * container's read-only one is not) for the lab to make its nodes' directories. Every lab gets them when they are
  * there, whatever its mode, so that `migrate --to ebpf` finds every pod already in its node's cgroup.
  */
+/** Where this host's memory and cpu controllers are (limit-places.ts). */
+function hostLimitMounts(cgroup2Mount: string | undefined): LimitMounts | undefined {
+  let controllers = "";
+  try {
+    if (cgroup2Mount) controllers = readFileSync(`${cgroup2Mount}/cgroup.controllers`, "utf8");
+  } catch {}
+  return limitMounts(readFileSync("/proc/self/mountinfo", "utf8"), controllers);
+}
+
 async function hostEbpfMounts(exec: Exec): Promise<{ cgroup2Mount?: string; missing?: string }> {
   const mountinfo = () => readFileSync("/proc/self/mountinfo", "utf8");
   let found = ebpfMounts(mountinfo());

@@ -1,5 +1,6 @@
 import { cidrList, cidrRange, type IPFamily as Family, familyOf, nth } from "@switchyard/basics";
 import { type EbpfPlaces, ebpfPlaces, nodeCgroup, nodePinRoot } from "../stack/ebpf-places.js";
+import { type LimitMounts, labLimitDir } from "./limit-places.js";
 
 /**
  * The lab's shape as data: names and addresses of the bridge, the nodes and their namespaces. Everything the
@@ -53,6 +54,12 @@ export interface NodePlan {
   cgroup?: string;
   /** Where the node's proxy pins its programs' links and maps in ebpf mode (--bpf-root); with `cgroup`. */
   pinRoot?: string;
+  /**
+   * The node's folders in the hierarchies with the memory and cpu controllers, where its pods' limits go
+   * (agent/pod-cgroups.ts): `cgroup` itself on a cgroup2-only host, v1 ones on a hybrid host. Absent without
+   * `cgroup`, on a host with neither, and in older labs: pods then run without limits.
+   */
+  limits?: { memory: string; cpu: string };
 }
 
 export interface LabPlan extends LabInput {
@@ -67,6 +74,8 @@ export interface LabPlan extends LabInput {
   nodeList: NodePlan[];
   /** The lab's cgroup2 and pin folders (switchyard/<prefix> under each), when the host has both file systems. */
   ebpf?: EbpfPlaces;
+  /** The lab's folders in cgroup v1's memory and cpu hierarchies, on a hybrid host (limit-places.ts). */
+  v1Limits?: { memory: string; cpu: string };
 }
 
 type Networks = Pick<LabInput, "nodeCidr" | "clusterCidr" | "serviceCidr">;
@@ -125,8 +134,11 @@ export function zoneName(i: number): string {
   return `zone-${String.fromCharCode("a".charCodeAt(0) + i)}`;
 }
 
-/** `cgroup2Mount`: this machine's, when ebpf mode can work here (the netns runtime's up finds it). */
-export function planLab(input: LabInput, cgroup2Mount?: string): LabPlan {
+/**
+ * `cgroup2Mount`: this machine's, when ebpf mode can work here; `limits`: where its memory and cpu controllers are
+ * (the netns runtime's up finds both).
+ */
+export function planLab(input: LabInput, cgroup2Mount?: string, limits?: LimitMounts): LabPlan {
   if (!/^[a-z][a-z0-9]{0,5}$/.test(input.prefix)) {
     // Interface names are limited to 15 bytes; "<prefix>-n<index>" must fit.
     throw new Error(`lab prefix must be 1-6 lower-case letters or digits, got "${input.prefix}"`);
@@ -149,6 +161,16 @@ export function planLab(input: LabInput, cgroup2Mount?: string): LabPlan {
     return { family: net.family, nodeCidr, prefixLength: net.bits, gateway: nth(nodeCidr, 1) };
   });
   const ebpf = cgroup2Mount ? ebpfPlaces(cgroup2Mount, input.prefix) : undefined;
+  const v1Limits =
+    ebpf && limits?.kind === "v1"
+      ? { memory: labLimitDir(limits.memory, input.prefix), cpu: labLimitDir(limits.cpu, input.prefix) }
+      : undefined;
+  const nodeLimits = (name: string, cgroup: string) =>
+    v1Limits
+      ? { memory: `${v1Limits.memory}/${name}`, cpu: `${v1Limits.cpu}/${name}` }
+      : limits?.kind === "cgroup2"
+        ? { memory: cgroup, cpu: cgroup }
+        : undefined;
   const nodeList = Array.from({ length: input.nodes }, (_, i): NodePlan => {
     const index = i + 1;
     const ips = networks.map((n) => nth(n.nodeCidr, 10 + index));
@@ -161,7 +183,9 @@ export function planLab(input: LabInput, cgroup2Mount?: string): LabPlan {
       hostVeth: `${input.prefix}-n${index}`,
       ip: ips[0] ?? "",
       ips,
-      ...(ebpf ? { cgroup: nodeCgroup(ebpf, name), pinRoot: nodePinRoot(ebpf, name) } : {}),
+      ...(ebpf
+        ? ebpfNode(nodeCgroup(ebpf, name), nodePinRoot(ebpf, name), nodeLimits(name, nodeCgroup(ebpf, name)))
+        : {}),
     };
   });
   const primary = networks[0] as FamilyNetwork;
@@ -175,8 +199,15 @@ export function planLab(input: LabInput, cgroup2Mount?: string): LabPlan {
     dnsIp: nth(serviceCidrs[0] ?? "", 10),
     nodeList,
     ...(ebpf ? { ebpf } : {}),
+    ...(v1Limits ? { v1Limits } : {}),
   };
 }
+
+const ebpfNode = (cgroup: string, pinRoot: string, limits: NodePlan["limits"]) => ({
+  cgroup,
+  pinRoot,
+  ...(limits ? { limits } : {}),
+});
 
 export function nodeByName(plan: LabPlan, name: string): NodePlan {
   const node = plan.nodeList.find((n) => n.name === name);

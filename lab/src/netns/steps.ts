@@ -52,8 +52,9 @@ export function bridgeSteps(plan: LabPlan): Step[] {
 }
 
 /**
- * ebpf mode's places (stack/ebpf-places.ts): the lab's cgroup2 directory with one per node, and its pin folder.
- * The shared `switchyard` folders above them go only when no other lab's are left in them. Made before the nodes,
+ * ebpf mode's places (stack/ebpf-places.ts): the lab's cgroup2 directory with one per node, and its pin folder;
+ * on a hybrid host also the lab's folders in the v1 memory and cpu hierarchies (limit-places.ts), where the agents
+ * put their pods' limits. The shared `switchyard` folders above them go only when no other lab's are left in them. Made before the nodes,
  * so that teardown, newest first, removes them after the nodes' processes have been stopped gracefully; any
  * process still in a node's cgroup then is stopped with it, and removing the pins detaches the programs.
  */
@@ -71,6 +72,9 @@ export function ebpfPlaceSteps(plan: LabPlan): Step[] {
     ...plan.nodeList.flatMap((n) => (n.cgroup ? [cgroup(n.cgroup)] : [])),
     shared(dirname(labPinDir(p))),
     { argv: ["mkdir", "-p", labPinDir(p)], undo: { kind: "cmd", argv: ["rm", "-rf", labPinDir(p)] } },
+    ...[plan.v1Limits?.memory, plan.v1Limits?.cpu].flatMap((dir) =>
+      dir ? [shared(dirname(dir)), cgroup(dir)] : [],
+    ),
   ];
 }
 

@@ -39,7 +39,8 @@ export async function teardown(undos: readonly Undo[], deps: TeardownDeps): Prom
         result.undone.push(`netns ${undo.name}`);
       } else if (undo.kind === "cgroup") {
         await stopProcesses(() => cgroupPids(undo.path, deps.exec), deps);
-        await deps.exec(["rmdir", undo.path]);
+        // The directories below it (pods', the node's system leaf) first: rmdir takes only an empty one.
+        await deps.exec(["find", undo.path, "-depth", "-type", "d", "-exec", "rmdir", "{}", ";"]);
         result.undone.push(`cgroup ${undo.path}`);
       } else {
         await deps.exec(undo.argv);
@@ -75,9 +76,9 @@ async function pidsOfAll(undos: readonly Undo[], exec: Exec): Promise<number[]> 
   return [...new Set(lists.flat())];
 }
 
-/** The pids in a cgroup2 directory (a node's: its agent and every process the agent started). */
+/** The pids in a cgroup directory and those below it (a node's: its agent and every process the agent started). */
 async function cgroupPids(path: string, exec: Exec): Promise<number[]> {
-  const out = await exec(["cat", `${path}/cgroup.procs`]);
+  const out = await exec(["find", path, "-name", "cgroup.procs", "-exec", "cat", "{}", "+"]);
   return out.split(/\s+/).filter(Boolean).map(Number);
 }
 

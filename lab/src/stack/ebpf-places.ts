@@ -32,14 +32,22 @@ export const labPinDir = (p: EbpfPlaces) => labBPFRoot(p.prefix);
 export const nodePinRoot = (p: EbpfPlaces, node: string) => nodeBPFRoot(p.prefix, node);
 
 /**
- * The argv prefix that runs a command as one of the node's processes: it joins the node's cgroup, then execs. A
- * probe the lab makes into a pod (`ip netns exec`) must run so, or ebpf mode would not see its connections.
+ * The leaf below a node's cgroup2 directory that holds the node's own processes (its agent, and what the lab runs
+ * as the node); its pods have directories beside it (agent/pod-cgroups.ts). The node's directory holds none itself,
+ * as cgroup2 requires of a directory that passes controllers down to its children.
+ */
+export const nodeSystemCgroup = (nodeCgroup: string) => `${nodeCgroup}/system`;
+
+/**
+ * The argv prefix that runs a command as one of the node's processes: it joins the node's system leaf, then
+ * execs. A probe the lab makes into a pod (`ip netns exec`) must run so, or ebpf mode would not see its
+ * connections.
  */
 export const inCgroup = (cgroup: string): string[] => [
   "sh",
   "-c",
-  'echo $$ > "$0/cgroup.procs" && exec "$@"',
-  cgroup,
+  'mkdir -p "$0" && echo $$ > "$0/cgroup.procs" && exec "$@"',
+  nodeSystemCgroup(cgroup),
 ];
 
 /**

@@ -629,6 +629,83 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     assert.equal(modest.status?.phase, "Running", JSON.stringify(modest.status));
   });
 
+  test("CPU and memory limits in the pod's own cgroups; an OOM kill reported as the kubelet reports it", async () => {
+    const node = state.plan.nodeList[0];
+    assert.ok(
+      node?.cgroup && node.limits,
+      "this machine has cgroup2, a BPF file system and memory and cpu controllers",
+    );
+    const limited: Pod = {
+      metadata: { name: "limited" },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: "app",
+            image: "busybox",
+            command: ["sh", "-c", "cat /proc/self/cgroup; exec sleep 10000"],
+            resources: { requests: { cpu: "100m", memory: "16Mi" }, limits: { cpu: "250m", memory: "64Mi" } },
+          },
+        ],
+      },
+    };
+    // dd's 64 MiB block is written to, so the kernel must find it room: it cannot under a 32Mi limit.
+    const greedy: Pod = {
+      metadata: { name: "greedy" },
+      spec: {
+        restartPolicy: "Never",
+        containers: [
+          {
+            name: "dd",
+            image: "busybox",
+            command: ["dd", "if=/dev/zero", "of=/dev/null", "bs=64M", "count=1"],
+            resources: { limits: { memory: "32Mi" } },
+          },
+        ],
+      },
+    };
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, limited);
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, greedy);
+    const uid = (await running("limited")).metadata?.uid;
+    const dirs = {
+      unified: join(node.cgroup, `pod${uid}`, "app"),
+      memory: join(node.limits.memory, `pod${uid}`, "app"),
+      cpu: join(node.limits.cpu, `pod${uid}`, "app"),
+    };
+    const read = (dir: string, file: string) => readFileSync(join(dir, file), "utf8").trim();
+    assert.equal(read(dirs.memory, "memory.limit_in_bytes"), String(64 * 1024 * 1024));
+    assert.equal(read(dirs.cpu, "cpu.cfs_quota_us"), "25000");
+    assert.equal(read(dirs.cpu, "cpu.cfs_period_us"), "100000");
+    assert.equal(read(dirs.cpu, "cpu.shares"), "102");
+    // The container's one process is in all three, and says so itself.
+    const procs = Object.values(dirs).map((d) => read(d, "cgroup.procs"));
+    assert.match(procs[0] ?? "", /^\d+$/);
+    assert.deepEqual(new Set(procs).size, 1, JSON.stringify(procs));
+    const own = await eventually("the cgroup lines in the log", async () => {
+      const out = await kubectl("logs", "limited");
+      return out.includes("memory:") ? out : undefined;
+    });
+    for (const controller of ["memory", "cpu"])
+      assert.match(own, new RegExp(`:${controller}[,:].*/pod${uid}/app$`, "m"));
+    assert.match(own, new RegExp(`^0::.*/pod${uid}/app$`, "m"));
+
+    const ended = await eventually(
+      "greedy ended",
+      async () => {
+        const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/greedy`);
+        return pod.status?.phase === "Failed" ? pod : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const dd = ended.status?.containerStatuses?.[0]?.state?.terminated;
+    assert.equal(dd?.reason, "OOMKilled", JSON.stringify(dd));
+    assert.equal(dd?.exitCode, 137);
+
+    // Deleted: the pod's directories go with it, in every hierarchy.
+    await kubectl("delete", "pod", "limited", "greedy", "--wait=true");
+    for (const dir of Object.values(dirs)) assert.equal(existsSync(join(dir, "..")), false, dir);
+  });
+
   test("probes as the kubelet runs them: liveness restarts, startup holds readiness back, gRPC readiness is real", async () => {
     const podOf = (name: string, container: object): Pod => ({
       metadata: { name },

@@ -6,6 +6,7 @@ import { Ipam } from "../../src/agent/ipam.js";
 import { resolvConf } from "../../src/agent/pod-files.js";
 import { podStatus } from "../../src/agent/pod-status.js";
 import { sandboxArgv } from "../../src/agent/sandbox-command.js";
+import { limitMounts } from "../../src/netns/limit-places.js";
 import { defaultLabInput, networksFor, planLab } from "../../src/netns/plan.js";
 import {
   bridgeSteps,
@@ -115,9 +116,8 @@ describe("lab plan: ebpf mode's places", () => {
     let procs = "77\n78\n";
     const exec = async (argv: readonly string[]) => {
       ran.push(argv.join(" "));
-      if (argv.join(" ") === "cat /cg/gone/cgroup.procs")
-        throw new Error("cat: /cg/gone/cgroup.procs: No such file or directory");
-      return argv[0] === "cat" ? procs : "";
+      if (argv[1] === "/cg/gone") throw new Error("find: '/cg/gone': No such file or directory");
+      return argv.includes("cgroup.procs") ? procs : "";
     };
     const result = await teardown(
       [
@@ -135,10 +135,67 @@ describe("lab plan: ebpf mode's places", () => {
       },
     );
     assert.deepEqual(killed, ["77 SIGTERM", "78 SIGTERM", "77 SIGKILL", "78 SIGKILL"]);
-    assert.equal(ran.at(-2), "rmdir /cg/node-1");
-    assert.equal(ran.at(-1), "cat /cg/gone/cgroup.procs");
+    // The node's directory and those below it (pods', the system leaf), deepest first.
+    assert.equal(ran.at(-2), "find /cg/node-1 -depth -type d -exec rmdir {} ;");
+    assert.equal(ran.at(-1), "find /cg/gone -name cgroup.procs -exec cat {} +");
     assert.deepEqual(result.undone, ["cgroup /cg/node-1"]);
     assert.deepEqual(result.errors, []);
+  });
+});
+
+describe("lab plan: where pods' limits go", () => {
+  // This machine's mountinfo, abridged: cgroup v1 controllers beside a cgroup2 with none to give.
+  const hybridInfo = [
+    "30 25 0:26 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755",
+    "31 30 0:27 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu",
+    "32 30 0:28 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct",
+    "34 30 0:30 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",
+    "40 30 0:36 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw",
+  ].join("\n");
+
+  test("a hybrid host: the v1 memory and cpu hierarchies; a cgroup2-only one: cgroup2; neither: none", () => {
+    assert.deepEqual(limitMounts(hybridInfo, "hugetlb\n"), {
+      kind: "v1",
+      memory: "/sys/fs/cgroup/memory",
+      cpu: "/sys/fs/cgroup/cpu",
+    });
+    const combined = "31 30 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct";
+    assert.equal(limitMounts(`${hybridInfo}\n${combined}`, "")?.kind, "v1");
+    assert.deepEqual(
+      limitMounts("40 30 0:36 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw", "cpuset cpu io memory pids"),
+      {
+        kind: "cgroup2",
+      },
+    );
+    assert.equal(limitMounts("40 30 0:36 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw", "pids"), undefined);
+  });
+
+  test("each node's limits below the lab's folder in each v1 hierarchy, made and removed with the lab", () => {
+    const v1 = planLab({ ...defaultLabInput, nodes: 1, prefix: "lab3" }, "/sys/fs/cgroup/unified", {
+      kind: "v1",
+      memory: "/sys/fs/cgroup/memory",
+      cpu: "/sys/fs/cgroup/cpu",
+    });
+    assert.deepEqual(v1.nodeList[0]?.limits, {
+      memory: "/sys/fs/cgroup/memory/switchyard/lab3/node-1",
+      cpu: "/sys/fs/cgroup/cpu/switchyard/lab3/node-1",
+    });
+    const undos = ebpfPlaceSteps(v1).map((s) => s.undo);
+    assert.deepEqual(undos.slice(-4), [
+      { kind: "cmd", argv: ["rmdir", "--ignore-fail-on-non-empty", "/sys/fs/cgroup/memory/switchyard"] },
+      { kind: "cgroup", path: "/sys/fs/cgroup/memory/switchyard/lab3" },
+      { kind: "cmd", argv: ["rmdir", "--ignore-fail-on-non-empty", "/sys/fs/cgroup/cpu/switchyard"] },
+      { kind: "cgroup", path: "/sys/fs/cgroup/cpu/switchyard/lab3" },
+    ]);
+    const v2 = planLab({ ...defaultLabInput, nodes: 1, prefix: "lab3" }, "/sys/fs/cgroup", {
+      kind: "cgroup2",
+    });
+    const node = v2.nodeList[0];
+    assert.deepEqual(node?.limits, { memory: node?.cgroup, cpu: node?.cgroup });
+    assert.equal(v2.v1Limits, undefined);
+    // No cgroup2 and BPF file system: no per-pod cgroups, so no limits either.
+    const none = planLab({ ...defaultLabInput, nodes: 1 }, undefined, { kind: "cgroup2" });
+    assert.equal(none.nodeList[0]?.limits, undefined);
   });
 });
 

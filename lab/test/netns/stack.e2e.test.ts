@@ -545,6 +545,8 @@ describe("the stack from manifests, and the migration iptables → nftables → 
     await labDown(dir);
     assert.ok(ebpf, "the lab had ebpf places");
     assert.ok(!existsSync(labCgroup(ebpf)), "no cgroup of the lab");
+    for (const folder of Object.values(state.plan.v1Limits ?? {}))
+      assert.ok(!existsSync(folder), `no folder of the lab in a cgroup v1 hierarchy: ${folder}`);
     assert.ok(!existsSync(labPinDir(ebpf)), "no pin folder of the lab");
     assert.deepEqual(ourNetns(), []);
     assert.ok(!sh(["ip", "link", "show"]).includes(`${lab.prefix}-`), "no links");
