@@ -1,5 +1,5 @@
-import { accessSync, constants } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /** The PATH a container gets (the kubelet's default, which images' ENV PATH also is): its folders in order. */
 export const containerPathDirs = [
@@ -23,4 +23,20 @@ export function hostProgramInContainerPath(name: string): string | undefined {
     } catch {}
   }
   return undefined;
+}
+
+/**
+ * The folders above `paths` that a process of another user may not pass (no search bit for others): the host's
+ * /root, 0700, holds the project's node and upstream's binaries, which non-root containers run here.
+ */
+export function closedFolders(paths: readonly string[]): string[] {
+  const closed = new Set<string>();
+  for (const path of paths) {
+    for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+      try {
+        if ((statSync(dir).mode & 0o001) === 0) closed.add(dir);
+      } catch {}
+    }
+  }
+  return [...closed].sort();
 }

@@ -8,6 +8,7 @@ import type { EnvVar, Pod, ResourceFieldSelector } from "kubernetes-types/core/v
 import { containerPathDirs } from "./container-path.js";
 import type { LabPlan } from "./host/netns.js";
 import { nodeCapacity } from "./node-object.js";
+import { applyAccess, tokenAccess, volumeOwners } from "./volume-ownership.js";
 
 /** The pod's resolv.conf as the kubelet writes it for its DNS policy. */
 export function resolvConf(pod: Pod, plan: LabPlan, hostResolv: string): string {
@@ -193,8 +194,10 @@ export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir:
   const expirationSeconds = 3600;
   const token = await requestPodToken(client, pod, expirationSeconds);
   mkdirSync(dir, { recursive: true });
-  // The token is a credential: 0600, read by the pod's containers, which run as root here.
+  // The kube-api-access volume's mode is 0644; who may read the token follows the pod's users (volume-ownership.ts).
+  const access = tokenAccess(volumeOwners(pod), 0o644);
   writePrivateFile(join(dir, "token"), token);
+  applyAccess(join(dir, "token"), access);
   writeFileSync(join(dir, "ca.crt"), readFileSync(caFile));
   writeFileSync(join(dir, "namespace"), ns);
   return expirationSeconds;

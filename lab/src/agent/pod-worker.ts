@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   ApiError,
@@ -12,6 +12,7 @@ import {
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { Exec } from "../exec.js";
 import { Container, type RestartPolicy } from "./container.js";
+import { containerIdentity } from "./container-identity.js";
 import { onPty } from "./container-input.js";
 import { ContainerLog } from "./container-log.js";
 import { ContainerProbes } from "./container-probes.js";
@@ -36,6 +37,7 @@ import type { ContainerHandle } from "./kubelet-api/container-logs.js";
 import { type ContainerCgroups, PodCgroups } from "./pod-cgroups.js";
 import { containerEnv, etcHosts, podHostname, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { type ContainerView, podStatus } from "./pod-status.js";
+import { podSysctls } from "./pod-sysctls.js";
 import { sandboxArgv } from "./sandbox-command.js";
 import { dirBytes, writableLayerBytes } from "./storage-usage.js";
 import { prepareVolumes } from "./volume-files.js";
@@ -177,13 +179,20 @@ export class PodWorker {
       this.failImages(unknown.run.message);
       return;
     }
+    const sysctls = podSysctls(this.pod);
+    if ("forbidden" in sysctls) {
+      this.reject("SysctlForbidden", sysctls.forbidden);
+      return;
+    }
     const hostNetwork = spec.hostNetwork === true;
     const uid = this.pod.metadata?.uid ?? "";
     const dir = join(
       this.d.podsDir,
       `${this.pod.metadata?.namespace}_${this.pod.metadata?.name}_${uid.slice(0, 8)}`,
     );
-    mkdirSync(dir, { recursive: true });
+    // Only root passes: it holds the pod's Secrets and tokens, whose own folders are open for non-root containers.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
     this.dir = dir;
     const nodeCgroup = this.d.node.cgroup;
     if (nodeCgroup)
@@ -206,6 +215,7 @@ export class PodWorker {
           prefixLength: ipam.prefixLength,
           gateway: ipam.gateway,
         })),
+        sysctls: sysctls.values,
       });
       await applySteps(steps, this.d.exec, this.d.journal);
     }
@@ -305,6 +315,16 @@ export class PodWorker {
     return this.inits.filter((e) => specs.some((c) => c.name === e.name && isSidecar(c)));
   }
 
+  /**
+   * The pod is refused before anything of it is made, as the kubelet's admit handlers refuse one: phase Failed
+   * with the reason and message, no container started.
+   */
+  private reject(reason: string, message: string): void {
+    this.d.log.warn("pod rejected", { pod: this.key, reason, message });
+    this.terminal = { reason, message };
+    this.sendStatus(false);
+  }
+
   /** An image of the pod cannot run here: every container waits in ErrImagePull with the reason, none starts. */
   private failImages(message: string): void {
     const spec = this.pod.spec;
@@ -356,6 +376,10 @@ export class PodWorker {
       configError = { reason: "CreateContainerConfigError", message: (err as Error).message };
     }
     for (const v of volumes.unsupported) this.d.log.warn("volume not mounted", { pod: this.key, volume: v });
+    const identity =
+      run.kind === "process" ? containerIdentity(this.pod, container, run, this.d.images.node) : undefined;
+    if (identity && "error" in identity)
+      configError ??= { reason: "CreateContainerConfigError", message: identity.error };
     let cgroups: ContainerCgroups | undefined;
     try {
       cgroups = this.cgroups?.container(container);
@@ -380,6 +404,7 @@ export class PodWorker {
             argv: container.tty ? onPty(run.argv) : run.argv,
             mounts: volumes.mounts,
             ...(cgroups ? { cgroupProcs: cgroups.procs } : {}),
+            ...(identity && !("error" in identity) ? { identity } : {}),
           })
         : undefined;
     // Each output in its own file, both copied into <name>.log; instance logs in a folder per container, as the

@@ -30,6 +30,13 @@ export interface SandboxCommand {
    * sandbox's set-up writes (the image's files on the tmpfs) is not charged to the container's memory limit.
    */
   cgroupProcs?: readonly string[];
+  /**
+   * Who the process is (container-identity.ts): the setpriv(1) argv it is exec'd through, ending in `--`, the
+   * host's mount(8) when the root is mounted read-only (both by the host's paths, which the root shows: an image's
+   * own, busybox's, takes other options), and the host's folders on the way to its programs that a non-root
+   * process could not pass (the project's node under /root, 0700), made passable in the container's layer only.
+   */
+  identity?: { setpriv: readonly string[]; readOnlyMount: string | undefined; passDirs: readonly string[] };
 }
 
 const secretsDir = "/run/secrets/kubernetes.io/serviceaccount";
@@ -89,16 +96,22 @@ export function sandboxArgv(c: SandboxCommand): string[] {
     ]),
   ];
   const workingDir = c.workingDir || "/";
+  const id = c.identity;
   const start = [
     `mkdir -p ${q(workingDir)}`,
+    ...(id?.passDirs ?? []).map((d) => `chmod o+x ${q(d)}`),
     ...(c.cgroupProcs ?? []).map((procs) => `echo $$ >${host(procs)}`),
     `umount -l ${oldRoot}`,
-    "PATH=$P",
+    // The root's own copies of the host's programs (its lower layer is the host's root) until the container's PATH.
+    `PATH=${containerPathDirs.join(":")}`,
     `rmdir ${oldRoot}`,
+    // As runc makes a read-only root: this mount only; /run, the pod's files and the volumes keep their own modes.
+    ...(id?.readOnlyMount ? [`${q(id.readOnlyMount)} -o remount,bind,ro /`] : []),
+    "PATH=$P",
     `cd ${q(workingDir)}`,
     // runc's words and exit code for a program the root does not have.
     `command -v "$1" >/dev/null || { echo "exec: \\"$1\\": executable file not found in \\$PATH" >&2; exit 128; }`,
-    'exec "$@"',
+    id ? `exec ${id.setpriv.map(q).join(" ")} "$@"` : 'exec "$@"',
   ];
   const script = [...build, ...mounts, ...start].join("\n");
   return [

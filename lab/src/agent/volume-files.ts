@@ -3,6 +3,14 @@ import { dirname, join } from "node:path";
 import { type HttpRestClient, isNotFound } from "@switchyard/kube";
 import type { ConfigMap, Pod, Secret } from "kubernetes-types/core/v1.js";
 import { fieldValue, requestPodToken, resourceFieldValue } from "./pod-files.js";
+import {
+  applyAccess,
+  emptyDirAccess,
+  type FileAccess,
+  fileAccess,
+  tokenAccess,
+  volumeOwners,
+} from "./volume-ownership.js";
 import type { FileSetVolume, FileSource, VolumePlan } from "./volumes.js";
 
 /** What the files of a file-set volume are made from: the API, the pod, the container that mounts it. */
@@ -37,12 +45,13 @@ async function keyedData(
   }
 }
 
-/** Every file of a file-set volume: its path in the volume, its bytes and its mode. */
+/** Every file of a file-set volume: its path in the volume, its bytes, its mode and owner (volume-ownership.ts). */
 export async function fileSetFiles(
   set: FileSetVolume,
   c: FileContext,
-): Promise<Array<{ path: string; data: Buffer; mode: number }>> {
-  const out: Array<{ path: string; data: Buffer; mode: number }> = [];
+): Promise<Array<{ path: string; data: Buffer; access: FileAccess }>> {
+  const owners = volumeOwners(c.pod);
+  const out: Array<{ path: string; data: Buffer; access: FileAccess }> = [];
   for (const source of set.sources) {
     if (source.kind === "configMap" || source.kind === "secret") {
       const data = await keyedData(source, c);
@@ -54,7 +63,7 @@ export async function fileSetFiles(
           if (source.optional) continue;
           throw new Error(`${source.kind.toLowerCase()} ${source.name} has no key ${item.key}`);
         }
-        out.push({ path: item.path, data: value, mode: item.mode ?? set.defaultMode });
+        out.push({ path: item.path, data: value, access: fileAccess(owners, item.mode ?? set.defaultMode) });
       }
     } else if (source.kind === "downwardAPI") {
       for (const item of source.items) {
@@ -63,7 +72,11 @@ export async function fileSetFiles(
           : item.resourceFieldRef
             ? resourceFieldValue(c.pod, item.resourceFieldRef, c.container)
             : "";
-        out.push({ path: item.path, data: Buffer.from(text), mode: item.mode ?? set.defaultMode });
+        out.push({
+          path: item.path,
+          data: Buffer.from(text),
+          access: fileAccess(owners, item.mode ?? set.defaultMode),
+        });
       }
     } else if (source.kind === "serviceAccountToken")
       out.push({
@@ -71,7 +84,7 @@ export async function fileSetFiles(
         data: Buffer.from(
           await requestPodToken(c.client, c.pod, source.expirationSeconds ?? 3600, source.audience),
         ),
-        mode: set.defaultMode,
+        access: tokenAccess(owners, set.defaultMode),
       });
   }
   return out;
@@ -79,23 +92,27 @@ export async function fileSetFiles(
 
 /**
  * Makes a volume plan real before the container starts: ConfigMap, Secret, downward-API and projected volumes
- * written as files (read once at start; a changed ConfigMap reaches a pod when it restarts), in a folder only
- * root may enter when it holds a Secret or a token; hostPath sources created when their type asks for it, empty
+ * written as files (read once at start; a changed ConfigMap reaches a pod when it restarts); hostPath sources created when their type asks for it, empty
  * dirs made. Mount points are made inside the container's own root, never on the host (sandbox-command.ts).
  */
 export async function prepareVolumes(plan: VolumePlan, c: FileContext): Promise<void> {
   for (const set of plan.fileSets) {
     const files = await fileSetFiles(set, c);
-    const secret = set.sources.some((s) => s.kind === "secret" || s.kind === "serviceAccountToken");
-    mkdirSync(set.dir, { recursive: true, mode: secret ? 0o700 : 0o755 });
-    if (secret) chmodSync(set.dir, 0o700);
+    // 0755 as the kubelet's: a non-root container reads its files by their own modes. The host's other users are
+    // kept out by the pod's folder (0700, pod-worker.ts), which the container never passes: its mounts are binds.
+    mkdirSync(set.dir, { recursive: true, mode: 0o755 });
+    chmodSync(set.dir, 0o755);
     for (const f of files) {
       mkdirSync(dirname(join(set.dir, f.path)), { recursive: true });
-      writeFileSync(join(set.dir, f.path), f.data, { mode: f.mode });
-      chmodSync(join(set.dir, f.path), f.mode);
+      writeFileSync(join(set.dir, f.path), f.data, { mode: f.access.mode });
+      applyAccess(join(set.dir, f.path), f.access);
     }
   }
-  for (const dir of plan.emptyDirs) mkdirSync(dir, { recursive: true });
+  // 0777 as the kubelet makes an emptyDir: whoever the container runs as may write there.
+  for (const dir of plan.emptyDirs) {
+    mkdirSync(dir, { recursive: true });
+    applyAccess(dir, emptyDirAccess(volumeOwners(c.pod)));
+  }
   for (const hp of [...plan.hostPaths]) {
     if (!existsSync(hp.path)) {
       if (hp.create === "dir") mkdirSync(hp.path, { recursive: true });

@@ -150,6 +150,8 @@ export interface PodSandboxSpec {
   hostVeth: string;
   /** One per family, the primary first. */
   addresses: { ip: string; prefixLength: number; gateway: string }[];
+  /** Set in the pod's namespace once it is up: name to value. */
+  sysctls?: Record<string, string>;
 }
 
 export function podSandboxSteps(s: PodSandboxSpec): Step[] {
@@ -179,6 +181,17 @@ export function podSandboxSteps(s: PodSandboxSpec): Step[] {
     })),
     { argv: ipIn(s.netns, "link", "set", "lo", "up") },
     { argv: ipIn(s.netns, "link", "set", "eth0", "up") },
+    // The runtime's defaults and the pod's own (agent/pod-sysctls.ts).
+    ...(Object.keys(s.sysctls ?? {}).length
+      ? [
+          {
+            argv: [
+              ...["ip", "netns", "exec", s.netns, "sysctl", "-qw"],
+              ...Object.entries(s.sysctls ?? {}).map(([k, v]) => `${k}=${v}`),
+            ],
+          },
+        ]
+      : []),
     ...s.addresses.map((a) => ({
       argv: ipIn(s.netns, ...ipFamilyFlag(familyOf(a.ip)), "route", "add", "default", "via", a.gateway),
     })),

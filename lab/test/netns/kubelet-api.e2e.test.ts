@@ -279,7 +279,7 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     assert.deepEqual(anonymous, { status: 401, body: "Unauthorized" });
   });
 
-  test("files after up: the lab folder (0755 before) and the control plane's 0700, keys and tokens 0600", async () => {
+  test("files after up: the lab folder (0755 before), the control plane's and a pod's 0700, keys 0600", async () => {
     const pod = await running("ticker");
     const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
     const paths = labPaths(dir);
@@ -290,7 +290,10 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     assert.ok(keys.includes("kubelet-node-1.key") && keys.includes("etcd/server.key"), keys.join(" "));
     for (const key of keys) assert.equal(mode(join(pki, key)), "600", key);
     const podDir = join(paths.pods, `${ns}_ticker_${pod.metadata?.uid?.slice(0, 8)}`);
-    assert.equal(mode(join(podDir, "serviceaccount", "token")), "600");
+    // The token has the kube-api-access volume's mode, as the kubelet writes it for a pod of root containers; the
+    // pod's folder keeps the host's other users out.
+    assert.equal(mode(podDir), "700");
+    assert.equal(mode(join(podDir, "serviceaccount", "token")), "644");
     assert.equal(mode(state.kubeconfig), "600");
   });
 
@@ -677,8 +680,11 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     assert.equal(read(dirs.cpu, "cpu.cfs_quota_us"), "25000");
     assert.equal(read(dirs.cpu, "cpu.cfs_period_us"), "100000");
     assert.equal(read(dirs.cpu, "cpu.shares"), "102");
-    // The container's one process is in all three, and says so itself.
-    const procs = Object.values(dirs).map((d) => read(d, "cgroup.procs"));
+    // The container's one process is in all three (it joins them as its sandbox is done), and says so itself.
+    const procs = await eventually("the container in its cgroups", async () => {
+      const each = Object.values(dirs).map((d) => read(d, "cgroup.procs"));
+      return each.every((p) => p !== "") ? each : undefined;
+    });
     assert.match(procs[0] ?? "", /^\d+$/);
     assert.deepEqual(new Set(procs).size, 1, JSON.stringify(procs));
     const own = await eventually("the cgroup lines in the log", async () => {
@@ -704,6 +710,124 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     // Deleted: the pod's directories go with it, in every hierarchy.
     await kubectl("delete", "pod", "limited", "greedy", "--wait=true");
     for (const dir of Object.values(dirs)) assert.equal(existsSync(join(dir, "..")), false, dir);
+  });
+
+  test("securityContext as containerd applies it: user and groups, capabilities, no new privileges, a read-only root", async () => {
+    const report =
+      'id; grep -E "^(CapBnd|CapEff|NoNewPrivs):" /proc/self/status; echo "ports $(cat /proc/sys/net/ipv4/ip_local_port_range)"; T=/var/run/secrets/kubernetes.io/serviceaccount/token; stat -c "token %a %g" $T; head -c 2 $T >/dev/null && echo token-readable; touch /oops; touch /scratch/ok && echo scratch-ok; exec sleep 10000';
+    const restricted: Pod = {
+      metadata: { name: "restricted" },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        securityContext: {
+          runAsUser: 1000,
+          runAsGroup: 3000,
+          supplementalGroups: [4000],
+          fsGroup: 2000,
+          sysctls: [{ name: "net.ipv4.ip_local_port_range", value: "40000 40100" }],
+        },
+        volumes: [{ name: "scratch", emptyDir: {} }],
+        containers: [
+          {
+            name: "app",
+            image: "busybox",
+            command: ["sh", "-c", report],
+            volumeMounts: [{ name: "scratch", mountPath: "/scratch" }],
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              readOnlyRootFilesystem: true,
+              capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE"] },
+            },
+          },
+          // Upstream's agnhost (under the host's /root, 0700) serving port 80 as a non-root user: containerd 2's
+          // unprivileged ports in the pod's namespace, and the program reachable.
+          {
+            name: "web",
+            image: "registry.k8s.io/e2e-test-images/agnhost:2.53",
+            args: ["netexec", "--http-port=80", "--udp-port=-1"],
+            securityContext: { runAsUser: 1001, runAsNonRoot: true },
+            readinessProbe: { httpGet: { path: "/", port: 80 }, periodSeconds: 1 },
+          },
+        ],
+      },
+    };
+    const plain: Pod = {
+      metadata: { name: "plain" },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: "app", image: "busybox", command: ["sh", "-c", report] }],
+      },
+    };
+    const nonRoot: Pod = {
+      metadata: { name: "non-root" },
+      spec: {
+        securityContext: { runAsNonRoot: true },
+        containers: [{ name: "app", image: "busybox", command: ["sleep", "10000"] }],
+      },
+    };
+    const unsafe: Pod = {
+      metadata: { name: "unsafe-sysctl" },
+      spec: {
+        securityContext: { sysctls: [{ name: "net.core.somaxconn", value: "1024" }] },
+        containers: [{ name: "app", image: "busybox", command: ["sleep", "10000"] }],
+      },
+    };
+    for (const p of [restricted, plain, nonRoot, unsafe])
+      await client.call("POST", `/api/v1/namespaces/${ns}/pods`, p);
+    const logOf = (name: string) =>
+      eventually(`${name}'s report`, async () => {
+        const out = await kubectl("logs", name, "-c", "app");
+        return out.includes("NoNewPrivs") && /scratch-ok|touch: \/scratch/.test(out) ? out : undefined;
+      });
+    const caps = (...bits: number[]) =>
+      bits
+        .reduce((m, b) => m | (1n << BigInt(b)), 0n)
+        .toString(16)
+        .padStart(16, "0");
+    const out = await logOf("restricted");
+    assert.match(out, /^uid=1000\b.* gid=3000\b.* groups=2000\b.*,4000\b/m);
+    assert.match(out, new RegExp(`^CapBnd:\\s+${caps(10)}$`, "m"), "NET_BIND_SERVICE alone bounds it");
+    assert.match(out, /^CapEff:\s+0{16}$/m, "a non-root process keeps no capability");
+    assert.match(out, /^NoNewPrivs:\s+1$/m);
+    assert.match(out, /touch: \/oops: Read-only file system/);
+    assert.match(out, /scratch-ok/, "the emptyDir is writable by the container's user");
+    assert.match(out, /^ports 40000\s+40100$/m, "the pod's sysctl in its namespace");
+    // Two users in the pod, so no fsUser: the token is the fsGroup's, 0640, and read through that group.
+    assert.match(out, /^token 640 2000$/m);
+    assert.match(out, /^token-readable$/m);
+    // kubectl exec runs as the container does.
+    assert.match(await kubectl("exec", "restricted", "-c", "app", "--", "id"), /^uid=1000\b.* gid=3000\b/);
+    await eventually("the non-root agnhost serving port 80 is ready", async () => {
+      const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/restricted`);
+      return pod.status?.containerStatuses?.find((c) => c.name === "web")?.ready ? pod : undefined;
+    });
+
+    // Nothing said: root with containerd's 14 default capabilities (chown dac_override fowner fsetid kill setgid
+    // setuid setpcap net_bind_service net_raw sys_chroot mknod audit_write setfcap).
+    const defaults = caps(0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 27, 29, 31);
+    const plainOut = await logOf("plain");
+    assert.match(plainOut, /^uid=0\b/m);
+    assert.match(plainOut, new RegExp(`^CapBnd:\\s+${defaults}$`, "m"));
+    assert.match(plainOut, new RegExp(`^CapEff:\\s+${defaults}$`, "m"));
+    assert.match(plainOut, /^NoNewPrivs:\s+0$/m);
+
+    const refused = await eventually("non-root refused", async () => {
+      const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/non-root`);
+      return pod.status?.containerStatuses?.[0]?.state?.waiting?.reason === "CreateContainerConfigError"
+        ? pod
+        : undefined;
+    });
+    assert.equal(
+      refused.status?.containerStatuses?.[0]?.state?.waiting?.message,
+      `container has runAsNonRoot and image will run as root (pod: "non-root_${ns}(${refused.metadata?.uid})", container: app)`,
+    );
+    const forbidden = await eventually("the unsafe sysctl refused", async () => {
+      const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/unsafe-sysctl`);
+      return pod.status?.phase === "Failed" ? pod : undefined;
+    });
+    assert.equal(forbidden.status?.reason, "SysctlForbidden");
+    assert.equal(forbidden.status?.message, 'forbidden sysctl: "net.core.somaxconn" not allowlisted');
+    await kubectl("delete", "pod", "restricted", "plain", "non-root", "unsafe-sysctl", "--wait=false");
   });
 
   test("probes as the kubelet runs them: liveness restarts, startup holds readiness back, gRPC readiness is real", async () => {

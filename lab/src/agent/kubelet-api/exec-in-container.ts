@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import type { Writable } from "node:stream";
+import { hostProgramInContainerPath } from "../container-path.js";
 import { ptyRelayProgram } from "./pty-relay.js";
 import type { TerminalSize } from "./resize.js";
 import type { ExecRunner, StreamIO } from "./streams.js";
@@ -22,11 +23,36 @@ export function containerEnvironment(pid: number): Record<string, string> {
 
 /**
  * Joins the container's mount, UTS and network namespaces and execs the command there (no --fork: none of
- * them needs one, so the exit code is the command's). A command that cannot be run gives nsenter's message on
- * stderr and 127 (not found) or 126 (not executable), as a runtime's exec does.
+ * them needs one, so the exit code is the command's), as the container's process is: its user, groups, bounding
+ * set and no-new-privileges (execIdentity), as a runtime's exec takes them from the container's spec. A command
+ * that cannot be run gives a message on stderr and 127 (not found) or 126 (not executable), as a runtime's does.
  */
 export function nsenterArgv(pid: number, command: readonly string[]): string[] {
-  return ["nsenter", "--target", String(pid), "--mount", "--uts", "--net", "--", ...command];
+  let identity: string[] = [];
+  try {
+    const setpriv = hostProgramInContainerPath("setpriv");
+    if (setpriv) identity = [setpriv, ...execIdentity(readFileSync(`/proc/${pid}/status`, "utf8")), "--"];
+  } catch {}
+  return ["nsenter", "--target", String(pid), "--mount", "--uts", "--net", "--", ...identity, ...command];
+}
+
+/** setpriv's options for a process like the one whose /proc/<pid>/status this is. */
+export function execIdentity(status: string): string[] {
+  const field = (name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, "m").exec(status)?.[1]?.trim() ?? "";
+  const [uid = "0"] = field("Uid").split(/\s+/);
+  const [gid = "0"] = field("Gid").split(/\s+/);
+  const groups = field("Groups").split(/\s+/).filter(Boolean);
+  const bounding = BigInt(`0x${field("CapBnd") || "0"}`);
+  const caps: string[] = [];
+  for (let n = 0; n < 64; n++) if ((bounding >> BigInt(n)) & 1n) caps.push(`,+cap_${n}`);
+  return [
+    `--bounding-set=-all${caps.join("")}`,
+    "--inh-caps=-all",
+    `--reuid=${uid}`,
+    `--regid=${gid}`,
+    groups.length ? `--groups=${groups.join(",")}` : "--clear-groups",
+    ...(field("NoNewPrivs") === "1" ? ["--no-new-privs"] : []),
+  ];
 }
 
 /** Runs `command` in the container whose process is `pid`, with the client's channels. */
