@@ -59,6 +59,8 @@ const labTools = {
   dig: "dnsutils",
   openssl: "openssl",
   flock: "util-linux",
+  // The netns agent execs every container's process through it (lab/src/agent/container-identity.ts).
+  setpriv: "util-linux",
   curl: "curl",
   nfacct: "nfacct",
   nc: "netcat-openbsd",

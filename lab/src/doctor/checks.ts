@@ -60,6 +60,8 @@ export const netnsTools: Readonly<Record<string, string>> = {
   "iptables-restore": "iptables",
   conntrack: "conntrack",
   openssl: "openssl",
+  // Every container's process is exec'd through it (agent/container-identity.ts).
+  setpriv: "util-linux",
 };
 
 /**

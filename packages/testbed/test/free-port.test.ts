@@ -5,7 +5,7 @@ import { createSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { test } from "node:test";
-import { freePort, serverPortBand } from "../src/controlplane/ports.js";
+import { freeControlPlanePorts, freePort, serverPortBand } from "../src/controlplane/ports.js";
 
 test("the band is 20000-29999 less the ephemeral range, or nothing when the range covers it", () => {
   assert.deepEqual(serverPortBand([32768, 60999]), [20_000, 29_999]);
@@ -53,4 +53,14 @@ test("freePort passes over a port whose UDP side is taken", async () => {
   } finally {
     await new Promise((r) => udp.close(() => r(undefined)));
   }
+});
+
+test("freePort passes over ports handed out and not bound yet; a control plane's five are apart", async () => {
+  const [first, second] = [await freePort(), await freePort()];
+  const [low] = serverPortBand([32768, 60999]) ?? [0];
+  // The draws land on first (free on the host, but handed out), then on second.
+  const draws = [first, second].map((port) => (port - low + 0.5) / 10_000);
+  assert.equal(await freePort("127.0.0.1", () => draws.shift() ?? 0, new Set([first])), second);
+  const ports = Object.values(await freeControlPlanePorts());
+  assert.equal(new Set(ports).size, 5, ports.join(" "));
 });

@@ -53,12 +53,17 @@ function udpPortFree(host: string, port: number): Promise<boolean> {
  * kernel's ephemeral range. Inside it, the kernel may give the same port to a client's socket: dig sets
  * SO_REUSEPORT on its UDP sockets and CoreDNS on its listeners, so a dig could be bound to CoreDNS's own port and
  * read back its own query ("query response not set"; a CI run failed so, and a netns whose range is one port
- * shows it every time).
+ * shows it every time). `taken`: ports already handed out but not yet bound, passed over too.
  */
-export async function freePort(host = "127.0.0.1", random = Math.random): Promise<number> {
+export async function freePort(
+  host = "127.0.0.1",
+  random = Math.random,
+  taken: ReadonlySet<number> = new Set(),
+): Promise<number> {
   const band = serverPortBand(ephemeralRange());
   for (let attempt = 0; band && attempt < 100; attempt++) {
     const port = band[0] + Math.floor(random() * (band[1] - band[0] + 1));
+    if (taken.has(port)) continue;
     const tcpFree = await checkPortFree(host, port).then(
       () => true,
       () => false,
@@ -83,12 +88,19 @@ function kernelPickedPort(host: string): Promise<number> {
 
 /** Free loopback ports for every component of a control plane (tests and benchmarks run several side by side). */
 export async function freeControlPlanePorts(): Promise<ControlPlanePorts> {
+  // None is bound before all are picked, so each is drawn apart from those before it.
+  const taken = new Set<number>();
+  const next = async () => {
+    const port = await freePort("127.0.0.1", Math.random, taken);
+    taken.add(port);
+    return port;
+  };
   return {
-    apiserver: await freePort(),
-    etcdClient: await freePort(),
-    etcdPeer: await freePort(),
-    controllerManager: await freePort(),
-    scheduler: await freePort(),
+    apiserver: await next(),
+    etcdClient: await next(),
+    etcdPeer: await next(),
+    controllerManager: await next(),
+    scheduler: await next(),
   };
 }
 
