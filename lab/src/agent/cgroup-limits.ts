@@ -1,5 +1,5 @@
 import { parseMilliQuantity, parseQuantity } from "@switchyard/basics";
-import type { Container } from "kubernetes-types/core/v1.js";
+import type { Container, Pod, ResourceRequirements } from "kubernetes-types/core/v1.js";
 
 /**
  * What a container's cgroup files say, from its resources, as the kubelet computes them (pkg/kubelet/cm
@@ -46,10 +46,66 @@ export function sharesToWeight(shares: number): number {
 export function cgroupLimitFiles(container: Pick<Container, "resources">): CgroupLimitFiles {
   const requests = container.resources?.requests ?? {};
   const limits = container.resources?.limits ?? {};
-  const milli = (text: string | undefined) => (text === undefined ? 0 : (parseMilliQuantity(text) ?? 0));
-  const shares = milliCpuToShares(milli(requests.cpu));
-  const quota = milliCpuToQuota(milli(limits.cpu));
-  const memoryBytes = limits.memory === undefined ? undefined : parseQuantity(limits.memory);
+  return limitFiles(
+    milliCpuToShares(milli(requests.cpu)),
+    milliCpuToQuota(milli(limits.cpu)),
+    limits.memory === undefined ? undefined : parseQuantity(limits.memory),
+  );
+}
+
+/**
+ * The files of the pod's own cgroup, the parent of its containers', as the kubelet's ResourceConfigForPod makes
+ * them: shares from the pod's CPU request; a quota and a memory limit from the pod's limits only where every
+ * container, init ones too, declares that limit (or the pod-level resources do); a BestEffort pod gets the least
+ * shares and nothing else. A pod's request or limit is resourcehelper's: the larger of the main containers with
+ * the sidecars, and of each init container with the sidecars started before it.
+ */
+export function podCgroupLimitFiles(pod: Pod): CgroupLimitFiles {
+  const spec = pod.spec;
+  // Pod-level resources (the PodLevelResources gate) are newer than the kubernetes-types this repository pins.
+  const podResources = (spec as { resources?: ResourceRequirements } | undefined)?.resources;
+  const inits = spec?.initContainers ?? [];
+  const all = [...inits, ...(spec?.containers ?? [])];
+  const podLimits = podResources?.limits ?? {};
+  const declared = (name: "cpu" | "memory") =>
+    podLimits[name] !== undefined || all.every((c) => quantityOf(c.resources?.limits?.[name], name) > 0);
+  const total = (kind: "requests" | "limits", name: "cpu" | "memory") => {
+    const own = podResources?.[kind]?.[name];
+    if (own !== undefined) return quantityOf(own, name);
+    const value = (c: (typeof all)[number]) => quantityOf(c.resources?.[kind]?.[name], name);
+    let sidecars = 0;
+    let initMax = 0;
+    for (const c of inits) {
+      if (c.restartPolicy === "Always") sidecars += value(c);
+      else initMax = Math.max(initMax, value(c) + sidecars);
+    }
+    const main = (spec?.containers ?? []).reduce((sum, c) => sum + value(c), 0) + sidecars;
+    return Math.max(main, initMax);
+  };
+  const bestEffort = all.every(
+    (c) =>
+      Object.keys(c.resources?.requests ?? {}).length + Object.keys(c.resources?.limits ?? {}).length === 0,
+  );
+  const files =
+    bestEffort && !podResources
+      ? limitFiles(MIN_SHARES, 0, undefined)
+      : limitFiles(
+          milliCpuToShares(total("requests", "cpu")),
+          declared("cpu") ? milliCpuToQuota(total("limits", "cpu")) : 0,
+          declared("memory") ? total("limits", "memory") : undefined,
+        );
+  // The kubelet asks for group OOM kills per container, not per pod.
+  delete files.unified["memory.oom.group"];
+  return files;
+}
+
+const milli = (text: string | undefined) => (text === undefined ? 0 : (parseMilliQuantity(text) ?? 0));
+/** CPU in millicores, memory in bytes; 0 when absent. */
+const quantityOf = (text: string | undefined, name: "cpu" | "memory") =>
+  name === "cpu" ? milli(text) : text === undefined ? 0 : (parseQuantity(text) ?? 0);
+
+/** The files for CPU shares, a quota (0: none) and a memory limit (undefined: none), in both cgroup versions. */
+function limitFiles(shares: number, quota: number, memoryBytes: number | undefined): CgroupLimitFiles {
   const memory: Record<string, string> = memoryBytes ? { "memory.limit_in_bytes": String(memoryBytes) } : {};
   const cpu: Record<string, string> = {
     "cpu.shares": String(shares),

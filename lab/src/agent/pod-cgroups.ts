@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Container } from "kubernetes-types/core/v1.js";
-import { cgroupLimitFiles } from "./cgroup-limits.js";
+import { type CgroupLimitFiles, cgroupLimitFiles } from "./cgroup-limits.js";
 
 /**
  * Where a node's pods get their cgroups. Every pod gets a cgroup2 directory below the node's (`pod<uid>`, one
@@ -31,9 +31,14 @@ export interface ContainerCgroups {
 export class PodCgroups {
   private readonly name: string;
 
+  /**
+   * `podFiles`: the pod's own cgroup's limits (podCgroupLimitFiles), written when its first container is made;
+   * each container's cgroup is below it, so no container exceeds the pod's.
+   */
   constructor(
     private readonly node: NodeCgroups,
     podUid: string,
+    private readonly podFiles: CgroupLimitFiles,
   ) {
     this.name = `pod${podUid}`;
   }
@@ -49,12 +54,15 @@ export class PodCgroups {
     }
     if (v1.memory === this.node.unified) {
       enableControllers(this.node.unified, join(this.node.unified, this.name));
+      make(join(this.node.unified, this.name), this.podFiles.unified);
       make(unified, files.unified);
       return { procs: [join(unified, "cgroup.procs")], oomKills: () => counter(unified, "memory.events") };
     }
     const memory = join(v1.memory, this.name, spec.name);
     const cpu = join(v1.cpu, this.name, spec.name);
     make(unified, {});
+    make(dirname(memory), this.podFiles.memory);
+    make(dirname(cpu), this.podFiles.cpu);
     make(memory, files.memory);
     make(cpu, files.cpu);
     return {

@@ -11,6 +11,7 @@ import {
 } from "@switchyard/kube";
 import type { Pod } from "kubernetes-types/core/v1.js";
 import type { Exec } from "../exec.js";
+import { podCgroupLimitFiles } from "./cgroup-limits.js";
 import { Container, type RestartPolicy } from "./container.js";
 import { containerIdentity } from "./container-identity.js";
 import { onPty } from "./container-input.js";
@@ -199,6 +200,7 @@ export class PodWorker {
       this.cgroups = new PodCgroups(
         { unified: nodeCgroup, ...(this.d.node.limits ? { limits: this.d.node.limits } : {}) },
         uid,
+        podCgroupLimitFiles(this.pod),
       );
     if (hostNetwork) {
       this.podIps = this.d.node.ips;

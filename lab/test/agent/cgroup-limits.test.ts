@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { Container, Pod } from "kubernetes-types/core/v1.js";
 import {
   cgroupLimitFiles,
   milliCpuToQuota,
   milliCpuToShares,
+  podCgroupLimitFiles,
   sharesToWeight,
 } from "../../src/agent/cgroup-limits.js";
 
@@ -47,5 +49,45 @@ describe("a container's cgroup files, as the kubelet and runc compute them", () 
     assert.equal(files.cpu["cpu.cfs_quota_us"], "-1");
     assert.equal(files.unified["cpu.max"], "max 100000");
     assert.equal(files.unified["memory.max"], "max");
+  });
+
+  test("the pod's own cgroup: summed requests and limits, the larger of the mains with sidecars and each init", () => {
+    const c = (name: string, cpu: [string, string], memory?: string, restartPolicy?: string): Container => ({
+      name,
+      ...(restartPolicy ? { restartPolicy } : {}),
+      resources: {
+        requests: { cpu: cpu[0] },
+        limits: { cpu: cpu[1], ...(memory ? { memory } : {}) },
+      },
+    });
+    const pod = (containers: Container[], initContainers: Container[] = []): Pod => ({
+      spec: { containers, initContainers },
+    });
+    // Two mains and a sidecar: 100m+200m+50m requested, 250m+500m+100m limited, 64+64+32 MiB.
+    const withSidecar = podCgroupLimitFiles(
+      pod(
+        [c("a", ["100m", "250m"], "64Mi"), c("b", ["200m", "500m"], "64Mi")],
+        [c("s", ["50m", "100m"], "32Mi", "Always")],
+      ),
+    );
+    assert.equal(withSidecar.cpu["cpu.shares"], String(milliCpuToShares(350)));
+    assert.equal(withSidecar.cpu["cpu.cfs_quota_us"], "85000");
+    assert.equal(withSidecar.memory["memory.limit_in_bytes"], String(160 * 2 ** 20));
+    assert.equal(
+      withSidecar.unified["memory.oom.group"],
+      undefined,
+      "the kubelet sets it per container only",
+    );
+    // An init container larger than the mains sets the pod's limit.
+    const bigInit = podCgroupLimitFiles(pod([c("a", ["100m", "200m"], "64Mi")], [c("i", ["1", "2"], "1Gi")]));
+    assert.equal(bigInit.cpu["cpu.cfs_quota_us"], "200000");
+    assert.equal(bigInit.memory["memory.limit_in_bytes"], String(2 ** 30));
+    // One container without a memory limit: no memory limit for the pod, its quota still set.
+    const partial = podCgroupLimitFiles(pod([c("a", ["100m", "200m"], "64Mi"), c("b", ["100m", "200m"])]));
+    assert.deepEqual(partial.memory, {});
+    assert.equal(partial.cpu["cpu.cfs_quota_us"], "40000");
+    // BestEffort: the least shares, nothing else.
+    const none = podCgroupLimitFiles(pod([{ name: "a" }]));
+    assert.deepEqual([none.cpu["cpu.shares"], none.cpu["cpu.cfs_quota_us"], none.memory], ["2", "-1", {}]);
   });
 });

@@ -680,6 +680,9 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     assert.equal(read(dirs.cpu, "cpu.cfs_quota_us"), "25000");
     assert.equal(read(dirs.cpu, "cpu.cfs_period_us"), "100000");
     assert.equal(read(dirs.cpu, "cpu.shares"), "102");
+    // The pod's own cgroup above it, with the pod's sums (one container here: the same values).
+    assert.equal(read(join(dirs.memory, ".."), "memory.limit_in_bytes"), String(64 * 1024 * 1024));
+    assert.equal(read(join(dirs.cpu, ".."), "cpu.cfs_quota_us"), "25000");
     // The container's one process is in all three (it joins them as its sandbox is done), and says so itself.
     const procs = await eventually("the container in its cgroups", async () => {
       const each = Object.values(dirs).map((d) => read(d, "cgroup.procs"));
