@@ -47,19 +47,19 @@ export class PodCgroups {
   container(spec: Pick<Container, "name" | "resources">): ContainerCgroups {
     const files = cgroupLimitFiles(spec);
     const unified = join(this.node.unified, this.name, spec.name);
-    const v1 = this.node.limits;
-    if (!v1) {
+    const limits = this.node.limits;
+    if (!limits) {
       make(unified, {});
       return { procs: [join(unified, "cgroup.procs")], oomKills: () => 0 };
     }
-    if (v1.memory === this.node.unified) {
+    if (limits.memory === this.node.unified) {
       enableControllers(this.node.unified, join(this.node.unified, this.name));
       make(join(this.node.unified, this.name), this.podFiles.unified);
       make(unified, files.unified);
       return { procs: [join(unified, "cgroup.procs")], oomKills: () => counter(unified, "memory.events") };
     }
-    const memory = join(v1.memory, this.name, spec.name);
-    const cpu = join(v1.cpu, this.name, spec.name);
+    const memory = join(limits.memory, this.name, spec.name);
+    const cpu = join(limits.cpu, this.name, spec.name);
     make(unified, {});
     make(dirname(memory), this.podFiles.memory);
     make(dirname(cpu), this.podFiles.cpu);
@@ -117,7 +117,7 @@ function counter(dir: string, file: string): number {
 }
 
 /** Removes a cgroup directory and those below it, deepest first; one still holding a process is left. */
-export function removeTree(dir: string): void {
+function removeTree(dir: string): void {
   let children: string[];
   try {
     children = readdirSync(dir, { withFileTypes: true })

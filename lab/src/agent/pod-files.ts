@@ -160,10 +160,6 @@ export function resourceFieldValue(pod: Pod, ref: ResourceFieldSelector, self: s
   return String(Math.ceil((parseQuantity(String(value)) ?? 0) / (parseQuantity(divisor) ?? 1)));
 }
 
-/**
- * The service-account files at /var/run/secrets/kubernetes.io/serviceaccount: a token bound to this pod from the
- * TokenRequest API, the cluster CA and the namespace. Returns the token's lifetime in seconds.
- */
 /** A token for the pod's ServiceAccount from the TokenRequest API, bound to the pod (for an audience, if given). */
 export async function requestPodToken(
   client: HttpRestClient,
@@ -189,6 +185,10 @@ export async function requestPodToken(
   return response.status.token;
 }
 
+/**
+ * The service-account files at /var/run/secrets/kubernetes.io/serviceaccount: a token bound to this pod from the
+ * TokenRequest API, the cluster CA and the namespace. Returns the token's lifetime in seconds.
+ */
 export async function writeServiceAccount(client: HttpRestClient, pod: Pod, dir: string, caFile: string) {
   const ns = pod.metadata?.namespace ?? "default";
   const expirationSeconds = 3600;

@@ -92,8 +92,8 @@ export async function fileSetFiles(
 
 /**
  * Makes a volume plan real before the container starts: ConfigMap, Secret, downward-API and projected volumes
- * written as files (read once at start; a changed ConfigMap reaches a pod when it restarts); hostPath sources created when their type asks for it, empty
- * dirs made. Mount points are made inside the container's own root, never on the host (sandbox-command.ts).
+ * written as files (read once at start; a changed ConfigMap reaches a pod when it restarts); hostPath sources
+ * created when their type asks for it, empty dirs made. Mount points are made inside the container's own root, never on the host (sandbox-command.ts).
  */
 export async function prepareVolumes(plan: VolumePlan, c: FileContext): Promise<void> {
   for (const set of plan.fileSets) {

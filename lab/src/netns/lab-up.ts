@@ -237,15 +237,6 @@ async function deployLabStack(
  * container's read-only one is not) for the lab to make its nodes' directories. Every lab gets them when they are
  * there, whatever its mode, so that `migrate --to ebpf` finds every pod already in its node's cgroup.
  */
-/** Where this host's memory and cpu controllers are (limit-places.ts). */
-function hostLimitMounts(cgroup2Mount: string | undefined): LimitMounts | undefined {
-  let controllers = "";
-  try {
-    if (cgroup2Mount) controllers = readFileSync(`${cgroup2Mount}/cgroup.controllers`, "utf8");
-  } catch {}
-  return limitMounts(readFileSync("/proc/self/mountinfo", "utf8"), controllers);
-}
-
 async function hostEbpfMounts(exec: Exec): Promise<{ cgroup2Mount?: string; missing?: string }> {
   const mountinfo = () => readFileSync("/proc/self/mountinfo", "utf8");
   let found = ebpfMounts(mountinfo());
@@ -328,4 +319,13 @@ async function waitForNodes(
     progress.update(`waiting for ${what} (${found.size}/${plan.nodes})`);
     await sleep(realClock, 250);
   }
+}
+
+/** Where this host's memory and cpu controllers are (limit-places.ts). */
+function hostLimitMounts(cgroup2Mount: string | undefined): LimitMounts | undefined {
+  let controllers = "";
+  try {
+    if (cgroup2Mount) controllers = readFileSync(`${cgroup2Mount}/cgroup.controllers`, "utf8");
+  } catch {}
+  return limitMounts(readFileSync("/proc/self/mountinfo", "utf8"), controllers);
 }

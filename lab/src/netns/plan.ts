@@ -183,9 +183,7 @@ export function planLab(input: LabInput, cgroup2Mount?: string, limits?: LimitMo
       hostVeth: `${input.prefix}-n${index}`,
       ip: ips[0] ?? "",
       ips,
-      ...(ebpf
-        ? ebpfNode(nodeCgroup(ebpf, name), nodePinRoot(ebpf, name), nodeLimits(name, nodeCgroup(ebpf, name)))
-        : {}),
+      ...(ebpf ? ebpfNode(ebpf, name, nodeLimits) : {}),
     };
   });
   const primary = networks[0] as FamilyNetwork;
@@ -203,11 +201,16 @@ export function planLab(input: LabInput, cgroup2Mount?: string, limits?: LimitMo
   };
 }
 
-const ebpfNode = (cgroup: string, pinRoot: string, limits: NodePlan["limits"]) => ({
-  cgroup,
-  pinRoot,
-  ...(limits ? { limits } : {}),
-});
+/** A node's cgroup, pin folder and limit folders, where the host has ebpf mode's places. */
+function ebpfNode(
+  ebpf: EbpfPlaces,
+  name: string,
+  limitsOf: (name: string, cgroup: string) => NodePlan["limits"],
+): Pick<NodePlan, "cgroup" | "pinRoot" | "limits"> {
+  const cgroup = nodeCgroup(ebpf, name);
+  const limits = limitsOf(name, cgroup);
+  return { cgroup, pinRoot: nodePinRoot(ebpf, name), ...(limits ? { limits } : {}) };
+}
 
 export function nodeByName(plan: LabPlan, name: string): NodePlan {
   const node = plan.nodeList.find((n) => n.name === name);

@@ -54,8 +54,8 @@ export function bridgeSteps(plan: LabPlan): Step[] {
 /**
  * ebpf mode's places (stack/ebpf-places.ts): the lab's cgroup2 directory with one per node, and its pin folder;
  * on a hybrid host also the lab's folders in the v1 memory and cpu hierarchies (limit-places.ts), where the agents
- * put their pods' limits. The shared `switchyard` folders above them go only when no other lab's are left in them. Made before the nodes,
- * so that teardown, newest first, removes them after the nodes' processes have been stopped gracefully; any
+ * put their pods' limits. The shared `switchyard` folders above them go only when no other lab's are left in them.
+ * Made before the nodes, so that teardown, newest first, removes them after the nodes' processes have been stopped gracefully; any
  * process still in a node's cgroup then is stopped with it, and removing the pins detaches the programs.
  */
 export function ebpfPlaceSteps(plan: LabPlan): Step[] {
