@@ -92,20 +92,37 @@ function services(family: IPFamily): TestService[] {
 /**
  * Three connections from one source port, one after the other: the server closes first, so each connect meets
  * the previous flow's conntrack entry in TIME_WAIT, where a SYN makes conntrack start an entry of its own.
+ * The client closes last, so its own socket stays in LAST_ACK until the server's final ACK is processed; on a
+ * busy machine that can come after the next connect, which the client's stack refuses (EADDRNOTAVAIL: the
+ * four-tuple is still in use) before any packet leaves. Such a connect is tried again; nothing reached the
+ * datapath.
  */
 const SAME_PORT_TWICE = String.raw`
-import json, random, socket, sys
+import errno, json, random, socket, sys, time
 host, port = sys.argv[1], int(sys.argv[2])
 source = random.randint(20000, 30000)
 fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+def connected():
+    for _ in range(50):
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(1.0)
+        s.bind(("", source))
+        try:
+            s.connect((host, port))
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno != errno.EADDRNOTAVAIL: raise
+            time.sleep(0.02)
+    raise OSError(errno.EADDRNOTAVAIL, "the previous connection's four-tuple stayed in use for 1 s")
+
 answers = []
 for _ in range(3):
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.settimeout(1.0)
-    s.bind(("", source))
+    s = None
     try:
-        s.connect((host, port))
+        s = connected()
         data = b""
         while True:
             chunk = s.recv(100)
@@ -114,7 +131,7 @@ for _ in range(3):
         answers.append(data.decode())
     except OSError as e:
         answers.append(type(e).__name__ + " " + str(e))
-    s.close()
+    if s: s.close()
 print(json.dumps(answers))
 `;
 
