@@ -59,7 +59,7 @@ describe("conformance: sig-network's [Conformance] specs and the node agent's fo
       stateDir: dir,
       focus,
       skip: defaultSkip,
-      procs: 4,
+      procs: 6,
       out: join(dir, "report"),
       sink: process.stderr,
     });
