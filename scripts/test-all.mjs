@@ -60,6 +60,11 @@ const lanes = oneLane
     ].filter((lane) => lane.files.length > 0);
 
 const tmp = mkdtempSync(join(tmpdir(), "switchyard-test-"));
+// The lines where an e2e suite says how long its lab or cluster took to come up ("# kind up ...: ... 101.0 s in
+// all", "# netns lab up with ... in 22.2 s"), repeated in the summary: the end of a long run's output is what a
+// reader gets to see, and the same suite's time differs most between runs in its bring-up.
+const labUpLine = /^\s*# .*\bup\b.* in [\d.]+ ?s\b/;
+const labUps = [];
 
 /** One `node --test` process over a lane's files; its spec output goes to stdout, each line marked with the lane. */
 function runLane(lane) {
@@ -85,7 +90,10 @@ function runLane(lane) {
     stream.on("data", (d) => {
       const lines = (rest + d).split("\n");
       rest = lines.pop() ?? "";
-      for (const line of lines) out.write(`${mark}${line}\n`);
+      for (const line of lines) {
+        out.write(`${mark}${line}\n`);
+        if (labUpLine.test(line)) labUps.push(`${mark}${line.trim()}`);
+      }
     });
     stream.on("end", () => rest && out.write(`${mark}${rest}\n`));
   };
@@ -135,9 +143,12 @@ for (const r of results) {
     .map((line) => line.split("\t"))
     .sort((a, b) => Number(b[0]) - Number(a[0]));
   console.log(`slowest files of lane ${r.lane.name} (seconds):`);
-  for (const [seconds, file] of rows.slice(0, 20))
+  for (const [seconds, file] of rows.slice(0, 30))
     console.log(`  ${seconds.padStart(6)}  ${file.slice(root.length + 1)}`);
+  const rest = rows.slice(30).reduce((sum, [seconds]) => sum + Number(seconds), 0);
+  console.log(`  ${rest.toFixed(1).padStart(6)}  the other ${Math.max(0, rows.length - 30)} files`);
 }
+if (labUps.length > 0) console.log(`labs and clusters up:\n${labUps.map((l) => `  ${l}`).join("\n")}`);
 for (const skip of skips) console.log(`skipped: ${skip}`);
 console.log(`${passed} passed, ${failed} failed, ${skips.length} skipped`);
 if (noSkip && skips.length > 0)

@@ -114,7 +114,7 @@ describe("image swap: kubeadm's kube-proxy and CoreDNS replaced by ours with kub
 
   before(async () => {
     ({ state, kubectl } = await upTestCluster(engine, dir, name, "upstream"));
-    console.log(`# kind up with upstream's stack: ${state.upSeconds?.toFixed(1)} s`);
+    console.log(`# kind up with upstream's stack in ${state.upSeconds?.toFixed(1)} s`);
   });
 
   after(async () => {
