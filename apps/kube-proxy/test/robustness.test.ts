@@ -171,6 +171,7 @@ describe("switchyard-proxy: robustness", { skip, timeout: 300_000 }, () => {
     const log = proxy.log();
     assert.match(log, /skipping malformed parts of a Service.*default\/bad-ip.*not a valid IP/);
     assert.match(log, /default\/bad-port.*not-an-ip.*invalid number 0/);
-    assert.deepEqual(names(await net.probe(ip, 80, 10)), new Set(["pod-0", "pod-1"]));
+    // 30 connections: with two backends chosen at random, 10 all went to one in a CI run (1 in 512).
+    assert.deepEqual(names(await net.probe(ip, 80, 30)), new Set(["pod-0", "pod-1"]));
   });
 });
