@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   readSync,
+  renameSync,
   rmSync,
   statSync,
   watch,
@@ -32,12 +33,19 @@ export type OutputFiles = Record<LogStream, string>;
 /** How far one output file is read, and the start of a line not finished yet. */
 interface Reader {
   offset: number;
+  /** The end of the last whole line recorded: where a restarted agent's reader goes on (resume). */
+  committed: number;
   partial: string;
   decoder: StringDecoder;
 }
 
 const streams: readonly LogStream[] = ["stdout", "stderr"];
-const fresh = (): Reader => ({ offset: 0, partial: "", decoder: new StringDecoder("utf8") });
+const fresh = (offset = 0): Reader => ({
+  offset,
+  committed: offset,
+  partial: "",
+  decoder: new StringDecoder("utf8"),
+});
 
 /**
  * A container's log as the kubelet keeps it: one CRI-format file per instance (`<dir>/<restartCount>.log`, the
@@ -69,17 +77,52 @@ export class ContainerLog {
     for (const f of readdirSync(this.dir))
       if (f !== `${restartCount - 1}.log`) rmSync(join(this.dir, f), { force: true });
     writeFileSync(this.file(restartCount), "");
-    this.instance = restartCount;
+    const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+    this.followFiles(restartCount, { stdout: size(this.files.stdout), stderr: size(this.files.stderr) });
+  }
+
+  /**
+   * Goes on with an instance a previous agent recorded (an adopted container): from the last whole line it
+   * recorded, so what the process wrote while no agent ran is recorded now, once.
+   */
+  resume(instance: number): void {
+    this.end();
+    mkdirSync(this.dir, { recursive: true });
+    let offsets: Record<LogStream, number> | undefined;
+    try {
+      offsets = JSON.parse(readFileSync(this.offsetsFile(instance), "utf8")) as Record<LogStream, number>;
+    } catch {}
+    const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+    this.followFiles(
+      instance,
+      offsets ?? { stdout: size(this.files.stdout), stderr: size(this.files.stderr) },
+    );
+  }
+
+  private followFiles(instance: number, offsets: Record<LogStream, number>): void {
+    this.instance = instance;
     this.ended = false;
     for (const stream of streams) {
-      const file = this.files[stream];
-      this.readers[stream] = { ...fresh(), offset: existsSync(file) ? statSync(file).size : 0 };
+      this.readers[stream] = fresh(offsets[stream]);
       try {
-        this.watchers.push(watch(file, () => this.poll()));
+        this.watchers.push(watch(this.files[stream], () => this.poll()));
       } catch {}
     }
+    this.saveOffsets();
     // inotify is the fast path; the poll catches whatever a watch misses (or a filesystem without one).
     this.poller = setInterval(() => this.poll(), 1000);
+  }
+
+  private offsetsFile(instance: number): string {
+    return join(this.dir, `${instance}.offsets`);
+  }
+
+  private saveOffsets(): void {
+    if (this.instance === undefined) return;
+    const file = this.offsetsFile(this.instance);
+    const committed = { stdout: this.readers.stdout.committed, stderr: this.readers.stderr.committed };
+    writeFileSync(`${file}.tmp`, JSON.stringify(committed));
+    renameSync(`${file}.tmp`, file);
   }
 
   /** The process exited: what it wrote last is read, unterminated last lines kept as parts, followers end. */
@@ -148,12 +191,15 @@ export class ContainerLog {
 
   private poll(): void {
     if (this.ended) return;
-    for (const stream of streams) this.pollStream(stream);
+    let read = false;
+    for (const stream of streams) read = this.pollStream(stream) || read;
+    if (read) this.saveOffsets();
   }
 
-  private pollStream(stream: LogStream): void {
+  /** Reads what the process wrote since; true when there was something. */
+  private pollStream(stream: LogStream): boolean {
     const file = this.files[stream];
-    if (!existsSync(file)) return;
+    if (!existsSync(file)) return false;
     const r = this.readers[stream];
     const fd = openSync(file, "r");
     let text = "";
@@ -162,6 +208,8 @@ export class ContainerLog {
       for (;;) {
         const n = readSync(fd, buf, 0, buf.length, r.offset);
         if (n <= 0) break;
+        const newline = buf.subarray(0, n).lastIndexOf(10);
+        if (newline >= 0) r.committed = r.offset + newline + 1;
         r.offset += n;
         // The decoder keeps a character split between two reads for the next one.
         text += r.decoder.write(buf.subarray(0, n));
@@ -169,13 +217,14 @@ export class ContainerLog {
     } finally {
       closeSync(fd);
     }
-    if (!text) return;
+    if (!text) return false;
     appendFileSync(this.mergedFile, text);
     for (const l of this.listeners) l.onText?.(text, stream);
     const parts = (r.partial + text).split("\n");
     r.partial = parts.pop() ?? "";
     const time = this.now();
     this.record(parts.map((p) => ({ time, stream, text: `${p}\n` })));
+    return true;
   }
 
   private record(lines: LogLine[]): void {

@@ -59,6 +59,13 @@ export class ContainerProbes {
     return this.isStarted && (readiness ? readiness.resultFor(this.c.restartCount) === true : true);
   }
 
+  /** An adopted container's results as the pod's status last showed them (ready, started), kept until probed. */
+  resume(shown: { ready: boolean; started?: boolean }): void {
+    if (!this.c.running) return;
+    if (shown.started) this.worker("startup")?.seed(this.c.restartCount, true);
+    if (shown.ready) this.worker("readiness")?.seed(this.c.restartCount, true);
+  }
+
   /** Resolves `started` once the container counts as started; call after each start and each result. */
   noteStarted(): void {
     if (this.isStarted) this.startedOnce();

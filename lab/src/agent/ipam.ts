@@ -1,4 +1,4 @@
-import { type CidrRange, cidrRange, cidrSize, fromBig, toBig } from "@switchyard/basics";
+import { type CidrRange, cidrRange, cidrSize, familyOf, fromBig, toBig } from "@switchyard/basics";
 
 /**
  * Pod addresses of one node in one family: the CIDR's first address is the gateway (cbr0); pods take the next free
@@ -40,6 +40,13 @@ export class Ipam {
     throw new Error(
       `no free pod address left in ${fromBig(this.cidr.family, this.cidr.base)}/${this.prefixLength}`,
     );
+  }
+
+  /** Marks an address a pod already holds (one a previous agent handed out) as taken; one outside the CIDR is ignored. */
+  reserve(ip: string): void {
+    if (familyOf(ip) !== this.cidr.family) return;
+    const offset = toBig(ip) - this.cidr.base;
+    if (offset >= 2n && offset < 2n + this.usable) this.used.add(offset);
   }
 
   release(ip: string): void {

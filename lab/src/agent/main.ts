@@ -28,7 +28,7 @@ import {
 } from "./host/netns.js";
 import { hostPortRuleset } from "./host-ports.js";
 import { Ipam } from "./ipam.js";
-import { Kubelet, leftoverPodNamespaces } from "./kubelet.js";
+import { Kubelet } from "./kubelet.js";
 import { WebhookAuthorizer } from "./kubelet-api/authorize.js";
 import { startKubeletApi } from "./kubelet-api/server.js";
 import { ensureLocalhostPair } from "./localhost-pair.js";
@@ -55,16 +55,6 @@ async function main(): Promise<void> {
   const client = labClient(adminCredentials(state.server, paths.controlPlane));
   const abort = new AbortController();
   const journal = new Journal(paths.journal);
-
-  const deps = { plan: state.plan, node };
-  const leftovers = leftoverPodNamespaces(await realExec(["ip", "netns", "list"]), deps);
-  if (leftovers.length > 0) {
-    log.warn("removing pod sandboxes of a previous agent run", { count: leftovers.length });
-    await teardown(
-      leftovers.map((name) => ({ kind: "netns" as const, name })),
-      realTeardownDeps,
-    );
-  }
 
   const registered = await registerNode(client, node);
   await postNodeStatus(client, node, false);

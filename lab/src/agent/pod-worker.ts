@@ -39,6 +39,15 @@ import { type ContainerCgroups, PodCgroups } from "./pod-cgroups.js";
 import { containerEnv, etcHosts, podHostname, resolvConf, writeServiceAccount } from "./pod-files.js";
 import { type ContainerView, podStatus } from "./pod-status.js";
 import { podSysctls } from "./pod-sysctls.js";
+import {
+  type ContainerRecord,
+  readContainerRecord,
+  removeSandboxRecord,
+  runtimeDir,
+  type SandboxRecord,
+  writeContainerRecord,
+  writeSandboxRecord,
+} from "./runtime-record.js";
 import { sandboxArgv } from "./sandbox-command.js";
 import { dirBytes, writableLayerBytes } from "./storage-usage.js";
 import { prepareVolumes } from "./volume-files.js";
@@ -121,7 +130,9 @@ export class PodWorker {
   private dir: string | undefined;
   /** Every container has stopped: nothing more is probed or posted. */
   private stopped = false;
-  private readonly startTime = formatTime(Date.now());
+  private startTime = formatTime(Date.now());
+  /** The sandbox a previous agent of this node left for the pod (runtime-record.ts), which start() adopts. */
+  private adopted: SandboxRecord | undefined;
   /** start() has made every container: status posts describe them all. */
   private started = false;
   /** The pod's hostPorts are in the node's maps (taken out when it terminates). */
@@ -167,7 +178,12 @@ export class PodWorker {
     return { view, log: e.log, pid: e.c.pid, input: e.c.input };
   }
 
-  async start(): Promise<void> {
+  /**
+   * Makes the pod's sandbox and starts its containers in order; with `adopted`, takes over the sandbox and the
+   * containers a previous agent left running instead, as a restarted kubelet finds them through its runtime.
+   */
+  async start(adopted?: SandboxRecord): Promise<void> {
+    this.adopted = adopted;
     const spec = this.pod.spec;
     if (!spec) return;
     const initSpecs = spec.initContainers ?? [];
@@ -187,10 +203,9 @@ export class PodWorker {
     }
     const hostNetwork = spec.hostNetwork === true;
     const uid = this.pod.metadata?.uid ?? "";
-    const dir = join(
-      this.d.podsDir,
-      `${this.pod.metadata?.namespace}_${this.pod.metadata?.name}_${uid.slice(0, 8)}`,
-    );
+    const dir =
+      adopted?.dir ??
+      join(this.d.podsDir, `${this.pod.metadata?.namespace}_${this.pod.metadata?.name}_${uid.slice(0, 8)}`);
     // Only root passes: it holds the pod's Secrets and tokens, whose own folders are open for non-root containers.
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
@@ -205,6 +220,9 @@ export class PodWorker {
     if (hostNetwork) {
       this.podIps = this.d.node.ips;
       this.netns = this.d.node.netns;
+    } else if (adopted) {
+      this.podIps = adopted.podIps;
+      this.netns = adopted.netns;
     } else {
       this.podIps = this.d.ipams.map((ipam) => ipam.allocate());
       this.netns = `${podNetnsPrefix(this.d.plan, this.d.node)}${uid.slice(0, 8)}`;
@@ -221,6 +239,15 @@ export class PodWorker {
       });
       await applySteps(steps, this.d.exec, this.d.journal);
     }
+    if (adopted) this.startTime = adopted.startTime;
+    writeSandboxRecord({
+      uid,
+      node: this.d.node.name,
+      dir,
+      netns: this.netns,
+      podIps: this.podIps,
+      startTime: this.startTime,
+    });
     const etc = this.writeEtcFiles(dir, hostNetwork);
     await this.addHostPorts();
     let saDir: string | undefined;
@@ -433,6 +460,10 @@ export class PodWorker {
         stdinOnce: container.stdinOnce === true,
         tty: container.tty === true,
       },
+      runtime: {
+        exitFile: (instance) => join(runtimeDir(s.dir), `${container.name}.${instance}.exit`),
+        save: (record) => writeContainerRecord(s.dir, container.name, record),
+      },
       onChange: () => this.sendStatus(),
     });
     const entry: Entry = {
@@ -449,8 +480,11 @@ export class PodWorker {
       c.state = { waiting: configError };
       return entry;
     }
-    // Deleted or evicted while this one was being made: what stopped the others did not see it, so it never starts.
+    const record = this.adopted ? readContainerRecord(s.dir, container.name) : undefined;
+    // Deleted or evicted while this one was being made: what stopped the others did not see it, so it never starts
+    // (an adopted one is taken over first, so that its process is stopped too).
     if (this.ending) {
+      if (record) c.adopt(record);
       await c.stop(0);
       return entry;
     }
@@ -463,10 +497,26 @@ export class PodWorker {
       warn: (message) => this.d.log.warn(message, { pod: this.key, container: container.name }),
     });
     entry.probes = probes;
-    c.start();
+    await this.run(c, probes, container.name, record);
     probes.noteStarted();
     probes.schedule(this.timers);
     return entry;
+  }
+
+  /** Starts the container, or takes over the instance its record names, with the probe results the status showed. */
+  private async run(
+    c: Container,
+    probes: ContainerProbes,
+    name: string,
+    record: ContainerRecord | undefined,
+  ): Promise<void> {
+    if (!record) return c.start();
+    c.adopt(record);
+    const s = this.pod.status;
+    const shown = [...(s?.initContainerStatuses ?? []), ...(s?.containerStatuses ?? [])].find(
+      (x) => x.name === name,
+    );
+    if (shown) probes.resume({ ready: shown.ready, ...(shown.started ? { started: true } : {}) });
   }
 
   /**
@@ -651,6 +701,7 @@ export class PodWorker {
         if (ip) ipam.release(ip);
       });
     }
+    if (this.dir) removeSandboxRecord(this.dir);
     if (!deleteObject) return;
     const ns = this.pod.metadata?.namespace;
     try {

@@ -50,6 +50,16 @@ export class ProbeWorker {
     return instance === this.instance ? this.result : initial[this.kind];
   }
 
+  /**
+   * The result a previous agent had reached for this instance, as the kubelet's worker keeps a container that was
+   * running before the kubelet restarted from turning not ready (a decided startup probe holds, as decided ones do).
+   */
+  seed(instance: number, result: boolean): void {
+    this.instance = instance;
+    this.result = result;
+    this.onHold = this.kind === "startup";
+  }
+
   /** Whether to probe at this tick; also takes in a new instance or a stopped container. */
   due(t: ProbeTarget, nowMs: number): boolean {
     if (t.instance !== this.instance) {
