@@ -59,11 +59,13 @@ export class ContainerProbes {
     return this.isStarted && (readiness ? readiness.resultFor(this.c.restartCount) === true : true);
   }
 
-  /** An adopted container's results as the pod's status last showed them (ready, started), kept until probed. */
-  resume(shown: { ready: boolean; started?: boolean }): void {
-    if (!this.c.running) return;
-    if (shown.started) this.worker("startup")?.seed(this.c.restartCount, true);
-    if (shown.ready) this.worker("readiness")?.seed(this.c.restartCount, true);
+  /**
+   * The results an adopted container's running instance had, as the pod's status last showed them (ready,
+   * started), kept until it is probed; seeded before the container is adopted, whose first status post shows them.
+   */
+  resume(instance: number, shown: { ready: boolean; started?: boolean }): void {
+    if (shown.started) this.worker("startup")?.seed(instance, true);
+    if (shown.ready) this.worker("readiness")?.seed(instance, true);
   }
 
   /** Resolves `started` once the container counts as started; call after each start and each result. */

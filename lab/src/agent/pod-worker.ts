@@ -133,6 +133,11 @@ export class PodWorker {
   private startTime = formatTime(Date.now());
   /** The sandbox a previous agent of this node left for the pod (runtime-record.ts), which start() adopts. */
   private adopted: SandboxRecord | undefined;
+  /**
+   * Containers are being taken over: no status is posted until all are (or one must be waited for), so the status
+   * the previous agent posted stays as it was rather than showing containers not adopted yet as being created.
+   */
+  private adopting = false;
   /** start() has made every container: status posts describe them all. */
   private started = false;
   /** The pod's hostPorts are in the node's maps (taken out when it terminates). */
@@ -184,6 +189,7 @@ export class PodWorker {
    */
   async start(adopted?: SandboxRecord): Promise<void> {
     this.adopted = adopted;
+    this.adopting = adopted !== undefined;
     const spec = this.pod.spec;
     if (!spec) return;
     const initSpecs = spec.initContainers ?? [];
@@ -269,6 +275,8 @@ export class PodWorker {
       initSpecs,
       async (c) => {
         const e = await this.startContainer(c, shared, this.inits, initRestartPolicy(c, podPolicy));
+        // An adopted init container still running is waited for, with its status posted meanwhile.
+        if (!isSidecar(c) && !e.c.state.terminated) this.adopting = false;
         return { c: e.c, started: e.probes?.started };
       },
       () => this.ending,
@@ -278,6 +286,7 @@ export class PodWorker {
       for (const c of spec.containers) await this.startContainer(c, shared, this.containers, policy);
       if (policy !== "Always") void this.stopSidecarsOnceMainEnd();
     }
+    this.adopting = false;
     this.sendStatus();
   }
 
@@ -511,12 +520,13 @@ export class PodWorker {
     record: ContainerRecord | undefined,
   ): Promise<void> {
     if (!record) return c.start();
-    c.adopt(record);
     const s = this.pod.status;
     const shown = [...(s?.initContainerStatuses ?? []), ...(s?.containerStatuses ?? [])].find(
       (x) => x.name === name,
     );
-    if (shown) probes.resume({ ready: shown.ready, ...(shown.started ? { started: true } : {}) });
+    if (shown && record.state.running)
+      probes.resume(record.restartCount, { ready: shown.ready, ...(shown.started ? { started: true } : {}) });
+    c.adopt(record);
   }
 
   /**
@@ -610,7 +620,7 @@ export class PodWorker {
 
   /** Posts the pod's status unless it did not change; posts run one at a time, the newest state last. */
   private sendStatus(sandboxReady = true): void {
-    if (this.stopped) return;
+    if (this.stopped || this.adopting) return;
     const spec = this.pod.spec;
     const hasInits = (spec?.initContainers?.length ?? 0) > 0;
     const view = {

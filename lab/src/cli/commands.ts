@@ -10,6 +10,7 @@ import { envCommand, kubectlCommand } from "./kubectl-cmd.js";
 import { downCommand, kubeconfigCommand, logsCommand, statusCommand } from "./lab-cmd.js";
 import { lbCommand } from "./lb-cmd.js";
 import { migrateCommand } from "./migrate-cmd.js";
+import { restartAgentCommand } from "./restart-agent-cmd.js";
 import { scenarioGroup } from "./scenario-cmd.js";
 import { shellCommand } from "./shell-cmd.js";
 import { traceCommand } from "./trace-cmd.js";
@@ -29,6 +30,7 @@ const commands: Command[] = [
   statusCommand,
   kubeconfigCommand,
   logsCommand,
+  restartAgentCommand,
   migrateCommand,
   kubectlCommand,
   envCommand,

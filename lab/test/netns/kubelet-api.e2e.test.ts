@@ -13,6 +13,9 @@ import { eventually } from "@switchyard/kube/testing";
 import { missingControlPlane, resolveBinary } from "@switchyard/testbed";
 import { adminCredentials, labClient } from "@switchyard/testbed/controlplane";
 import type { Pod } from "kubernetes-types/core/v1.js";
+import { processStartTicks } from "../../src/agent/container-shim.js";
+import type { ContainerRecord } from "../../src/agent/runtime-record.js";
+import { restartAgent } from "../../src/netns/agent-restart.js";
 import { labDown } from "../../src/netns/lab-down.js";
 import { type LabState, labPaths } from "../../src/netns/state.js";
 import { upTestLab } from "./test-lab.js";
@@ -100,6 +103,44 @@ const sidecarPod: Pod = {
         image: "busybox",
         command: ["sh", "-c", "cat /work/setup; exec sleep 3600"],
         volumeMounts: [{ name: "work", mountPath: "/work" }],
+      },
+    ],
+  },
+};
+
+/** A busybox pod whose one container runs `script` (the node's network with `hostNetwork`). */
+const busyboxPod = (name: string, script: string, hostNetwork = false): Pod => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name },
+  spec: {
+    terminationGracePeriodSeconds: 1,
+    ...(hostNetwork ? { hostNetwork } : {}),
+    containers: [{ name: "main", image: "busybox", command: ["sh", "-c", script] }],
+  },
+});
+
+/** A pod for the agent's restart: web, ready through an exec probe, and a worker that exits 3 once told to. */
+const adoptedPod: Pod = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "kept" },
+  spec: {
+    terminationGracePeriodSeconds: 1,
+    containers: [
+      {
+        name: "web",
+        image: "switchyard/echo:0.1.0",
+        readinessProbe: { exec: { command: ["true"] }, periodSeconds: 1 },
+      },
+      {
+        name: "worker",
+        image: "busybox",
+        command: [
+          "sh",
+          "-c",
+          "echo started; while [ ! -e /run/stop ]; do sleep 0.2; done; echo stopping; exit 3",
+        ],
       },
     ],
   },
@@ -993,5 +1034,129 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     assert.deepEqual(claims.aud, ["vault"]);
     const pod = await client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/files`);
     assert.equal(claims["kubernetes.io"]?.pod?.uid, pod.metadata?.uid);
+  });
+
+  test("a restarted agent adopts its pods; what ended while none ran is reported, deleted pods are removed", async () => {
+    const node = state.plan.nodeList[0]?.name ?? "";
+    const podsDir = labPaths(dir).pods;
+    /** The running process of a pod's container, as the node's runtime records name it. */
+    const processOf = (pod: string, container: string) => {
+      const folder = readdirSync(podsDir).find((d) => d.startsWith(`${ns}_${pod}_`));
+      const file = join(podsDir, folder ?? "", "runtime", `${container}.json`);
+      const record = JSON.parse(readFileSync(file, "utf8")) as ContainerRecord;
+      assert.ok(record.process, `${pod}/${container} runs`);
+      return record.process;
+    };
+    const get = (name: string) => client.call<Pod>("GET", `/api/v1/namespaces/${ns}/pods/${name}`);
+    const status = (pod: Pod, c: string) => pod.status?.containerStatuses?.find((x) => x.name === c);
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, adoptedPod);
+    await client.call(
+      "POST",
+      `/api/v1/namespaces/${ns}/pods`,
+      busyboxPod("on-host", "exec sleep 3600", true),
+    );
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, busyboxPod("graceful", "exec sleep 3600"));
+    await client.call("POST", `/api/v1/namespaces/${ns}/pods`, busyboxPod("forced", "exec sleep 3600"));
+    for (const name of ["on-host", "graceful", "forced"]) await running(name);
+    const before = await eventually("kept ready", async () => {
+      const pod = await get("kept");
+      return status(pod, "web")?.ready && status(pod, "worker")?.ready ? pod : undefined;
+    });
+    const web = processOf("kept", "web");
+    const worker = processOf("kept", "worker");
+    const onHost = processOf("on-host", "main");
+    const graceful = processOf("graceful", "main");
+    const forced = processOf("forced", "main");
+    const netnsOf = async (name: string) => {
+      const uid = (await get(name)).metadata?.uid?.slice(0, 8) ?? "-";
+      const found = readdirSync("/run/netns").filter(
+        (n) => n.startsWith(`${lab.prefix}-pod-`) && n.endsWith(uid),
+      );
+      assert.equal(found.length, 1, `${name}'s network namespace`);
+      return found[0] ?? "";
+    };
+    const deletedNetns = [await netnsOf("graceful"), await netnsOf("forced")];
+    // web's readiness as the API shows it, all along: the kubelet keeps a ready container ready across its restart.
+    const webReady: boolean[] = [];
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const pod = await get("kept").catch(() => undefined);
+        const ready = pod && status(pod, "web")?.ready;
+        if (ready !== undefined) webReady.push(ready);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    let after: Pod;
+    try {
+      await restartAgent(dir, node, {
+        kill: true,
+        detached: false,
+        whileStopped: async () => {
+          // With no agent on the node: the worker ends, one pod is deleted gracefully and one at once.
+          // In the container's mount namespace and root: its /run is a tmpfs of its own.
+          await execFileAsync("nsenter", ["-t", String(worker.pid), "-m", "-r", "touch", "/run/stop"]);
+          await eventually("the worker to end", () => processStartTicks(worker.pid) === undefined, {
+            timeoutMs: 10_000,
+          });
+          await kubectl("delete", "pod", "graceful", "--wait=false");
+          await kubectl("delete", "pod", "forced", "--grace-period=0", "--force");
+        },
+      });
+      after = await eventually("kept's worker restarted by the new agent", async () => {
+        const pod = await get("kept");
+        const w = status(pod, "worker");
+        return w?.restartCount === 1 && w.state?.running && w.ready ? pod : undefined;
+      });
+    } finally {
+      watching = false;
+      await watch;
+    }
+    const workerAfter = status(after, "worker");
+    assert.deepEqual(
+      {
+        exitCode: workerAfter?.lastState?.terminated?.exitCode,
+        reason: workerAfter?.lastState?.terminated?.reason,
+      },
+      { exitCode: 3, reason: "Error" },
+      "the exit while no agent ran, as the shim recorded it",
+    );
+    // The new agent's kubelet API listens once its first list is handled, a moment after the status above.
+    const previous = await eventually("the new agent's kubelet API", () =>
+      kubectl("logs", "kept", "-c", "worker", "--previous"),
+    );
+    assert.equal(previous.trim(), "started\nstopping");
+    // The same processes, not new ones: nothing else about kept changed.
+    assert.equal(processStartTicks(web.pid), web.pidStart, "web's process kept running");
+    assert.equal(processOf("kept", "web").pid, web.pid);
+    assert.equal(status(after, "web")?.restartCount, 0);
+    assert.equal(after.status?.podIP, before.status?.podIP);
+    assert.equal(after.status?.startTime, before.status?.startTime);
+    assert.ok(
+      webReady.length > 0 && webReady.every(Boolean),
+      `web never turned not ready: ${webReady.join(",")}`,
+    );
+    assert.equal(
+      processStartTicks(onHost.pid),
+      onHost.pidStart,
+      "the hostNetwork pod's process kept running",
+    );
+    assert.equal(processOf("on-host", "main").pid, onHost.pid, "and no second one was started");
+    // Deleted while no agent ran: the graceful one stopped and its object removed, the forced one cleaned up.
+    await eventually("graceful's object removed", () =>
+      get("graceful").then(
+        () => false,
+        (err: Error) => err.message.includes("not found") || err.message.includes("404"),
+      ),
+    );
+    assert.equal(processStartTicks(graceful.pid), undefined, "graceful's process ended");
+    assert.equal(processStartTicks(forced.pid), undefined, "forced's process ended");
+    const namespaces = readdirSync("/run/netns");
+    assert.deepEqual(
+      deletedNetns.filter((n) => namespaces.includes(n)),
+      [],
+      "the deleted pods' network namespaces are gone",
+    );
+    await kubectl("delete", "pod", "kept", "on-host", "--wait=false");
   });
 });
