@@ -466,6 +466,16 @@ describe("node agent, pure parts", () => {
     assert.throws(() => small.allocate(), /no free pod address left in 10\.244\.4\.0\/29/);
   });
 
+  test("addresses a previous agent handed out are reserved before new pods ask; others' are ignored", () => {
+    const ipam = new Ipam("10.244.5.0/29");
+    for (const ip of ["10.244.5.2", "10.244.5.4", "10.244.6.2", "fd00::2", "10.244.5.1"]) ipam.reserve(ip);
+    assert.deepEqual(
+      [1, 2, 3].map(() => ipam.allocate()),
+      ["10.244.5.3", "10.244.5.5", "10.244.5.6"],
+    );
+    assert.throws(() => ipam.allocate(), /no free pod address left/);
+  });
+
   test("the sandbox command enters the namespace, builds the root, mounts the pod's files, then execs the container", () => {
     const argv = sandboxArgv({
       netns: "sy-pod-n1-abc",
