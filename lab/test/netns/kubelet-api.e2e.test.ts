@@ -738,6 +738,11 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
     for (const controller of ["memory", "cpu"])
       assert.match(own, new RegExp(`:${controller}[,:].*/pod${uid}/app$`, "m"));
     assert.match(own, new RegExp(`^0::.*/pod${uid}/app$`, "m"));
+    // kubectl exec runs in the container's cgroups too, as a runtime's exec does: what it starts counts there.
+    const exec = await kubectl("exec", "limited", "--", "cat", "/proc/self/cgroup");
+    for (const controller of ["memory", "cpu"])
+      assert.match(exec, new RegExp(`:${controller}[,:].*/pod${uid}/app$`, "m"), exec);
+    assert.match(exec, new RegExp(`^0::.*/pod${uid}/app$`, "m"), exec);
 
     const ended = await eventually(
       "greedy ended",

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import type { Writable } from "node:stream";
+import { containerCgroupFiles, joinCgroupsArgv } from "../cgroup-join.js";
 import { hostProgramInContainerPath } from "../container-path.js";
 import { ptyRelayProgram } from "./pty-relay.js";
 import type { TerminalSize } from "./resize.js";
@@ -22,9 +23,10 @@ export function containerEnvironment(pid: number): Record<string, string> {
 }
 
 /**
- * Joins the container's mount, UTS and network namespaces and execs the command there (no --fork: none of
- * them needs one, so the exit code is the command's), as the container's process is: its user, groups, bounding
- * set and no-new-privileges (execIdentity), as a runtime's exec takes them from the container's spec. A command
+ * Joins the container's cgroups (cgroup-join.ts), its mount, UTS and network namespaces and execs the command
+ * there (no --fork: none of them needs one, so the exit code is the command's), as the container's process is:
+ * its user, groups, bounding set and no-new-privileges (execIdentity), as a runtime's exec takes them from the
+ * container's spec. A command
  * that cannot be run gives a message on stderr and 127 (not found) or 126 (not executable), as a runtime's does.
  */
 export function nsenterArgv(pid: number, command: readonly string[]): string[] {
@@ -33,7 +35,18 @@ export function nsenterArgv(pid: number, command: readonly string[]): string[] {
     const setpriv = hostProgramInContainerPath("setpriv");
     if (setpriv) identity = [setpriv, ...execIdentity(readFileSync(`/proc/${pid}/status`, "utf8")), "--"];
   } catch {}
-  return ["nsenter", "--target", String(pid), "--mount", "--uts", "--net", "--", ...identity, ...command];
+  const enter = [
+    "nsenter",
+    "--target",
+    String(pid),
+    "--mount",
+    "--uts",
+    "--net",
+    "--",
+    ...identity,
+    ...command,
+  ];
+  return joinCgroupsArgv(containerCgroupFiles(pid), enter);
 }
 
 /** setpriv's options for a process like the one whose /proc/<pid>/status this is. */
