@@ -456,13 +456,14 @@ export class PodWorker {
       join(s.dir, `${container.name}.log`),
       join(s.dir, "logs", container.name),
     );
+    const record = this.adopted ? readContainerRecord(s.dir, container.name) : undefined;
     const c = new Container({
       name: container.name,
       argv,
       env,
       output,
       log,
-      restartPolicy,
+      restartPolicy: configError ? "Never" : restartPolicy,
       ...(cgroups ? { oomKills: cgroups.oomKills } : {}),
       input: {
         stdin: container.stdin === true,
@@ -471,7 +472,7 @@ export class PodWorker {
       },
       runtime: {
         exitFile: (instance) => join(runtimeDir(s.dir), `${container.name}.${instance}.exit`),
-        save: (record) => writeContainerRecord(s.dir, container.name, record),
+        save: (saved) => writeContainerRecord(s.dir, container.name, saved),
       },
       onChange: () => this.sendStatus(),
     });
@@ -484,12 +485,13 @@ export class PodWorker {
       log,
     };
     list.push(entry);
-    if (configError) {
+    // A container that runs already is adopted whatever its config says now (a Secret deleted while no agent ran),
+    // as the kubelet keeps a running container; the error keeps it from starting again (restartPolicy above).
+    if (configError && !record?.state.running) {
       this.d.log.warn("container not started", { pod: this.key, error: configError.message });
       c.state = { waiting: configError };
       return entry;
     }
-    const record = this.adopted ? readContainerRecord(s.dir, container.name) : undefined;
     // Deleted or evicted while this one was being made: what stopped the others did not see it, so it never starts
     // (an adopted one is taken over first, so that its process is stopped too).
     if (this.ending) {
