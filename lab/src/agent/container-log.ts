@@ -8,7 +8,6 @@ import {
   readdirSync,
   readFileSync,
   readSync,
-  renameSync,
   rmSync,
   statSync,
   watch,
@@ -33,19 +32,12 @@ export type OutputFiles = Record<LogStream, string>;
 /** How far one output file is read, and the start of a line not finished yet. */
 interface Reader {
   offset: number;
-  /** The end of the last whole line recorded: where a restarted agent's reader goes on (resume). */
-  committed: number;
   partial: string;
   decoder: StringDecoder;
 }
 
 const streams: readonly LogStream[] = ["stdout", "stderr"];
-const fresh = (offset = 0): Reader => ({
-  offset,
-  committed: offset,
-  partial: "",
-  decoder: new StringDecoder("utf8"),
-});
+const fresh = (offset = 0): Reader => ({ offset, partial: "", decoder: new StringDecoder("utf8") });
 
 /**
  * A container's log as the kubelet keeps it: one CRI-format file per instance (`<dir>/<restartCount>.log`, the
@@ -78,25 +70,29 @@ export class ContainerLog {
       if (f !== `${restartCount - 1}.log`) rmSync(join(this.dir, f), { force: true });
     writeFileSync(this.file(restartCount), "");
     const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
-    this.followFiles(restartCount, { stdout: size(this.files.stdout), stderr: size(this.files.stderr) });
+    const start = { stdout: size(this.files.stdout), stderr: size(this.files.stderr) };
+    // Where this instance's output starts, for a restarted agent's resume: written once per instance.
+    writeFileSync(this.startFile(restartCount), JSON.stringify(start));
+    this.followFiles(restartCount, start);
   }
 
   /**
-   * Goes on with an instance a previous agent recorded (an adopted container): from the last whole line it
-   * recorded, so what the process wrote while no agent ran is recorded now, once.
+   * Goes on with an instance a previous agent recorded (an adopted container): after the last whole line it
+   * recorded (where the instance started, plus the lines its log holds of each stream), so what the process wrote
+   * while no agent ran is recorded now, once. Without its start, from the files' ends.
    */
   resume(instance: number): void {
     this.end();
     mkdirSync(this.dir, { recursive: true });
-    let offsets: Record<LogStream, number> | undefined;
-    try {
-      offsets = JSON.parse(readFileSync(this.offsetsFile(instance), "utf8")) as Record<LogStream, number>;
-    } catch {}
     const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
-    this.followFiles(
-      instance,
-      offsets ?? { stdout: size(this.files.stdout), stderr: size(this.files.stderr) },
-    );
+    let offsets = { stdout: size(this.files.stdout), stderr: size(this.files.stderr) };
+    try {
+      const start = JSON.parse(readFileSync(this.startFile(instance), "utf8")) as Record<LogStream, number>;
+      const recorded = parseCriLog(readFileSync(this.file(instance), "utf8"));
+      offsets = { ...start };
+      for (const line of recorded) offsets[line.stream] += Buffer.byteLength(line.text);
+    } catch {}
+    this.followFiles(instance, offsets);
   }
 
   private followFiles(instance: number, offsets: Record<LogStream, number>): void {
@@ -108,21 +104,12 @@ export class ContainerLog {
         this.watchers.push(watch(this.files[stream], () => this.poll()));
       } catch {}
     }
-    this.saveOffsets();
     // inotify is the fast path; the poll catches whatever a watch misses (or a filesystem without one).
     this.poller = setInterval(() => this.poll(), 1000);
   }
 
-  private offsetsFile(instance: number): string {
-    return join(this.dir, `${instance}.offsets`);
-  }
-
-  private saveOffsets(): void {
-    if (this.instance === undefined) return;
-    const file = this.offsetsFile(this.instance);
-    const committed = { stdout: this.readers.stdout.committed, stderr: this.readers.stderr.committed };
-    writeFileSync(`${file}.tmp`, JSON.stringify(committed));
-    renameSync(`${file}.tmp`, file);
+  private startFile(instance: number): string {
+    return join(this.dir, `${instance}.start`);
   }
 
   /** The process exited: what it wrote last is read, unterminated last lines kept as parts, followers end. */
@@ -191,15 +178,12 @@ export class ContainerLog {
 
   private poll(): void {
     if (this.ended) return;
-    let read = false;
-    for (const stream of streams) read = this.pollStream(stream) || read;
-    if (read) this.saveOffsets();
+    for (const stream of streams) this.pollStream(stream);
   }
 
-  /** Reads what the process wrote since; true when there was something. */
-  private pollStream(stream: LogStream): boolean {
+  private pollStream(stream: LogStream): void {
     const file = this.files[stream];
-    if (!existsSync(file)) return false;
+    if (!existsSync(file)) return;
     const r = this.readers[stream];
     const fd = openSync(file, "r");
     let text = "";
@@ -208,8 +192,6 @@ export class ContainerLog {
       for (;;) {
         const n = readSync(fd, buf, 0, buf.length, r.offset);
         if (n <= 0) break;
-        const newline = buf.subarray(0, n).lastIndexOf(10);
-        if (newline >= 0) r.committed = r.offset + newline + 1;
         r.offset += n;
         // The decoder keeps a character split between two reads for the next one.
         text += r.decoder.write(buf.subarray(0, n));
@@ -217,14 +199,13 @@ export class ContainerLog {
     } finally {
       closeSync(fd);
     }
-    if (!text) return false;
+    if (!text) return;
     appendFileSync(this.mergedFile, text);
     for (const l of this.listeners) l.onText?.(text, stream);
     const parts = (r.partial + text).split("\n");
     r.partial = parts.pop() ?? "";
     const time = this.now();
     this.record(parts.map((p) => ({ time, stream, text: `${p}\n` })));
-    return true;
   }
 
   private record(lines: LogLine[]): void {
