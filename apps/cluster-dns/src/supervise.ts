@@ -62,7 +62,9 @@ export function supervise(flags: Flags, { log, fatal }: SuperviseOutput): void {
   if (flags.pidfile) writePidfile(flags.pidfile, log);
   cluster.on("exit", (worker, code, signal) => {
     workers.delete(worker);
-    const failed = code !== 0 || (signal !== null && !stopping);
+    // A worker still starting when the stop came has no handler yet: the signal itself ends it (code null),
+    // which is the stop asked for, not a failure.
+    const failed = (code !== null && code !== 0) || (signal !== null && !stopping);
     if (failed && exitCode === 0) exitCode = code || 1;
     if (!stopping) {
       if (!explained.has(worker))
