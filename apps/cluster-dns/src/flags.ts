@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import {
   type CustomKind,
   FlagError,
@@ -6,6 +5,7 @@ import {
   parseFlags as parseFlagSet,
   usage,
 } from "@switchyard/kube/flags";
+import { hostAutoWorkers, MAX_WORKERS } from "./worker-count.js";
 
 /** The command line CoreDNS 1.14 has, as far as a cluster DNS server needs it. */
 export interface Flags {
@@ -25,9 +25,6 @@ export interface Flags {
 
 export { FlagError } from "@switchyard/kube/flags";
 
-/** The most worker processes `-workers` takes; more than the cores only costs memory. */
-const MAX_WORKERS = 64;
-
 /** CoreDNS declares its port as a string flag; help names the type as it does. */
 const PORT: CustomKind = {
   type: "string",
@@ -35,14 +32,20 @@ const PORT: CustomKind = {
   invalid: "not a port",
 };
 
-type ParsedFields = Omit<Flags, "extraArgs">;
+type ParsedFields = Omit<Flags, "extraArgs" | "workers"> & { workers?: number };
 
-/** CoreDNS 1.14's flags (and -workers), with its help texts; `cores` is what `-workers auto` means. */
-function flagSet(cores: number): FlagSet<ParsedFields> {
+/**
+ * The environment variable that sets `-workers`'s default: the image sets it to `auto`, so a Deployment that
+ * passes only `-conf` (kubeadm's) uses the cores its pod may.
+ */
+export const WORKERS_ENV = "SWITCHYARD_DNS_WORKERS";
+
+/** CoreDNS 1.14's flags (and -workers), with its help texts; `auto` counts what `-workers auto` means. */
+function flagSet(auto: () => number): FlagSet<ParsedFields> {
   const workers: CustomKind = {
     type: "string",
     read: (raw) => {
-      const n = raw === "auto" ? cores : /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+      const n = raw === "auto" ? auto() : /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
       return n >= 1 && n <= MAX_WORKERS ? n : undefined;
     },
     invalid: `not "auto" or 1-${MAX_WORKERS}`,
@@ -50,7 +53,8 @@ function flagSet(cores: number): FlagSet<ParsedFields> {
   return {
     dialect: "go",
     plainBools: true,
-    defaults: { dnsPort: 53, version: false, plugins: false, quiet: false, workers: 1 },
+    // -workers has no default here: parseFlags tells one given from $SWITCHYARD_DNS_WORKERS and from none.
+    defaults: { dnsPort: 53, version: false, plugins: false, quiet: false },
     flags: [
       { name: "conf", kind: "string", field: "conf", help: 'Corefile to load (default "Corefile")' },
       { name: "dns.port", kind: PORT, field: "dnsPort", help: 'Default port (default "53")' },
@@ -64,7 +68,7 @@ function flagSet(cores: number): FlagSet<ParsedFields> {
         name: "workers",
         kind: workers,
         field: "workers",
-        help: 'Processes serving DNS, or "auto" for one per core (default "1")',
+        help: 'Processes serving DNS, or "auto": one per core the CPU and memory limits allow (default "1", or $SWITCHYARD_DNS_WORKERS)',
       },
     ],
   };
@@ -75,13 +79,38 @@ function flagSet(cores: number): FlagSet<ParsedFields> {
  * booleans or `-name=false`; `--` or the first argument that is not a flag ends the flags, and the rest are
  * extraArgs. A bad flag is a FlagError naming the culprit.
  */
-export function parseFlags(argv: readonly string[], cores = availableParallelism()): Flags {
-  const { values, rest } = parseFlagSet(flagSet(cores), argv);
-  const flags: Flags = { ...values, extraArgs: [...rest] };
-  // Each worker of -workers reads the Corefile itself, and a pipe can be read only once.
-  if (flags.conf === "stdin" && flags.workers > 1)
+export function parseFlags(
+  argv: readonly string[],
+  auto: () => number = hostAutoWorkers,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Flags {
+  const set = flagSet(auto);
+  const { values, rest } = parseFlagSet(set, argv);
+  // Each worker of -workers reads the Corefile itself, and a pipe can be read only once: the variable's
+  // default yields to `-conf stdin`, a -workers flag does not.
+  if (values.conf === "stdin" && (values.workers ?? 1) > 1)
     throw new FlagError("-conf stdin takes -workers 1 (each worker reads the Corefile itself)");
-  return flags;
+  const workers = values.workers ?? (values.conf === "stdin" ? 1 : (workersFromEnv(set, env) ?? 1));
+  return { ...values, workers, extraArgs: [...rest] };
 }
 
-export const USAGE = usage(flagSet(1), "switchyard-dns");
+/** `-workers` as `$SWITCHYARD_DNS_WORKERS` sets it, when it does. */
+function workersFromEnv(
+  set: FlagSet<ParsedFields>,
+  env: Readonly<Record<string, string | undefined>>,
+): number | undefined {
+  const value = env[WORKERS_ENV];
+  if (value === undefined || value === "") return undefined;
+  try {
+    return parseFlagSet(set, [`-workers=${value}`]).values.workers;
+  } catch {
+    throw new FlagError(
+      `invalid value ${JSON.stringify(value)} for ${WORKERS_ENV}: not "auto" or 1-${MAX_WORKERS}`,
+    );
+  }
+}
+
+export const USAGE = usage(
+  flagSet(() => 1),
+  "switchyard-dns",
+);

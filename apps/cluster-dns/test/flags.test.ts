@@ -4,14 +4,17 @@ import { FlagError, parseFlags } from "../src/flags.js";
 
 describe("flags", () => {
   test("defaults", () => {
-    assert.deepEqual(parseFlags([]), {
-      dnsPort: 53,
-      version: false,
-      plugins: false,
-      quiet: false,
-      workers: 1,
-      extraArgs: [],
-    });
+    assert.deepEqual(
+      parseFlags([], () => 2, {}),
+      {
+        dnsPort: 53,
+        version: false,
+        plugins: false,
+        quiet: false,
+        workers: 1,
+        extraArgs: [],
+      },
+    );
   });
 
   test("Go flag syntax: one or two dashes, = or a separate value, bare booleans", () => {
@@ -42,9 +45,22 @@ describe("flags", () => {
     assert.deepEqual(parseFlags(["-"]).extraArgs, ["-"]);
   });
 
-  test("-workers: a count, or auto for one per core", () => {
+  test("-workers: a count, or auto for one per core the limits allow", () => {
     assert.equal(parseFlags(["-workers", "3"]).workers, 3);
-    assert.equal(parseFlags(["-workers=auto"], 6).workers, 6);
+    assert.equal(parseFlags(["-workers=auto"], () => 6).workers, 6);
+  });
+
+  test("$SWITCHYARD_DNS_WORKERS sets -workers's default; the flag and -conf stdin win", () => {
+    const env = { SWITCHYARD_DNS_WORKERS: "auto" };
+    assert.equal(parseFlags([], () => 4, env).workers, 4);
+    assert.equal(parseFlags(["-workers", "1"], () => 4, env).workers, 1);
+    assert.equal(parseFlags(["-conf", "stdin"], () => 4, env).workers, 1);
+    assert.equal(parseFlags([], () => 4, { SWITCHYARD_DNS_WORKERS: "3" }).workers, 3);
+    assert.equal(parseFlags([], () => 4, { SWITCHYARD_DNS_WORKERS: "" }).workers, 1);
+    assert.throws(
+      () => parseFlags([], () => 4, { SWITCHYARD_DNS_WORKERS: "many" }),
+      /^FlagError: invalid value "many" for SWITCHYARD_DNS_WORKERS: not "auto" or 1-64$/,
+    );
   });
 
   test("mistakes name the flag", () => {

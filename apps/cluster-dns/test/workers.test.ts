@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import * as dgram from "node:dgram";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { eventually } from "@switchyard/kube/testing";
-import { freePort, httpStatus, nxdomainUpstream, query, startApp } from "../src/testing/process.js";
+import { type App, freePort, httpStatus, nxdomainUpstream, query, startApp } from "../src/testing/process.js";
 
 /** Sends `count` queries one after another from one socket; resolves with how many got their reply. */
 async function ask(port: number, count: number): Promise<number> {
@@ -122,5 +123,58 @@ test("-workers with a bad Corefile exits 1 with the error", { timeout: 30_000 },
     assert.match(app.output(), /Unknown directive 'nosuchplugin'/);
   } finally {
     app.child.kill("SIGKILL");
+  }
+});
+
+/** A cgroup v1 cpu folder with a CFS quota of `cores`, removed by the returned function. */
+function cpuCgroup(name: string, cores: number): { dir: string; remove: () => void } {
+  const dir = join(CPU_HIERARCHY, name);
+  mkdirSync(dir);
+  writeFileSync(join(dir, "cpu.cfs_period_us"), "100000");
+  writeFileSync(join(dir, "cpu.cfs_quota_us"), String(Math.round(cores * 100_000)));
+  return { dir, remove: () => rmdirSync(dir) };
+}
+
+const CPU_HIERARCHY = "/sys/fs/cgroup/cpu";
+const noCpuCgroup =
+  process.getuid?.() !== 0
+    ? "needs root to make a cgroup"
+    : !existsSync(join(CPU_HIERARCHY, "cpu.cfs_quota_us"))
+      ? "needs the cgroup v1 cpu hierarchy at /sys/fs/cgroup/cpu"
+      : availableParallelism() < 2
+        ? "needs 2 CPUs to tell a limit from none"
+        : false;
+
+test("$SWITCHYARD_DNS_WORKERS=auto: one process under a half-core CPU limit, one worker per CPU without", {
+  timeout: 60_000,
+  skip: noCpuCgroup,
+}, async () => {
+  const upstream = await nxdomainUpstream();
+  const cgroup = cpuCgroup(`sy-dns-auto-${process.pid}`, 0.5);
+  const started: App[] = [];
+  try {
+    for (const [cgroups, workers] of [
+      [[cgroup.dir], 0],
+      [[], availableParallelism()],
+    ] as const) {
+      const dnsPort = await freePort();
+      const app = startApp(`.:${dnsPort} {\n    forward . 127.0.0.1:${upstream.port}\n}\n`, [], {
+        env: { SWITCHYARD_DNS_WORKERS: "auto" },
+        cgroups: [...cgroups],
+      });
+      started.push(app);
+      await eventually(`the DNS socket\n${app.output()}`, () => udpBound(dnsPort), { timeoutMs: 20_000 });
+      const pid = app.child.pid as number;
+      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
+      assert.equal(children.filter(Boolean).length, workers, `worker processes with cgroups ${cgroups}`);
+      assert.equal(await ask(dnsPort, 20), 20, "every query answered");
+      app.child.kill("SIGTERM");
+      assert.deepEqual(await app.exited, { code: 0, signal: null }, `${workers} workers: ${app.output()}`);
+    }
+  } finally {
+    for (const app of started) app.child.kill("SIGKILL");
+    await Promise.all(started.map((a) => a.exited));
+    cgroup.remove();
+    upstream.close();
   }
 });

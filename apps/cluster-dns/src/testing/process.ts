@@ -14,11 +14,31 @@ export interface App {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+export interface StartAppOptions {
+  /** Added to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * cgroup folders (their `cgroup.procs`) the command joins before it starts, as a container's process is
+   * in its cgroups from the start: a shell joins them and execs node, so the pid stays the command's.
+   */
+  cgroups?: string[];
+}
+
 /** Runs the real command in a temporary directory holding `corefile` as ./Corefile. */
-export function startApp(corefile: string, args: string[] = []): App {
+export function startApp(corefile: string, args: string[] = [], options: StartAppOptions = {}): App {
   const dir = mkdtempSync(join(tmpdir(), "cluster-dns-"));
   writeFileSync(join(dir, "Corefile"), corefile);
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  const command = [process.execPath, BIN, ...args];
+  const joins = (options.cgroups ?? []).map((cg) => `echo $$ > '${cg}/cgroup.procs'`);
+  const [file, argv] =
+    joins.length === 0
+      ? [process.execPath, command.slice(1)]
+      : ["/bin/sh", ["-c", `${joins.join(" && ")} && exec "$0" "$@"`, ...command]];
+  const child = spawn(file, argv, {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...options.env },
+  });
   let text = "";
   child.stdout?.on("data", (b: Buffer) => {
     text += b.toString();

@@ -1,0 +1,33 @@
+// What `-workers auto` means: one process per core the container may use, as Go 1.25+ sizes GOMAXPROCS from
+// the CPU limit, and no more than its memory limit holds.
+import { availableParallelism } from "node:os";
+import { type ContainerLimits, readContainerLimits } from "./container-limits.js";
+
+/** The most worker processes `-workers` takes; more than the cores only costs memory. */
+export const MAX_WORKERS = 64;
+
+/**
+ * What `-workers auto` budgets per process in a memory limit. A worker holds its own informers, cache and
+ * V8 heap: 28 MiB anonymous at rest and 57 MiB at its peak under kubeadm's Corefile with 1000 Services
+ * (bench/results/resolver-memory.md); the supervising primary loads no resolver (19 MiB anonymous).
+ */
+export const WORKER_BUDGET_BYTES = 64 * 2 ** 20;
+export const PRIMARY_BUDGET_BYTES = 32 * 2 ** 20;
+
+/**
+ * Workers for `auto`: the CPUs this process may run on, at most the CPU limit rounded up (Go's GOMAXPROCS
+ * rounds a limit below 2 up to 2; a process costs more than a Go thread, so here a limit of 1 or less gives
+ * 1), and at most as many as fit the memory limit beside the primary. Always at least 1.
+ */
+export function autoWorkers(cores: number, limits: ContainerLimits): number {
+  let n = cores;
+  if (limits.cpus !== undefined) n = Math.min(n, Math.ceil(limits.cpus));
+  if (limits.memoryBytes !== undefined)
+    n = Math.min(n, Math.floor((limits.memoryBytes - PRIMARY_BUDGET_BYTES) / WORKER_BUDGET_BYTES));
+  return Math.max(1, Math.min(n, MAX_WORKERS));
+}
+
+/** `auto` on this machine, in this process's cgroups. */
+export function hostAutoWorkers(): number {
+  return autoWorkers(availableParallelism(), readContainerLimits());
+}
