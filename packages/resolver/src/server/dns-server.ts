@@ -36,9 +36,35 @@ export function addressLookup(
   family: number,
   callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
 ): void {
-  const literal = net.isIP(address);
+  const literal = literalFamily(address);
   if (literal !== 0) callback(null, address, literal);
   else dns.lookup(address, family, callback);
+}
+
+/**
+ * The family of an address as the kernel reports a peer's (rinfo), without net.isIP's regular expressions,
+ * which cost 3% of a cached answer on the dual-stack socket: a name never holds a colon, so text with one is
+ * IPv6 (an invalid one fails in the send, as a name would in the lookup), and four dotted runs of 1-3 digits
+ * are IPv4. Anything else takes net.isIP's answer.
+ */
+export function literalFamily(address: string): 0 | 4 | 6 {
+  if (address.includes(":")) return 6;
+  let dots = 0;
+  let digits = 0;
+  let value = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c === 0x2e && digits > 0) {
+      dots++;
+      digits = 0;
+      value = 0;
+    } else if (c >= 0x30 && c <= 0x39 && !(digits === 1 && value === 0)) {
+      value = value * 10 + (c - 0x30);
+      digits++;
+      if (value > 255) return net.isIP(address) as 0 | 4 | 6;
+    } else return net.isIP(address) as 0 | 4 | 6;
+  }
+  return dots === 3 && digits > 0 ? 4 : (net.isIP(address) as 0 | 4 | 6);
 }
 
 const nodeNetwork: Network = {

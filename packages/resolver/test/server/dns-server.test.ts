@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { eventually } from "@switchyard/kube/testing";
 import type { Handler, Result } from "../../src/plugin/handler.js";
-import { DnsServer, peerOf } from "../../src/server/dns-server.js";
+import { DnsServer, literalFamily, peerOf } from "../../src/server/dns-server.js";
 import { FrameSplitter, frame } from "../../src/server/frames.js";
 import { encodeMessage } from "../../src/wire/encode.js";
 import { newQuery, replyTo } from "../../src/wire/message.js";
@@ -257,5 +257,30 @@ describe("DnsServer stop", () => {
         c.on("error", reject);
       }),
     );
+  });
+});
+
+describe("literalFamily", () => {
+  test("agrees with net.isIP on peers' addresses, names and near misses", () => {
+    const addresses = [
+      "127.0.0.1",
+      "10.96.0.10",
+      "::ffff:10.1.2.3",
+      "::1",
+      "fd00::a:b",
+      "1.2.3",
+      "1.2.3.4.5",
+      "1..2.3",
+      "01.2.3.4",
+      "0.0.0.0",
+      "255.255.255.255",
+      "256.1.1.1",
+      "1.2.3.",
+      "1234",
+      "kube-dns.kube-system",
+      "localhost",
+      "",
+    ];
+    for (const address of addresses) assert.equal(literalFamily(address), net.isIP(address), address);
   });
 });
