@@ -15,21 +15,50 @@ import { machineLine } from "./machine.js";
 import { type ClusterShape, populate } from "./resolver/cluster.js";
 import { clusterDnsCorefile, upstreamCorefile } from "./resolver/corefiles.js";
 import type { DnsperfOptions } from "./resolver/dnsperf.js";
+import { GC_TRACE } from "./resolver/gc.js";
 import { type Measured, measure } from "./resolver/measure.js";
-import { renderReport, type WorkloadResult } from "./resolver/report.js";
-import { COREDNS_BIN, type RunningServer, rssMiB, type ServerKind, startServer } from "./resolver/servers.js";
-import { workloads } from "./resolver/workloads.js";
+import { type Layout, type LayoutResults, renderReport, type WorkloadResult } from "./resolver/report.js";
+import {
+  COREDNS_BIN,
+  processCount,
+  type RunningServer,
+  rssMiB,
+  type ServerKind,
+  startServer,
+} from "./resolver/servers.js";
+import { type Workload, workloads } from "./resolver/workloads.js";
 
 const quick = process.argv.includes("--quick");
-// switchyard-dns processes: `--workers N|auto`. The default is the server's own (1), which its manifests deploy:
-// one Node process against CoreDNS on every core. `auto` forks one worker per core.
-const workersArg = process.argv.indexOf("--workers");
-const workers = workersArg >= 0 ? (process.argv[workersArg + 1] ?? "auto") : "1";
+const option = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+// switchyard-dns `-workers`: by default `auto`, which sizes itself from the CPUs it may run on as CoreDNS's
+// GOMAXPROCS does; `--workers N` fixes it.
+const workers = option("--workers") ?? "auto";
+const cpuCount = availableParallelism();
+const allLayouts: Layout[] = [
+  {
+    id: "one-core",
+    title: "One core each: the server on CPU 0, dnsperf and the upstream on CPU 1",
+    serverCpus: "0",
+    clientCpus: "1",
+  },
+  {
+    id: "all-cores",
+    title: `All ${cpuCount} cores for the server, shared with dnsperf and the upstream`,
+    serverCpus: `0-${cpuCount - 1}`,
+  },
+];
+// `--layout one-core|all-cores` runs one of them; both by default.
+const layouts = allLayouts.filter((l) => (option("--layout") ?? l.id) === l.id);
+if (layouts.length === 0) throw new Error(`--layout: one of ${allLayouts.map((l) => l.id).join(", ")}`);
+if (cpuCount < 2) throw new Error("the bench pins the server and the load to different CPUs: it needs 2");
 const settings = {
   warmupSeconds: quick ? 2 : 5,
   saturatedSeconds: quick ? 6 : 25,
   fixedSeconds: quick ? 4 : 15,
-  fixedQps: 2000,
+  fixedRates: [2000, 10_000],
   outstanding: 200,
   clients: 16,
 };
@@ -59,9 +88,120 @@ const loadBefore = loadavg()
   .join(", ");
 say(`scratch ${work}; load average ${loadBefore}`);
 
+/** The count a server runs with: switchyard-dns's worker processes, CoreDNS's GOMAXPROCS from its GC trace. */
+function parallelismOf(server: RunningServer): string {
+  if (server.kind === "switchyard") {
+    const processes = processCount(server.pid);
+    return processes === 1 ? "1 process" : `${processes - 1} workers`;
+  }
+  const procs = [...readFileSync(server.log, "utf8").matchAll(/ (\d+) P$/gm)].at(-1)?.[1];
+  return procs ? `GOMAXPROCS ${procs}` : "n/a";
+}
+
+/** The cache's lookups so far, summed over every series (and, for switchyard-dns workers, over the workers). */
+async function cacheLookups(metricsPort: number): Promise<{ hits: number; misses: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const sum = (name: string) =>
+    text
+      .split("\n")
+      .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+      .reduce((total, l) => total + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  return { hits: sum("coredns_cache_hits_total"), misses: sum("coredns_cache_misses_total") };
+}
+
+/** One server on one workload and layout: started fresh, warmed up, measured saturated and at each fixed rate. */
+async function runOne(
+  kind: ServerKind,
+  w: Workload,
+  layout: Layout,
+  queryFile: string,
+  result: WorkloadResult,
+  label: string,
+): Promise<void> {
+  const ports = { metrics: await freePort(), ready: await freePort() };
+  const dnsPort = await freePort();
+  const corefile = join(work, `Corefile.${w.id}.${kind}`);
+  writeFileSync(
+    corefile,
+    clusterDnsCorefile({
+      kubeconfigPath: cp.kubeconfigPath,
+      kubeContext: KUBE_CONTEXT,
+      upstreamPort: upstreamPortOf(),
+      cache: w.cache,
+      ports,
+    }),
+  );
+  say(`${label}: starting on CPUs ${layout.serverCpus}`);
+  const log = join(work, `${layout.id}.${w.id}.${kind}.log`);
+  const server = await startServer({
+    kind,
+    corefile,
+    dnsPort,
+    readyPort: ports.ready,
+    log,
+    workers,
+    cpus: layout.serverCpus,
+    ...(kind === "switchyard" ? { nodeArgs: [...GC_TRACE.nodeArgs] } : { env: { ...GC_TRACE.env } }),
+  });
+  try {
+    const base: Omit<DnsperfOptions, "seconds"> = {
+      port: dnsPort,
+      queryFile,
+      outstanding: settings.outstanding,
+      clients: settings.clients,
+      scratch: join(work, "dnsperf.out"),
+      ...(layout.clientCpus ? { cpus: layout.clientCpus } : {}),
+    };
+    const traced = { kind, log };
+    const tick = (phase: string, total: number) => (t: number) => {
+      if (Math.round(t) % 5 === 0) say(`${label}: ${phase} ${Math.round(t)}/${total} s`);
+    };
+    result.idleRssMiB[kind] = rssMiB(server.pid);
+    // Warm-up: fills the cache, lets V8 optimise, opens the forward connections.
+    await measure(server.pid, upstream?.pid, { ...base, seconds: settings.warmupSeconds });
+    result.parallelism[kind] = parallelismOf(server);
+    const lookupsBefore = w.cache ? await cacheLookups(ports.metrics) : undefined;
+    const s = await measure(
+      server.pid,
+      upstream?.pid,
+      { ...base, seconds: settings.saturatedSeconds, onTick: tick("saturated", settings.saturatedSeconds) },
+      traced,
+    );
+    result.saturated[kind] = s;
+    if (lookupsBefore) {
+      const after = await cacheLookups(ports.metrics);
+      const hits = after.hits - lookupsBefore.hits;
+      const misses = after.misses - lookupsBefore.misses;
+      result.hitRate[kind] = hits + misses > 0 ? hits / (hits + misses) : Number.NaN;
+    }
+    say(
+      `${label}: ${Math.round(s.qps)} qps, p99 ${(s.p99 * 1000).toFixed(2)} ms, ${s.serverCores.toFixed(2)} cores, ` +
+        `${((s.serverCores * s.seconds * 1e6) / s.completed).toFixed(1)} µs/query, others ${s.otherCores.toFixed(2)} cores`,
+    );
+    for (const rate of settings.fixedRates) {
+      const f = await measure(
+        server.pid,
+        upstream?.pid,
+        { ...base, seconds: settings.fixedSeconds, maxQps: rate },
+        traced,
+      );
+      const byKind = result.fixedRates.get(rate) ?? ({} as Record<ServerKind, Measured>);
+      byKind[kind] = f;
+      result.fixedRates.set(rate, byKind);
+      say(
+        `${label}: at ${rate} qps p99 ${(f.p99 * 1000).toFixed(2)} ms, p99.9 ${(f.p999 * 1000).toFixed(2)} ms`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
 const cp = await startControlPlane();
 let upstream: RunningServer | undefined;
-const results: WorkloadResult[] = [];
+let upstreamPort = 0;
+const upstreamPortOf = () => upstreamPort;
+const byLayout: LayoutResults[] = [];
 let clusterLine = "";
 let corefileExample = "";
 try {
@@ -73,87 +213,39 @@ try {
     `written through the API of a lab kube-apiserver (no controllers).`;
   say(clusterLine);
 
-  const upstreamPort = await freePort();
+  upstreamPort = await freePort();
   writeFileSync(join(work, "Corefile.upstream"), upstreamCorefile());
-  // One core for the upstream, so it does not compete with the server under test more than it must.
+  // One core for the upstream, the last, so it does not compete with the server under test more than it must.
   upstream = await startServer({
     kind: "coredns",
     corefile: join(work, "Corefile.upstream"),
     dnsPort: upstreamPort,
     log: join(work, "upstream.log"),
-    env: { GOMAXPROCS: "1" },
+    cpus: String(cpuCount - 1),
   });
-  say(`upstream (CoreDNS template, GOMAXPROCS=1) on 127.0.0.1:${upstreamPort}`);
+  say(`upstream (CoreDNS template, on CPU ${cpuCount - 1}) on 127.0.0.1:${upstreamPort}`);
 
   const all = workloads(names);
-  for (const [wi, w] of all.entries()) {
-    const queryFile = join(work, `${w.id}.queries`);
-    writeFileSync(queryFile, `${w.queries.join("\n")}\n`);
-    const saturated = {} as Record<ServerKind, Measured>;
-    const fixedRate = {} as Record<ServerKind, Measured>;
-    const idleRssMiB = {} as Record<ServerKind, number>;
-    for (const kind of ["coredns", "switchyard"] as const) {
-      const ports = { metrics: await freePort(), ready: await freePort() };
-      const dnsPort = await freePort();
-      const corefile = join(work, `Corefile.${w.id}.${kind}`);
-      writeFileSync(
-        corefile,
-        clusterDnsCorefile({
-          kubeconfigPath: cp.kubeconfigPath,
-          kubeContext: KUBE_CONTEXT,
-          upstreamPort,
-          cache: w.cache,
-          ports,
-        }),
-      );
-      const label = `[${wi + 1}/${all.length}] ${w.id} ${kind}`;
-      say(`${label}: starting`);
-      const server = await startServer({
-        kind,
-        corefile,
-        dnsPort,
-        readyPort: ports.ready,
-        log: join(work, `${w.id}.${kind}.log`),
-        workers,
-      });
-      try {
-        const base: Omit<DnsperfOptions, "seconds"> = {
-          port: dnsPort,
-          queryFile,
-          outstanding: settings.outstanding,
-          clients: settings.clients,
-          scratch: join(work, "dnsperf.out"),
-        };
-        const tick = (phase: string, total: number) => (t: number) => {
-          if (Math.round(t) % 5 === 0) say(`${label}: ${phase} ${Math.round(t)}/${total} s`);
-        };
-        idleRssMiB[kind] = rssMiB(server.pid);
-        // Warm-up: fills the cache, lets V8 optimise, opens the forward connections.
-        await measure(server.pid, upstream.pid, { ...base, seconds: settings.warmupSeconds });
-        saturated[kind] = await measure(server.pid, upstream.pid, {
-          ...base,
-          seconds: settings.saturatedSeconds,
-          onTick: tick("saturated", settings.saturatedSeconds),
-        });
-        const s = saturated[kind];
-        say(
-          `${label}: ${Math.round(s.qps)} qps, p50 ${(s.p50 * 1000).toFixed(2)} ms, p99 ${(s.p99 * 1000).toFixed(2)} ms, ` +
-            `${s.serverCores.toFixed(2)} cores, others ${s.otherCores.toFixed(2)} cores`,
-        );
-        fixedRate[kind] = await measure(server.pid, upstream.pid, {
-          ...base,
-          seconds: settings.fixedSeconds,
-          maxQps: settings.fixedQps,
-        });
-        const f = fixedRate[kind];
-        say(
-          `${label}: at ${settings.fixedQps} qps p50 ${(f.p50 * 1000).toFixed(2)} ms, p99 ${(f.p99 * 1000).toFixed(2)} ms`,
-        );
-      } finally {
-        await server.stop();
+  for (const layout of layouts) {
+    const results: WorkloadResult[] = [];
+    byLayout.push({ layout, results });
+    for (const [wi, w] of all.entries()) {
+      const queryFile = join(work, `${w.id}.queries`);
+      writeFileSync(queryFile, `${w.queries.join("\n")}\n`);
+      const result: WorkloadResult = {
+        workload: w,
+        saturated: {} as WorkloadResult["saturated"],
+        fixedRates: new Map(),
+        idleRssMiB: {} as WorkloadResult["idleRssMiB"],
+        parallelism: {} as WorkloadResult["parallelism"],
+        hitRate: {},
+      };
+      for (const kind of ["coredns", "switchyard"] as const) {
+        const label = `${layout.id} [${wi + 1}/${all.length}] ${w.id} ${kind}`;
+        await runOne(kind, w, layout, queryFile, result, label);
       }
+      results.push(result);
     }
-    results.push({ workload: w, saturated, fixedRate, idleRssMiB });
   }
   corefileExample = readFileSync(join(work, "Corefile.cached.switchyard"), "utf8")
     .replace(/kubeconfig \S+/, "kubeconfig <lab admin.kubeconfig>")
@@ -169,24 +261,24 @@ const notes = [
   "",
   "- dnsperf 2.10 over UDP to 127.0.0.1, closed loop: " +
     `${settings.clients} clients, at most ${settings.outstanding} queries outstanding, ` +
-    `${settings.warmupSeconds} s warm-up, then ${settings.saturatedSeconds} s saturated and ${settings.fixedSeconds} s at a fixed ${settings.fixedQps} qps (-Q). ` +
-    "Percentiles come from dnsperf's per-query `-v` lines (2.10 prints only average and stddev).",
+    `${settings.warmupSeconds} s warm-up, then ${settings.saturatedSeconds} s saturated and ${settings.fixedSeconds} s at each fixed rate ` +
+    `(${settings.fixedRates.join(" and ")} qps, -Q). Percentiles come from dnsperf's per-query \`-v\` lines (2.10 prints only average and stddev).`,
+  "- Both servers run with the same CPUs (taskset) and size themselves from them: CoreDNS's Go runtime sets GOMAXPROCS " +
+    `to the CPUs it may use, and switchyard-dns runs \`-workers ${workers}\`${workers === "auto" ? ", one worker process per CPU it may use (one process, no workers, on one CPU)" : ""}. ` +
+    "Each worker has its own informers and cache and shares the DNS, ready and metrics sockets through node:cluster.",
+  "- One core each: the server alone on CPU 0, dnsperf and the upstream on CPU 1, so the server's CPU is its own. " +
+    "All cores: the server may use every CPU, and dnsperf (and in the forwarded workload the upstream) compete with it.",
   "- Every server is started fresh for each workload and runs alone (never both at once); peak RSS is VmHWM over its whole life " +
-    "(startup, informer sync, warm-up, both runs). CPU is user+system from /proc/<pid>/stat over the measured run, in cores.",
+    "(startup, informer sync, warm-up, every run), summed over its processes. CPU is user+system from /proc/<pid>/stat over the " +
+    "measured run, in cores, summed over its processes.",
+  "- GC pauses come from each server's own trace during the run: switchyard-dns under `node --trace-gc` (each collection's " +
+    "main-thread pause), CoreDNS under `GODEBUG=gctrace=1` (the two stop-the-world phases of each cycle). Incremental " +
+    "marking steps and Go's concurrent mark run beside the program and are not counted.",
   "- `others' CPU` is the machine's busy time (/proc/stat) minus the server, the upstream and dnsperf: other agents' work " +
-    "sharing these 2 cores, plus the lab kube-apiserver and etcd. Non-zero means the numbers are contended.",
+    `sharing these ${cpuCount} cores, plus the lab kube-apiserver and etcd. Non-zero means the numbers are contended.`,
   "- In the saturated runs the client is closed-loop, so latency is mostly queueing: p50 ≈ outstanding / qps. " +
-    "The fixed-rate table compares latency below saturation; its p50 is the server's own time, while its p99 and " +
-    "p99.9 follow how long the machine's scheduler kept the server (or dnsperf) off a core, so they are only " +
-    "meaningful when others' CPU is near zero.",
-  workers === "1"
-    ? "- switchyard-dns ran as one process (`-workers 1`, its default and what apps/cluster-dns/deploy runs), so on " +
-      "one core at most; CoreDNS ran with GOMAXPROCS unset (both cores)."
-    : `- switchyard-dns ran with \`-workers ${workers}\` (${workers === "auto" ? `${availableParallelism()} worker processes, one per core` : `${workers} worker processes`}; ` +
-      "each has its own informers and cache, and shares the DNS, ready and metrics sockets through node:cluster); " +
-      "CoreDNS ran with GOMAXPROCS unset (both cores). Server CPU and peak RSS are summed over the primary and its " +
-      "workers (the sum of per-process peaks, an upper bound).",
-  "- dnsperf itself needs CPU on the same 2 cores; so does the upstream in the forwarded workload.",
+    "The fixed-rate tables compare latency below saturation; a p99 or p99.9 there follows GC pauses and how long the " +
+    "machine's scheduler kept the server (or dnsperf) off a core, so it is only meaningful when others' CPU is near zero.",
   "",
   "Corefile (cache variant; the no-cache variant drops `cache 30`; the DNS port is given with `-dns.port`):",
   "",
@@ -203,10 +295,10 @@ const report = renderReport(
       `Kubernetes ${readVersions().kubernetes} (lab control plane); ${corednsVersion}; ` +
       `switchyard-dns ${switchyardVersion} (apps/cluster-dns, compiled dist) on Node ${process.version}; dnsperf 2.10.`,
     cluster: clusterLine,
-    fixedQps: settings.fixedQps,
     quick,
+    command: `npm run bench -- resolver ${process.argv.slice(2).join(" ")}`.trim(),
   },
-  results,
+  byLayout,
   notes,
 );
 console.log(report);

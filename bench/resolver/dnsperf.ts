@@ -16,6 +16,8 @@ export interface DnsperfOptions {
   clients: number;
   /** A fixed rate (-Q) instead of as fast as the server answers. */
   maxQps?: number;
+  /** CPUs dnsperf may run on (taskset's list), away from the server's. */
+  cpus?: string;
   /** Where -v output goes; removed once parsed. */
   scratch: string;
   /** Called about once a second with the seconds done. */
@@ -53,7 +55,10 @@ export async function runDnsperf(o: DnsperfOptions): Promise<DnsperfResult> {
     "-v",
   ];
   const sink = createWriteStream(o.scratch);
-  const child = spawn("/usr/bin/time", args, { stdio: ["ignore", "pipe", "pipe"] });
+  const [file, argv] = o.cpus
+    ? ["taskset", ["-c", o.cpus, "/usr/bin/time", ...args]]
+    : ["/usr/bin/time", args];
+  const child = spawn(file, argv, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stdout.pipe(sink);
   child.stderr.on("data", (d: Buffer) => {

@@ -1,7 +1,9 @@
 // One measured dnsperf run against a running server: the client's numbers plus what the server (and the
 // upstream, and everything else on the machine) spent meanwhile.
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { type DnsperfOptions, type DnsperfResult, runDnsperf } from "./dnsperf.js";
-import { cpuSeconds, machineBusySeconds, peakRssMiB } from "./servers.js";
+import { type GcSummary, gcPauses, summarizePauses } from "./gc.js";
+import { cpuSeconds, machineBusySeconds, peakRssMiB, type ServerKind } from "./servers.js";
 
 export interface Measured extends DnsperfResult {
   seconds: number;
@@ -11,13 +13,46 @@ export interface Measured extends DnsperfResult {
   /** Every other process on the machine, in cores: machine busy minus server, upstream and dnsperf. */
   otherCores: number;
   peakRssMiB: number;
+  /** The server's GC pauses during the run, when its log carries its GC trace. */
+  gc?: GcSummary;
+}
+
+/** A server whose log holds its GC trace (gc.ts's GC_TRACE), read for the stretch a run wrote. */
+export interface TracedServer {
+  kind: ServerKind;
+  log: string;
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The bytes of `path` from offset `from` to `to`. */
+function readBetween(path: string, from: number, to: number): string {
+  const length = to - from;
+  if (length <= 0) return "";
+  const buf = Buffer.alloc(length);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, buf, 0, length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buf.toString("utf8");
 }
 
 export async function measure(
   serverPid: number,
   upstreamPid: number | undefined,
   o: DnsperfOptions,
+  traced?: TracedServer,
 ): Promise<Measured> {
+  const logFrom = traced ? sizeOf(traced.log) : 0;
+  let logTo = 0;
   const cpu0 = cpuSeconds(serverPid);
   const up0 = upstreamPid ? cpuSeconds(upstreamPid) : 0;
   const busy0 = machineBusySeconds();
@@ -34,9 +69,14 @@ export async function measure(
       server = cpuSeconds(serverPid) - cpu0;
       upstream = upstreamPid ? cpuSeconds(upstreamPid) - up0 : 0;
       busy = machineBusySeconds() - busy0;
+      logTo = traced ? sizeOf(traced.log) : 0;
     },
   });
+  const gc = traced
+    ? summarizePauses(gcPauses(traced.kind, readBetween(traced.log, logFrom, logTo)))
+    : undefined;
   return {
+    ...(gc ? { gc } : {}),
     ...r,
     seconds,
     serverCores: server / seconds,

@@ -1,4 +1,5 @@
-// The results file: the side-by-side table, one row pair per workload, and the settings it ran with.
+// The results file: for each core layout, the side-by-side tables (saturated, fixed rates, memory) and the goals
+// of issue 39 judged on that layout, then the settings it ran with.
 import type { Measured } from "./measure.js";
 import type { ServerKind } from "./servers.js";
 import type { Workload } from "./workloads.js";
@@ -6,9 +7,29 @@ import type { Workload } from "./workloads.js";
 export interface WorkloadResult {
   workload: Workload;
   saturated: Record<ServerKind, Measured>;
-  fixedRate: Record<ServerKind, Measured>;
+  /** Keyed by the offered rate (qps). */
+  fixedRates: Map<number, Record<ServerKind, Measured>>;
   /** VmRSS once the server answered ready (informers synced), before any query: at rest. */
   idleRssMiB: Record<ServerKind, number>;
+  /** What the worker processes said they are: switchyard-dns's process count, CoreDNS's GOMAXPROCS. */
+  parallelism: Record<ServerKind, string>;
+  /** Cache hits over lookups during the saturated run, for the workloads with `cache`. */
+  hitRate: Partial<Record<ServerKind, number>>;
+}
+
+/** Where the servers and the load ran. */
+export interface Layout {
+  id: string;
+  title: string;
+  /** taskset's list for the server. */
+  serverCpus: string;
+  /** taskset's list for dnsperf, when it is kept off the server's CPUs. */
+  clientCpus?: string;
+}
+
+export interface LayoutResults {
+  layout: Layout;
+  results: WorkloadResult[];
 }
 
 export interface ReportContext {
@@ -17,12 +38,15 @@ export interface ReportContext {
   loadBefore: string;
   versions: string;
   cluster: string;
-  fixedQps: number;
   quick: boolean;
+  command: string;
 }
 
+const KINDS = ["coredns", "switchyard"] as const;
+const NAME: Record<ServerKind, string> = { coredns: "CoreDNS", switchyard: "switchyard-dns" };
 const ms = (s: number) => (s * 1000).toFixed(2);
 const cores = (c: number) => c.toFixed(2);
+const perQuery = (m: Measured) => (m.completed ? (m.serverCores * m.seconds) / m.completed : Number.NaN);
 
 /** The share of answers that carried the expected rcode, and the other rcodes seen. */
 function rcodeCheck(w: Workload, m: Measured): string {
@@ -35,13 +59,68 @@ function rcodeCheck(w: Workload, m: Measured): string {
   return others.length ? `${pct}% ${w.expect}; ${others.join(", ")}` : `100% ${w.expect}`;
 }
 
+function saturatedTable(results: readonly WorkloadResult[]): string[] {
+  const lines = [
+    "### Saturated (as fast as each server answers)",
+    "",
+    "| workload | server | processes / GOMAXPROCS | qps | vs CoreDNS | p50 ms | p99 ms | p99.9 ms | lost | server CPU (cores) | CPU µs/query | vs CoreDNS | cache hit rate | others' CPU | rcodes |",
+    "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+  ];
+  for (const r of results) {
+    const base = r.saturated.coredns;
+    for (const kind of KINDS) {
+      const m = r.saturated[kind];
+      lines.push(
+        `| ${r.workload.title} | ${NAME[kind]} | ${r.parallelism[kind]} | ${Math.round(m.qps)} | ${(m.qps / base.qps).toFixed(2)}x | ` +
+          `${ms(m.p50)} | ${ms(m.p99)} | ${ms(m.p999)} | ${m.lost} | ${cores(m.serverCores)} | ` +
+          `${(perQuery(m) * 1e6).toFixed(1)} | ${(perQuery(m) / perQuery(base)).toFixed(2)}x | ${hitRateCell(r.hitRate[kind])} | ` +
+          `${cores(m.otherCores)} | ${rcodeCheck(r.workload, m)} |`,
+      );
+    }
+  }
+  return lines;
+}
+
+function hitRateCell(rate: number | undefined): string {
+  return rate === undefined ? "" : `${(rate * 100).toFixed(2)}%`;
+}
+
+function gcCell(m: Measured): string {
+  if (!m.gc) return "n/a";
+  return `${m.gc.count} / ${m.gc.totalMs.toFixed(1)} / ${m.gc.maxMs.toFixed(2)}`;
+}
+
+function fixedRateTable(results: readonly WorkloadResult[]): string[] {
+  const lines = [
+    "### Fixed rates (the same offered rate for both): latency below saturation",
+    "",
+    "GC pauses are the server's stop-the-world pauses during the run, from its own trace: count / total ms / longest ms.",
+    "",
+    "| workload | offered qps | server | qps answered | p50 ms | p99 ms | p99.9 ms | lost | server CPU (cores) | GC pauses | others' CPU |",
+    "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const r of results) {
+    for (const [rate, byKind] of r.fixedRates) {
+      for (const kind of KINDS) {
+        const m = byKind[kind];
+        lines.push(
+          `| ${r.workload.title} | ${rate} | ${NAME[kind]} | ${Math.round(m.qps)} | ${ms(m.p50)} | ${ms(m.p99)} | ${ms(m.p999)} | ` +
+            `${m.lost} | ${cores(m.serverCores)} | ${gcCell(m)} | ${cores(m.otherCores)} |`,
+        );
+      }
+    }
+  }
+  return lines;
+}
+
 /** Each server's resident set at rest (ready, no query yet) and at its peak, with ours over CoreDNS's. */
 function memoryTable(results: readonly WorkloadResult[]): string[] {
   const lines = [
+    "### Memory: at rest and at peak",
     "",
-    "## Memory: at rest and at peak",
-    "",
-    "At rest is VmRSS once the server answered ready (informers synced, Corefile loaded), before the first query; peak is VmHWM over the whole workload.",
+    "At rest is VmRSS once the server answered ready (informers synced, Corefile loaded), before the first query; " +
+      "peak is VmHWM over the whole workload. Both are summed over a server's processes, so with several " +
+      "switchyard-dns workers the node binary's shared pages count once per process.",
     "",
     "| workload | CoreDNS at rest MiB | switchyard-dns at rest MiB | at rest ours/CoreDNS | CoreDNS peak MiB | switchyard-dns peak MiB | peak ours/CoreDNS |",
     "|---|--:|--:|--:|--:|--:|--:|",
@@ -56,104 +135,59 @@ function memoryTable(results: readonly WorkloadResult[]): string[] {
   return lines;
 }
 
-export function renderReport(
-  ctx: ReportContext,
-  results: readonly WorkloadResult[],
-  notes: string[],
-): string {
+/** Issue 39's goals on one layout: each met or not, with the workload that decides it. */
+function goals(results: readonly WorkloadResult[]): string[] {
+  if (results.length === 0) return [];
+  const worst = (score: (r: WorkloadResult) => number, higherIsWorse: boolean) =>
+    results
+      .map((r) => ({ r, v: score(r) }))
+      .reduce((a, b) => ((higherIsWorse ? b.v > a.v : b.v < a.v) ? b : a));
+  const verdict = (ok: boolean) => `**${ok ? "met" : "not met"}**`;
+  const qps = worst((r) => r.saturated.switchyard.qps / r.saturated.coredns.qps, false);
+  const cpu = worst((r) => perQuery(r.saturated.switchyard) / perQuery(r.saturated.coredns), true);
+  const p99At = (r: WorkloadResult, kind: ServerKind) => r.fixedRates.get(2000)?.[kind].p99 ?? Number.NaN;
+  const tail = worst((r) => p99At(r, "switchyard") / p99At(r, "coredns"), true);
+  const rss = worst((r) => r.saturated.switchyard.peakRssMiB / r.saturated.coredns.peakRssMiB, true);
+  const lines = [
+    "### Goals (issue 39), on this layout",
+    "",
+    `- qps ≥ 1.5x CoreDNS's in all five: ${verdict(qps.v >= 1.5)} (lowest ${qps.v.toFixed(2)}x, ${qps.r.workload.title})`,
+    `- CPU per query ≤ 0.5x in all five: ${verdict(cpu.v <= 0.5)} (highest ${cpu.v.toFixed(2)}x, ${cpu.r.workload.title})`,
+  ];
+  if (results.some((r) => r.fixedRates.has(2000)))
+    lines.push(
+      `- p99 at 2000 qps ≤ CoreDNS's in all five: ${verdict(tail.v <= 1)} (worst ${ms(p99At(tail.r, "switchyard"))} vs ` +
+        `${ms(p99At(tail.r, "coredns"))} ms, ${tail.r.workload.title})`,
+    );
+  lines.push(
+    `- peak RSS ≤ 1.2x: ${verdict(rss.v <= 1.2)} (highest ${rss.v.toFixed(2)}x, ${rss.r.workload.title})`,
+  );
+  return lines;
+}
+
+export function renderReport(ctx: ReportContext, layouts: readonly LayoutResults[], notes: string[]): string {
   const lines = [
     `# Cluster DNS: switchyard-dns vs CoreDNS (${ctx.date})${ctx.quick ? " — QUICK RUN" : ""}`,
+    "",
+    `\`${ctx.command}\``,
     "",
     `Machine: ${ctx.machine}`,
     `Load average before the run: ${ctx.loadBefore}`,
     ctx.versions,
     ctx.cluster,
-    "",
-    "## Saturated (as fast as each server answers)",
-    "",
-    "| workload | server | qps | vs CoreDNS | p50 ms | p99 ms | p99.9 ms | lost | server CPU (cores) | CPU µs/query | peak RSS MiB | upstream CPU | others' CPU | rcodes |",
-    "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
   ];
-  for (const r of results) {
-    for (const kind of ["coredns", "switchyard"] as const) {
-      const m = r.saturated[kind];
-      const ratio = kind === "coredns" ? "1.00x" : `${(m.qps / r.saturated.coredns.qps).toFixed(2)}x`;
-      const perQuery = m.completed ? ((m.serverCores * m.seconds) / m.completed) * 1e6 : Number.NaN;
-      lines.push(
-        `| ${r.workload.title} | ${kind === "coredns" ? "CoreDNS" : "switchyard-dns"} | ${Math.round(m.qps)} | ${ratio} | ${ms(m.p50)} | ${ms(m.p99)} | ${ms(m.p999)} | ${m.lost} | ${cores(m.serverCores)} | ${perQuery.toFixed(1)} | ${m.peakRssMiB.toFixed(0)} | ${cores(m.upstreamCores)} | ${cores(m.otherCores)} | ${rcodeCheck(r.workload, m)} |`,
-      );
-    }
-  }
-  lines.push(
-    "",
-    `## Fixed rate (${ctx.fixedQps} qps offered, the same for both): latency below saturation`,
-    "",
-    "| workload | server | qps answered | p50 ms | p99 ms | p99.9 ms | lost | server CPU (cores) | others' CPU |",
-    "|---|---|--:|--:|--:|--:|--:|--:|--:|",
-  );
-  for (const r of results) {
-    for (const kind of ["coredns", "switchyard"] as const) {
-      const m = r.fixedRate[kind];
-      lines.push(
-        `| ${r.workload.title} | ${kind === "coredns" ? "CoreDNS" : "switchyard-dns"} | ${Math.round(m.qps)} | ${ms(m.p50)} | ${ms(m.p99)} | ${ms(m.p999)} | ${m.lost} | ${cores(m.serverCores)} | ${cores(m.otherCores)} |`,
-      );
-    }
-  }
-  lines.push(...memoryTable(results), "", "## Goals", "");
-  const byId = new Map(results.map((r) => [r.workload.id, r]));
-  const cached = byId.get("cached");
-  if (cached) {
-    const ratio = cached.saturated.switchyard.qps / cached.saturated.coredns.qps;
-    const p99 = cached.fixedRate.switchyard.p99 <= cached.fixedRate.coredns.p99;
-    const p99Sat = cached.saturated.switchyard.p99 <= cached.saturated.coredns.p99;
+  for (const { layout, results } of layouts) {
     lines.push(
-      `- cached qps ≥ 1.0x CoreDNS: **${ratio >= 1 ? "met" : "not met"}** (${ratio.toFixed(2)}x); p99 ≤ CoreDNS's: ` +
-        `**${p99Sat ? "met" : "not met"}** saturated (${ms(cached.saturated.switchyard.p99)} vs ${ms(cached.saturated.coredns.p99)} ms), ` +
-        `**${p99 ? "met" : "not met"}** at ${ctx.fixedQps} qps (${ms(cached.fixedRate.switchyard.p99)} vs ${ms(cached.fixedRate.coredns.p99)} ms; ` +
-        `others used ${cores((cached.fixedRate.switchyard.otherCores + cached.fixedRate.coredns.otherCores) / 2)} cores meanwhile)`,
-    );
-  }
-  const uncached = byId.get("uncached");
-  if (uncached) {
-    const ratio = uncached.saturated.switchyard.qps / uncached.saturated.coredns.qps;
-    lines.push(
-      `- uncached qps ≥ 0.8x CoreDNS: **${ratio >= 0.8 ? "met" : "not met"}** (${ratio.toFixed(2)}x)`,
-    );
-  }
-  const forward = byId.get("forward");
-  if (forward) {
-    const sy = forward.saturated.switchyard;
-    const up = forward.saturated.coredns;
-    const qps = sy.qps / up.qps;
-    const cpu = (sy.serverCores * sy.seconds * up.completed) / (up.serverCores * up.seconds * sy.completed);
-    lines.push(
-      `- forwarded qps ≥ 1.0x CoreDNS: **${qps >= 1 ? "met" : "not met"}** (${qps.toFixed(2)}x); ` +
-        `CPU per query ≤ 1.0x: **${cpu <= 1 ? "met" : "not met"}** (${cpu.toFixed(2)}x)`,
-    );
-  }
-  const peaks = results.map((r) => ({
-    title: r.workload.title,
-    ratio: r.saturated.switchyard.peakRssMiB / r.saturated.coredns.peakRssMiB,
-  }));
-  if (peaks.length > 0) {
-    const worst = peaks.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-    lines.push(
-      `- peak RSS ≤ 1.5x CoreDNS's in every workload: **${worst.ratio <= 1.5 ? "met" : "not met"}** ` +
-        `(highest ${worst.ratio.toFixed(2)}x, ${worst.title})`,
-    );
-  }
-  lines.push(
-    "",
-    "CPU per answered query (server user+sys time / queries completed, saturated runs) does not depend on how many " +
-      "cores the server got, so it is the steadiest comparison on a shared machine:",
-    "",
-  );
-  for (const r of results) {
-    const per = (m: Measured) => (m.serverCores * m.seconds) / m.completed;
-    const ratio = per(r.saturated.switchyard) / per(r.saturated.coredns);
-    lines.push(
-      `- ${r.workload.title}: switchyard-dns ${(per(r.saturated.switchyard) * 1e6).toFixed(1)} µs, ` +
-        `CoreDNS ${(per(r.saturated.coredns) * 1e6).toFixed(1)} µs (${ratio.toFixed(1)}x the CPU per query)`,
+      "",
+      `## ${layout.title}`,
+      "",
+      ...saturatedTable(results),
+      "",
+      ...fixedRateTable(results),
+      "",
+      ...memoryTable(results),
+      "",
+      ...goals(results),
     );
   }
   lines.push("", ...notes, "");

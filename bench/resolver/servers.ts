@@ -34,6 +34,8 @@ export interface StartOptions {
    * ever allocates is charged there, as in a container.
    */
   cgroup?: string;
+  /** CPUs the server may run on (taskset's list, e.g. "0" or "0-1"); both servers size themselves from it. */
+  cpus?: string;
   /** Another switchyard-dns entry script than the checkout's (e.g. a prototype build elsewhere). */
   bin?: string;
   /**
@@ -57,7 +59,7 @@ function podLikeSetup(o: StartOptions): string[] {
 
 export async function startServer(o: StartOptions): Promise<RunningServer> {
   const out = openSync(o.log, "w");
-  const [bin, args] =
+  const [program, programArgs] =
     o.kind === "coredns"
       ? [COREDNS_BIN, ["-conf", o.corefile, "-dns.port", String(o.dnsPort), "-quiet"]]
       : [
@@ -73,6 +75,8 @@ export async function startServer(o: StartOptions): Promise<RunningServer> {
             ...(o.workers ? ["-workers", o.workers] : []),
           ],
         ];
+  // taskset execs the server, which keeps the pid spawned.
+  const [bin, args] = o.cpus ? ["taskset", ["-c", o.cpus, program, ...programArgs]] : [program, programArgs];
   // A shell joins the cgroup (and mounts the service account in its own mount namespace: unshare execs
   // the shell in place), then execs the server, so the server keeps the pid that was spawned.
   const setup = podLikeSetup(o);
@@ -154,6 +158,11 @@ function processTree(pid: number): number[] {
     }
   }
   return out;
+}
+
+/** How many processes the server is: 1, or the primary and its workers. */
+export function processCount(pid: number): number {
+  return processTree(pid).length;
 }
 
 /** User + system CPU seconds so far of a process (all its threads) and its children. */
