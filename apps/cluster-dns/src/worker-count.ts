@@ -8,10 +8,12 @@ export const MAX_WORKERS = 64;
 
 /**
  * What `-workers auto` budgets per process in a memory limit. A worker holds its own informers, cache and
- * V8 heap: 28 MiB anonymous at rest and 57 MiB at its peak under kubeadm's Corefile with 1000 Services
- * (bench/results/resolver-memory.md); the supervising primary loads no resolver (19 MiB anonymous).
+ * V8 heap: two workers under kubeadm's 170Mi peaked at 128 MiB charged to the container with 1000 Services and
+ * 60 s of dnsperf (test/image-kubeadm.test.ts's load on the image running two workers, 2026-12-07), one process at 59 MiB; a worker's
+ * informers grow with the cluster. 80 MiB keeps kubeadm's 170Mi at one process, where CoreDNS's own limit
+ * leaves a larger cluster room, and gives two workers from 192Mi.
  */
-export const WORKER_BUDGET_BYTES = 64 * 2 ** 20;
+export const WORKER_BUDGET_BYTES = 80 * 2 ** 20;
 export const PRIMARY_BUDGET_BYTES = 32 * 2 ** 20;
 
 /**

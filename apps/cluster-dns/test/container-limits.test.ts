@@ -77,10 +77,10 @@ describe("-workers auto", () => {
   });
 
   test("no more than the memory limit holds beside the primary", () => {
-    // kubeadm's 170Mi: 32 MiB for the primary, 64 MiB for each of two workers.
-    assert.equal(autoWorkers(8, { memoryBytes: 170 * MiB }), 2);
-    assert.equal(autoWorkers(8, { memoryBytes: 512 * MiB }), 7);
-    assert.equal(autoWorkers(8, { memoryBytes: 64 * MiB }), 1);
-    assert.equal(autoWorkers(8, { cpus: 4, memoryBytes: 170 * MiB }), 2);
+    // 32 MiB for the primary, 80 MiB for each worker: kubeadm's 170Mi stays one process.
+    assert.equal(autoWorkers(8, { memoryBytes: 170 * MiB }), 1);
+    assert.equal(autoWorkers(8, { memoryBytes: 192 * MiB }), 2);
+    assert.equal(autoWorkers(8, { memoryBytes: 512 * MiB }), 6);
+    assert.equal(autoWorkers(2, { cpus: 4, memoryBytes: 512 * MiB }), 2);
   });
 });

@@ -12,7 +12,7 @@ import { execFile, spawnSync } from "node:child_process";
 import * as dgram from "node:dgram";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -173,6 +173,47 @@ describe("switchyard/cluster-dns image under kubeadm's CoreDNS settings", { skip
       assert.match(out, new RegExp(`^${upstreamName}\\.\\s+\\d+\\s+IN\\s+A\\s+${upstreamAddress}$`, "m"));
       assert.match(out, new RegExp(`SERVER: ${address.replaceAll(".", "\\.")}#53\\(`));
       assert.match(await dig(address, "missing.switchyard.test", tcp), /status: NXDOMAIN/);
+    }
+  });
+
+  test("-workers auto in the image: one process under 170m, a worker per CPU under 256m, one under --cpus 1", async () => {
+    const children = (container: string) => {
+      const pid = docker(["inspect", "--format", "{{.State.Pid}}", container]);
+      return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean)
+        .length;
+    };
+    // kubeadm's 170Mi holds the primary (32 MiB) and one worker's 80 MiB, not two: one process, no primary.
+    assert.equal(children(name), 0, "kubeadm's limits: one process");
+    const cpus = availableParallelism();
+    for (const [suffix, flags, workers] of [
+      ["256m", ["--memory", "256m"], cpus > 1 ? Math.min(cpus, 2) : 0],
+      ["cpus1", ["--memory", "256m", "--cpus", "1"], 0],
+    ] as const) {
+      const container = `${name}-${suffix}`;
+      try {
+        docker([
+          "run",
+          "-d",
+          "--name",
+          container,
+          ...flags,
+          "-v",
+          `${dir}:/etc/coredns:ro`,
+          image,
+          "-conf",
+          "/etc/coredns/Corefile",
+        ]);
+        const ip = docker(["inspect", "--format", "{{.NetworkSettings.IPAddress}}", container]);
+        await eventually(
+          `/ready on ${ip}:8181 (logs: docker logs ${container})`,
+          async () => (await fetch(`http://${ip}:8181/ready`).catch(() => null))?.status === 200,
+          { timeoutMs: 60_000 },
+        );
+        assert.equal(children(container), workers, `worker processes with ${flags.join(" ")}`);
+        assert.match(await dig(ip, upstreamName, false), /status: NOERROR/);
+      } finally {
+        removeContainers(engine, [container]);
+      }
     }
   });
 
