@@ -3,7 +3,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { type DnsperfOptions, type DnsperfResult, runDnsperf } from "./dnsperf.js";
 import { type GcSummary, gcPauses, summarizePauses } from "./gc.js";
-import { cpuSeconds, machineBusySeconds, peakRssMiB, type ServerKind } from "./servers.js";
+import { cpuSeconds, machineBusySeconds, peakRssMiB, pssMiB, type ServerKind } from "./servers.js";
 
 export interface Measured extends DnsperfResult {
   seconds: number;
@@ -13,6 +13,8 @@ export interface Measured extends DnsperfResult {
   /** Every other process on the machine, in cores: machine busy minus server, upstream and dnsperf. */
   otherCores: number;
   peakRssMiB: number;
+  /** The highest PSS sampled (every 500 ms) during the run, summed over the server's processes. */
+  peakPssMiB: number;
   /** The server's GC pauses during the run, when its log carries its GC trace. */
   gc?: GcSummary;
 }
@@ -57,6 +59,10 @@ export async function measure(
   const up0 = upstreamPid ? cpuSeconds(upstreamPid) : 0;
   const busy0 = machineBusySeconds();
   const t0 = performance.now();
+  let peakPss = pssMiB(serverPid);
+  const sampler = setInterval(() => {
+    peakPss = Math.max(peakPss, pssMiB(serverPid));
+  }, 500);
   let seconds = 0;
   let server = 0;
   let upstream = 0;
@@ -70,8 +76,9 @@ export async function measure(
       upstream = upstreamPid ? cpuSeconds(upstreamPid) - up0 : 0;
       busy = machineBusySeconds() - busy0;
       logTo = traced ? sizeOf(traced.log) : 0;
+      clearInterval(sampler);
     },
-  });
+  }).finally(() => clearInterval(sampler));
   const gc = traced
     ? summarizePauses(gcPauses(traced.kind, readBetween(traced.log, logFrom, logTo)))
     : undefined;
@@ -83,5 +90,6 @@ export async function measure(
     upstreamCores: upstream / seconds,
     otherCores: Math.max(0, (busy - server - upstream - r.clientCpu) / seconds),
     peakRssMiB: peakRssMiB(serverPid),
+    peakPssMiB: Math.max(peakPss, pssMiB(serverPid)),
   };
 }

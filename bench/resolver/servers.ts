@@ -204,6 +204,24 @@ function statusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
   return kb / 1024;
 }
 
+/**
+ * Proportional set size now (Pss of /proc/<pid>/smaps_rollup) in MiB, summed over the process and its children:
+ * pages shared between the processes (node's executable in every worker) count once in the sum, not once each.
+ */
+export function pssMiB(pid: number): number {
+  let kb = 0;
+  for (const p of processTree(pid)) {
+    try {
+      kb += Number(
+        /^Pss:\s+(\d+) kB/m.exec(readFileSync(join("/proc", String(p), "smaps_rollup"), "utf8"))?.[1] ?? 0,
+      );
+    } catch {
+      // Gone.
+    }
+  }
+  return kb / 1024;
+}
+
 /** Busy CPU seconds of the whole machine so far (every core; from /proc/stat). */
 export function machineBusySeconds(): number {
   const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
