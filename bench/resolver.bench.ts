@@ -1,7 +1,9 @@
 // switchyard-dns side by side with CoreDNS v1.14.7 on one lab control plane, driven by dnsperf over UDP
 // on 127.0.0.1. Both servers read the same Corefile (kubernetes + prometheus + forward, with or without
 // `cache 30`) and forward to the same local upstream, a CoreDNS `template` zone. Each server runs alone,
-// freshly started per workload, so peak memory and CPU belong to that workload. `--quick` shortens every
+// freshly started per workload, so peak memory and CPU belong to that workload. Both get the same CPUs
+// (taskset) in two layouts, one core each and all cores (`--layout one-core|all-cores` runs one), and size
+// themselves from them (`--workers N` fixes switchyard-dns's count instead of `auto`). `--quick` shortens every
 // run and the cluster. Writes bench/results/resolver.md.
 
 import { execFileSync } from "node:child_process";
