@@ -148,6 +148,39 @@ const adoptedPod: Pod = {
 
 const numbers = (out: string) => [...out.matchAll(/line (\d+)/g)].map((m) => Number(m[1]));
 
+/** A process that should have ended: its state, its parent's, its children and what it sees at /run, for a failure. */
+async function processReport(pid: number): Promise<string> {
+  const status = (p: number | string) => {
+    try {
+      const text = readFileSync(`/proc/${p}/status`, "utf8");
+      return text
+        .split("\n")
+        .filter((l) => /^(Name|State|PPid|SigBlk|SigIgn|SigCgt):/.test(l))
+        .join(", ");
+    } catch {
+      return "gone";
+    }
+  };
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8").trim();
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const ppid = /PPid:\s+(\d+)/.exec(status(pid))?.[1] ?? "?";
+  const seen = await execFileAsync("nsenter", ["-t", String(pid), "-m", "-r", "ls", "-la", "/run"]).then(
+    (r) => r.stdout,
+    (e: Error) => e.message,
+  );
+  return [
+    `process ${pid}: ${status(pid)}; cmdline ${read(`/proc/${pid}/cmdline`).replaceAll("\0", " ")}`,
+    `children: ${read(`/proc/${pid}/task/${pid}/children`)}; wchan ${read(`/proc/${pid}/wchan`)}`,
+    `parent ${ppid}: ${status(ppid)}; cmdline ${read(`/proc/${ppid}/cmdline`).replaceAll("\0", " ")}`,
+    `its /run:\n${seen}`,
+  ].join("\n");
+}
+
 describe("kubelet API of the netns node agent, through the real apiserver and kubectl", { skip }, () => {
   let dir: string;
   let state: LabState;
@@ -1067,6 +1100,12 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
       const pod = await get("kept");
       return status(pod, "web")?.ready && status(pod, "worker")?.ready ? pod : undefined;
     });
+    // Running (and so ready, without a probe) is reported from the moment the container's process exists, while
+    // its sandbox is still being mounted; a file touched in its /run before the tmpfs goes there would be hidden.
+    // Its first line says the command itself runs.
+    await eventually("the worker's command to start", async () =>
+      (await kubectl("logs", "kept", "-c", "worker")).includes("started"),
+    );
     const web = processOf("kept", "web");
     const worker = processOf("kept", "worker");
     const onHost = processOf("on-host", "main");
@@ -1103,6 +1142,8 @@ describe("kubelet API of the netns node agent, through the real apiserver and ku
           await execFileAsync("nsenter", ["-t", String(worker.pid), "-m", "-r", "touch", "/run/stop"]);
           await eventually("the worker to end", () => processStartTicks(worker.pid) === undefined, {
             timeoutMs: 10_000,
+          }).catch(async (err: Error) => {
+            throw new Error(`${err.message}\n${await processReport(worker.pid)}`);
           });
           await kubectl("delete", "pod", "graceful", "--wait=false");
           await kubectl("delete", "pod", "forced", "--grace-period=0", "--force");
