@@ -44,8 +44,8 @@ export function addressLookup(
 /**
  * The family of an address as the kernel reports a peer's (rinfo), without net.isIP's regular expressions,
  * which cost 3% of a cached answer on the dual-stack socket: a name never holds a colon, so text with one is
- * IPv6 (an invalid one fails in the send, as a name would in the lookup), and four dotted runs of 1-3 digits
- * are IPv4. Anything else takes net.isIP's answer.
+ * IPv6 (an invalid one fails in the send, as a name would in the lookup), and four dotted numbers of 0-255
+ * without leading zeros are IPv4. Anything else takes net.isIP's answer.
  */
 export function literalFamily(address: string): 0 | 4 | 6 {
   if (address.includes(":")) return 6;
